@@ -1,0 +1,164 @@
+/* ovl core: error codes, collective error agreement, timers, logging.
+ *
+ * Conventions used by every public function of ovl:
+ *  - it returns an ovl_err (OVL_OK == 0 on success);
+ *  - its comment says whether it is COLLECTIVE (every rank of the named
+ *    communicator must call it) or LOCAL;
+ *  - a collective function that validates input agrees on the verdict with
+ *    one reduction before any data moves, so every rank returns the same
+ *    code and ovl_errmsg() holds the same text on every rank.
+ */
+#ifndef OVL_CORE_H
+#define OVL_CORE_H
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error codes, ordered by severity: the collective agreement keeps the
+ * largest code seen on any rank. */
+typedef enum ovl_err {
+  OVL_OK = 0,
+  OVL_ERR_ARG = 1,         /* invalid argument or option */
+  OVL_ERR_SIZE = 2,        /* sizes that contradict each other or the grid */
+  OVL_ERR_GRID = 3,        /* rank count does not fit the requested grid */
+  OVL_ERR_IO = 4,          /* file missing, unreadable, unwritable */
+  OVL_ERR_FORMAT = 5,      /* file present but malformed or truncated */
+  OVL_ERR_NUMERIC = 6,     /* NaN/Inf, asymmetry, verification failure */
+  OVL_ERR_NOMEM = 7,       /* allocation failed or over the memory limit */
+  OVL_ERR_UNSUPPORTED = 8, /* valid request that this build cannot do */
+  OVL_ERR_MPI = 9,         /* an MPI call returned an error */
+  OVL_ERR_INTERNAL = 10    /* a bug in ovl */
+} ovl_err;
+
+/* Short constant name of a code ("OVL_ERR_ARG"). LOCAL. */
+const char *ovl_err_name(ovl_err code);
+
+/* Message of the last error recorded on this rank (empty if none). LOCAL. */
+const char *ovl_errmsg(void);
+
+/* Record a formatted message for code and return code. LOCAL.
+ * Typical use: return ovl_err_set(OVL_ERR_ARG, "n must be > 0, got %d", n); */
+ovl_err ovl_err_set(ovl_err code, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Clear the recorded error. LOCAL. */
+void ovl_err_clear(void);
+
+/* Agree on an error across comm. COLLECTIVE over comm.
+ * Every rank passes its local verdict; all ranks return the largest code and
+ * hold, in ovl_errmsg(), the message of the lowest rank that reported that
+ * code. Costs one MPI_Allreduce, plus one MPI_Bcast only when an error was
+ * found. comm == MPI_COMM_NULL returns local unchanged. */
+ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local);
+
+/* Print "ovl: fatal: <message>" on this rank and MPI_Abort(comm). For
+ * failures after data has started moving, when a clean return could leave
+ * other ranks waiting. LOCAL, does not return. */
+_Noreturn void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Convert an MPI return code into OVL_ERR_MPI with the MPI error string.
+ * LOCAL. */
+ovl_err ovl_err_mpi(int mpi_rc, const char *call);
+
+/* ---- macros (the only three) ------------------------------------------ */
+
+/* Evaluate an ovl call and return its code on failure. */
+#define OVL_TRY(call)                                                          \
+  do {                                                                         \
+    ovl_err ovl_try_rc_ = (call);                                              \
+    if (ovl_try_rc_ != OVL_OK) return ovl_try_rc_;                             \
+  } while (0)
+
+/* Check a condition; on failure record a message and return code. */
+#define OVL_CHECK(cond, code, ...)                                             \
+  do {                                                                         \
+    if (!(cond)) return ovl_err_set((code), __VA_ARGS__);                      \
+  } while (0)
+
+/* Evaluate an MPI call; on failure return OVL_ERR_MPI with its message. */
+#define OVL_MPI(call)                                                          \
+  do {                                                                         \
+    int ovl_mpi_rc_ = (call);                                                  \
+    if (ovl_mpi_rc_ != MPI_SUCCESS) return ovl_err_mpi(ovl_mpi_rc_, #call);    \
+  } while (0)
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* 64-byte aligned allocation of n bytes (n == 0 gives a valid pointer).
+ * LOCAL. Returns OVL_ERR_NOMEM with the size in the message. */
+ovl_err ovl_malloc(size_t n, void *ptr_out);
+/* Same, zero-filled. */
+ovl_err ovl_calloc(size_t n, void *ptr_out);
+/* Free memory from ovl_malloc/ovl_calloc and null the pointer. LOCAL. */
+void ovl_free(void *ptr_inout);
+
+/* ---- timers ------------------------------------------------------------ */
+
+/* Wall-clock seconds (MPI_Wtime). LOCAL. */
+double ovl_time(void);
+
+/* Summary statistics of a sample. */
+typedef struct ovl_stats {
+  double min, median, max, mean;
+  int count;
+} ovl_stats;
+
+/* Statistics of x[0..n-1] (x is not modified). LOCAL. */
+ovl_stats ovl_stats_of(const double *x, int n);
+
+/* For each repetition r, t[r] becomes the MAX over ranks of comm, then the
+ * statistics of those maxima are returned on every rank. COLLECTIVE. */
+ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n,
+                                 ovl_stats *out);
+
+/* ---- logging ------------------------------------------------------------ */
+
+typedef enum { OVL_LOG_QUIET = 0, OVL_LOG_INFO = 1, OVL_LOG_DEBUG = 2 } ovl_log_level;
+
+/* Set the global verbosity (default OVL_LOG_INFO). LOCAL. */
+void ovl_log_set_level(ovl_log_level level);
+ovl_log_level ovl_log_get_level(void);
+
+/* printf to stdout on rank 0 of MPI_COMM_WORLD only, when level allows.
+ * LOCAL (no communication). */
+void ovl_log(ovl_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* printf to stderr with a "[rank r] " prefix, on any rank. LOCAL. */
+void ovl_log_rank(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Rank in MPI_COMM_WORLD (cached). LOCAL. */
+int ovl_world_rank(void);
+
+/* ---- small integer helpers --------------------------------------------- */
+
+/* Balanced block partition of n items over p parts: part i gets
+ * n/p + (i < n%p) items starting at i*(n/p) + min(i, n%p). LOCAL. */
+static inline int64_t ovl_block_len(int64_t n, int p, int i) {
+  return n / p + (i < n % p ? 1 : 0);
+}
+static inline int64_t ovl_block_off(int64_t n, int p, int i) {
+  int64_t r = n % p;
+  return (int64_t)i * (n / p) + (i < r ? i : r);
+}
+/* Index of the part that holds item g. */
+static inline int ovl_block_owner(int64_t n, int p, int64_t g) {
+  int64_t q = n / p, r = n % p;
+  if (g < r * (q + 1)) return (int)(g / (q + 1));
+  return (int)(r + (g - r * (q + 1)) / q);
+}
+
+/* Library version string. LOCAL. */
+const char *ovl_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

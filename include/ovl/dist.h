@@ -1,0 +1,117 @@
+/* ovl distributed dense matrices of doubles.
+ *
+ * Layout: 2D block distribution on a 2D grid (ovl_grid2d). A global m x n
+ * matrix is split into p row blocks and q column blocks with
+ * ovl_block_off/ovl_block_len (balanced: sizes differ by at most one, so
+ * grids that do not divide m or n give uneven blocks). Process (i, j) owns
+ * rows [ovl_block_off(m,p,i), +len) and columns [ovl_block_off(n,q,j), +len),
+ * stored column-major with leading dimension ld = max(1, local rows).
+ *
+ * Files:
+ *  - raw: little-endian float64, row-major, no header, with a JSON sidecar
+ *    "<file>.json" = {"rows": m, "cols": n, "symmetric": true|false}.
+ *    Read and written in parallel with MPI-IO.
+ *  - Matrix Market (.mtx): "array" and "coordinate", "real", "general" and
+ *    "symmetric". Read on rank 0 and scattered; written from rank 0.
+ * Outputs are written atomically: to "<file>.tmp.<pid>", then renamed.
+ */
+#ifndef OVL_DIST_H
+#define OVL_DIST_H
+
+#include <stdint.h>
+
+#include "ovl/core.h"
+#include "ovl/grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ovl_dmat_s *ovl_dmat;
+
+/* Create an m x n matrix (zero-filled) on grid g. On idle ranks of g the
+ * handle is valid and owns no data. COLLECTIVE over the grid's parent.
+ * Errors: OVL_ERR_ARG (negative sizes), OVL_ERR_NOMEM (agreed). */
+ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out);
+/* NULL-safe, nulls *A. LOCAL (frees memory only). */
+ovl_err ovl_dmat_destroy(ovl_dmat *A);
+
+/* Accessors. LOCAL. */
+ovl_grid2d ovl_dmat_grid(ovl_dmat A);
+int64_t ovl_dmat_rows(ovl_dmat A);
+int64_t ovl_dmat_cols(ovl_dmat A);
+/* Local block: pointer, local rows/cols, leading dimension, global offsets. */
+double *ovl_dmat_data(ovl_dmat A);
+int64_t ovl_dmat_local_rows(ovl_dmat A);
+int64_t ovl_dmat_local_cols(ovl_dmat A);
+int64_t ovl_dmat_ld(ovl_dmat A);
+int64_t ovl_dmat_row_off(ovl_dmat A);
+int64_t ovl_dmat_col_off(ovl_dmat A);
+
+/* ---- fill (LOCAL: values depend only on (seed, global i, j), so the same
+ * matrix results on any grid) ---- */
+typedef enum { OVL_FILL_ZERO, OVL_FILL_RANDOM, OVL_FILL_SYMMETRIC, OVL_FILL_IDENTITY } ovl_fill_kind;
+ovl_err ovl_dmat_fill(ovl_dmat A, ovl_fill_kind kind, uint64_t seed);
+/* Value used by OVL_FILL_RANDOM at (i, j): uniform in [-1, 1). LOCAL. */
+double ovl_fill_value(uint64_t seed, int64_t i, int64_t j);
+
+/* Copy src into dst (same sizes and grid). LOCAL. */
+ovl_err ovl_dmat_copy(ovl_dmat dst, ovl_dmat src);
+
+/* ---- scatter / gather against a column-major global array on rank 0 of the
+ * grid's parent (ld = m). COLLECTIVE over the parent. `global` is only read
+ * (scatter) or written (gather) on that rank; may be NULL elsewhere. */
+ovl_err ovl_dmat_scatter(ovl_dmat A, const double *global);
+ovl_err ovl_dmat_gather(ovl_dmat A, double *global);
+
+/* Redistribute src into dst (same global sizes, grids over congruent parent
+ * communicators, any shapes). COLLECTIVE over the parent. */
+ovl_err ovl_dmat_redistribute(ovl_dmat src, ovl_dmat dst);
+
+/* dst := src^T (dst is n x m; any grid over a congruent parent).
+ * COLLECTIVE over the parent. */
+ovl_err ovl_dmat_transpose(ovl_dmat src, ovl_dmat dst);
+
+/* ---- checks and norms (COLLECTIVE over the parent) ---- */
+/* OVL_ERR_NUMERIC naming the first non-finite entry, if any. */
+ovl_err ovl_dmat_check_finite(ovl_dmat A);
+/* OVL_ERR_NUMERIC when max |A(i,j) - A(j,i)| > tol * max(1, max |A|). */
+ovl_err ovl_dmat_check_symmetric(ovl_dmat A, double tol);
+/* Frobenius norm. */
+ovl_err ovl_dmat_norm_fro(ovl_dmat A, double *out);
+/* y = A x with x (n entries) and y (m entries) replicated on every rank of
+ * the parent (idle ranks included). */
+ovl_err ovl_dmat_matvec(ovl_dmat A, const double *x, double *y);
+/* Trace of a square matrix. */
+ovl_err ovl_dmat_trace(ovl_dmat A, double *out);
+
+/* ---- files (COLLECTIVE over the parent; same error on every rank) ---- */
+
+typedef struct ovl_matrix_meta {
+  int64_t rows, cols;
+  int symmetric; /* 1 when the file declares symmetry */
+} ovl_matrix_meta;
+
+/* Read the JSON sidecar of a raw file (path + ".json"). COLLECTIVE over comm
+ * (rank 0 reads, result broadcast). Errors: OVL_ERR_IO, OVL_ERR_FORMAT. */
+ovl_err ovl_raw_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta);
+
+/* Read a raw file into a new matrix on g. Checks the file size against the
+ * metadata (OVL_ERR_FORMAT on mismatch), that all values are finite, and
+ * symmetry when the metadata declares it or require_symmetric is set. */
+ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
+
+/* Write A to path (raw, row-major) and path.json, atomically. */
+ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric);
+
+/* Matrix Market. Symmetric files are expanded to full storage. */
+ovl_err ovl_dmat_read_mtx(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
+ovl_err ovl_dmat_write_mtx(ovl_dmat A, const char *path, int symmetric);
+
+/* Read by extension: ".mtx" is Matrix Market, anything else raw. */
+ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,115 @@
+/* ovl process grids: 2D p x q, 3D p x p x p (Huang-Chow), 2.5D s x s x c,
+ * and HSUMMA's I x J groups over a 2D grid.
+ *
+ * Grids own their communicators; kernels borrow them. A grid is created from
+ * a parent communicator. When the parent has more ranks than the grid needs
+ * and the caller passes OVL_GRID_ALLOW_IDLE, the extra ranks (the highest
+ * ranks of the parent) stay idle: they get a valid handle whose
+ * ovl_grid*_active() is 0 and whose communicators are MPI_COMM_NULL. Without
+ * the flag, a rank count that does not fit is OVL_ERR_GRID on every rank.
+ *
+ * Rank order (natural order of the Huang-Chow paper): in a 2D grid rank
+ * r = i*q + j (row by row); in a 3D/2.5D grid r = k*s*s + i*s + j (row by row
+ * in a plane, then plane by plane), where (i, j, k) are the coordinates.
+ */
+#ifndef OVL_GRID_H
+#define OVL_GRID_H
+
+#include "ovl/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { OVL_GRID_ALLOW_IDLE = 1 };
+
+/* ---- 2D ---------------------------------------------------------------- */
+
+typedef struct ovl_grid2d_s *ovl_grid2d;
+
+/* Create a p x q grid over parent. p = q = 0 picks the most square shape
+ * with p <= q and p*q = size(parent) (any P works: a prime P gives 1 x P).
+ * Exactly one of p, q zero derives it from size(parent). COLLECTIVE over
+ * parent. Errors: OVL_ERR_ARG (negative dims), OVL_ERR_GRID (does not fit). */
+ovl_err ovl_grid2d_create(MPI_Comm parent, int p, int q, int flags, ovl_grid2d *out);
+
+/* Free the grid and its communicators; NULL-safe, nulls *g. COLLECTIVE over
+ * the parent communicator. */
+ovl_err ovl_grid2d_destroy(ovl_grid2d *g);
+
+/* Accessors (LOCAL). Communicators are MPI_COMM_NULL on idle ranks.
+ *   comm     : the p*q active ranks, rank = i*q + j
+ *   row_comm : ranks with the same i (size q, rank = j)
+ *   col_comm : ranks with the same j (size p, rank = i)
+ *   parent   : the communicator the grid was created from (a duplicate) */
+int ovl_grid2d_active(ovl_grid2d g);
+void ovl_grid2d_dims(ovl_grid2d g, int *p, int *q);
+void ovl_grid2d_coords(ovl_grid2d g, int *i, int *j); /* -1, -1 when idle */
+MPI_Comm ovl_grid2d_comm(ovl_grid2d g);
+MPI_Comm ovl_grid2d_row_comm(ovl_grid2d g);
+MPI_Comm ovl_grid2d_col_comm(ovl_grid2d g);
+MPI_Comm ovl_grid2d_parent(ovl_grid2d g);
+
+/* Pick the most square p x q (p <= q) with p*q == P. LOCAL. */
+void ovl_grid2d_auto_dims(int P, int *p, int *q);
+
+/* ---- 3D (p x p x p) and 2.5D (s x s x c) -------------------------------- */
+
+typedef struct ovl_grid3d_s *ovl_grid3d;
+
+/* Create a 3D grid with s x s x c processes: c == s is the Huang-Chow p^3
+ * grid, c < s is a 2.5D grid. Pass s = 0 to derive s from the parent size
+ * and c (c = 0 too: cube root, the 3D grid). Communicators, in the paper's
+ * names, for process P(i,j,k):
+ *   row_comm = P(:,j,k)  (size s, rank i)
+ *   col_comm = P(i,:,k)  (size s, rank j)
+ *   grd_comm = P(i,j,:)  (size c, rank k)
+ *   plane    = P(:,:,k) as a 2D s x s grid (ovl_grid3d_plane), the layout
+ *              of matrices that live on plane k = 0.
+ * COLLECTIVE over parent. Errors: OVL_ERR_ARG, OVL_ERR_GRID. */
+ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out);
+ovl_err ovl_grid3d_destroy(ovl_grid3d *g);
+
+int ovl_grid3d_active(ovl_grid3d g);
+void ovl_grid3d_dims(ovl_grid3d g, int *s, int *c);
+void ovl_grid3d_coords(ovl_grid3d g, int *i, int *j, int *k); /* -1 when idle */
+MPI_Comm ovl_grid3d_comm(ovl_grid3d g);
+MPI_Comm ovl_grid3d_row_comm(ovl_grid3d g);
+MPI_Comm ovl_grid3d_col_comm(ovl_grid3d g);
+MPI_Comm ovl_grid3d_grd_comm(ovl_grid3d g);
+MPI_Comm ovl_grid3d_parent(ovl_grid3d g);
+/* The 2D grid of this rank's plane (never NULL on active ranks; an idle 2D
+ * handle on idle ranks). Owned by the 3D grid. */
+ovl_grid2d ovl_grid3d_plane(ovl_grid3d g);
+/* Rank in ovl_grid3d_comm of P(i,j,k). LOCAL. */
+int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k);
+
+/* ---- HSUMMA groups -------------------------------------------------------- */
+
+typedef struct ovl_hgroups_s *ovl_hgroups;
+
+/* Split a p x q 2D grid into I x J groups of (p/I) x (q/J) processes
+ * (I divides p, J divides q; G = I*J). Process (i, j) is in group
+ * (gi, gj) = (i / (p/I), j / (q/J)) at position (li, lj) = (i % (p/I),
+ * j % (q/J)). Communicators:
+ *   outer_row : same i, same lj, across the J group columns (size J, rank gj)
+ *   outer_col : same j, same li, across the I group rows    (size I, rank gi)
+ *   inner_row : same i, inside the group                    (size q/J, rank lj)
+ *   inner_col : same j, inside the group                    (size p/I, rank li)
+ * G = 1 makes the outer communicators of size 1; G = P makes the inner ones
+ * of size 1. COLLECTIVE over the grid's parent. Errors: OVL_ERR_ARG. */
+ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out);
+ovl_err ovl_hgroups_destroy(ovl_hgroups *h);
+void ovl_hgroups_dims(ovl_hgroups h, int *gI, int *gJ);
+MPI_Comm ovl_hgroups_outer_row(ovl_hgroups h);
+MPI_Comm ovl_hgroups_outer_col(ovl_hgroups h);
+MPI_Comm ovl_hgroups_inner_row(ovl_hgroups h);
+MPI_Comm ovl_hgroups_inner_col(ovl_hgroups h);
+/* Choose I x J for a requested G (I*J == G, I | p, J | q, as square as
+ * possible). LOCAL. Errors: OVL_ERR_ARG when no factorization fits. */
+ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,60 @@
+/* ovl command-line options: a table-driven parser with OSU-style short flags
+ * (-m min:max, -i iters, -x warmup, -f) and long forms (--iterations 10,
+ * --iterations=10). All functions are LOCAL: every rank parses the same argv
+ * and reaches the same verdict; callers still agree with ovl_err_agree. */
+#ifndef OVL_OPTS_H
+#define OVL_OPTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ovl/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ovl_opt_type {
+  OVL_OPT_FLAG,   /* int*: set to 1 when present */
+  OVL_OPT_INT,    /* int* */
+  OVL_OPT_I64,    /* int64_t* */
+  OVL_OPT_DOUBLE, /* double* */
+  OVL_OPT_SIZE,   /* int64_t*: integer with optional K/M/G suffix (powers of 2) */
+  OVL_OPT_RANGE,  /* int64_t[2]: "min:max" sizes, or one size for both */
+  OVL_OPT_STRING, /* const char**: points into argv */
+  OVL_OPT_CHOICE  /* const char**: one of choices[] (NULL-terminated) */
+} ovl_opt_type;
+
+typedef struct ovl_opt {
+  const char *lname; /* long name without dashes, e.g. "iterations" */
+  char sname;        /* short letter, or 0 */
+  ovl_opt_type type;
+  void *dest;
+  const char *metavar; /* shown in --help, e.g. "N" */
+  const char *help;    /* one line */
+  const char *const *choices;
+  int64_t min, max; /* bounds for INT/I64/SIZE/RANGE when min <= max */
+} ovl_opt;
+
+/* Parse argv[first..argc-1] against opts[0..nopts-1]. given[k] (may be NULL,
+ * else nopts entries) is set to 1 for each option seen. Positional arguments
+ * are an error. Returns OVL_ERR_ARG with a message naming the option and the
+ * offending value. LOCAL. */
+ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first,
+                       unsigned char *given);
+
+/* Print usage and one line per option with its current (default) value.
+ * LOCAL. */
+void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts);
+
+/* Parse a size "4096", "4K", "64M", "1G", "8KiB" into bytes/elements.
+ * LOCAL. */
+ovl_err ovl_parse_size(const char *s, int64_t *out);
+
+/* Parse "PxQ" or "PxQxR" into dims (ndims returned; dims[k] > 0). LOCAL. */
+ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

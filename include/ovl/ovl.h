@@ -1,0 +1,12 @@
+/* ovl: overlapped communication for distributed dense matrix kernels.
+ * Umbrella header: include this one. */
+#ifndef OVL_OVL_H
+#define OVL_OVL_H
+
+#include "ovl/core.h"
+#include "ovl/opts.h"
+#include "ovl/grid.h"
+#include "ovl/dist.h"
+#include "ovl/kernels.h"
+
+#endif

@@ -1,0 +1,183 @@
+/* Errors, collective agreement, memory, logging. */
+#include "ovl/core.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OVL_MSG_MAX 1024
+
+static _Thread_local char g_msg[OVL_MSG_MAX];
+
+const char *ovl_err_name(ovl_err code) {
+  switch (code) {
+  case OVL_OK: return "OVL_OK";
+  case OVL_ERR_ARG: return "OVL_ERR_ARG";
+  case OVL_ERR_SIZE: return "OVL_ERR_SIZE";
+  case OVL_ERR_GRID: return "OVL_ERR_GRID";
+  case OVL_ERR_IO: return "OVL_ERR_IO";
+  case OVL_ERR_FORMAT: return "OVL_ERR_FORMAT";
+  case OVL_ERR_NUMERIC: return "OVL_ERR_NUMERIC";
+  case OVL_ERR_NOMEM: return "OVL_ERR_NOMEM";
+  case OVL_ERR_UNSUPPORTED: return "OVL_ERR_UNSUPPORTED";
+  case OVL_ERR_MPI: return "OVL_ERR_MPI";
+  case OVL_ERR_INTERNAL: return "OVL_ERR_INTERNAL";
+  }
+  return "OVL_ERR_UNKNOWN";
+}
+
+const char *ovl_errmsg(void) { return g_msg; }
+
+void ovl_err_clear(void) { g_msg[0] = '\0'; }
+
+static void vset(const char *fmt, va_list ap) {
+  vsnprintf(g_msg, sizeof g_msg, fmt, ap);
+}
+
+ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vset(fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+ovl_err ovl_err_mpi(int mpi_rc, const char *call) {
+  char s[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(mpi_rc, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "code %d", mpi_rc);
+  return ovl_err_set(OVL_ERR_MPI, "%s failed: %s", call, s);
+}
+
+ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local) {
+  if (comm == MPI_COMM_NULL) return local;
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  /* MAXLOC on (code, -rank): the largest code, ties to the lowest rank. */
+  struct {
+    int code;
+    int neg_rank;
+  } in = {(int)local, -rank}, out = {0, 0};
+  int rc = MPI_Allreduce(&in, &out, 1, MPI_2INT, MPI_MAXLOC, comm);
+  if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Allreduce (error agreement)");
+  if (out.code == OVL_OK) return OVL_OK;
+  int root = -out.neg_rank;
+  char buf[OVL_MSG_MAX];
+  if (rank == root) memcpy(buf, g_msg, sizeof buf);
+  rc = MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, root, comm);
+  if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Bcast (error agreement)");
+  buf[OVL_MSG_MAX - 1] = '\0';
+  memcpy(g_msg, buf, sizeof buf);
+  return (ovl_err)out.code;
+}
+
+void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[OVL_MSG_MAX];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ovl: fatal (%s) on rank %d: %s\n", ovl_err_name(code), ovl_world_rank(), buf);
+  fflush(stderr);
+  fflush(stdout);
+  MPI_Abort(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code == OVL_OK ? 1 : (int)code);
+  abort(); /* MPI_Abort does not return; keep the compiler informed */
+}
+
+/* ---- memory ---- */
+
+ovl_err ovl_malloc(size_t n, void *ptr_out) {
+  void *p = NULL;
+  size_t sz = (n + 63) / 64 * 64;
+  if (sz == 0) sz = 64;
+  if (posix_memalign(&p, 64, sz) != 0 || p == NULL) {
+    *(void **)ptr_out = NULL;
+    return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %zu bytes", n);
+  }
+  *(void **)ptr_out = p;
+  return OVL_OK;
+}
+
+ovl_err ovl_calloc(size_t n, void *ptr_out) {
+  OVL_TRY(ovl_malloc(n, ptr_out));
+  memset(*(void **)ptr_out, 0, n);
+  return OVL_OK;
+}
+
+void ovl_free(void *ptr_inout) {
+  void **pp = (void **)ptr_inout;
+  if (pp == NULL) return;
+  free(*pp);
+  *pp = NULL;
+}
+
+/* ---- timers ---- */
+
+double ovl_time(void) { return MPI_Wtime(); }
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+ovl_stats ovl_stats_of(const double *x, int n) {
+  ovl_stats s = {0, 0, 0, 0, n};
+  if (n <= 0) return s;
+  double *tmp = malloc(sizeof(double) * (size_t)n);
+  if (tmp == NULL) return s;
+  memcpy(tmp, x, sizeof(double) * (size_t)n);
+  qsort(tmp, (size_t)n, sizeof(double), cmp_double);
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += tmp[i];
+  s.min = tmp[0];
+  s.max = tmp[n - 1];
+  s.median = (n % 2) ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  s.mean = sum / n;
+  free(tmp);
+  return s;
+}
+
+ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n, ovl_stats *out) {
+  if (n > 0) OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, comm));
+  *out = ovl_stats_of(t, n);
+  return OVL_OK;
+}
+
+/* ---- logging ---- */
+
+static ovl_log_level g_level = OVL_LOG_INFO;
+
+void ovl_log_set_level(ovl_log_level level) { g_level = level; }
+ovl_log_level ovl_log_get_level(void) { return g_level; }
+
+int ovl_world_rank(void) {
+  static int cached = -1;
+  int init = 0, fin = 0;
+  if (cached >= 0) return cached;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin) return 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &cached);
+  return cached;
+}
+
+void ovl_log(ovl_log_level level, const char *fmt, ...) {
+  if (level > g_level || ovl_world_rank() != 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stdout, fmt, ap);
+  va_end(ap);
+  fflush(stdout);
+}
+
+void ovl_log_rank(const char *fmt, ...) {
+  char buf[OVL_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "[rank %d] %s", ovl_world_rank(), buf);
+  fflush(stderr);
+}
+
+const char *ovl_version(void) { return OVL_VERSION_STRING; }

@@ -1,0 +1,247 @@
+/* Table-driven option parser. */
+#include "ovl/opts.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+ovl_err ovl_parse_size(const char *s, int64_t *out) {
+  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty size");
+  if (*s == '-') return ovl_err_set(OVL_ERR_ARG, "size '%s' is negative", s);
+  errno = 0;
+  char *end = NULL;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size", s);
+  int shift = 0;
+  switch (toupper((unsigned char)*end)) {
+  case 'K': shift = 10; end++; break;
+  case 'M': shift = 20; end++; break;
+  case 'G': shift = 30; end++; break;
+  default: break;
+  }
+  if (shift && (*end == 'i' || *end == 'I')) end++;
+  if (shift && (*end == 'B' || *end == 'b')) end++;
+  if (*end != '\0') return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size (expected N, NK, NM or NG)", s);
+  if (v > ((unsigned long long)INT64_MAX >> shift))
+    return ovl_err_set(OVL_ERR_ARG, "size '%s' is too large", s);
+  *out = (int64_t)(v << shift);
+  return OVL_OK;
+}
+
+static ovl_err parse_i64(const char *s, int64_t *out) {
+  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty number");
+  errno = 0;
+  char *end = NULL;
+  long long v = strtoll(s, &end, 10);
+  if (end == s || *end != '\0' || errno == ERANGE)
+    return ovl_err_set(OVL_ERR_ARG, "'%s' is not an integer", s);
+  *out = (int64_t)v;
+  return OVL_OK;
+}
+
+ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims) {
+  int n = 0;
+  const char *p = s;
+  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty grid shape");
+  while (*p) {
+    if (n == 3) return ovl_err_set(OVL_ERR_ARG, "grid shape '%s' has more than 3 dimensions", s);
+    errno = 0;
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || v <= 0 || v > (1 << 20) || errno == ERANGE)
+      return ovl_err_set(OVL_ERR_ARG, "grid shape '%s': expected positive integers like 2x3 or 2x2x2", s);
+    dims[n++] = (int)v;
+    if (*end == 'x' || *end == 'X') {
+      p = end + 1;
+      if (*p == '\0') return ovl_err_set(OVL_ERR_ARG, "grid shape '%s' ends with 'x'", s);
+    } else if (*end == '\0') {
+      p = end;
+    } else {
+      return ovl_err_set(OVL_ERR_ARG, "grid shape '%s': unexpected '%c'", s, *end);
+    }
+  }
+  *ndims = n;
+  return OVL_OK;
+}
+
+static int has_bounds(const ovl_opt *o) { return o->min <= o->max; }
+
+static void optname(const ovl_opt *o, char *buf, size_t n) {
+  if (o->sname && o->lname)
+    snprintf(buf, n, "-%c/--%s", o->sname, o->lname);
+  else if (o->lname)
+    snprintf(buf, n, "--%s", o->lname);
+  else
+    snprintf(buf, n, "-%c", o->sname);
+}
+
+static ovl_err check_bounds(const ovl_opt *o, int64_t v) {
+  if (!has_bounds(o) || (v >= o->min && v <= o->max)) return OVL_OK;
+  char nm[64];
+  optname(o, nm, sizeof nm);
+  return ovl_err_set(OVL_ERR_ARG, "option %s: value %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", nm,
+                     v, o->min, o->max);
+}
+
+static ovl_err assign(const ovl_opt *o, const char *val) {
+  char nm[64];
+  optname(o, nm, sizeof nm);
+  int64_t v = 0;
+  ovl_err rc = OVL_OK;
+  switch (o->type) {
+  case OVL_OPT_FLAG: *(int *)o->dest = 1; return OVL_OK;
+  case OVL_OPT_INT:
+    rc = parse_i64(val, &v);
+    if (rc == OVL_OK && (v < INT32_MIN || v > INT32_MAX)) rc = ovl_err_set(OVL_ERR_ARG, "out of range");
+    if (rc != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer", nm, val);
+    OVL_TRY(check_bounds(o, v));
+    *(int *)o->dest = (int)v;
+    return OVL_OK;
+  case OVL_OPT_I64:
+    if (parse_i64(val, &v) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer", nm, val);
+    OVL_TRY(check_bounds(o, v));
+    *(int64_t *)o->dest = v;
+    return OVL_OK;
+  case OVL_OPT_SIZE:
+    if (ovl_parse_size(val, &v) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, ovl_errmsg());
+    OVL_TRY(check_bounds(o, v));
+    *(int64_t *)o->dest = v;
+    return OVL_OK;
+  case OVL_OPT_RANGE: {
+    int64_t lo = 0, hi = 0;
+    const char *colon = strchr(val, ':');
+    char buf[64];
+    if (colon) {
+      size_t len = (size_t)(colon - val);
+      if (len >= sizeof buf) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is too long", nm, val);
+      memcpy(buf, val, len);
+      buf[len] = '\0';
+      if (ovl_parse_size(buf, &lo) != OVL_OK || ovl_parse_size(colon + 1, &hi) != OVL_OK)
+        return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not min:max (%s)", nm, val, ovl_errmsg());
+    } else {
+      if (ovl_parse_size(val, &lo) != OVL_OK)
+        return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, ovl_errmsg());
+      hi = lo;
+    }
+    if (lo > hi) return ovl_err_set(OVL_ERR_ARG, "option %s: min %" PRId64 " > max %" PRId64, nm, lo, hi);
+    OVL_TRY(check_bounds(o, lo));
+    OVL_TRY(check_bounds(o, hi));
+    ((int64_t *)o->dest)[0] = lo;
+    ((int64_t *)o->dest)[1] = hi;
+    return OVL_OK;
+  }
+  case OVL_OPT_DOUBLE: {
+    errno = 0;
+    char *end = NULL;
+    double d = strtod(val, &end);
+    if (end == val || *end != '\0' || errno == ERANGE || d != d)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not a number", nm, val);
+    *(double *)o->dest = d;
+    return OVL_OK;
+  }
+  case OVL_OPT_STRING: *(const char **)o->dest = val; return OVL_OK;
+  case OVL_OPT_CHOICE: {
+    for (const char *const *c = o->choices; c && *c; c++)
+      if (strcmp(*c, val) == 0) {
+        *(const char **)o->dest = *c;
+        return OVL_OK;
+      }
+    char list[256] = "";
+    for (const char *const *c = o->choices; c && *c; c++) {
+      if (list[0]) strncat(list, ", ", sizeof list - strlen(list) - 1);
+      strncat(list, *c, sizeof list - strlen(list) - 1);
+    }
+    return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not one of {%s}", nm, val, list);
+  }
+  }
+  return ovl_err_set(OVL_ERR_INTERNAL, "option %s: unknown type", nm);
+}
+
+ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first,
+                       unsigned char *given) {
+  if (given) memset(given, 0, (size_t)nopts);
+  for (int a = first; a < argc; a++) {
+    const char *arg = argv[a];
+    const ovl_opt *o = NULL;
+    const char *inline_val = NULL;
+    if (arg[0] == '-' && arg[1] == '-' && arg[2] != '\0') {
+      const char *name = arg + 2;
+      const char *eq = strchr(name, '=');
+      size_t len = eq ? (size_t)(eq - name) : strlen(name);
+      for (int k = 0; k < nopts; k++)
+        if (opts[k].lname && strlen(opts[k].lname) == len && strncmp(opts[k].lname, name, len) == 0) o = &opts[k];
+      if (o == NULL) return ovl_err_set(OVL_ERR_ARG, "unknown option '%s' (see --help)", arg);
+      if (eq) inline_val = eq + 1;
+    } else if (arg[0] == '-' && arg[1] != '\0' && arg[1] != '-' && !isdigit((unsigned char)arg[1])) {
+      for (int k = 0; k < nopts; k++)
+        if (opts[k].sname == arg[1]) o = &opts[k];
+      if (o == NULL) return ovl_err_set(OVL_ERR_ARG, "unknown option '%s' (see --help)", arg);
+      if (arg[2] != '\0') inline_val = arg + 2;
+    } else {
+      return ovl_err_set(OVL_ERR_ARG, "unexpected argument '%s' (see --help)", arg);
+    }
+    if (given) given[o - opts] = 1;
+    if (o->type == OVL_OPT_FLAG) {
+      if (inline_val) return ovl_err_set(OVL_ERR_ARG, "option '%s' takes no value", arg);
+      OVL_TRY(assign(o, NULL));
+      continue;
+    }
+    if (inline_val == NULL) {
+      if (a + 1 >= argc) return ovl_err_set(OVL_ERR_ARG, "option '%s' needs a value", arg);
+      inline_val = argv[++a];
+    }
+    OVL_TRY(assign(o, inline_val));
+  }
+  return OVL_OK;
+}
+
+static void current_value(const ovl_opt *o, char *buf, size_t n) {
+  buf[0] = '\0';
+  switch (o->type) {
+  case OVL_OPT_FLAG: break;
+  case OVL_OPT_INT: snprintf(buf, n, "%d", *(int *)o->dest); break;
+  case OVL_OPT_I64:
+  case OVL_OPT_SIZE: snprintf(buf, n, "%" PRId64, *(int64_t *)o->dest); break;
+  case OVL_OPT_RANGE:
+    snprintf(buf, n, "%" PRId64 ":%" PRId64, ((int64_t *)o->dest)[0], ((int64_t *)o->dest)[1]);
+    break;
+  case OVL_OPT_DOUBLE: snprintf(buf, n, "%g", *(double *)o->dest); break;
+  case OVL_OPT_STRING:
+  case OVL_OPT_CHOICE: {
+    const char *s = *(const char **)o->dest;
+    if (s) snprintf(buf, n, "%s", s);
+    break;
+  }
+  }
+}
+
+void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts) {
+  fprintf(out, "%s\n\nOptions:\n", usage);
+  for (int k = 0; k < nopts; k++) {
+    const ovl_opt *o = &opts[k];
+    char left[96], def[96], choices[160] = "";
+    const char *mv = o->type == OVL_OPT_FLAG ? "" : (o->metavar ? o->metavar : "VAL");
+    if (o->sname && o->lname)
+      snprintf(left, sizeof left, "  -%c, --%s%s%s", o->sname, o->lname, *mv ? " " : "", mv);
+    else if (o->lname)
+      snprintf(left, sizeof left, "      --%s%s%s", o->lname, *mv ? " " : "", mv);
+    else
+      snprintf(left, sizeof left, "  -%c%s%s", o->sname, *mv ? " " : "", mv);
+    current_value(o, def, sizeof def);
+    if (o->type == OVL_OPT_CHOICE) {
+      strcpy(choices, " {");
+      for (const char *const *c = o->choices; c && *c; c++) {
+        if (c != o->choices) strncat(choices, ",", sizeof choices - strlen(choices) - 1);
+        strncat(choices, *c, sizeof choices - strlen(choices) - 1);
+      }
+      strncat(choices, "}", sizeof choices - strlen(choices) - 1);
+    }
+    fprintf(out, "%-30s %s%s", left, o->help ? o->help : "", choices);
+    if (def[0]) fprintf(out, " [default: %s]", def);
+    fputc('\n', out);
+  }
+}

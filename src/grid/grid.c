@@ -1,0 +1,300 @@
+/* Process grids: 2D, 3D / 2.5D, HSUMMA groups. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ovl/grid.h"
+
+struct ovl_grid2d_s {
+  int p, q, i, j, active;
+  MPI_Comm parent, comm, row, col;
+};
+
+struct ovl_grid3d_s {
+  int s, c, i, j, k, active;
+  MPI_Comm parent, comm, row, col, grd, plane_comm;
+  ovl_grid2d plane;
+};
+
+struct ovl_hgroups_s {
+  int nI, nJ;
+  MPI_Comm outer_row, outer_col, inner_row, inner_col;
+};
+
+static void comm_free(MPI_Comm *c) {
+  if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  *c = MPI_COMM_NULL;
+}
+
+/* ---- 2D ---------------------------------------------------------------- */
+
+void ovl_grid2d_auto_dims(int P, int *p, int *q) {
+  int best = 1;
+  for (int d = 1; (long)d * d <= P; d++)
+    if (P % d == 0) best = d;
+  *p = best;
+  *q = P / best;
+}
+
+static ovl_err fit_check(int need, int P, int flags, const char *what) {
+  if (need > P)
+    return ovl_err_set(OVL_ERR_GRID, "%s needs %d ranks but the communicator has %d", what, need, P);
+  if (need < P && !(flags & OVL_GRID_ALLOW_IDLE))
+    return ovl_err_set(OVL_ERR_GRID,
+                       "%s uses %d ranks but the communicator has %d; run with %d ranks, or allow the "
+                       "extra %d to stay idle",
+                       what, need, P, need, P - need);
+  return OVL_OK;
+}
+
+static ovl_err grid2d_validate(int P, int *p, int *q, int flags) {
+  char what[64];
+  if (*p < 0 || *q < 0) return ovl_err_set(OVL_ERR_ARG, "grid dimensions must be >= 0, got %d x %d", *p, *q);
+  if (*p == 0 && *q == 0) {
+    ovl_grid2d_auto_dims(P, p, q);
+  } else if (*p == 0) {
+    *p = P / *q;
+  } else if (*q == 0) {
+    *q = P / *p;
+  }
+  if (*p == 0 || *q == 0)
+    return ovl_err_set(OVL_ERR_GRID, "a grid with a dimension of %d cannot fit %d ranks", *p ? *p : *q, P);
+  if ((long)*p * *q > (1L << 30)) return ovl_err_set(OVL_ERR_ARG, "grid %d x %d is absurdly large", *p, *q);
+  snprintf(what, sizeof what, "a %d x %d grid", *p, *q);
+  return fit_check(*p * *q, P, flags, what);
+}
+
+static ovl_err grid2d_alloc_idle(ovl_grid2d *out) {
+  ovl_grid2d g = calloc(1, sizeof *g);
+  if (!g) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a grid handle");
+  g->i = g->j = -1;
+  g->parent = g->comm = g->row = g->col = MPI_COMM_NULL;
+  *out = g;
+  return OVL_OK;
+}
+
+ovl_err ovl_grid2d_create(MPI_Comm parent, int p, int q, int flags, ovl_grid2d *out) {
+  int P = 0, rank = 0;
+  *out = NULL;
+  OVL_MPI(MPI_Comm_size(parent, &P));
+  OVL_MPI(MPI_Comm_rank(parent, &rank));
+  ovl_err rc = grid2d_validate(P, &p, &q, flags);
+  ovl_grid2d g = NULL;
+  if (rc == OVL_OK) rc = grid2d_alloc_idle(&g);
+  if ((rc = ovl_err_agree(parent, rc)) != OVL_OK) {
+    free(g);
+    return rc;
+  }
+  g->p = p;
+  g->q = q;
+  OVL_MPI(MPI_Comm_dup(parent, &g->parent));
+  g->active = rank < p * q;
+  OVL_MPI(MPI_Comm_split(g->parent, g->active ? 0 : MPI_UNDEFINED, rank, &g->comm));
+  if (g->active) {
+    g->i = rank / q;
+    g->j = rank % q;
+    OVL_MPI(MPI_Comm_split(g->comm, g->i, g->j, &g->row));
+    OVL_MPI(MPI_Comm_split(g->comm, g->j, g->i, &g->col));
+  }
+  *out = g;
+  return OVL_OK;
+}
+
+ovl_err ovl_grid2d_destroy(ovl_grid2d *gp) {
+  if (gp == NULL || *gp == NULL) return OVL_OK;
+  ovl_grid2d g = *gp;
+  comm_free(&g->row);
+  comm_free(&g->col);
+  comm_free(&g->comm);
+  comm_free(&g->parent);
+  free(g);
+  *gp = NULL;
+  return OVL_OK;
+}
+
+int ovl_grid2d_active(ovl_grid2d g) { return g->active; }
+void ovl_grid2d_dims(ovl_grid2d g, int *p, int *q) {
+  if (p) *p = g->p;
+  if (q) *q = g->q;
+}
+void ovl_grid2d_coords(ovl_grid2d g, int *i, int *j) {
+  if (i) *i = g->i;
+  if (j) *j = g->j;
+}
+MPI_Comm ovl_grid2d_comm(ovl_grid2d g) { return g->comm; }
+MPI_Comm ovl_grid2d_row_comm(ovl_grid2d g) { return g->row; }
+MPI_Comm ovl_grid2d_col_comm(ovl_grid2d g) { return g->col; }
+MPI_Comm ovl_grid2d_parent(ovl_grid2d g) { return g->parent; }
+
+/* ---- 3D / 2.5D ----------------------------------------------------------- */
+
+static int iroot(long P, int e) { /* largest r with r^e <= P */
+  int r = (int)floor(pow((double)P, 1.0 / e));
+  while (r > 1 && (e == 2 ? (long)r * r : (long)r * r * r) > P) r--;
+  while ((e == 2 ? (long)(r + 1) * (r + 1) : (long)(r + 1) * (r + 1) * (r + 1)) <= P) r++;
+  return r < 1 ? 1 : r;
+}
+
+static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
+  char what[64];
+  if (*s < 0 || *c < 0) return ovl_err_set(OVL_ERR_ARG, "grid dimensions must be >= 0, got s=%d c=%d", *s, *c);
+  if (*s == 0 && *c == 0) {
+    *s = iroot(P, 3);
+    *c = *s;
+  } else if (*s == 0) {
+    *s = iroot(P / *c, 2);
+  } else if (*c == 0) {
+    *c = *s;
+  }
+  if (*s > (1 << 12) || *c > (1 << 12)) return ovl_err_set(OVL_ERR_ARG, "grid %d x %d x %d is absurdly large", *s, *s, *c);
+  if (*c > *s)
+    return ovl_err_set(OVL_ERR_ARG, "replication c = %d exceeds the plane side s = %d (a 3D grid has c = s)", *c, *s);
+  snprintf(what, sizeof what, "a %d x %d x %d grid", *s, *s, *c);
+  return fit_check(*s * *s * *c, P, flags, what);
+}
+
+ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out) {
+  int P = 0, rank = 0;
+  *out = NULL;
+  OVL_MPI(MPI_Comm_size(parent, &P));
+  OVL_MPI(MPI_Comm_rank(parent, &rank));
+  ovl_err rc = grid3d_validate(P, &s, &c, flags);
+  ovl_grid3d g = NULL;
+  if (rc == OVL_OK) {
+    g = calloc(1, sizeof *g);
+    if (!g) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a grid handle");
+  }
+  if ((rc = ovl_err_agree(parent, rc)) != OVL_OK) {
+    free(g);
+    return rc;
+  }
+  g->s = s;
+  g->c = c;
+  g->i = g->j = g->k = -1;
+  g->comm = g->row = g->col = g->grd = g->plane_comm = MPI_COMM_NULL;
+  OVL_MPI(MPI_Comm_dup(parent, &g->parent));
+  g->active = rank < s * s * c;
+  OVL_MPI(MPI_Comm_split(g->parent, g->active ? 0 : MPI_UNDEFINED, rank, &g->comm));
+  if (g->active) {
+    g->k = rank / (s * s);
+    g->i = (rank % (s * s)) / s;
+    g->j = rank % s;
+    OVL_MPI(MPI_Comm_split(g->comm, g->j + g->k * s, g->i, &g->row));
+    OVL_MPI(MPI_Comm_split(g->comm, g->i + g->k * s, g->j, &g->col));
+    OVL_MPI(MPI_Comm_split(g->comm, g->i * s + g->j, g->k, &g->grd));
+    OVL_MPI(MPI_Comm_split(g->comm, g->k, g->i * s + g->j, &g->plane_comm));
+    OVL_TRY(ovl_grid2d_create(g->plane_comm, s, s, 0, &g->plane));
+  } else {
+    OVL_TRY(grid2d_alloc_idle(&g->plane));
+  }
+  *out = g;
+  return OVL_OK;
+}
+
+ovl_err ovl_grid3d_destroy(ovl_grid3d *gp) {
+  if (gp == NULL || *gp == NULL) return OVL_OK;
+  ovl_grid3d g = *gp;
+  ovl_grid2d_destroy(&g->plane);
+  comm_free(&g->plane_comm);
+  comm_free(&g->row);
+  comm_free(&g->col);
+  comm_free(&g->grd);
+  comm_free(&g->comm);
+  comm_free(&g->parent);
+  free(g);
+  *gp = NULL;
+  return OVL_OK;
+}
+
+int ovl_grid3d_active(ovl_grid3d g) { return g->active; }
+void ovl_grid3d_dims(ovl_grid3d g, int *s, int *c) {
+  if (s) *s = g->s;
+  if (c) *c = g->c;
+}
+void ovl_grid3d_coords(ovl_grid3d g, int *i, int *j, int *k) {
+  if (i) *i = g->i;
+  if (j) *j = g->j;
+  if (k) *k = g->k;
+}
+MPI_Comm ovl_grid3d_comm(ovl_grid3d g) { return g->comm; }
+MPI_Comm ovl_grid3d_row_comm(ovl_grid3d g) { return g->row; }
+MPI_Comm ovl_grid3d_col_comm(ovl_grid3d g) { return g->col; }
+MPI_Comm ovl_grid3d_grd_comm(ovl_grid3d g) { return g->grd; }
+MPI_Comm ovl_grid3d_parent(ovl_grid3d g) { return g->parent; }
+ovl_grid2d ovl_grid3d_plane(ovl_grid3d g) { return g->plane; }
+int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k) { return k * g->s * g->s + i * g->s + j; }
+
+/* ---- HSUMMA groups --------------------------------------------------------- */
+
+ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
+  int bestI = 0;
+  double bestd = 1e300;
+  if (G <= 0) return ovl_err_set(OVL_ERR_ARG, "number of groups G must be > 0, got %d", G);
+  for (int i = 1; i <= G; i++) {
+    if (G % i || p % i || q % (G / i)) continue;
+    double d = fabs(log((double)i) - log((double)(G / i)));
+    if (d < bestd - 1e-12 || (fabs(d - bestd) <= 1e-12 && i > bestI)) {
+      bestd = d;
+      bestI = i;
+    }
+  }
+  if (bestI == 0)
+    return ovl_err_set(OVL_ERR_ARG, "G = %d groups cannot tile a %d x %d grid (need I*J = G, I | %d, J | %d)", G,
+                       p, q, p, q);
+  *gI = bestI;
+  *gJ = G / bestI;
+  return OVL_OK;
+}
+
+ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
+  ovl_err rc = OVL_OK;
+  *out = NULL;
+  if (gI <= 0 || gJ <= 0)
+    rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA group dimensions must be > 0, got %d x %d", gI, gJ);
+  else if (g->p % gI || g->q % gJ)
+    rc = ovl_err_set(OVL_ERR_ARG, "%d x %d groups do not tile a %d x %d grid (I must divide %d, J must divide %d)",
+                     gI, gJ, g->p, g->q, g->p, g->q);
+  ovl_hgroups h = NULL;
+  if (rc == OVL_OK) {
+    h = calloc(1, sizeof *h);
+    if (!h) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a group handle");
+  }
+  if ((rc = ovl_err_agree(g->parent, rc)) != OVL_OK) {
+    free(h);
+    return rc;
+  }
+  h->nI = gI;
+  h->nJ = gJ;
+  h->outer_row = h->outer_col = h->inner_row = h->inner_col = MPI_COMM_NULL;
+  if (g->active) {
+    int bi = g->p / gI, bj = g->q / gJ;
+    int gi = g->i / bi, gj = g->j / bj, li = g->i % bi, lj = g->j % bj;
+    OVL_MPI(MPI_Comm_split(g->comm, g->i * bj + lj, gj, &h->outer_row));
+    OVL_MPI(MPI_Comm_split(g->comm, g->j * bi + li, gi, &h->outer_col));
+    OVL_MPI(MPI_Comm_split(g->comm, g->i * gJ + gj, lj, &h->inner_row));
+    OVL_MPI(MPI_Comm_split(g->comm, g->j * gI + gi, li, &h->inner_col));
+  }
+  *out = h;
+  return OVL_OK;
+}
+
+ovl_err ovl_hgroups_destroy(ovl_hgroups *hp) {
+  if (hp == NULL || *hp == NULL) return OVL_OK;
+  ovl_hgroups h = *hp;
+  comm_free(&h->outer_row);
+  comm_free(&h->outer_col);
+  comm_free(&h->inner_row);
+  comm_free(&h->inner_col);
+  free(h);
+  *hp = NULL;
+  return OVL_OK;
+}
+
+void ovl_hgroups_dims(ovl_hgroups h, int *gI, int *gJ) {
+  if (gI) *gI = h->nI;
+  if (gJ) *gJ = h->nJ;
+}
+MPI_Comm ovl_hgroups_outer_row(ovl_hgroups h) { return h->outer_row; }
+MPI_Comm ovl_hgroups_outer_col(ovl_hgroups h) { return h->outer_col; }
+MPI_Comm ovl_hgroups_inner_row(ovl_hgroups h) { return h->inner_row; }
+MPI_Comm ovl_hgroups_inner_col(ovl_hgroups h) { return h->inner_col; }

@@ -1,0 +1,24 @@
+/* Shared pieces of the ovl command-line tool. */
+#ifndef OVL_CLI_H
+#define OVL_CLI_H
+
+#include "ovl/ovl.h"
+
+/* Exit codes of the ovl tool (the same on every rank). */
+enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
+
+/* Parse options collectively: agree on the verdict over MPI_COMM_WORLD, print
+ * --help or the error on rank 0. Returns -1 to continue, else an exit code. */
+int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char **argv, int first, const int *help,
+              unsigned char *given);
+
+/* Report an agreed error on rank 0 ("ovl <cmd>: error: ...") and return
+ * CLI_FAILED. */
+int cli_fail(const char *cmd, ovl_err rc);
+
+/* A one-line description of the MPI library in use. */
+const char *cli_mpi_library(void);
+
+int cmd_gemm(int argc, char **argv);
+
+#endif

@@ -1,0 +1,70 @@
+/* ovl: command-line front end. `ovl <command> [options]`. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static char g_mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING];
+
+const char *cli_mpi_library(void) {
+  if (g_mpi_lib[0] == '\0') {
+    int len = 0;
+    MPI_Get_library_version(g_mpi_lib, &len);
+    char *nl = strchr(g_mpi_lib, '\n');
+    if (nl) *nl = '\0';
+    char *comma = strchr(g_mpi_lib, ',');
+    if (comma && comma - g_mpi_lib > 8) *comma = '\0';
+  }
+  return g_mpi_lib;
+}
+
+int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char **argv, int first, const int *help,
+              unsigned char *given) {
+  ovl_err rc = ovl_opts_parse(opts, nopts, argc, argv, first, given);
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (rc != OVL_OK) {
+    if (ovl_world_rank() == 0) fprintf(stderr, "ovl: error: %s\n", ovl_errmsg());
+    return CLI_USAGE;
+  }
+  if (*help) {
+    if (ovl_world_rank() == 0) ovl_opts_help(stdout, usage, opts, nopts);
+    return CLI_OK;
+  }
+  return -1;
+}
+
+int cli_fail(const char *cmd, ovl_err rc) {
+  if (ovl_world_rank() == 0) fprintf(stderr, "ovl %s: error (%s): %s\n", cmd, ovl_err_name(rc), ovl_errmsg());
+  return CLI_FAILED;
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: ovl <command> [options]      (run under mpiexec/srun; `ovl <command> --help` for options)\n"
+          "\n"
+          "commands:\n"
+          "  gemm      distributed C = alpha*A*B + beta*C (SUMMA), with verification and timings\n"
+          "  version   print the ovl version and the MPI library\n"
+          "  help      this text\n");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rc = CLI_OK;
+  const char *cmd = argc > 1 ? argv[1] : "help";
+  if (strcmp(cmd, "gemm") == 0) {
+    rc = cmd_gemm(argc, argv);
+  } else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+    if (ovl_world_rank() == 0) printf("ovl %s (%s)\n", ovl_version(), cli_mpi_library());
+  } else if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+    if (ovl_world_rank() == 0) usage(stdout);
+  } else {
+    if (ovl_world_rank() == 0) {
+      fprintf(stderr, "ovl: error: unknown command '%s'\n\n", cmd);
+      usage(stderr);
+    }
+    rc = CLI_USAGE;
+  }
+  MPI_Finalize();
+  return rc;
+}
