@@ -131,6 +131,10 @@ ovl_log_level ovl_log_get_level(void);
 void ovl_log(ovl_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* "ovl: warning: ..." to stderr on rank 0 of MPI_COMM_WORLD only, whatever
+ * the level (so machine-readable stdout stays clean). LOCAL. */
+void ovl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* printf to stderr with a "[rank r] " prefix, on any rank. LOCAL. */
 void ovl_log_rank(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

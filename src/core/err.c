@@ -170,6 +170,17 @@ void ovl_log(ovl_log_level level, const char *fmt, ...) {
   fflush(stdout);
 }
 
+void ovl_warn(const char *fmt, ...) {
+  if (ovl_world_rank() != 0) return;
+  char buf[OVL_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ovl: warning: %s", buf);
+  fflush(stderr);
+}
+
 void ovl_log_rank(const char *fmt, ...) {
   char buf[OVL_MSG_MAX];
   va_list ap;

@@ -29,7 +29,10 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
       ovl_dmat_block_of(A, p, q, i, j, &A->roff, &A->lm, &A->coff, &A->ln);
     }
     A->ld = A->lm > 0 ? A->lm : 1;
-    rc = ovl_calloc(sizeof(double) * (size_t)A->ld * (size_t)A->ln, &A->data);
+    if (A->ln > 0 && (uint64_t)A->ld > (uint64_t)(INT64_MAX / 8) / (uint64_t)A->ln)
+      rc = OVL_ERR_NOMEM; /* byte count overflows: reported below */
+    else
+      rc = ovl_calloc(sizeof(double) * (size_t)A->ld * (size_t)A->ln, &A->data);
     if (rc != OVL_OK) {
       rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " local block of a %" PRId64
                        " x %" PRId64 " matrix (%.1f MiB)", A->lm, A->ln, m, n,

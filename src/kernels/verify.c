@@ -178,10 +178,10 @@ double ovl_check_local_blas(MPI_Comm comm, int quiet) {
   MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, comm);
   if (!quiet && !over && peak > 0 && g < peak / 3.0) {
     const char *ct = getenv("OPENBLAS_CORETYPE");
-    ovl_log(OVL_LOG_QUIET,
-            "# WARNING: local dgemm runs at %.1f GFLOP/s per rank, below 1/3 of the %.0f GFLOP/s this CPU's vector "
-            "unit promises.\n# WARNING: Debian's OpenBLAS 0.3.21 may not recognise this CPU and use a generic "
-            "kernel; set OPENBLAS_CORETYPE=%s (now %s) and OPENBLAS_NUM_THREADS=1.\n",
+    ovl_warn("local dgemm runs at %.1f GFLOP/s per rank, below 1/3 of the %.0f GFLOP/s this CPU's vector unit "
+             "promises.\novl: warning: Debian's OpenBLAS 0.3.21 may not recognise this CPU and use a generic kernel; "
+             "set OPENBLAS_CORETYPE=%s (now %s) and OPENBLAS_NUM_THREADS=1, or check that other jobs are not "
+             "sharing the cores.\n",
             g, peak, peak >= 60 ? "SkylakeX" : "Haswell", ct ? ct : "unset");
   }
   return g;

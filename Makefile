@@ -1,0 +1,52 @@
+# ovl: the two commands.
+#   make demo   runs the main job (build first if needed)
+#   make test   runs the whole test suite (release build + ASan/UBSan build)
+# Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
+MPI ?= openmpi
+ifeq ($(MPI),mpich)
+  MPICC := /usr/bin/mpicc.mpich
+  MPIEXEC := /usr/bin/mpiexec.mpich
+  BUILD ?= build-mpich
+else
+  MPICC := /usr/bin/mpicc.openmpi
+  MPIEXEC := /usr/bin/mpiexec.openmpi
+  BUILD ?= build
+endif
+ASAN_BUILD := $(BUILD)-asan
+JOBS ?= 2
+CMAKE_MPI := -DMPI_C_COMPILER=$(MPICC) -DMPIEXEC_EXECUTABLE=$(MPIEXEC)
+CTEST := ctest --output-on-failure -j $(JOBS)
+
+.PHONY: all deps build build-asan demo test test-release test-asan clean
+
+all: build
+
+deps:
+	@bash scripts/deps.sh $(MPI)
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVL_WERROR=ON $(CMAKE_MPI)
+
+$(ASAN_BUILD)/build.ninja:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOVL_SANITIZE=ON -DOVL_WERROR=ON $(CMAKE_MPI)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+demo: build
+	@MPI=$(MPI) OVL=$(BUILD)/ovl bash scripts/demo.sh
+
+test-release: build
+	cd $(BUILD) && $(CTEST)
+
+test-asan: build-asan
+	cd $(ASAN_BUILD) && $(CTEST)
+
+test: test-release test-asan
+	@echo "ovl: all test suites passed ($(MPI))"
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

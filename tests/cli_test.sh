@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# End-to-end tests of the ovl command line: usage: cli_test.sh OVL MPIEXEC [MPIEXEC_FLAGS...]
+# Each case runs under a timeout and checks the exit code and the output.
+set -u
+OVL=$1; shift
+MPIEXEC=("$@")
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+run() { # run NP ARGS... -> sets rc, out, err
+  local np=$1; shift
+  timeout 120 "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+}
+expect() { # expect NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "--- stdout:"; echo "$out" | tail -20
+    echo "--- stderr:"; echo "$err" | tail -20
+  fi
+}
+has() { grep -q -- "$1" <<<"$2"; }
+count() { grep -c -- "$1" <<<"$2"; }
+
+for np in 1 2 3 4 8; do
+  run "$np" gemm --algo summa -n 97 -b 8 --check -i 2 --beta 0.5
+  expect "gemm np=$np" test "$rc" -eq 0
+  expect "gemm np=$np PASS" has "PASS" "$out"
+done
+run 2 gemm -n 600 --m 301 --k 257 -b 32 --check --check-mode prob -i 1
+expect "gemm rect prob" test "$rc" -eq 0
+expect "gemm rect prob PASS" has "PASS" "$out"
+
+run 2 gemm -n 64 --json --check -i 3 -x 0
+expect "json rc" test "$rc" -eq 0
+expect "json parses" python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]==3 and d["t_min"]<=d["t_median"]<=d["t_max"]' "$out"
+
+run 3 gemm --bogus
+expect "bad option exit 2" test "$rc" -eq 2
+expect "bad option message once" test "$(count "unknown option '--bogus'" "$err")" -eq 1
+
+run 2 gemm -b 0
+expect "b=0 exit 2" test "$rc" -eq 2
+expect "b=0 message" has "outside" "$err"
+
+run 4 gemm --grid 3x3 -n 16
+expect "grid too big exit 1" test "$rc" -eq 1
+expect "grid too big message" has "needs 9 ranks" "$err"
+
+run 3 gemm --grid 1x2 -n 16
+expect "grid leaves idle ranks: refused" test "$rc" -eq 1
+run 3 gemm --grid 1x2 -n 16 --allow-idle --check -i 1
+expect "grid with idle ranks allowed" test "$rc" -eq 0
+
+run 2 gemm --grid 2x2x2
+expect "gemm grid 3D refused" test "$rc" -eq 1
+
+run 1 gemm --help
+expect "help exit 0" test "$rc" -eq 0
+for o in --algo --block --grid --iterations --warmup --check --json --quiet --allow-idle; do
+  expect "help lists $o" has "$o" "$out"
+done
+
+run 2 nosuchcommand
+expect "unknown command exit 2" test "$rc" -eq 2
+
+run 1 version
+expect "version" has "ovl " "$out"
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,135 @@
+/* core: error agreement, option parsing, sizes, statistics, block partition. */
+#include <math.h>
+#include <string.h>
+
+#include "ovl/ovl.h"
+#include "ovltest.h"
+
+static void test_agree(void) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  /* only the last rank fails: every rank must get its code and message */
+  ovl_err local = OVL_OK;
+  if (rank == size - 1) local = ovl_err_set(OVL_ERR_SIZE, "rank %d says no", rank);
+  ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, local);
+  char want[64];
+  snprintf(want, sizeof want, "rank %d says no", size - 1);
+  T_CHECK(rc == OVL_ERR_SIZE, "agreed code %s", ovl_err_name(rc));
+  T_CHECK(strcmp(ovl_errmsg(), want) == 0, "agreed message '%s', want '%s'", ovl_errmsg(), want);
+  /* the largest code wins; ties go to the lowest rank's message */
+  local = ovl_err_set(rank % 2 ? OVL_ERR_IO : OVL_ERR_ARG, "from %d", rank);
+  rc = ovl_err_agree(MPI_COMM_WORLD, local);
+  T_CHECK(rc == (size > 1 ? OVL_ERR_IO : OVL_ERR_ARG), "max code %s", ovl_err_name(rc));
+  T_CHECK(strcmp(ovl_errmsg(), size > 1 ? "from 1" : "from 0") == 0, "tie message '%s'", ovl_errmsg());
+  rc = ovl_err_agree(MPI_COMM_WORLD, OVL_OK);
+  T_CHECK(rc == OVL_OK, "all OK agreed as %s", ovl_err_name(rc));
+  T_CHECK(ovl_err_agree(MPI_COMM_NULL, OVL_ERR_ARG) == OVL_ERR_ARG, "COMM_NULL passes the local code");
+}
+
+static void test_opts(void) {
+  int iters = 10, flag = 0, full = 0;
+  int64_t range[2] = {1, 1}, n = 0;
+  double d = 0;
+  const char *s = NULL, *c = "a";
+  static const char *const choices[] = {"a", "bb", NULL};
+  ovl_opt o[] = {
+      {"iterations", 'i', OVL_OPT_INT, &iters, "I", "iters", NULL, 1, 100},
+      {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX", "sizes", NULL, 0, 1 << 30},
+      {"size", 'n', OVL_OPT_SIZE, &n, "N", "n", NULL, 0, -1},
+      {"full", 'f', OVL_OPT_FLAG, &full, NULL, "full", NULL, 0, -1},
+      {"json", 0, OVL_OPT_FLAG, &flag, NULL, "json", NULL, 0, -1},
+      {"x", 'x', OVL_OPT_DOUBLE, &d, "X", "x", NULL, 0, -1},
+      {"name", 0, OVL_OPT_STRING, &s, "S", "s", NULL, 0, -1},
+      {"pick", 'p', OVL_OPT_CHOICE, &c, "C", "c", choices, 0, -1},
+  };
+  int no = (int)(sizeof o / sizeof o[0]);
+  char *argv1[] = {"prog", "-i", "7", "-m", "4K:1M", "--size=64M", "-f", "--json", "-x", "2.5", "--name", "foo",
+                   "-pbb"};
+  unsigned char given[8];
+  T_OK(ovl_opts_parse(o, no, 13, argv1, 1, given));
+  T_CHECK(iters == 7, "iters %d", iters);
+  T_CHECK(range[0] == 4096 && range[1] == 1048576, "range %lld:%lld", (long long)range[0], (long long)range[1]);
+  T_CHECK(n == 64LL << 20, "size %lld", (long long)n);
+  T_CHECK(full == 1 && flag == 1 && d == 2.5 && strcmp(s, "foo") == 0 && strcmp(c, "bb") == 0, "values");
+  T_CHECK(given[0] && given[1] && given[7], "given flags");
+  char *bad1[] = {"p", "-i", "0"};
+  T_ERR(ovl_opts_parse(o, no, 3, bad1, 1, NULL), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "outside") != NULL, "bound message: %s", ovl_errmsg());
+  char *bad2[] = {"p", "--nope"};
+  T_ERR(ovl_opts_parse(o, no, 2, bad2, 1, NULL), OVL_ERR_ARG);
+  char *bad3[] = {"p", "-i"};
+  T_ERR(ovl_opts_parse(o, no, 2, bad3, 1, NULL), OVL_ERR_ARG);
+  char *bad4[] = {"p", "-m", "8:4"};
+  T_ERR(ovl_opts_parse(o, no, 3, bad4, 1, NULL), OVL_ERR_ARG);
+  char *bad5[] = {"p", "--pick", "zz"};
+  T_ERR(ovl_opts_parse(o, no, 3, bad5, 1, NULL), OVL_ERR_ARG);
+  char *bad6[] = {"p", "-i", "12abc"};
+  T_ERR(ovl_opts_parse(o, no, 3, bad6, 1, NULL), OVL_ERR_ARG);
+  char *bad7[] = {"p", "stray"};
+  T_ERR(ovl_opts_parse(o, no, 2, bad7, 1, NULL), OVL_ERR_ARG);
+  char *bad8[] = {"p", "--json=1"};
+  T_ERR(ovl_opts_parse(o, no, 2, bad8, 1, NULL), OVL_ERR_ARG);
+  char *bad9[] = {"p", "--size", "-5"};
+  T_ERR(ovl_opts_parse(o, no, 3, bad9, 1, NULL), OVL_ERR_ARG);
+  int64_t v;
+  T_OK(ovl_parse_size("8KiB", &v));
+  T_CHECK(v == 8192, "8KiB = %lld", (long long)v);
+  T_ERR(ovl_parse_size("99999999999G", &v), OVL_ERR_ARG);
+  int dims[3], nd;
+  T_OK(ovl_parse_dims("2x3x4", dims, &nd));
+  T_CHECK(nd == 3 && dims[0] == 2 && dims[1] == 3 && dims[2] == 4, "dims");
+  T_ERR(ovl_parse_dims("2x", dims, &nd), OVL_ERR_ARG);
+  T_ERR(ovl_parse_dims("0x2", dims, &nd), OVL_ERR_ARG);
+  T_ERR(ovl_parse_dims("2x2x2x2", dims, &nd), OVL_ERR_ARG);
+}
+
+static void test_blocks_stats(void) {
+  /* the partition covers [0, n) exactly, sizes differ by <= 1, owner agrees */
+  int64_t ns[] = {0, 1, 2, 7, 13, 100, 101};
+  int ps[] = {1, 2, 3, 4, 8};
+  for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+    for (size_t b = 0; b < sizeof ps / sizeof ps[0]; b++) {
+      int64_t n = ns[a], next = 0;
+      int p = ps[b];
+      for (int i = 0; i < p; i++) {
+        T_CHECK(ovl_block_off(n, p, i) == next, "n=%lld p=%d i=%d offset", (long long)n, p, i);
+        int64_t len = ovl_block_len(n, p, i);
+        T_CHECK(len == n / p || len == n / p + 1, "balanced");
+        for (int64_t g = next; g < next + len; g++)
+          T_CHECK(ovl_block_owner(n, p, g) == i, "owner of %lld", (long long)g);
+        next += len;
+      }
+      T_CHECK(next == n, "covers");
+    }
+  double x[] = {5, 1, 4, 2, 3};
+  ovl_stats s = ovl_stats_of(x, 5);
+  T_CHECK(s.min == 1 && s.max == 5 && s.median == 3 && s.mean == 3, "stats odd");
+  s = ovl_stats_of(x, 4);
+  T_CHECK(s.median == 3.0, "stats even median %g", s.median);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  double t[2] = {(double)rank, 10.0 - rank};
+  T_OK(ovl_stats_max_over_ranks(MPI_COMM_WORLD, t, 2, &s));
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  T_CHECK(t[0] == size - 1 && t[1] == 10.0, "max over ranks");
+  T_CHECK(strcmp(ovl_err_name(OVL_ERR_GRID), "OVL_ERR_GRID") == 0, "err names");
+  void *p = NULL;
+  T_ERR(ovl_malloc((size_t)1 << 62, &p), OVL_ERR_NOMEM);
+  T_CHECK(p == NULL, "failed malloc leaves NULL");
+  T_OK(ovl_malloc(0, &p));
+  T_CHECK(p != NULL, "malloc(0) is valid");
+  ovl_free(&p);
+  T_CHECK(p == NULL, "free nulls");
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  test_agree();
+  test_opts();
+  test_blocks_stats();
+  int rc = t_finish("test_core");
+  MPI_Finalize();
+  return rc;
+}
