@@ -5,6 +5,7 @@
 
 #include "ovl/core.h"
 #include "ovl/opts.h"
+#include "ovl/comm.h"
 #include "ovl/grid.h"
 #include "ovl/dist.h"
 #include "ovl/kernels.h"

@@ -1,0 +1,226 @@
+/* ovl communication layer: requests, nonblocking collectives with two back
+ * ends, lanes (N_DUP duplicated communicators), pipelines driven in arrival
+ * order, and active subsets of ranks for multiple processes per node.
+ *
+ * Data are doubles; counts are in elements. Reductions are sums.
+ *
+ * Back ends (chosen at run time in ovl_coll_cfg):
+ *  - OVL_BACKEND_MPI: the MPI library's nonblocking collectives
+ *    (MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce, MPI_Iallgather, MPI_Ialltoall).
+ *  - OVL_BACKEND_OWN: ovl's own nonblocking collectives, schedules of rounds
+ *    of MPI_Isend/MPI_Irecv (plus local sums and copies) progressed by
+ *    ovl_req_test/ovl_req_wait. They behave the same on every MPI library
+ *    (and in SMPI, whose MPI_Ibcast/MPI_Ireduce are flat trees).
+ *
+ * Own schedules tag their messages with a per-communicator sequence number,
+ * so any number of them may be in flight on one communicator as long as all
+ * ranks start them in the same order (the MPI rule for collectives). Use
+ * communicators that carry no other point-to-point traffic (lanes are
+ * duplicates made for this).
+ */
+#ifndef OVL_COMM_H
+#define OVL_COMM_H
+
+#include <stdint.h>
+
+#include "ovl/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- requests ------------------------------------------------------------ */
+
+/* A pending nonblocking operation (MPI request or own schedule). NULL is the
+ * null request; completion frees it and sets it to NULL. */
+typedef struct ovl_req_s *ovl_req;
+#define OVL_REQ_NULL ((ovl_req)0)
+
+/* Progress *req once; *done = 1 (and *req = NULL) when complete. A NULL
+ * request is complete. LOCAL. */
+ovl_err ovl_req_test(ovl_req *req, int *done);
+/* Block until *req completes. LOCAL. */
+ovl_err ovl_req_wait(ovl_req *req);
+/* Block until all complete. LOCAL. */
+ovl_err ovl_req_waitall(int n, ovl_req *reqs);
+/* Block until one non-NULL request completes; *index receives it (or -1
+ * when all are NULL). Requests complete in the order the network finishes
+ * them (arrival order). LOCAL. */
+ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index);
+/* Progress every request once (for computation loops: call every k panels);
+ * *ncomplete receives how many completed. LOCAL. */
+ovl_err ovl_req_progress(int n, ovl_req *reqs, int *ncomplete);
+/* Number of live (created, not yet completed) requests in this process: a
+ * leak check for tests. LOCAL. */
+int64_t ovl_req_live(void);
+
+/* ---- collective configuration ------------------------------------------- */
+
+typedef enum ovl_backend { OVL_BACKEND_MPI = 0, OVL_BACKEND_OWN = 1 } ovl_backend;
+
+typedef enum ovl_alg {
+  OVL_ALG_AUTO = 0,
+  /* bcast */
+  OVL_BCAST_BINOMIAL,
+  OVL_BCAST_SCATTER_ALLGATHER, /* binomial scatter + ring allgather (van de Geijn) */
+  OVL_BCAST_CHAIN,             /* segmented pipelined chain */
+  OVL_BCAST_HIER,              /* two levels: between groups, then inside groups (HSUMMA) */
+  /* reduce (sum) */
+  OVL_REDUCE_BINOMIAL,
+  OVL_REDUCE_RABENSEIFNER, /* reduce-scatter (recursive halving, ring when p is not a power of 2) + binomial gather */
+  /* allreduce (sum) */
+  OVL_ALLREDUCE_RABENSEIFNER, /* reduce-scatter + allgather (recursive doubling when p is a power of 2) */
+  OVL_ALLREDUCE_RING,         /* ring reduce-scatter + ring allgather */
+  /* allgather */
+  OVL_ALLGATHER_RING,
+  OVL_ALLGATHER_RECDBL, /* recursive doubling (ring when p is not a power of 2) */
+  /* alltoall */
+  OVL_ALLTOALL_RING,
+  OVL_ALLTOALL_PAIRWISE, /* XOR pairing (ring order when p is not a power of 2) */
+  OVL_ALG_COUNT
+} ovl_alg;
+
+typedef struct ovl_coll_cfg {
+  ovl_backend backend;
+  ovl_alg bcast, reduce, allreduce, allgather, alltoall; /* own back end; AUTO picks by size */
+  int64_t segment;                                       /* chain bcast segment (elements); 0: 16384 */
+  int hier_group;                                        /* hier bcast group size; 0: ~sqrt(p) */
+} ovl_coll_cfg;
+
+/* Defaults: MPI back end, AUTO algorithms. LOCAL. */
+ovl_coll_cfg ovl_coll_cfg_default(void);
+/* Algorithm names ("binomial", "scatter-allgather", "chain", "hier",
+ * "rabenseifner", "ring", "recdbl", "pairwise", "auto") for a collective
+ * ("bcast", "reduce", "allreduce", "allgather", "alltoall"). LOCAL. */
+const char *ovl_alg_name(ovl_alg a);
+ovl_err ovl_alg_parse(const char *collective, const char *name, ovl_alg *out);
+/* "mpi" or "own". LOCAL. */
+ovl_err ovl_backend_parse(const char *name, ovl_backend *out);
+const char *ovl_backend_name(ovl_backend b);
+
+/* ---- nonblocking collectives on one communicator ---------------------------
+ * COLLECTIVE over comm (every rank calls it, in the same order as the other
+ * collectives on comm); they only start the operation: complete *req with
+ * ovl_req_test/wait. Buffers must stay valid until completion. Argument
+ * errors are LOCAL checks returned without agreement (callers that take
+ * user input validate first); they never leave a partial operation posted. */
+
+ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg, ovl_req *req);
+/* rbuf significant at root only; sbuf == rbuf allowed at root (in place). */
+ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                    ovl_req *req);
+/* sbuf == rbuf allowed (in place). */
+ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                       ovl_req *req);
+/* Each rank contributes n elements; rbuf holds p*n, rank r's at r*n.
+ * sbuf == rbuf + rank*n allowed (in place). */
+ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                       ovl_req *req);
+/* sbuf and rbuf hold p blocks of n; block j of sbuf goes to rank j. */
+ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                      ovl_req *req);
+/* Point-to-point as requests. */
+ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm, ovl_req *req);
+ovl_err ovl_irecv(double *buf, int64_t n, int src, int tag, MPI_Comm comm, ovl_req *req);
+
+/* ---- lanes ----------------------------------------------------------------- */
+
+/* N_DUP duplicates of one communicator, made once and reused. */
+typedef struct ovl_lanes_s *ovl_lanes;
+
+/* COLLECTIVE over comm. comm == MPI_COMM_NULL gives an empty lane set (for
+ * ranks outside a grid). Errors (agreed over comm): OVL_ERR_ARG when ndup < 1
+ * or ndup > OVL_LANES_MAX. */
+#define OVL_LANES_MAX 64
+ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out);
+/* NULL-safe; nulls *L. COLLECTIVE over the communicator. */
+ovl_err ovl_lanes_destroy(ovl_lanes *L);
+int ovl_lanes_count(ovl_lanes L);
+MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane);
+int ovl_lanes_size(ovl_lanes L);
+int ovl_lanes_rank(ovl_lanes L);
+
+/* Part c of n elements split into ndup contiguous parts of ceil(n/ndup)
+ * elements, the last part shorter, trailing parts empty when ndup > n.
+ * LOCAL. */
+void ovl_lanes_part(int64_t n, int ndup, int c, int64_t *off, int64_t *len);
+
+/* Split collectives: part c travels on lane c. The i-forms post all parts
+ * and fill reqs[0..ndup-1]; the plain forms also wait. COLLECTIVE over the
+ * lanes' communicator. With ndup == 1 they are the plain operation. */
+ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg, ovl_req *reqs);
+ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
+                          const ovl_coll_cfg *cfg, ovl_req *reqs);
+ovl_err ovl_lanes_iallreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
+                             ovl_req *reqs);
+/* Each rank's n elements are split into parts; part c of every rank travels
+ * on lane c and lands in place in rbuf (p blocks of n). */
+ovl_err ovl_lanes_iallgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg,
+                             ovl_req *reqs);
+ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl_req *reqs);
+ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *reqs);
+
+ovl_err ovl_lanes_bcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg);
+ovl_err ovl_lanes_reduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
+                         const ovl_coll_cfg *cfg);
+ovl_err ovl_lanes_allreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg);
+ovl_err ovl_lanes_allgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg);
+
+/* ---- pipelines --------------------------------------------------------------
+ * A pipeline runs nparts chains of nstages stages. post(ctx, part, stage,
+ * &req) starts stage `stage` of part `part` (returning OVL_REQ_NULL when this
+ * rank has nothing to wait for in it). Stage s+1 of part c is posted as soon
+ * as stage s of part c completes, in the order completions arrive
+ * (ovl_req_waitany), not in loop order. Stage 0 of every part is posted
+ * first, in part order. */
+typedef ovl_err (*ovl_stage_post)(void *ctx, int part, int stage, ovl_req *req);
+
+/* One record per (part, stage): when it was posted and completed, seconds
+ * since the pipeline started; `order` is the completion rank (0 = first). */
+typedef struct ovl_pipe_event {
+  double t_post, t_done;
+  int order;
+} ovl_pipe_event;
+
+/* Runs to completion. events (nparts*nstages, index part*nstages + stage) may
+ * be NULL. LOCAL (the stages it posts are whatever they are). */
+ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events);
+
+/* ---- active subsets (multiple processes per node) ----------------------------
+ * Of the ranks of comm on each node (MPI_Comm_split_type SHARED), the first
+ * k by rank are active. Active ranks do the work in `active_comm` (ordered by
+ * node, then by rank on the node: ranks on a node are consecutive); the
+ * others sleep in MPI_Ibarrier + MPI_Test + usleep until the active ranks are
+ * done and release them. */
+typedef struct ovl_active_s *ovl_active;
+
+/* COLLECTIVE over comm. k >= 1 (k larger than a node's rank count makes all
+ * its ranks active). sleep_us: polling interval of sleepers (0: 10000). */
+ovl_err ovl_active_create(MPI_Comm comm, int k, int sleep_us, ovl_active *out);
+ovl_err ovl_active_destroy(ovl_active *a);
+int ovl_active_is_active(ovl_active a);
+MPI_Comm ovl_active_comm(ovl_active a);  /* MPI_COMM_NULL on sleepers */
+MPI_Comm ovl_active_node_comm(ovl_active a); /* all ranks of this node */
+int ovl_active_nodes(ovl_active a);
+/* Run fn(ctx) on the active ranks while the others sleep; returns fn's
+ * result agreed over comm. COLLECTIVE over comm. *slept_polls (may be NULL)
+ * receives how many times this rank polled (0 on active ranks). */
+ovl_err ovl_active_run(ovl_active a, ovl_err (*fn)(void *ctx), void *ctx, int64_t *slept_polls);
+
+/* Node-shared memory (MPI-3 shared windows): `bytes` per node, allocated
+ * once on the node's first rank and mapped by all ranks of the node, so
+ * changing the active count moves no data inside a node. COLLECTIVE over the
+ * node communicator of a. */
+typedef struct ovl_shm_s *ovl_shm;
+ovl_err ovl_shm_create(ovl_active a, size_t bytes, ovl_shm *out);
+ovl_err ovl_shm_destroy(ovl_shm *s);
+void *ovl_shm_ptr(ovl_shm s);
+size_t ovl_shm_bytes(ovl_shm s);
+/* MPI_Win_sync + barrier on the node: makes stores visible. COLLECTIVE over
+ * the node communicator. */
+ovl_err ovl_shm_fence(ovl_shm s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,270 @@
+/* Nonblocking collectives: argument checks, algorithm choice, and the two
+ * back ends (the MPI library's, or ovl's own schedules). */
+#include <limits.h>
+#include <string.h>
+
+#include "comm/comm_impl.h"
+
+ovl_coll_cfg ovl_coll_cfg_default(void) {
+  ovl_coll_cfg c = {OVL_BACKEND_MPI, OVL_ALG_AUTO, OVL_ALG_AUTO, OVL_ALG_AUTO, OVL_ALG_AUTO, OVL_ALG_AUTO, 0, 0};
+  return c;
+}
+
+static const struct {
+  ovl_alg alg;
+  const char *coll, *name;
+} k_algs[] = {
+    {OVL_BCAST_BINOMIAL, "bcast", "binomial"},
+    {OVL_BCAST_SCATTER_ALLGATHER, "bcast", "scatter-allgather"},
+    {OVL_BCAST_CHAIN, "bcast", "chain"},
+    {OVL_BCAST_HIER, "bcast", "hier"},
+    {OVL_REDUCE_BINOMIAL, "reduce", "binomial"},
+    {OVL_REDUCE_RABENSEIFNER, "reduce", "rabenseifner"},
+    {OVL_ALLREDUCE_RABENSEIFNER, "allreduce", "rabenseifner"},
+    {OVL_ALLREDUCE_RING, "allreduce", "ring"},
+    {OVL_ALLGATHER_RING, "allgather", "ring"},
+    {OVL_ALLGATHER_RECDBL, "allgather", "recdbl"},
+    {OVL_ALLTOALL_RING, "alltoall", "ring"},
+    {OVL_ALLTOALL_PAIRWISE, "alltoall", "pairwise"},
+};
+#define N_ALGS ((int)(sizeof k_algs / sizeof k_algs[0]))
+
+const char *ovl_alg_name(ovl_alg a) {
+  if (a == OVL_ALG_AUTO) return "auto";
+  for (int i = 0; i < N_ALGS; i++)
+    if (k_algs[i].alg == a) return k_algs[i].name;
+  return "unknown";
+}
+
+ovl_err ovl_alg_parse(const char *coll, const char *name, ovl_alg *out) {
+  if (strcmp(name, "auto") == 0) {
+    *out = OVL_ALG_AUTO;
+    return OVL_OK;
+  }
+  int known = 0;
+  for (int i = 0; i < N_ALGS; i++) {
+    if (strcmp(k_algs[i].coll, coll) != 0) continue;
+    known = 1;
+    if (strcmp(k_algs[i].name, name) == 0) {
+      *out = k_algs[i].alg;
+      return OVL_OK;
+    }
+  }
+  if (!known) return ovl_err_set(OVL_ERR_ARG, "unknown collective '%s'", coll);
+  char list[256] = "auto";
+  for (int i = 0; i < N_ALGS; i++)
+    if (strcmp(k_algs[i].coll, coll) == 0) {
+      strncat(list, ", ", sizeof list - strlen(list) - 1);
+      strncat(list, k_algs[i].name, sizeof list - strlen(list) - 1);
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a %s algorithm (one of: %s)", name, coll, list);
+}
+
+const char *ovl_backend_name(ovl_backend b) { return b == OVL_BACKEND_OWN ? "own" : "mpi"; }
+
+ovl_err ovl_backend_parse(const char *name, ovl_backend *out) {
+  if (strcmp(name, "mpi") == 0) *out = OVL_BACKEND_MPI;
+  else if (strcmp(name, "own") == 0) *out = OVL_BACKEND_OWN;
+  else return ovl_err_set(OVL_ERR_ARG, "'%s' is not a collective back end (mpi or own)", name);
+  return OVL_OK;
+}
+
+/* ---- common checks ------------------------------------------------------------ */
+
+static ovl_err check_common(MPI_Comm comm, int64_t n, int root, int has_root, int *p, int *rank) {
+  OVL_CHECK(comm != MPI_COMM_NULL, OVL_ERR_ARG, "collective called on MPI_COMM_NULL");
+  OVL_CHECK(n >= 0, OVL_ERR_ARG, "element count must be >= 0, got %lld", (long long)n);
+  OVL_MPI(MPI_Comm_size(comm, p));
+  OVL_MPI(MPI_Comm_rank(comm, rank));
+  OVL_CHECK(!has_root || (root >= 0 && root < *p), OVL_ERR_ARG, "root %d outside [0, %d)", root, *p);
+  return OVL_OK;
+}
+
+static const ovl_coll_cfg *cfg_or_default(const ovl_coll_cfg *cfg) {
+  static ovl_coll_cfg def;
+  if (cfg) return cfg;
+  def = ovl_coll_cfg_default();
+  return &def;
+}
+
+/* The MPI back end passes counts as int. */
+static ovl_err check_int(int64_t n) {
+  OVL_CHECK(n <= INT_MAX, OVL_ERR_SIZE, "%lld elements exceed what one MPI call can move; use lanes or the own back end",
+            (long long)n);
+  return OVL_OK;
+}
+
+/* Start an own schedule built by the caller in r->s. */
+static ovl_err start_sched(ovl_req *req, ovl_req r) {
+  ovl_err rc = sched_commit(&r->s);
+  int done = 0;
+  if (rc == OVL_OK) rc = sched_progress(&r->s, &done);
+  if (rc != OVL_OK) {
+    req_free(&r);
+    *req = NULL;
+    return rc;
+  }
+  if (done) {
+    req_free(&r);
+    *req = NULL;
+  } else {
+    *req = r;
+  }
+  return OVL_OK;
+}
+
+#define BUILD_OWN(comm, call)                                                                                          \
+  do {                                                                                                                 \
+    ovl_req r_ = NULL;                                                                                                 \
+    OVL_TRY(req_new_sched(&r_));                                                                                       \
+    sched_init(&r_->s, (comm));                                                                                        \
+    ovl_err rc_ = (call);                                                                                              \
+    if (rc_ != OVL_OK) {                                                                                               \
+      req_free(&r_);                                                                                                   \
+      return rc_;                                                                                                      \
+    }                                                                                                                  \
+    return start_sched(req, r_);                                                                                       \
+  } while (0)
+
+#define START_MPI(call, what)                                                                                          \
+  do {                                                                                                                 \
+    ovl_req r_ = NULL;                                                                                                 \
+    OVL_TRY(req_new_mpi(&r_));                                                                                         \
+    MPI_Request *mreq = &r_->mreq;                                                                                     \
+    int mrc_ = (call);                                                                                                 \
+    if (mrc_ != MPI_SUCCESS) {                                                                                         \
+      req_free(&r_);                                                                                                   \
+      return ovl_err_mpi(mrc_, what);                                                                                  \
+    }                                                                                                                  \
+    *req = r_;                                                                                                         \
+    return OVL_OK;                                                                                                     \
+  } while (0)
+
+/* ---- bcast / reduce / allreduce / allgather / alltoall -------------------------- */
+
+static int pow2(int p) { return (p & (p - 1)) == 0; }
+
+ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg, ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  cfg = cfg_or_default(cfg);
+  OVL_TRY(check_common(comm, n, root, 1, &p, &rank));
+  if (cfg->backend == OVL_BACKEND_MPI) {
+    OVL_TRY(check_int(n));
+    START_MPI(MPI_Ibcast(buf, (int)n, MPI_DOUBLE, root, comm, mreq), "MPI_Ibcast");
+  }
+  ovl_alg a = cfg->bcast;
+  if (a == OVL_ALG_AUTO) a = (p <= 2 || n * 8 < 65536) ? OVL_BCAST_BINOMIAL : OVL_BCAST_SCATTER_ALLGATHER;
+  BUILD_OWN(comm, own_bcast(&r_->s, a, buf, n, root, p, rank, cfg));
+}
+
+ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                    ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  cfg = cfg_or_default(cfg);
+  OVL_TRY(check_common(comm, n, root, 1, &p, &rank));
+  if (cfg->backend == OVL_BACKEND_MPI) {
+    OVL_TRY(check_int(n));
+    const void *s = rank == root && sbuf == rbuf ? MPI_IN_PLACE : (const void *)sbuf;
+    START_MPI(MPI_Ireduce(s, rbuf, (int)n, MPI_DOUBLE, MPI_SUM, root, comm, mreq), "MPI_Ireduce");
+  }
+  ovl_alg a = cfg->reduce;
+  if (a == OVL_ALG_AUTO) a = (p <= 2 || n * 8 < 65536) ? OVL_REDUCE_BINOMIAL : OVL_REDUCE_RABENSEIFNER;
+  BUILD_OWN(comm, own_reduce(&r_->s, a, sbuf, rbuf, n, root, p, rank));
+}
+
+ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                       ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  cfg = cfg_or_default(cfg);
+  OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
+  if (cfg->backend == OVL_BACKEND_MPI) {
+    OVL_TRY(check_int(n));
+    const void *s = sbuf == rbuf ? MPI_IN_PLACE : (const void *)sbuf;
+    START_MPI(MPI_Iallreduce(s, rbuf, (int)n, MPI_DOUBLE, MPI_SUM, comm, mreq), "MPI_Iallreduce");
+  }
+  ovl_alg a = cfg->allreduce == OVL_ALG_AUTO ? OVL_ALLREDUCE_RABENSEIFNER : cfg->allreduce;
+  BUILD_OWN(comm, own_allreduce(&r_->s, a, sbuf, rbuf, n, p, rank));
+}
+
+ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                       ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  cfg = cfg_or_default(cfg);
+  OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
+  if (cfg->backend == OVL_BACKEND_MPI) {
+    OVL_TRY(check_int(n * p));
+    const void *s = sbuf == rbuf + rank * n ? MPI_IN_PLACE : (const void *)sbuf;
+    START_MPI(MPI_Iallgather(s, (int)n, MPI_DOUBLE, rbuf, (int)n, MPI_DOUBLE, comm, mreq), "MPI_Iallgather");
+  }
+  ovl_alg a = cfg->allgather;
+  if (a == OVL_ALG_AUTO) a = pow2(p) && n * 8 * p < 524288 ? OVL_ALLGATHER_RECDBL : OVL_ALLGATHER_RING;
+  BUILD_OWN(comm, own_allgather(&r_->s, a, sbuf, rbuf, n, n, p, rank));
+}
+
+ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                      ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  cfg = cfg_or_default(cfg);
+  OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
+  OVL_CHECK(sbuf != rbuf || n == 0, OVL_ERR_ARG, "alltoall cannot run in place");
+  if (cfg->backend == OVL_BACKEND_MPI) {
+    OVL_TRY(check_int(n * p));
+    START_MPI(MPI_Ialltoall(sbuf, (int)n, MPI_DOUBLE, rbuf, (int)n, MPI_DOUBLE, comm, mreq), "MPI_Ialltoall");
+  }
+  ovl_alg a = cfg->alltoall;
+  if (a == OVL_ALG_AUTO) a = pow2(p) ? OVL_ALLTOALL_PAIRWISE : OVL_ALLTOALL_RING;
+  BUILD_OWN(comm, own_alltoall(&r_->s, a, sbuf, rbuf, n, p, rank));
+}
+
+ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm, ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  OVL_TRY(check_common(comm, n, dest, 1, &p, &rank));
+  OVL_TRY(check_int(n));
+  START_MPI(MPI_Isend(buf, (int)n, MPI_DOUBLE, dest, tag, comm, mreq), "MPI_Isend");
+}
+
+ovl_err ovl_irecv(double *buf, int64_t n, int src, int tag, MPI_Comm comm, ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  OVL_TRY(check_common(comm, n, src, 1, &p, &rank));
+  OVL_TRY(check_int(n));
+  START_MPI(MPI_Irecv(buf, (int)n, MPI_DOUBLE, src, tag, comm, mreq), "MPI_Irecv");
+}
+
+/* Allgather of strided blocks (lanes): block r has len elements at
+ * base + r*stride. Internal to the comm layer. */
+ovl_err coll_iallgather_strided(const double *sbuf, double *base, int64_t len, int64_t stride, MPI_Comm comm,
+                                const ovl_coll_cfg *cfg, ovl_req *req) {
+  int p, rank;
+  *req = NULL;
+  cfg = cfg_or_default(cfg);
+  OVL_TRY(check_common(comm, len, 0, 0, &p, &rank));
+  if (cfg->backend == OVL_BACKEND_MPI) {
+    OVL_TRY(check_int(len));
+    MPI_Datatype blk = MPI_DATATYPE_NULL, rsz = MPI_DATATYPE_NULL;
+    OVL_MPI(MPI_Type_contiguous((int)len, MPI_DOUBLE, &blk));
+    OVL_MPI(MPI_Type_create_resized(blk, 0, (MPI_Aint)(stride * (int64_t)sizeof(double)), &rsz));
+    OVL_MPI(MPI_Type_commit(&rsz));
+    MPI_Type_free(&blk);
+    const void *s = sbuf == base + rank * stride ? MPI_IN_PLACE : (const void *)sbuf;
+    ovl_req r = NULL;
+    ovl_err rc = req_new_mpi(&r);
+    int mrc = rc == OVL_OK ? MPI_Iallgather(s, (int)len, MPI_DOUBLE, base, 1, rsz, comm, &r->mreq) : MPI_SUCCESS;
+    MPI_Type_free(&rsz); /* safe: a pending operation keeps its own reference */
+    OVL_TRY(rc);
+    if (mrc != MPI_SUCCESS) {
+      req_free(&r);
+      return ovl_err_mpi(mrc, "MPI_Iallgather");
+    }
+    *req = r;
+    return OVL_OK;
+  }
+  ovl_alg a = cfg->allgather == OVL_ALG_AUTO ? OVL_ALLGATHER_RING : cfg->allgather;
+  BUILD_OWN(comm, own_allgather(&r_->s, a, sbuf, base, len, stride, p, rank));
+}

@@ -1,0 +1,135 @@
+/* Lanes: N_DUP duplicates of one communicator, and collectives split over
+ * them (part c of the data travels on lane c). */
+#include <stdlib.h>
+
+#include "comm/comm_impl.h"
+
+struct ovl_lanes_s {
+  int ndup, size, rank;
+  MPI_Comm comm[OVL_LANES_MAX];
+};
+
+void ovl_lanes_part(int64_t n, int ndup, int c, int64_t *off, int64_t *len) {
+  int64_t chunk = ndup > 0 ? (n + ndup - 1) / ndup : n;
+  int64_t o = chunk * c;
+  if (o > n) o = n;
+  int64_t e = o + chunk > n ? n : o + chunk;
+  *off = o;
+  *len = e - o;
+}
+
+ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out) {
+  ovl_err rc = OVL_OK;
+  *out = NULL;
+  if (ndup < 1 || ndup > OVL_LANES_MAX)
+    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
+  ovl_lanes L = NULL;
+  if (rc == OVL_OK) {
+    L = calloc(1, sizeof *L);
+    if (!L) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a lane set");
+  }
+  if (comm != MPI_COMM_NULL) rc = ovl_err_agree(comm, rc);
+  if (rc != OVL_OK) {
+    free(L);
+    return rc;
+  }
+  L->ndup = ndup;
+  for (int c = 0; c < OVL_LANES_MAX; c++) L->comm[c] = MPI_COMM_NULL;
+  if (comm == MPI_COMM_NULL) {
+    L->ndup = 0;
+    L->rank = -1;
+    *out = L;
+    return OVL_OK;
+  }
+  OVL_MPI(MPI_Comm_size(comm, &L->size));
+  OVL_MPI(MPI_Comm_rank(comm, &L->rank));
+  for (int c = 0; c < ndup; c++) OVL_MPI(MPI_Comm_dup(comm, &L->comm[c]));
+  *out = L;
+  return OVL_OK;
+}
+
+ovl_err ovl_lanes_destroy(ovl_lanes *Lp) {
+  if (!Lp || !*Lp) return OVL_OK;
+  for (int c = 0; c < (*Lp)->ndup; c++)
+    if ((*Lp)->comm[c] != MPI_COMM_NULL) MPI_Comm_free(&(*Lp)->comm[c]);
+  free(*Lp);
+  *Lp = NULL;
+  return OVL_OK;
+}
+
+int ovl_lanes_count(ovl_lanes L) { return L->ndup; }
+MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane) {
+  return lane >= 0 && lane < L->ndup ? L->comm[lane] : MPI_COMM_NULL;
+}
+int ovl_lanes_size(ovl_lanes L) { return L->size; }
+int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
+
+/* Post one operation per non-empty part; on failure, wait for what was
+ * posted (the other ranks posted it too) and return the error. */
+#define FOR_PARTS(L, n, body)                                                                                          \
+  do {                                                                                                                 \
+    for (int c = 0; c < (L)->ndup; c++) reqs[c] = OVL_REQ_NULL;                                                        \
+    for (int c = 0; c < (L)->ndup; c++) {                                                                              \
+      int64_t off, len;                                                                                                \
+      ovl_lanes_part((n), (L)->ndup, c, &off, &len);                                                                   \
+      if (len == 0) continue;                                                                                          \
+      MPI_Comm lc = (L)->comm[c];                                                                                      \
+      ovl_err rc_ = (body);                                                                                            \
+      if (rc_ != OVL_OK) {                                                                                             \
+        ovl_req_waitall(c, reqs);                                                                                      \
+        return rc_;                                                                                                    \
+      }                                                                                                                \
+    }                                                                                                                  \
+    return OVL_OK;                                                                                                     \
+  } while (0)
+
+ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg, ovl_req *reqs) {
+  FOR_PARTS(L, n, ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
+}
+
+ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
+                          const ovl_coll_cfg *cfg, ovl_req *reqs) {
+  FOR_PARTS(L, n, ovl_ireduce(sbuf + off, rbuf ? rbuf + off : NULL, len, root, lc, cfg, &reqs[c]));
+}
+
+ovl_err ovl_lanes_iallreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
+                             ovl_req *reqs) {
+  FOR_PARTS(L, n, ovl_iallreduce(sbuf + off, rbuf + off, len, lc, cfg, &reqs[c]));
+}
+
+ovl_err ovl_lanes_iallgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg,
+                             ovl_req *reqs) {
+  const double *mine = sbuf == rbuf + (int64_t)L->rank * n ? NULL : sbuf;
+  FOR_PARTS(L, n,
+            coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc,
+                                    cfg, &reqs[c]));
+}
+
+ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl_req *reqs) {
+  FOR_PARTS(L, n, ovl_isend(buf + off, len, dest, 0, lc, &reqs[c]));
+}
+
+ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *reqs) {
+  FOR_PARTS(L, n, ovl_irecv(buf + off, len, src, 0, lc, &reqs[c]));
+}
+
+#define BLOCKING(L, icall)                                                                                             \
+  do {                                                                                                                 \
+    ovl_req reqs[OVL_LANES_MAX];                                                                                       \
+    OVL_TRY(icall);                                                                                                    \
+    return ovl_req_waitall((L)->ndup, reqs);                                                                           \
+  } while (0)
+
+ovl_err ovl_lanes_bcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg) {
+  BLOCKING(L, ovl_lanes_ibcast(L, buf, n, root, cfg, reqs));
+}
+ovl_err ovl_lanes_reduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
+                         const ovl_coll_cfg *cfg) {
+  BLOCKING(L, ovl_lanes_ireduce(L, sbuf, rbuf, n, root, cfg, reqs));
+}
+ovl_err ovl_lanes_allreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg) {
+  BLOCKING(L, ovl_lanes_iallreduce(L, sbuf, rbuf, n, cfg, reqs));
+}
+ovl_err ovl_lanes_allgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg) {
+  BLOCKING(L, ovl_lanes_iallgather(L, sbuf, n, rbuf, cfg, reqs));
+}

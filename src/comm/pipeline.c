@@ -1,0 +1,61 @@
+/* Pipeline engine: chains of stages per part, advanced in arrival order. */
+#include <stdlib.h>
+
+#include "comm/comm_impl.h"
+
+ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events) {
+  OVL_CHECK(nparts >= 0 && nstages >= 0 && post != NULL, OVL_ERR_ARG,
+            "pipeline needs nparts >= 0, nstages >= 0 and a post function");
+  if (nparts == 0 || nstages == 0) return OVL_OK;
+  ovl_req *reqs = calloc((size_t)nparts, sizeof *reqs);
+  int *stage = calloc((size_t)nparts, sizeof *stage);
+  if (!reqs || !stage) {
+    free(reqs);
+    free(stage);
+    return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a pipeline of %d parts", nparts);
+  }
+  double t0 = ovl_time();
+  int order = 0, remaining = nparts;
+  ovl_err rc = OVL_OK;
+  /* Post stage s of part c; stages with nothing to wait for complete at once
+   * and the chain moves on. */
+#define EV(c, s) events[(c) * nstages + (s)]
+  for (int c = 0; c < nparts && rc == OVL_OK; c++) {
+    for (;;) {
+      if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
+      rc = post(ctx, c, stage[c], &reqs[c]);
+      if (rc != OVL_OK || reqs[c] != OVL_REQ_NULL) break;
+      if (events) EV(c, stage[c]).t_done = ovl_time() - t0, EV(c, stage[c]).order = order;
+      order++;
+      if (++stage[c] == nstages) {
+        remaining--;
+        break;
+      }
+    }
+  }
+  while (rc == OVL_OK && remaining > 0) {
+    int c = -1;
+    rc = ovl_req_waitany(nparts, reqs, &c);
+    if (rc != OVL_OK) break;
+    if (c < 0) {
+      rc = ovl_err_set(OVL_ERR_INTERNAL, "pipeline: %d chains pending but no request live", remaining);
+      break;
+    }
+    for (;;) {
+      if (events) EV(c, stage[c]).t_done = ovl_time() - t0, EV(c, stage[c]).order = order;
+      order++;
+      if (++stage[c] == nstages) {
+        remaining--;
+        break;
+      }
+      if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
+      rc = post(ctx, c, stage[c], &reqs[c]);
+      if (rc != OVL_OK || reqs[c] != OVL_REQ_NULL) break;
+    }
+  }
+#undef EV
+  if (rc != OVL_OK) ovl_req_waitall(nparts, reqs); /* do not leave posted operations behind */
+  free(reqs);
+  free(stage);
+  return rc;
+}

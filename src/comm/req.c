@@ -1,0 +1,117 @@
+/* Requests: MPI requests and own schedules behind one handle. */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "comm/comm_impl.h"
+
+static int64_t g_live = 0;
+
+int64_t ovl_req_live(void) { return g_live; }
+
+static ovl_err req_new(req_kind kind, ovl_req *out) {
+  ovl_req r = calloc(1, sizeof *r);
+  if (!r) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a request");
+  r->kind = kind;
+  r->mreq = MPI_REQUEST_NULL;
+  g_live++;
+  *out = r;
+  return OVL_OK;
+}
+ovl_err req_new_mpi(ovl_req *out) { return req_new(REQ_MPI, out); }
+ovl_err req_new_sched(ovl_req *out) { return req_new(REQ_SCHED, out); }
+
+void req_free(ovl_req *rp) {
+  ovl_req r = *rp;
+  if (!r) return;
+  if (r->kind == REQ_SCHED) sched_free(&r->s);
+  free(r);
+  g_live--;
+  *rp = NULL;
+}
+
+ovl_err ovl_req_test(ovl_req *req, int *done) {
+  ovl_req r = *req;
+  *done = 1;
+  if (r == NULL) return OVL_OK;
+  if (r->kind == REQ_MPI) {
+    OVL_MPI(MPI_Test(&r->mreq, done, MPI_STATUS_IGNORE));
+  } else {
+    OVL_TRY(sched_progress(&r->s, done));
+  }
+  if (*done) req_free(req);
+  return OVL_OK;
+}
+
+ovl_err ovl_req_wait(ovl_req *req) {
+  ovl_req r = *req;
+  if (r == NULL) return OVL_OK;
+  if (r->kind == REQ_MPI) {
+    OVL_MPI(MPI_Wait(&r->mreq, MPI_STATUS_IGNORE));
+    req_free(req);
+    return OVL_OK;
+  }
+  for (;;) {
+    int done = 0;
+    OVL_TRY(ovl_req_test(req, &done));
+    if (done) return OVL_OK;
+    sched_yield(); /* let other ranks sharing this core progress */
+  }
+}
+
+ovl_err ovl_req_waitall(int n, ovl_req *reqs) {
+  for (int i = 0; i < n; i++) OVL_TRY(ovl_req_wait(&reqs[i]));
+  return OVL_OK;
+}
+
+ovl_err ovl_req_progress(int n, ovl_req *reqs, int *ncomplete) {
+  int c = 0;
+  for (int i = 0; i < n; i++) {
+    if (reqs[i] == NULL) continue;
+    int done = 0;
+    OVL_TRY(ovl_req_test(&reqs[i], &done));
+    c += done;
+  }
+  if (ncomplete) *ncomplete = c;
+  return OVL_OK;
+}
+
+ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
+  int live = 0, all_mpi = 1;
+  *index = -1;
+  for (int i = 0; i < n; i++)
+    if (reqs[i]) {
+      live++;
+      if (reqs[i]->kind != REQ_MPI) all_mpi = 0;
+    }
+  if (live == 0) return OVL_OK;
+  if (all_mpi) { /* let MPI block efficiently */
+    MPI_Request stack[64], *m = n <= 64 ? stack : malloc(sizeof(MPI_Request) * (size_t)n);
+    if (!m) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %d requests", n);
+    for (int i = 0; i < n; i++) m[i] = reqs[i] ? reqs[i]->mreq : MPI_REQUEST_NULL;
+    int idx = MPI_UNDEFINED, rc = MPI_Waitany(n, m, &idx, MPI_STATUS_IGNORE);
+    if (m != stack) free(m);
+    if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Waitany");
+    if (idx == MPI_UNDEFINED) return OVL_OK;
+    reqs[idx]->mreq = MPI_REQUEST_NULL;
+    req_free(&reqs[idx]);
+    *index = idx;
+    return OVL_OK;
+  }
+  /* mixed or own schedules: poll every live request until one completes,
+   * starting after the last index so no request is favoured */
+  static int start = 0;
+  for (;;) {
+    for (int k = 0; k < n; k++) {
+      int i = (start + k) % n;
+      if (!reqs[i]) continue;
+      int done = 0;
+      OVL_TRY(ovl_req_test(&reqs[i], &done));
+      if (done) {
+        *index = i;
+        start = i + 1;
+        return OVL_OK;
+      }
+    }
+    sched_yield();
+  }
+}
