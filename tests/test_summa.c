@@ -6,6 +6,9 @@
 #include "ovl/ovl.h"
 #include "ovltest.h"
 
+static int g_ndup = 1;
+static ovl_backend g_backend = OVL_BACKEND_MPI;
+
 static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, double alpha, double beta) {
   ovl_dmat A = NULL, B = NULL, C = NULL, C0 = NULL;
   T_OK(ovl_dmat_create(g, m, k, &A));
@@ -16,14 +19,16 @@ static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, d
   ovl_dmat_fill(B, OVL_FILL_RANDOM, 2);
   ovl_dmat_fill(C0, OVL_FILL_RANDOM, 3);
   ovl_dmat_copy(C, C0);
-  ovl_summa_plan plan = {b};
+  ovl_summa_plan plan = ovl_summa_plan_default(b);
+  plan.ndup = g_ndup;
+  plan.coll.backend = g_backend;
   ovl_kstats st;
   T_OK(ovl_summa(alpha, A, B, beta, C, &plan, &st));
   double e = -1;
   ovl_err rc = ovl_verify_gemm(alpha, A, B, beta, C0, C, OVL_VERIFY_EXACT, 1e-13, &e);
   int p, q;
   ovl_grid2d_dims(g, &p, &q);
-  T_CHECK(rc == OVL_OK, "grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e", p, q, (long long)m,
+  T_CHECK(rc == OVL_OK, "ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e", g_ndup, ovl_backend_name(g_backend), p, q, (long long)m,
           (long long)n, (long long)k, (long long)b, beta, e);
   if (m > 2 && n > 2 && k > 2) {
     double ep = -1;
@@ -43,8 +48,13 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int P;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  /* every p x q with p*q == P */
+  /* every p x q with p*q == P, with N_DUP 1 and 3 on both back ends */
+  int ndups[] = {1, 3, 1, 4};
+  ovl_backend bes[] = {OVL_BACKEND_MPI, OVL_BACKEND_MPI, OVL_BACKEND_OWN, OVL_BACKEND_OWN};
+  for (int v = 0; v < 4; v++)
   for (int p = 1; p <= P; p++) {
+    g_ndup = ndups[v];
+    g_backend = bes[v];
     if (P % p) continue;
     ovl_grid2d g = NULL;
     T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, P / p, 0, &g));
@@ -70,12 +80,15 @@ int main(int argc, char **argv) {
   T_OK(ovl_dmat_create(g, 8, 6, &A));
   T_OK(ovl_dmat_create(g, 5, 8, &B));
   T_OK(ovl_dmat_create(g, 8, 8, &C));
-  ovl_summa_plan plan = {4}, bad = {0};
+  ovl_summa_plan plan = ovl_summa_plan_default(4), bad = ovl_summa_plan_default(0),
+                 badd = ovl_summa_plan_default(4);
+  badd.ndup = 0;
   T_ERR(ovl_summa(1.0, A, B, 0.0, C, &plan, NULL), OVL_ERR_SIZE);
   ovl_dmat_destroy(&B);
   T_OK(ovl_dmat_create(g, 6, 8, &B));
   T_ERR(ovl_summa(1.0, A, B, 0.0, C, &bad, NULL), OVL_ERR_ARG);
   T_ERR(ovl_summa(1.0, A, B, 0.0, C, NULL, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_summa(1.0, A, B, 0.0, C, &badd, NULL), OVL_ERR_ARG);
   T_OK(ovl_summa(1.0, A, B, 0.0, C, &plan, NULL));
   ovl_dmat_destroy(&A);
   ovl_dmat_destroy(&B);

@@ -15,6 +15,7 @@
 #ifndef OVL_GRID_H
 #define OVL_GRID_H
 
+#include "ovl/comm.h"
 #include "ovl/core.h"
 
 #ifdef __cplusplus
@@ -22,6 +23,9 @@ extern "C" {
 #endif
 
 enum { OVL_GRID_ALLOW_IDLE = 1 };
+
+/* Directions of a grid's communicators. */
+typedef enum ovl_grid_dir { OVL_DIR_ROW = 0, OVL_DIR_COL = 1, OVL_DIR_GRD = 2 } ovl_grid_dir;
 
 /* ---- 2D ---------------------------------------------------------------- */
 
@@ -49,6 +53,12 @@ MPI_Comm ovl_grid2d_comm(ovl_grid2d g);
 MPI_Comm ovl_grid2d_row_comm(ovl_grid2d g);
 MPI_Comm ovl_grid2d_col_comm(ovl_grid2d g);
 MPI_Comm ovl_grid2d_parent(ovl_grid2d g);
+
+/* Lanes (N_DUP duplicates) of the row or column communicator, made on first
+ * use and owned by the grid until it is destroyed (one set per (dir, ndup)).
+ * COLLECTIVE over the grid's active ranks, which must ask in the same order;
+ * idle ranks get NULL and OVL_OK. Errors: OVL_ERR_ARG (ndup, dir). */
+ovl_err ovl_grid2d_lanes(ovl_grid2d g, ovl_grid_dir dir, int ndup, ovl_lanes *out);
 
 /* Pick the most square p x q (p <= q) with p*q == P. LOCAL. */
 void ovl_grid2d_auto_dims(int P, int *p, int *q);
@@ -81,6 +91,8 @@ MPI_Comm ovl_grid3d_parent(ovl_grid3d g);
 /* The 2D grid of this rank's plane (never NULL on active ranks; an idle 2D
  * handle on idle ranks). Owned by the 3D grid. */
 ovl_grid2d ovl_grid3d_plane(ovl_grid3d g);
+/* Lanes of row_comm, col_comm or grd_comm, as ovl_grid2d_lanes. */
+ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *out);
 /* Rank in ovl_grid3d_comm of P(i,j,k). LOCAL. */
 int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k);
 

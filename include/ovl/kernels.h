@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dist.h"
 
@@ -23,10 +24,16 @@ typedef struct ovl_kstats {
 
 /* SUMMA plan: what the executor will do. Prints as one line. */
 typedef struct ovl_summa_plan {
-  int64_t b; /* panel width (columns of A / rows of B per step), > 0 */
+  int64_t b;         /* panel width (columns of A / rows of B per step), > 0 */
+  int ndup;          /* lanes per panel broadcast (N_DUP), >= 1 */
+  ovl_coll_cfg coll; /* collective back end and algorithms */
 } ovl_summa_plan;
 
-/* Write the plan as one line, e.g. "summa b=256". LOCAL. */
+/* Plan with panel width b, N_DUP = 1 and the default collectives. LOCAL. */
+ovl_summa_plan ovl_summa_plan_default(int64_t b);
+
+/* Write the plan as one line, e.g. "summa b=256 ndup=1 backend=mpi
+ * bcast=auto". LOCAL. */
 int ovl_summa_plan_str(const ovl_summa_plan *plan, char *buf, size_t n);
 
 /* C = alpha * A * B + beta * C with blocking SUMMA on the 2D grid shared by
@@ -36,6 +43,22 @@ int ovl_summa_plan_str(const ovl_summa_plan *plan, char *buf, size_t n);
  * Errors (agreed): OVL_ERR_ARG (plan), OVL_ERR_SIZE (shapes or grids). */
 ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_summa_plan *plan,
                   ovl_kstats *stats);
+
+/* Parallel matrix-vector product y = A x of the Huang-Chow paper (Section
+ * III-A) on a square p x p grid. x and y are distributed "as x": every rank of
+ * grid column j holds block j (ovl_block_len(n, p, j) elements, the columns
+ * of its A block). Each rank computes A_ij x_j, the rows reduce to the
+ * diagonal P(i,i), which broadcasts y_i down grid column i.
+ *  OVL_MATVEC_ALG1: blocking reduce, then blocking broadcast (Algorithm 1);
+ *  OVL_MATVEC_ALG2: the vector is split into ndup parts on ndup lanes and the
+ *    reduce(c) -> bcast(c) chains run through the pipeline engine, each
+ *    broadcast posted as soon as its part's reduction arrives (Algorithm 2).
+ * events (ndup*2 entries, may be NULL) receives the pipeline's timeline.
+ * COLLECTIVE over the grid's parent. Errors (agreed): OVL_ERR_GRID (grid not
+ * square), OVL_ERR_SIZE (A not square), OVL_ERR_ARG (ndup, alg). */
+typedef enum { OVL_MATVEC_ALG1 = 1, OVL_MATVEC_ALG2 = 2 } ovl_matvec_alg;
+ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, int ndup, const ovl_coll_cfg *cfg,
+                   ovl_pipe_event *events);
 
 /* Verification of C = alpha A B + beta C0.
  *  OVL_VERIFY_EXACT: gather all operands to rank 0 and compare with one

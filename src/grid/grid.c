@@ -5,15 +5,25 @@
 
 #include "ovl/grid.h"
 
+/* Lane sets made on demand, keyed by (direction, ndup). */
+#define LANE_CACHE 16
+typedef struct lane_cache {
+  int n;
+  int dir[LANE_CACHE], ndup[LANE_CACHE];
+  ovl_lanes lanes[LANE_CACHE];
+} lane_cache;
+
 struct ovl_grid2d_s {
   int p, q, i, j, active;
   MPI_Comm parent, comm, row, col;
+  lane_cache lc;
 };
 
 struct ovl_grid3d_s {
   int s, c, i, j, k, active;
   MPI_Comm parent, comm, row, col, grd, plane_comm;
   ovl_grid2d plane;
+  lane_cache lc;
 };
 
 struct ovl_hgroups_s {
@@ -24,6 +34,29 @@ struct ovl_hgroups_s {
 static void comm_free(MPI_Comm *c) {
   if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
   *c = MPI_COMM_NULL;
+}
+
+static ovl_err cache_lanes(lane_cache *lc, int active, MPI_Comm comm, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  *out = NULL;
+  if (!active) return OVL_OK;
+  for (int k = 0; k < lc->n; k++)
+    if (lc->dir[k] == (int)dir && lc->ndup[k] == ndup) {
+      *out = lc->lanes[k];
+      return OVL_OK;
+    }
+  if (lc->n == LANE_CACHE)
+    return ovl_err_set(OVL_ERR_ARG, "a grid keeps at most %d lane sets (asked for one more with N_DUP = %d)",
+                       LANE_CACHE, ndup);
+  OVL_TRY(ovl_lanes_create(comm, ndup, &lc->lanes[lc->n]));
+  lc->dir[lc->n] = (int)dir;
+  lc->ndup[lc->n] = ndup;
+  *out = lc->lanes[lc->n++];
+  return OVL_OK;
+}
+
+static void cache_free(lane_cache *lc) {
+  for (int k = 0; k < lc->n; k++) ovl_lanes_destroy(&lc->lanes[k]);
+  lc->n = 0;
 }
 
 /* ---- 2D ---------------------------------------------------------------- */
@@ -103,6 +136,7 @@ ovl_err ovl_grid2d_create(MPI_Comm parent, int p, int q, int flags, ovl_grid2d *
 ovl_err ovl_grid2d_destroy(ovl_grid2d *gp) {
   if (gp == NULL || *gp == NULL) return OVL_OK;
   ovl_grid2d g = *gp;
+  cache_free(&g->lc);
   comm_free(&g->row);
   comm_free(&g->col);
   comm_free(&g->comm);
@@ -125,6 +159,11 @@ MPI_Comm ovl_grid2d_comm(ovl_grid2d g) { return g->comm; }
 MPI_Comm ovl_grid2d_row_comm(ovl_grid2d g) { return g->row; }
 MPI_Comm ovl_grid2d_col_comm(ovl_grid2d g) { return g->col; }
 MPI_Comm ovl_grid2d_parent(ovl_grid2d g) { return g->parent; }
+
+ovl_err ovl_grid2d_lanes(ovl_grid2d g, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  OVL_CHECK(dir == OVL_DIR_ROW || dir == OVL_DIR_COL, OVL_ERR_ARG, "a 2D grid has row and column lanes only");
+  return cache_lanes(&g->lc, g->active, dir == OVL_DIR_ROW ? g->row : g->col, dir, ndup, out);
+}
 
 /* ---- 3D / 2.5D ----------------------------------------------------------- */
 
@@ -194,6 +233,7 @@ ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *
 ovl_err ovl_grid3d_destroy(ovl_grid3d *gp) {
   if (gp == NULL || *gp == NULL) return OVL_OK;
   ovl_grid3d g = *gp;
+  cache_free(&g->lc);
   ovl_grid2d_destroy(&g->plane);
   comm_free(&g->plane_comm);
   comm_free(&g->row);
@@ -221,6 +261,13 @@ MPI_Comm ovl_grid3d_row_comm(ovl_grid3d g) { return g->row; }
 MPI_Comm ovl_grid3d_col_comm(ovl_grid3d g) { return g->col; }
 MPI_Comm ovl_grid3d_grd_comm(ovl_grid3d g) { return g->grd; }
 MPI_Comm ovl_grid3d_parent(ovl_grid3d g) { return g->parent; }
+
+ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  OVL_CHECK(dir == OVL_DIR_ROW || dir == OVL_DIR_COL || dir == OVL_DIR_GRD, OVL_ERR_ARG, "unknown grid direction %d",
+            (int)dir);
+  MPI_Comm c = dir == OVL_DIR_ROW ? g->row : dir == OVL_DIR_COL ? g->col : g->grd;
+  return cache_lanes(&g->lc, g->active, c, dir, ndup, out);
+}
 ovl_grid2d ovl_grid3d_plane(ovl_grid3d g) { return g->plane; }
 int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k) { return k * g->s * g->s + i * g->s + j; }
 

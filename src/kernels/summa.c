@@ -13,8 +13,14 @@
 #include "dist/dmat_impl.h"
 #include "kernels/kimpl.h"
 
+ovl_summa_plan ovl_summa_plan_default(int64_t b) {
+  ovl_summa_plan p = {b, 1, ovl_coll_cfg_default()};
+  return p;
+}
+
 int ovl_summa_plan_str(const ovl_summa_plan *plan, char *buf, size_t n) {
-  return snprintf(buf, n, "summa b=%" PRId64, plan->b);
+  return snprintf(buf, n, "summa b=%" PRId64 " ndup=%d backend=%s bcast=%s", plan->b, plan->ndup,
+                  ovl_backend_name(plan->coll.backend), ovl_alg_name(plan->coll.bcast));
 }
 
 /* Checks shared by the 2D kernels: same grid, conforming shapes. */
@@ -48,6 +54,8 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK && (plan == NULL || plan->b <= 0))
     rc = ovl_err_set(OVL_ERR_ARG, "SUMMA panel width b must be > 0, got %" PRId64, plan ? plan->b : 0);
+  if (rc == OVL_OK && (plan->ndup < 1 || plan->ndup > OVL_LANES_MAX))
+    rc = ovl_err_set(OVL_ERR_ARG, "SUMMA N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, plan->ndup);
   int p = 1, q = 1, gi = 0, gj = 0;
   ovl_grid2d_dims(C->grid, &p, &q);
   ovl_grid2d_coords(C->grid, &gi, &gj);
@@ -63,7 +71,15 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
     if (stats) *stats = st;
     return rc;
   }
-  MPI_Comm row = ovl_grid2d_row_comm(C->grid), col = ovl_grid2d_col_comm(C->grid);
+  ovl_lanes row = NULL, col = NULL;
+  rc = ovl_grid2d_lanes(C->grid, OVL_DIR_ROW, plan->ndup, &row);
+  if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->grid, OVL_DIR_COL, plan->ndup, &col);
+  if (rc != OVL_OK) {
+    ovl_free(&apan);
+    ovl_free(&bpan);
+    return rc;
+  }
+  ovl_req ra[OVL_LANES_MAX], rb[OVL_LANES_MAX];
   scale_local(C, beta);
   for (int64_t k0 = 0; k0 < K;) {
     int jA = ovl_block_owner(K, q, k0), iB = ovl_block_owner(K, p, k0);
@@ -78,8 +94,8 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
     double *ap = gj == jA ? A->data + (k0 - A->coff) * A->ld : apan;
     int64_t acount = A->lm * w;
     if (acount > 0 && q > 1) {
-      if (MPI_Bcast(ap, (int)acount, MPI_DOUBLE, jA, row) != MPI_SUCCESS)
-        ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: MPI_Bcast of the A panel failed");
+      if (ovl_lanes_ibcast(row, ap, acount, jA, &plan->coll, ra) != OVL_OK)
+        ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the A panel failed: %s", ovl_errmsg());
       st.bytes += 8 * acount;
     }
     /* B panel: rows k0:k1 of the owner's block, packed w x ln */
@@ -88,10 +104,13 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
       for (int64_t c = 0; c < B->ln; c++)
         memcpy(bpan + c * w, B->data + (k0 - B->roff) + c * B->ld, sizeof(double) * (size_t)w);
     if (bcount > 0 && p > 1) {
-      if (MPI_Bcast(bpan, (int)bcount, MPI_DOUBLE, iB, col) != MPI_SUCCESS)
-        ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: MPI_Bcast of the B panel failed");
+      if (ovl_lanes_ibcast(col, bpan, bcount, iB, &plan->coll, rb) != OVL_OK)
+        ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the B panel failed: %s", ovl_errmsg());
       st.bytes += 8 * bcount;
     }
+    if ((acount > 0 && q > 1 && ovl_req_waitall(plan->ndup, ra) != OVL_OK) ||
+        (bcount > 0 && p > 1 && ovl_req_waitall(plan->ndup, rb) != OVL_OK))
+      ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: panel broadcast failed: %s", ovl_errmsg());
     double tm = ovl_time();
     st.t_comm += tm - tc;
     if (C->lm > 0 && C->ln > 0 && w > 0)

@@ -8,12 +8,15 @@
 
 static const char *const k_algos[] = {"summa", NULL};
 static const char *const k_checks[] = {"auto", "exact", "prob", NULL};
+static const char *const k_backends[] = {"mpi", "own", NULL};
+static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
 
 int cmd_gemm(int argc, char **argv) {
   int help = 0, check = 0, json = 0, quiet = 0, allow_idle = 0, iters = 5, warmup = 1, no_blas_check = 0;
   int64_t n = 1024, m = -1, k = -1, b = 256, seed = 42;
   double alpha = 1.0, beta = 0.0, tol = -1.0;
-  const char *algo = "summa", *grid = NULL, *check_mode = "auto";
+  const char *algo = "summa", *grid = NULL, *check_mode = "auto", *backend = "mpi", *bcast = "auto";
+  int ndup = 1;
   ovl_opt opts[] = {
       {"algo", 'a', OVL_OPT_CHOICE, &algo, "NAME", "algorithm", k_algos, 0, -1},
       {"n", 'n', OVL_OPT_SIZE, &n, "N", "matrix size (C is m x n, A m x k, B k x n; m = k = n unless given)", NULL,
@@ -23,6 +26,9 @@ int cmd_gemm(int argc, char **argv) {
       {"block", 'b', OVL_OPT_SIZE, &b, "B", "panel width (SUMMA)", NULL, 1, (int64_t)1 << 40},
       {"grid", 'g', OVL_OPT_STRING, &grid, "PxQ", "process grid (default: most square for the rank count)", NULL, 0,
        -1},
+      {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) per panel broadcast", NULL, 1, OVL_LANES_MAX},
+      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
+      {"bcast-alg", 0, OVL_OPT_CHOICE, &bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 1000000},
@@ -74,7 +80,10 @@ int cmd_gemm(int argc, char **argv) {
     ovl_dmat_fill(B, OVL_FILL_RANDOM, (uint64_t)seed + 1);
     if (C0) ovl_dmat_fill(C0, OVL_FILL_RANDOM, (uint64_t)seed + 2);
   }
-  ovl_summa_plan plan = {b};
+  ovl_summa_plan plan = ovl_summa_plan_default(b);
+  plan.ndup = ndup;
+  ovl_backend_parse(backend, &plan.coll.backend);
+  ovl_alg_parse("bcast", bcast, &plan.coll.bcast);
   char planstr[128];
   ovl_summa_plan_str(&plan, planstr, sizeof planstr);
   if (!rc && !json)
