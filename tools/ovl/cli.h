@@ -20,5 +20,7 @@ int cli_fail(const char *cmd, ovl_err rc);
 const char *cli_mpi_library(void);
 
 int cmd_gemm(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_bench_progress(int argc, char **argv);
 
 #endif

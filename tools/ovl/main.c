@@ -44,6 +44,7 @@ static void usage(FILE *out) {
           "\n"
           "commands:\n"
           "  gemm      distributed C = alpha*A*B + beta*C (SUMMA), with verification and timings\n"
+          "  bench     micro-benchmarks (`ovl bench --help`)\n"
           "  version   print the ovl version and the MPI library\n"
           "  help      this text\n");
 }
@@ -54,6 +55,8 @@ int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : "help";
   if (strcmp(cmd, "gemm") == 0) {
     rc = cmd_gemm(argc, argv);
+  } else if (strcmp(cmd, "bench") == 0) {
+    rc = cmd_bench(argc, argv);
   } else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     if (ovl_world_rank() == 0) printf("ovl %s (%s)\n", ovl_version(), cli_mpi_library());
   } else if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

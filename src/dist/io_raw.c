@@ -1,0 +1,230 @@
+/* Raw matrix files: little-endian float64, row-major, no header, with a JSON
+ * sidecar "<path>.json". Read and written in parallel with MPI-IO: each rank
+ * of the grid moves its block through a subarray file view; idle ranks and
+ * ranks with empty blocks take part in every collective call with zero
+ * counts. Writes go to "<path>.tmp.<pid of rank 0>" and are renamed into
+ * place after the sidecar is written. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dist/dmat_impl.h"
+#include "dist/io_util.h"
+
+/* OVL_ERR_IO for a failed MPI-IO call on the file of path. */
+static ovl_err mpi_io_err(int mpi_rc, const char *call, const char *path) {
+  char s[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(mpi_rc, s, &len) != MPI_SUCCESS) snprintf(s, sizeof s, "MPI error code %d", mpi_rc);
+  return ovl_err_set(OVL_ERR_IO, "%s on '%s' failed: %s", call, path, s);
+}
+
+ovl_err ovl_raw_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
+  int rank = 0;
+  int64_t v[3] = {0, 0, 0};
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  ovl_err rc = OVL_OK;
+  if (path == NULL || path[0] == '\0' || meta == NULL)
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_raw_read_meta needs a non-empty path and a meta pointer");
+  if (rc == OVL_OK && rank == 0) {
+    ovl_matrix_meta mt;
+    rc = ovl_io_read_meta_file(path, &mt);
+    if (rc == OVL_OK) v[0] = mt.rows, v[1] = mt.cols, v[2] = mt.symmetric;
+  }
+  OVL_TRY(ovl_err_agree(comm, rc));
+  OVL_MPI(MPI_Bcast(v, 3, MPI_INT64_T, 0, comm));
+  meta->rows = v[0];
+  meta->cols = v[1];
+  meta->symmetric = (int)v[2];
+  return OVL_OK;
+}
+
+/* Rank 0: the data file must be a readable regular file of exactly `bytes`. */
+static ovl_err check_data_file(const char *path, int64_t bytes) {
+  OVL_TRY(ovl_io_check_regular(path, "raw matrix file"));
+  int fd = open(path, O_RDONLY | O_NONBLOCK);
+  if (fd < 0) return ovl_err_set(OVL_ERR_IO, "cannot open raw matrix file '%s': %s", path, strerror(errno));
+  struct stat st;
+  ovl_err rc = OVL_OK;
+  if (fstat(fd, &st) != 0) rc = ovl_err_set(OVL_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
+  else if (!S_ISREG(st.st_mode)) rc = ovl_err_set(OVL_ERR_IO, "'%s' is not a regular file", path);
+  else if ((int64_t)st.st_size != bytes)
+    rc = ovl_err_set(OVL_ERR_FORMAT, "raw matrix file '%s' has %" PRId64 " bytes but its sidecar implies %" PRId64
+                     " bytes (%s)", path, (int64_t)st.st_size, bytes,
+                     (int64_t)st.st_size < bytes ? "truncated" : "oversized");
+  close(fd);
+  return rc;
+}
+
+/* Move the local blocks of A to (writing) or from the raw file fname, which
+ * stands for path in messages. COLLECTIVE over the parent; the result is
+ * agreed. When writing, the file is sized to exactly m * n * 8 bytes and
+ * synced before it is closed. */
+static ovl_err raw_transfer(ovl_dmat A, const char *fname, const char *path, int writing) {
+  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  MPI_File fh = MPI_FILE_NULL;
+  MPI_Datatype ftype = MPI_DATATYPE_NULL, mtype = MPI_DATATYPE_NULL;
+  double *buf = NULL;
+  const int have = A->lm > 0 && A->ln > 0;
+  const MPI_Offset bytes = (MPI_Offset)A->m * (MPI_Offset)A->n * 8;
+  const int le = ovl_io_host_le();
+  ovl_err rc = OVL_OK;
+  int mrc = MPI_SUCCESS;
+
+  if (A->m > INT_MAX || A->n > INT_MAX)
+    rc = ovl_err_set(OVL_ERR_SIZE, "'%s': %" PRId64 " x %" PRId64 " is too large for MPI-IO subarrays", path, A->m,
+                     A->n);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(A->lm * A->ln), &buf);
+  if (rc == OVL_OK && have) {
+    int sizes[2] = {(int)A->m, (int)A->n}, sub[2] = {(int)A->lm, (int)A->ln}, start[2] = {(int)A->roff, (int)A->coff};
+    mrc = MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_C, MPI_DOUBLE, &ftype);
+    if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(&ftype);
+    if (mrc == MPI_SUCCESS) mrc = MPI_Type_contiguous((int)A->ln, MPI_DOUBLE, &mtype);
+    if (mrc == MPI_SUCCESS) mrc = MPI_Type_commit(&mtype);
+    if (mrc != MPI_SUCCESS) rc = ovl_err_mpi(mrc, "MPI_Type_create_subarray");
+  }
+  if (rc == OVL_OK && writing && have) {
+    /* column-major block -> row-major buffer */
+    for (int64_t r = 0; r < A->lm; r++)
+      for (int64_t c = 0; c < A->ln; c++) buf[r * A->ln + c] = A->data[r + c * A->ld];
+    if (!le) ovl_io_bswap64(buf, (size_t)(A->lm * A->ln));
+  }
+  rc = ovl_err_agree(parent, rc);
+
+  if (rc == OVL_OK) {
+    int amode = writing ? MPI_MODE_WRONLY | MPI_MODE_CREATE : MPI_MODE_RDONLY;
+    mrc = MPI_File_open(parent, (char *)fname, amode, MPI_INFO_NULL, &fh);
+    if (mrc != MPI_SUCCESS) {
+      fh = MPI_FILE_NULL;
+      rc = mpi_io_err(mrc, "MPI_File_open", fname);
+    }
+    rc = ovl_err_agree(parent, rc);
+  }
+  if (rc == OVL_OK) {
+    if (writing) {
+      mrc = MPI_File_set_size(fh, bytes);
+      if (mrc != MPI_SUCCESS) rc = mpi_io_err(mrc, "MPI_File_set_size", fname);
+    } else {
+      MPI_Offset size = 0;
+      mrc = MPI_File_get_size(fh, &size);
+      if (mrc != MPI_SUCCESS) rc = mpi_io_err(mrc, "MPI_File_get_size", fname);
+      else if (size != bytes)
+        rc = ovl_err_set(OVL_ERR_FORMAT, "raw matrix file '%s' has %lld bytes but its sidecar implies %lld bytes",
+                         path, (long long)size, (long long)bytes);
+    }
+    rc = ovl_err_agree(parent, rc);
+  }
+  if (rc == OVL_OK) {
+    mrc = MPI_File_set_view(fh, 0, MPI_DOUBLE, have ? ftype : MPI_DOUBLE, "native", MPI_INFO_NULL);
+    if (mrc != MPI_SUCCESS) rc = mpi_io_err(mrc, "MPI_File_set_view", fname);
+    rc = ovl_err_agree(parent, rc);
+  }
+  if (rc == OVL_OK) {
+    MPI_Status st;
+    MPI_Datatype t = have ? mtype : MPI_DOUBLE;
+    int cnt = have ? (int)A->lm : 0, got = 0;
+    if (writing) mrc = MPI_File_write_all(fh, buf, cnt, t, &st);
+    else mrc = MPI_File_read_all(fh, buf, cnt, t, &st);
+    if (mrc != MPI_SUCCESS) {
+      rc = mpi_io_err(mrc, writing ? "MPI_File_write_all" : "MPI_File_read_all", fname);
+    } else if (cnt > 0) {
+      mrc = MPI_Get_count(&st, t, &got);
+      if (mrc != MPI_SUCCESS || got != cnt)
+        rc = ovl_err_set(writing ? OVL_ERR_IO : OVL_ERR_FORMAT, "short %s on '%s': %d of %d rows of the local block",
+                         writing ? "write" : "read", fname, got, cnt);
+    }
+    rc = ovl_err_agree(parent, rc);
+  }
+  if (rc == OVL_OK && writing) {
+    mrc = MPI_File_sync(fh);
+    rc = ovl_err_agree(parent, mrc == MPI_SUCCESS ? OVL_OK : mpi_io_err(mrc, "MPI_File_sync", fname));
+  }
+  if (fh != MPI_FILE_NULL) {
+    mrc = MPI_File_close(&fh);
+    ovl_err crc = mrc == MPI_SUCCESS ? OVL_OK : mpi_io_err(mrc, "MPI_File_close", fname);
+    crc = ovl_err_agree(parent, crc);
+    if (rc == OVL_OK) rc = crc;
+  }
+  if (rc == OVL_OK && !writing && have) {
+    if (!le) ovl_io_bswap64(buf, (size_t)(A->lm * A->ln));
+    /* row-major buffer -> column-major block */
+    for (int64_t c = 0; c < A->ln; c++)
+      for (int64_t r = 0; r < A->lm; r++) A->data[r + c * A->ld] = buf[r * A->ln + c];
+  }
+  if (ftype != MPI_DATATYPE_NULL) MPI_Type_free(&ftype);
+  if (mtype != MPI_DATATYPE_NULL) MPI_Type_free(&mtype);
+  ovl_free(&buf);
+  return rc;
+}
+
+ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out) {
+  MPI_Comm parent = ovl_grid2d_parent(g);
+  ovl_matrix_meta meta;
+  ovl_dmat A = NULL;
+  int rank = 0;
+  *out = NULL;
+  OVL_MPI(MPI_Comm_rank(parent, &rank));
+  OVL_TRY(ovl_raw_read_meta(parent, path, &meta));
+  ovl_err rc = OVL_OK;
+  if (rank == 0) rc = check_data_file(path, meta.rows * meta.cols * 8);
+  OVL_TRY(ovl_err_agree(parent, rc));
+  OVL_TRY(ovl_dmat_create(g, meta.rows, meta.cols, &A));
+  rc = raw_transfer(A, path, path, 0);
+  if (rc == OVL_OK) rc = ovl_io_check_finite(A, path);
+  if (rc == OVL_OK && (meta.symmetric || require_symmetric)) rc = ovl_io_check_symmetric_read(A, path);
+  if (rc != OVL_OK) {
+    ovl_dmat_destroy(&A);
+    return rc;
+  }
+  *out = A;
+  return OVL_OK;
+}
+
+ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
+  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  int rank = 0, created = 0;
+  char *tmp = NULL;
+  OVL_MPI(MPI_Comm_rank(parent, &rank));
+  ovl_err rc = OVL_OK;
+  if (path == NULL || path[0] == '\0') rc = ovl_err_set(OVL_ERR_ARG, "ovl_dmat_write_raw needs a non-empty path");
+  OVL_TRY(ovl_err_agree(parent, rc));
+  if (symmetric) OVL_TRY(ovl_io_check_symmetric_write(A, path));
+  if (rank == 0) {
+    rc = ovl_io_tmp_name(path, (long)getpid(), &tmp);
+    if (rc == OVL_OK) rc = ovl_io_create_empty(tmp, path);
+    created = rc == OVL_OK;
+  }
+  rc = ovl_err_agree(parent, rc);
+  if (rc == OVL_OK) rc = ovl_io_bcast_string(parent, &tmp);
+  if (rc == OVL_OK) rc = raw_transfer(A, tmp, path, 1);
+  if (rc == OVL_OK && rank == 0) {
+    char text[160], *side = NULL;
+    ovl_matrix_meta meta = {A->m, A->n, symmetric ? 1 : 0};
+    int len = ovl_io_format_meta(text, sizeof text, &meta);
+    rc = ovl_io_concat(path, ".json", &side);
+    if (rc == OVL_OK) rc = ovl_io_write_file_atomic(side, text, (size_t)len);
+    if (rc == OVL_OK && rename(tmp, path) != 0) {
+      rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", path, tmp,
+                       strerror(errno));
+      unlink(side); /* do not leave a sidecar that describes no data */
+    }
+    if (rc == OVL_OK) created = 0;
+    ovl_free(&side);
+  }
+  if (created) unlink(tmp);
+  ovl_free(&tmp);
+  return ovl_err_agree(parent, rc);
+}
+
+ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out) {
+  size_t len = path ? strlen(path) : 0;
+  if (len >= 4 && strcasecmp(path + len - 4, ".mtx") == 0) return ovl_dmat_read_mtx(g, path, require_symmetric, out);
+  return ovl_dmat_read_raw(g, path, require_symmetric, out);
+}

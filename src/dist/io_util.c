@@ -1,0 +1,364 @@
+/* Helpers of the matrix file readers and writers: JSON sidecar, atomic
+ * writes, small-file reading, byte order, string broadcast. */
+#include "dist/io_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- JSON sidecar ------------------------------------------------------- */
+
+typedef struct jparser {
+  const char *s, *p, *e; /* start, cursor, end */
+  const char *what;      /* file name for messages */
+} jparser;
+
+static ovl_err jfail(const jparser *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static ovl_err jfail(const jparser *j, const char *fmt, ...) {
+  char msg[512], got[32];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (j->p >= j->e) snprintf(got, sizeof got, "end of file");
+  else if (*j->p >= 0x20 && *j->p < 0x7f) snprintf(got, sizeof got, "'%c'", *j->p);
+  else snprintf(got, sizeof got, "byte 0x%02x", (unsigned)(unsigned char)*j->p);
+  return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: %s, found %s at byte %td", j->what, msg, got,
+                     j->p - j->s);
+}
+
+static void jws(jparser *j) {
+  while (j->p < j->e && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+
+static int jis(const jparser *j, char c) { return j->p < j->e && *j->p == c; }
+
+static int jdigit(const jparser *j) { return j->p < j->e && *j->p >= '0' && *j->p <= '9'; }
+
+/* A key: plain characters only (keys with escapes are never valid keys). */
+static ovl_err jkey(jparser *j, char *key, size_t size) {
+  if (!jis(j, '"')) return jfail(j, "expected a quoted key");
+  j->p++;
+  size_t n = 0;
+  while (j->p < j->e && *j->p != '"') {
+    unsigned char c = (unsigned char)*j->p;
+    if (c < 0x20 || c == '\\') return jfail(j, "unexpected character in a key");
+    if (n + 1 < size) key[n++] = (char)c;
+    else return jfail(j, "key too long");
+    j->p++;
+  }
+  if (!jis(j, '"')) return jfail(j, "unterminated key");
+  j->p++;
+  key[n] = '\0';
+  return OVL_OK;
+}
+
+/* A non-negative JSON integer (no fraction, no exponent, no leading zeros). */
+static ovl_err jsize(jparser *j, const char *key, int64_t *v) {
+  if (jis(j, '-')) return jfail(j, "\"%s\" must be a non-negative integer, not negative", key);
+  if (!jdigit(j)) return jfail(j, "\"%s\" must be a non-negative integer", key);
+  if (*j->p == '0' && j->p + 1 < j->e && j->p[1] >= '0' && j->p[1] <= '9')
+    return jfail(j, "\"%s\" has a leading zero", key);
+  int64_t x = 0;
+  while (jdigit(j)) {
+    int d = *j->p - '0';
+    if (x > (INT64_MAX - d) / 10) return jfail(j, "\"%s\" is too large", key);
+    x = x * 10 + d;
+    j->p++;
+  }
+  if (jis(j, '.') || jis(j, 'e') || jis(j, 'E')) return jfail(j, "\"%s\" must be an integer", key);
+  *v = x;
+  return OVL_OK;
+}
+
+static ovl_err jbool(jparser *j, const char *key, int *v) {
+  size_t left = (size_t)(j->e - j->p);
+  if (left >= 4 && memcmp(j->p, "true", 4) == 0) {
+    j->p += 4;
+    *v = 1;
+  } else if (left >= 5 && memcmp(j->p, "false", 5) == 0) {
+    j->p += 5;
+    *v = 0;
+  } else {
+    return jfail(j, "\"%s\" must be true or false", key);
+  }
+  return OVL_OK;
+}
+
+ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta) {
+  jparser j = {text, text, text + len, what};
+  int have_rows = 0, have_cols = 0, have_sym = 0;
+  ovl_matrix_meta mt = {0, 0, 0};
+  jws(&j);
+  if (!jis(&j, '{')) return jfail(&j, "expected a JSON object {\"rows\": m, \"cols\": n, \"symmetric\": true|false}");
+  j.p++;
+  jws(&j);
+  if (jis(&j, '}')) {
+    j.p++;
+  } else {
+    for (;;) {
+      char key[32];
+      OVL_TRY(jkey(&j, key, sizeof key));
+      jws(&j);
+      if (!jis(&j, ':')) return jfail(&j, "expected ':' after \"%s\"", key);
+      j.p++;
+      jws(&j);
+      int *seen = strcmp(key, "rows") == 0 ? &have_rows : strcmp(key, "cols") == 0 ? &have_cols
+                 : strcmp(key, "symmetric") == 0 ? &have_sym : NULL;
+      if (seen == NULL) return jfail(&j, "unknown key \"%s\" (expected \"rows\", \"cols\", \"symmetric\")", key);
+      if (*seen) return jfail(&j, "duplicate key \"%s\"", key);
+      if (seen == &have_rows) OVL_TRY(jsize(&j, key, &mt.rows));
+      else if (seen == &have_cols) OVL_TRY(jsize(&j, key, &mt.cols));
+      else OVL_TRY(jbool(&j, key, &mt.symmetric));
+      *seen = 1;
+      jws(&j);
+      if (jis(&j, ',')) {
+        j.p++;
+        jws(&j);
+        continue;
+      }
+      if (jis(&j, '}')) {
+        j.p++;
+        break;
+      }
+      return jfail(&j, "expected ',' or '}'");
+    }
+  }
+  jws(&j);
+  if (j.p != j.e) return jfail(&j, "unexpected data after the JSON object");
+  const char *missing = !have_rows ? "rows" : !have_cols ? "cols" : !have_sym ? "symmetric" : NULL;
+  if (missing)
+    return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: missing key \"%s\" (expected {\"rows\": m, "
+                       "\"cols\": n, \"symmetric\": true|false})", what, missing);
+  if (mt.symmetric && mt.rows != mt.cols)
+    return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: it declares a symmetric %" PRId64 " x %" PRId64
+                       " matrix, which is not square", what, mt.rows, mt.cols);
+  if (mt.cols > 0 && mt.rows > INT64_MAX / 8 / mt.cols)
+    return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: %" PRId64 " x %" PRId64 " is too large", what,
+                       mt.rows, mt.cols);
+  *meta = mt;
+  return OVL_OK;
+}
+
+int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta) {
+  return snprintf(buf, size, "{\"rows\": %" PRId64 ", \"cols\": %" PRId64 ", \"symmetric\": %s}\n", meta->rows,
+                  meta->cols, meta->symmetric ? "true" : "false");
+}
+
+ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
+  char *name = NULL, *text = NULL;
+  size_t len = 0;
+  OVL_TRY(ovl_io_concat(path, ".json", &name));
+  ovl_err rc = ovl_io_slurp(name, OVL_IO_SIDECAR_MAX, &text, &len);
+  if (rc == OVL_ERR_IO) rc = ovl_io_prefix_msg(rc, "cannot read the sidecar of a raw matrix file");
+  if (rc == OVL_OK) rc = ovl_io_parse_meta(text, len, name, meta);
+  ovl_free(&text);
+  ovl_free(&name);
+  return rc;
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+ovl_err ovl_io_check_regular(const char *path, const char *what) {
+  struct stat st;
+  if (stat(path, &st) != 0) return ovl_err_set(OVL_ERR_IO, "cannot open %s '%s': %s", what, path, strerror(errno));
+  if (!S_ISREG(st.st_mode)) return ovl_err_set(OVL_ERR_IO, "cannot read %s '%s': not a regular file", what, path);
+  return OVL_OK;
+}
+
+ovl_err ovl_io_slurp(const char *path, size_t max, char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  OVL_TRY(ovl_io_check_regular(path, "file"));
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return ovl_err_set(OVL_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+  char *buf = NULL;
+  ovl_err rc = ovl_malloc(max + 2, &buf);
+  size_t n = 0;
+  if (rc == OVL_OK) {
+    n = fread(buf, 1, max + 1, f);
+    if (ferror(f)) rc = ovl_err_set(OVL_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    else if (n > max) rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' is larger than %zu bytes", path, max);
+  }
+  fclose(f);
+  if (rc != OVL_OK) {
+    ovl_free(&buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  return OVL_OK;
+}
+
+ovl_err ovl_io_concat(const char *path, const char *suffix, char **out) {
+  size_t a = strlen(path), b = strlen(suffix);
+  *out = NULL;
+  OVL_TRY(ovl_malloc(a + b + 1, out));
+  memcpy(*out, path, a);
+  memcpy(*out + a, suffix, b + 1);
+  return OVL_OK;
+}
+
+ovl_err ovl_io_tmp_name(const char *path, long pid, char **out) {
+  char suffix[48];
+  snprintf(suffix, sizeof suffix, ".tmp.%ld", pid);
+  return ovl_io_concat(path, suffix, out);
+}
+
+ovl_err ovl_io_create_empty(const char *tmp, const char *path) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) {
+    int e = errno;
+    return ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path, tmp,
+                       strerror(e));
+  }
+  if (close(fd) != 0) {
+    int e = errno;
+    unlink(tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", path, tmp, strerror(e));
+  }
+  return OVL_OK;
+}
+
+ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path) {
+  w->f = NULL;
+  w->tmp = NULL;
+  w->path = path;
+  OVL_TRY(ovl_io_tmp_name(path, (long)getpid(), &w->tmp));
+  int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0) {
+    int e = errno;
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path,
+                             w->tmp, strerror(e));
+    ovl_free(&w->tmp);
+    return rc;
+  }
+  w->f = fdopen(fd, "wb");
+  if (w->f == NULL) {
+    int e = errno;
+    close(fd);
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': fdopen failed: %s", path, strerror(e));
+    unlink(w->tmp);
+    ovl_free(&w->tmp);
+    return rc;
+  }
+  return OVL_OK;
+}
+
+void ovl_io_atomic_abort(ovl_io_atomic *w) {
+  if (w->f) fclose(w->f);
+  w->f = NULL;
+  if (w->tmp) unlink(w->tmp);
+  ovl_free(&w->tmp);
+}
+
+ovl_err ovl_io_atomic_commit(ovl_io_atomic *w) {
+  ovl_err rc = OVL_OK;
+  if (w->f == NULL || w->tmp == NULL) return ovl_err_set(OVL_ERR_INTERNAL, "atomic writer is not open");
+  if (fflush(w->f) != 0 || ferror(w->f)) {
+    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", w->path, w->tmp, strerror(errno));
+  } else if (fsync(fileno(w->f)) != 0 && errno != EINVAL && errno != EROFS) {
+    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': fsync of '%s' failed: %s", w->path, w->tmp, strerror(errno));
+  }
+  int cl = fclose(w->f);
+  int e = errno;
+  w->f = NULL;
+  if (rc == OVL_OK && cl != 0)
+    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", w->path, w->tmp, strerror(e));
+  if (rc == OVL_OK && rename(w->tmp, w->path) != 0)
+    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", w->path, w->tmp,
+                     strerror(errno));
+  if (rc != OVL_OK) unlink(w->tmp);
+  ovl_free(&w->tmp);
+  return rc;
+}
+
+ovl_err ovl_io_write_file_atomic(const char *path, const void *data, size_t len) {
+  ovl_io_atomic w;
+  OVL_TRY(ovl_io_atomic_open(&w, path));
+  if (len > 0 && fwrite(data, 1, len, w.f) != len) {
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", path, w.tmp, strerror(errno));
+    ovl_io_atomic_abort(&w);
+    return rc;
+  }
+  return ovl_io_atomic_commit(&w);
+}
+
+/* ---- byte order ------------------------------------------------------------- */
+
+int ovl_io_host_le(void) {
+  const uint16_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 1;
+}
+
+void ovl_io_bswap64(double *x, size_t n) {
+  for (size_t k = 0; k < n; k++) {
+    uint64_t u, v = 0;
+    memcpy(&u, x + k, 8);
+    for (int b = 0; b < 8; b++) v = (v << 8) | ((u >> (8 * b)) & 0xffu);
+    memcpy(x + k, &v, 8);
+  }
+}
+
+/* ---- communication and messages ---------------------------------------------- */
+
+ovl_err ovl_io_bcast_string(MPI_Comm comm, char **s) {
+  int rank = 0;
+  int64_t len = 0;
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  if (rank == 0) len = (int64_t)strlen(*s);
+  OVL_MPI(MPI_Bcast(&len, 1, MPI_INT64_T, 0, comm));
+  ovl_err rc = OVL_OK;
+  if (len > INT32_MAX - 1) rc = ovl_err_set(OVL_ERR_ARG, "a path of %" PRId64 " characters is too long", len);
+  if (rc == OVL_OK && rank != 0) {
+    *s = NULL;
+    rc = ovl_malloc((size_t)len + 1, s);
+  }
+  rc = ovl_err_agree(comm, rc);
+  if (rc != OVL_OK) {
+    if (rank != 0) ovl_free(s);
+    return rc;
+  }
+  int mrc = MPI_Bcast(*s, (int)len + 1, MPI_CHAR, 0, comm);
+  rc = ovl_err_agree(comm, mrc == MPI_SUCCESS ? OVL_OK : ovl_err_mpi(mrc, "MPI_Bcast (path)"));
+  if (rc != OVL_OK && rank != 0) ovl_free(s);
+  return rc;
+}
+
+ovl_err ovl_io_prefix_msg(ovl_err code, const char *prefix) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", ovl_errmsg());
+  return ovl_err_set(code, "%s: %s", prefix, msg);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+static ovl_err prefix_path(ovl_err rc, const char *fmt, const char *path) {
+  if (rc == OVL_OK) return rc;
+  char prefix[1200];
+  snprintf(prefix, sizeof prefix, fmt, path);
+  return ovl_io_prefix_msg(rc, prefix);
+}
+
+ovl_err ovl_io_check_finite(ovl_dmat A, const char *path) {
+  return prefix_path(ovl_dmat_check_finite(A), "'%s'", path);
+}
+
+ovl_err ovl_io_check_symmetric_read(ovl_dmat A, const char *path) {
+  if (ovl_dmat_rows(A) != ovl_dmat_cols(A))
+    return ovl_err_set(OVL_ERR_NUMERIC, "'%s' is not symmetric: it holds a %" PRId64 " x %" PRId64 " matrix", path,
+                       ovl_dmat_rows(A), ovl_dmat_cols(A));
+  return prefix_path(ovl_dmat_check_symmetric(A, 1e-12), "'%s'", path);
+}
+
+ovl_err ovl_io_check_symmetric_write(ovl_dmat A, const char *path) {
+  return prefix_path(ovl_dmat_check_symmetric(A, 1e-12), "cannot write '%s' as symmetric", path);
+}

@@ -1,0 +1,90 @@
+/* Helpers shared by the matrix file readers and writers (src/dist/io_*.c):
+ * the JSON sidecar, atomic writes through a temporary file, small-file
+ * reading, byte order, and string broadcast. All functions are LOCAL unless
+ * their comment says otherwise. */
+#ifndef OVL_IO_UTIL_H
+#define OVL_IO_UTIL_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ovl/dist.h"
+
+/* Largest sidecar accepted, in bytes. */
+enum { OVL_IO_SIDECAR_MAX = 65536 };
+
+/* Parse sidecar text (len bytes, NUL not needed): a JSON object with exactly
+ * the keys "rows" and "cols" (non-negative integers) and "symmetric" (true or
+ * false), in any order, with any JSON whitespace. A symmetric matrix must be
+ * square and rows * cols * 8 must fit in an int64. what names the file in
+ * messages. Errors: OVL_ERR_FORMAT. */
+ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta);
+
+/* Sidecar text of meta, with a trailing newline; returns snprintf's value. */
+int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta);
+
+/* Read and parse "<path>.json". Errors: OVL_ERR_IO, OVL_ERR_FORMAT,
+ * OVL_ERR_NOMEM. */
+ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta);
+
+/* OVL_ERR_IO (with strerror) unless path is an existing regular file (so
+ * that opening a FIFO or device can never block); what names the kind of
+ * file in the message. */
+ovl_err ovl_io_check_regular(const char *path, const char *what);
+
+/* Read a whole file of at most max bytes into *text (NUL-terminated,
+ * ovl_free it); *len excludes the NUL. Errors: OVL_ERR_IO (with strerror),
+ * OVL_ERR_FORMAT (larger than max), OVL_ERR_NOMEM. */
+ovl_err ovl_io_slurp(const char *path, size_t max, char **text, size_t *len);
+
+/* "<path><suffix>" in new memory (ovl_free it). Errors: OVL_ERR_NOMEM. */
+ovl_err ovl_io_concat(const char *path, const char *suffix, char **out);
+
+/* "<path>.tmp.<pid>" in new memory (ovl_free it). Errors: OVL_ERR_NOMEM. */
+ovl_err ovl_io_tmp_name(const char *path, long pid, char **out);
+
+/* Create (or truncate) the empty file tmp, so that failures to create it give
+ * strerror in the message. path is the final name, for messages.
+ * Errors: OVL_ERR_IO. */
+ovl_err ovl_io_create_empty(const char *tmp, const char *path);
+
+/* An atomic text/binary writer: open writes "<path>.tmp.<pid>", commit
+ * flushes, fsyncs, closes and renames it to path; any failure (and abort)
+ * closes and unlinks the temporary, so no partial file remains. */
+typedef struct ovl_io_atomic {
+  FILE *f;
+  char *tmp;
+  const char *path; /* borrowed */
+} ovl_io_atomic;
+
+ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path);
+ovl_err ovl_io_atomic_commit(ovl_io_atomic *w);
+void ovl_io_atomic_abort(ovl_io_atomic *w);
+
+/* Write len bytes to path atomically. Errors: OVL_ERR_IO, OVL_ERR_NOMEM. */
+ovl_err ovl_io_write_file_atomic(const char *path, const void *data, size_t len);
+
+/* 1 on a little-endian host. */
+int ovl_io_host_le(void);
+/* Reverse the byte order of n doubles in place. */
+void ovl_io_bswap64(double *x, size_t n);
+
+/* Broadcast rank 0's string *s to every rank of comm; other ranks receive a
+ * new copy in *s (ovl_free it). COLLECTIVE over comm, agreed.
+ * Errors: OVL_ERR_NOMEM, OVL_ERR_MPI. */
+ovl_err ovl_io_bcast_string(MPI_Comm comm, char **s);
+
+/* Re-record the current (agreed) message as "<prefix>: <message>" under
+ * code; returns code. LOCAL. */
+ovl_err ovl_io_prefix_msg(ovl_err code, const char *prefix);
+
+/* Checks of a matrix read from path, with path in the message. COLLECTIVE
+ * over the parent, agreed. finite: OVL_ERR_NUMERIC on NaN/Inf.
+ * symmetric_read: OVL_ERR_NUMERIC when not square or not symmetric (1e-12).
+ * symmetric_write: before writing A as symmetric (OVL_ERR_SIZE when not
+ * square, OVL_ERR_NUMERIC when not symmetric). */
+ovl_err ovl_io_check_finite(ovl_dmat A, const char *path);
+ovl_err ovl_io_check_symmetric_read(ovl_dmat A, const char *path);
+ovl_err ovl_io_check_symmetric_write(ovl_dmat A, const char *path);
+
+#endif

@@ -1,0 +1,25 @@
+/* ovl bench <name>: micro-benchmarks. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void bench_usage(FILE *out) {
+  fprintf(out, "usage: ovl bench <name> [options]   (`ovl bench <name> --help` for options)\n\n"
+               "benchmarks:\n"
+               "  progress   does a nonblocking broadcast advance while ranks compute? (with/without progress calls)\n");
+}
+
+int cmd_bench(int argc, char **argv) {
+  const char *name = argc > 2 ? argv[2] : "";
+  if (strcmp(name, "progress") == 0) return cmd_bench_progress(argc, argv);
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+    if (ovl_world_rank() == 0) bench_usage(stdout);
+    return CLI_OK;
+  }
+  if (ovl_world_rank() == 0) {
+    fprintf(stderr, "ovl bench: error: %s benchmark '%s'\n\n", *name ? "unknown" : "missing", name);
+    bench_usage(stderr);
+  }
+  return CLI_USAGE;
+}
