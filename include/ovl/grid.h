@@ -25,7 +25,15 @@ extern "C" {
 enum { OVL_GRID_ALLOW_IDLE = 1 };
 
 /* Directions of a grid's communicators. */
-typedef enum ovl_grid_dir { OVL_DIR_ROW = 0, OVL_DIR_COL = 1, OVL_DIR_GRD = 2 } ovl_grid_dir;
+typedef enum ovl_grid_dir {
+  OVL_DIR_ROW = 0, /* 2D: same i; 3D: row_comm P(:,j,k) */
+  OVL_DIR_COL = 1, /* 2D: same j; 3D: col_comm P(i,:,k) */
+  OVL_DIR_GRD = 2, /* 3D: grd_comm P(i,j,:) */
+  OVL_DIR_OUTER_ROW = 3, /* HSUMMA groups (see ovl_hgroups_create) */
+  OVL_DIR_OUTER_COL = 4,
+  OVL_DIR_INNER_ROW = 5,
+  OVL_DIR_INNER_COL = 6
+} ovl_grid_dir;
 
 /* ---- 2D ---------------------------------------------------------------- */
 
@@ -112,6 +120,14 @@ typedef struct ovl_hgroups_s *ovl_hgroups;
  * of size 1. COLLECTIVE over the grid's parent. Errors: OVL_ERR_ARG. */
 ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out);
 ovl_err ovl_hgroups_destroy(ovl_hgroups *h);
+/* The I x J groups of g, made on first use and owned by g (cached per
+ * (I, J)). COLLECTIVE over the grid's parent, in the same order on all
+ * ranks. */
+ovl_err ovl_grid2d_hgroups(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out);
+/* Lanes of one of the four group communicators (OVL_DIR_OUTER_ROW ...
+ * OVL_DIR_INNER_COL), cached as ovl_grid2d_lanes. COLLECTIVE over the grid's
+ * active ranks. */
+ovl_err ovl_hgroups_lanes(ovl_hgroups h, ovl_grid_dir dir, int ndup, ovl_lanes *out);
 void ovl_hgroups_dims(ovl_hgroups h, int *gI, int *gJ);
 MPI_Comm ovl_hgroups_outer_row(ovl_hgroups h);
 MPI_Comm ovl_hgroups_outer_col(ovl_hgroups h);

@@ -20,29 +20,100 @@ typedef struct ovl_kstats {
   double t_comp;  /* seconds in local dgemm */
   int64_t bytes;  /* bytes this rank sent or received */
   int64_t steps;  /* panels / shift steps executed */
+  int64_t ncoll;  /* collective operations this rank took part in (a lane-split one counts once) */
 } ovl_kstats;
 
-/* SUMMA plan: what the executor will do. Prints as one line. */
-typedef struct ovl_summa_plan {
-  int64_t b;         /* panel width (columns of A / rows of B per step), > 0 */
-  int ndup;          /* lanes per panel broadcast (N_DUP), >= 1 */
+/* Distributed multiplication algorithms. */
+typedef enum ovl_mm_algo {
+  OVL_MM_SUMMA = 0, /* 2D grid p x q */
+  OVL_MM_HSUMMA,    /* 2D grid split into I x J groups */
+  OVL_MM_CANNON,    /* square 2D grid */
+  OVL_MM_3D,        /* p x p x p grid; operands on plane k = 0 */
+  OVL_MM_25D        /* s x s x c grid (c | s); operands on plane k = 0 */
+} ovl_mm_algo;
+
+/* A multiplication plan: what the executor will do. Prints as one line
+ * (ovl_mm_plan_str). Fields an algorithm does not use are ignored. */
+typedef struct ovl_mm_plan {
+  ovl_mm_algo algo;
+  int64_t b;         /* panel width (SUMMA, HSUMMA inner block), > 0 */
+  int64_t outer;     /* HSUMMA outer block M >= b (0: M = b) */
+  int groups_i;      /* HSUMMA groups I x J (G = I*J) */
+  int groups_j;
+  int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
+  int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
   ovl_coll_cfg coll; /* collective back end and algorithms */
-} ovl_summa_plan;
+} ovl_mm_plan;
+typedef ovl_mm_plan ovl_summa_plan;
 
-/* Plan with panel width b, N_DUP = 1 and the default collectives. LOCAL. */
-ovl_summa_plan ovl_summa_plan_default(int64_t b);
+/* SUMMA with panel width b, N_DUP = 1, no lookahead, default collectives.
+ * LOCAL. */
+ovl_mm_plan ovl_summa_plan_default(int64_t b);
+/* The same for any algorithm. LOCAL. */
+ovl_mm_plan ovl_mm_plan_default(ovl_mm_algo algo, int64_t b);
+/* Name of an algorithm ("summa", "hsumma", "cannon", "3d", "2.5d") and its
+ * inverse. LOCAL. */
+const char *ovl_mm_algo_name(ovl_mm_algo a);
+ovl_err ovl_mm_algo_parse(const char *name, ovl_mm_algo *out);
 
-/* Write the plan as one line, e.g. "summa b=256 ndup=1 backend=mpi
- * bcast=auto". LOCAL. */
-int ovl_summa_plan_str(const ovl_summa_plan *plan, char *buf, size_t n);
+/* Write the plan as one line, e.g. "summa b=256 ndup=1 lookahead=0
+ * backend=mpi bcast=auto". LOCAL. */
+int ovl_mm_plan_str(const ovl_mm_plan *plan, char *buf, size_t n);
+int ovl_summa_plan_str(const ovl_mm_plan *plan, char *buf, size_t n);
 
-/* C = alpha * A * B + beta * C with blocking SUMMA on the 2D grid shared by
- * A (m x k), B (k x n) and C (m x n). Any grid shape, any sizes (uneven
- * blocks); panels are clipped at block boundaries of A's columns and B's
- * rows. stats may be NULL. COLLECTIVE over the grid's parent.
+/* C = alpha * A * B + beta * C with SUMMA on the 2D grid shared by A (m x k),
+ * B (k x n) and C (m x n). Any grid shape, any sizes (uneven blocks); panels
+ * are clipped at block boundaries of A's columns and B's rows. With
+ * lookahead, the next panel's broadcasts are posted before the current
+ * panel's dgemm, which runs in column chunks with progress calls between
+ * them. stats may be NULL. COLLECTIVE over the grid's parent.
  * Errors (agreed): OVL_ERR_ARG (plan), OVL_ERR_SIZE (shapes or grids). */
-ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_summa_plan *plan,
+ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
                   ovl_kstats *stats);
+
+/* Hierarchical SUMMA (Quintin, Hasanov, Lastovetsky): the grid of A, B, C is
+ * split into plan->groups_i x plan->groups_j groups. Panels of width
+ * plan->outer travel between groups (outer row/column communicators), then
+ * sub-panels of width plan->b inside each group. G = 1 and G = P are SUMMA.
+ * COLLECTIVE over the grid's parent. */
+ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+                   ovl_kstats *stats);
+
+/* Cannon's algorithm on a square s x s grid: skew, then s shift-multiply
+ * steps, each step's shifts in flight during its dgemm. COLLECTIVE over the
+ * grid's parent. Errors: OVL_ERR_GRID (grid not square). */
+ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+                   ovl_kstats *stats);
+
+/* 3D multiplication on an s x s x s grid g (Huang-Chow notation): A, B, C are
+ * matrices on ovl_grid3d_plane(g) of every rank; the operands and the result
+ * are those of plane k = 0, and on planes k > 0 the same handles are
+ * workspace (overwritten). P(i,j,0) broadcasts A_ij along grd_comm; B_jk
+ * goes from P(j,k,0) to P(j,j,k) and is broadcast along row_comm P(:,j,k);
+ * P(i,j,k) computes A_ij B_jk; the sums over j reduce along col_comm to
+ * P(i,k,k), which sends C_ik to P(i,k,0). Every phase is split over
+ * plan->ndup lanes; reduce(c) -> send(c) is pipelined in arrival order.
+ * COLLECTIVE over the 3D grid's parent. */
+ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
+                 const ovl_mm_plan *plan, ovl_kstats *stats);
+
+/* 2.5D multiplication (Solomonik & Demmel) on an s x s x c grid (c | s):
+ * A and B are broadcast from plane 0 along grd_comm, each layer k performs
+ * s/c Cannon steps starting at step k*s/c, and the partial products are
+ * reduced along grd_comm to plane 0. Operands as for ovl_mm3d. Each
+ * collective is split over plan->ndup lanes. COLLECTIVE over the 3D grid's
+ * parent. Errors: OVL_ERR_GRID (c does not divide s). */
+ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
+                  const ovl_mm_plan *plan, ovl_kstats *stats);
+
+/* C = alpha * op(A) * op(B) + beta * C with the algorithm of plan->algo.
+ * transa/transb: 'N' or 'T' (op(X) = X or X^T; a transposed operand is
+ * transposed into a temporary on the same grid first). For OVL_MM_3D and
+ * OVL_MM_25D, g3 is the 3D grid and the matrices live on its planes (see
+ * ovl_mm3d); otherwise g3 is ignored (may be NULL). COLLECTIVE over the
+ * grid's parent (the 3D grid's parent for 3D/2.5D). */
+ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
+                 const ovl_mm_plan *plan, ovl_grid3d g3, ovl_kstats *stats);
 
 /* Parallel matrix-vector product y = A x of the Huang-Chow paper (Section
  * III-A) on a square p x p grid. x and y are distributed "as x": every rank of

@@ -13,10 +13,13 @@ typedef struct lane_cache {
   ovl_lanes lanes[LANE_CACHE];
 } lane_cache;
 
+#define HG_CACHE 8
 struct ovl_grid2d_s {
   int p, q, i, j, active;
   MPI_Comm parent, comm, row, col;
   lane_cache lc;
+  int nhg;
+  ovl_hgroups hg[HG_CACHE];
 };
 
 struct ovl_grid3d_s {
@@ -27,8 +30,9 @@ struct ovl_grid3d_s {
 };
 
 struct ovl_hgroups_s {
-  int nI, nJ;
+  int nI, nJ, active;
   MPI_Comm outer_row, outer_col, inner_row, inner_col;
+  lane_cache lc;
 };
 
 static void comm_free(MPI_Comm *c) {
@@ -136,6 +140,7 @@ ovl_err ovl_grid2d_create(MPI_Comm parent, int p, int q, int flags, ovl_grid2d *
 ovl_err ovl_grid2d_destroy(ovl_grid2d *gp) {
   if (gp == NULL || *gp == NULL) return OVL_OK;
   ovl_grid2d g = *gp;
+  for (int k = 0; k < g->nhg; k++) ovl_hgroups_destroy(&g->hg[k]);
   cache_free(&g->lc);
   comm_free(&g->row);
   comm_free(&g->col);
@@ -312,6 +317,7 @@ ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
   }
   h->nI = gI;
   h->nJ = gJ;
+  h->active = g->active;
   h->outer_row = h->outer_col = h->inner_row = h->inner_col = MPI_COMM_NULL;
   if (g->active) {
     int bi = g->p / gI, bj = g->q / gJ;
@@ -328,6 +334,7 @@ ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
 ovl_err ovl_hgroups_destroy(ovl_hgroups *hp) {
   if (hp == NULL || *hp == NULL) return OVL_OK;
   ovl_hgroups h = *hp;
+  cache_free(&h->lc);
   comm_free(&h->outer_row);
   comm_free(&h->outer_col);
   comm_free(&h->inner_row);
@@ -335,6 +342,31 @@ ovl_err ovl_hgroups_destroy(ovl_hgroups *hp) {
   free(h);
   *hp = NULL;
   return OVL_OK;
+}
+
+ovl_err ovl_grid2d_hgroups(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
+  *out = NULL;
+  for (int k = 0; k < g->nhg; k++)
+    if (g->hg[k]->nI == gI && g->hg[k]->nJ == gJ) {
+      *out = g->hg[k];
+      return OVL_OK;
+    }
+  OVL_TRY(ovl_err_agree(g->parent, g->nhg < HG_CACHE ? OVL_OK
+                                                     : ovl_err_set(OVL_ERR_ARG, "a grid keeps at most %d group "
+                                                                   "layouts", HG_CACHE)));
+  OVL_TRY(ovl_hgroups_create(g, gI, gJ, &g->hg[g->nhg]));
+  *out = g->hg[g->nhg++];
+  return OVL_OK;
+}
+
+ovl_err ovl_hgroups_lanes(ovl_hgroups h, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  MPI_Comm c = dir == OVL_DIR_OUTER_ROW   ? h->outer_row
+               : dir == OVL_DIR_OUTER_COL ? h->outer_col
+               : dir == OVL_DIR_INNER_ROW ? h->inner_row
+               : dir == OVL_DIR_INNER_COL ? h->inner_col
+                                          : MPI_COMM_NULL;
+  OVL_CHECK(dir >= OVL_DIR_OUTER_ROW && dir <= OVL_DIR_INNER_COL, OVL_ERR_ARG, "not a group direction: %d", (int)dir);
+  return cache_lanes(&h->lc, h->active, c, dir, ndup, out);
 }
 
 void ovl_hgroups_dims(ovl_hgroups h, int *gI, int *gJ) {

@@ -2,126 +2,127 @@
  *
  * Step t covers global inner indices [k0, k1): the panel is clipped so that
  * A's columns [k0, k1) live in one process column (jA) and B's rows in one
- * process row (iB). Process (i, jA) broadcasts its A panel along row_comm;
- * process (iB, j) broadcasts its B panel along col_comm; everyone updates
- * C_ij += alpha * Apanel * Bpanel. */
-#include <cblas.h>
-#include <inttypes.h>
-#include <stdio.h>
+ * process row (iB). Process (i, jA) broadcasts its A panel along the row;
+ * process (iB, j) broadcasts its B panel along the column; everyone updates
+ * C_ij += alpha * Apanel * Bpanel. Broadcasts are split over N_DUP lanes.
+ * With lookahead, panel t+1's broadcasts are posted before panel t's dgemm
+ * (double buffers) and progressed between its column chunks. */
 #include <string.h>
 
-#include "dist/dmat_impl.h"
 #include "kernels/kimpl.h"
 
-ovl_summa_plan ovl_summa_plan_default(int64_t b) {
-  ovl_summa_plan p = {b, 1, ovl_coll_cfg_default()};
-  return p;
+typedef struct panel {
+  int64_t k0, w;
+  int jA, iB;
+} panel;
+
+/* The panel starting at k0: width <= b, inside one block of A's columns and
+ * one block of B's rows. */
+static panel panel_at(int64_t K, int p, int q, int64_t b, int64_t k0) {
+  panel pn;
+  pn.k0 = k0;
+  pn.jA = ovl_block_owner(K, q, k0);
+  pn.iB = ovl_block_owner(K, p, k0);
+  int64_t k1 = k0 + b, aend = ovl_block_off(K, q, pn.jA) + ovl_block_len(K, q, pn.jA);
+  int64_t bend = ovl_block_off(K, p, pn.iB) + ovl_block_len(K, p, pn.iB);
+  if (k1 > aend) k1 = aend;
+  if (k1 > bend) k1 = bend;
+  pn.w = k1 - k0;
+  return pn;
 }
 
-int ovl_summa_plan_str(const ovl_summa_plan *plan, char *buf, size_t n) {
-  return snprintf(buf, n, "summa b=%" PRId64 " ndup=%d backend=%s bcast=%s", plan->b, plan->ndup,
-                  ovl_backend_name(plan->coll.backend), ovl_alg_name(plan->coll.bcast));
-}
+typedef struct summa_ws {
+  ovl_dmat A, B;
+  ovl_lanes row, col;
+  const ovl_mm_plan *plan;
+  int p, q, gi, gj;
+  double *apan[2], *bpan[2];
+  const double *ap[2]; /* the A panel of each slot (in place at its owner) */
+  ovl_req rq[2][2 * OVL_LANES_MAX]; /* per slot: A's lanes, then B's */
+  ovl_kstats *st;
+} summa_ws;
 
-/* Checks shared by the 2D kernels: same grid, conforming shapes. */
-ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
-  if (A->grid != B->grid || A->grid != C->grid)
-    return ovl_err_set(OVL_ERR_SIZE, "A, B and C must be distributed on the same grid");
-  if (A->n != B->m || A->m != C->m || B->n != C->n)
-    return ovl_err_set(OVL_ERR_SIZE,
-                       "shapes do not conform: A is %" PRId64 " x %" PRId64 ", B is %" PRId64 " x %" PRId64
-                       ", C is %" PRId64 " x %" PRId64,
-                       A->m, A->n, B->m, B->n, C->m, C->n);
-  return OVL_OK;
-}
-
-static void scale_local(ovl_dmat C, double beta) {
-  if (beta == 1.0) return;
-  for (int64_t c = 0; c < C->ln; c++) {
-    double *col = C->data + c * C->ld;
-    if (beta == 0.0)
-      memset(col, 0, sizeof(double) * (size_t)C->lm);
-    else
-      for (int64_t r = 0; r < C->lm; r++) col[r] *= beta;
+/* Post the broadcasts of panel pn into buffer slot s. */
+static void post_panel(summa_ws *w, const panel *pn, int s) {
+  ovl_dmat A = w->A, B = w->B;
+  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w->rq[s][c] = OVL_REQ_NULL;
+  w->ap[s] = w->gj == pn->jA ? A->data + (pn->k0 - A->coff) * A->ld : w->apan[s];
+  int64_t acount = A->lm * pn->w, bcount = pn->w * B->ln;
+  if (acount > 0 && w->q > 1) {
+    if (ovl_lanes_ibcast(w->row, (double *)w->ap[s], acount, pn->jA, &w->plan->coll, w->rq[s]) != OVL_OK)
+      ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the A panel failed: %s", ovl_errmsg());
+    w->st->bytes += 8 * acount;
+    w->st->ncoll++;
+  }
+  if (w->gi == pn->iB) kern_copy(w->bpan[s], pn->w, B->data + (pn->k0 - B->roff), B->ld, pn->w, B->ln);
+  if (bcount > 0 && w->p > 1) {
+    if (ovl_lanes_ibcast(w->col, w->bpan[s], bcount, pn->iB, &w->plan->coll, w->rq[s] + OVL_LANES_MAX) != OVL_OK)
+      ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the B panel failed: %s", ovl_errmsg());
+    w->st->bytes += 8 * bcount;
+    w->st->ncoll++;
   }
 }
 
-ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_summa_plan *plan,
+static void wait_panel(summa_ws *w, int s) {
+  if (ovl_req_waitall(2 * OVL_LANES_MAX, w->rq[s]) != OVL_OK)
+    ovl_fatal(ovl_grid2d_parent(w->A->grid), OVL_ERR_MPI, "SUMMA: panel broadcast failed: %s", ovl_errmsg());
+}
+
+ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
                   ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid2d_parent(C->grid);
-  ovl_kstats st = {0};
+  ovl_kstats st;
+  memset(&st, 0, sizeof st);
   double t0 = ovl_time();
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK && (plan == NULL || plan->b <= 0))
-    rc = ovl_err_set(OVL_ERR_ARG, "SUMMA panel width b must be > 0, got %" PRId64, plan ? plan->b : 0);
-  if (rc == OVL_OK && (plan->ndup < 1 || plan->ndup > OVL_LANES_MAX))
-    rc = ovl_err_set(OVL_ERR_ARG, "SUMMA N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, plan->ndup);
-  int p = 1, q = 1, gi = 0, gj = 0;
-  ovl_grid2d_dims(C->grid, &p, &q);
-  ovl_grid2d_coords(C->grid, &gi, &gj);
-  int64_t K = A->n, b = plan ? plan->b : 1;
-  if (rc == OVL_OK && b > K && K > 0) b = K; /* a panel never needs to exceed K */
-  double *apan = NULL, *bpan = NULL;
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(A->lm * b + 1), &apan);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(B->ln * b + 1), &bpan);
+  if (rc == OVL_OK) rc = kern_check_plan(plan, "SUMMA");
+  summa_ws w;
+  memset(&w, 0, sizeof w);
+  w.A = A, w.B = B, w.plan = plan, w.st = &st;
+  ovl_grid2d_dims(C->grid, &w.p, &w.q);
+  ovl_grid2d_coords(C->grid, &w.gi, &w.gj);
+  int64_t K = A->n, b = rc == OVL_OK ? plan->b : 1;
+  if (b > K && K > 0) b = K; /* a panel never needs to exceed K */
+  int nbuf = rc == OVL_OK && plan->lookahead ? 2 : 1;
+  for (int s = 0; s < nbuf && rc == OVL_OK; s++) {
+    rc = ovl_malloc(sizeof(double) * (size_t)(A->lm * b + 1), &w.apan[s]);
+    if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(B->ln * b + 1), &w.bpan[s]);
+  }
   rc = ovl_err_agree(parent, rc);
+  if (rc == OVL_OK && ovl_grid2d_active(C->grid)) {
+    rc = ovl_grid2d_lanes(C->grid, OVL_DIR_ROW, plan->ndup, &w.row);
+    if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->grid, OVL_DIR_COL, plan->ndup, &w.col);
+  }
   if (rc != OVL_OK || !ovl_grid2d_active(C->grid)) {
-    ovl_free(&apan);
-    ovl_free(&bpan);
+    for (int s = 0; s < 2; s++) ovl_free(&w.apan[s]), ovl_free(&w.bpan[s]);
     if (stats) *stats = st;
     return rc;
   }
-  ovl_lanes row = NULL, col = NULL;
-  rc = ovl_grid2d_lanes(C->grid, OVL_DIR_ROW, plan->ndup, &row);
-  if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->grid, OVL_DIR_COL, plan->ndup, &col);
-  if (rc != OVL_OK) {
-    ovl_free(&apan);
-    ovl_free(&bpan);
-    return rc;
-  }
-  ovl_req ra[OVL_LANES_MAX], rb[OVL_LANES_MAX];
-  scale_local(C, beta);
-  for (int64_t k0 = 0; k0 < K;) {
-    int jA = ovl_block_owner(K, q, k0), iB = ovl_block_owner(K, p, k0);
-    int64_t aend = ovl_block_off(K, q, jA) + ovl_block_len(K, q, jA);
-    int64_t bend = ovl_block_off(K, p, iB) + ovl_block_len(K, p, iB);
-    int64_t k1 = k0 + b;
-    if (k1 > aend) k1 = aend;
-    if (k1 > bend) k1 = bend;
-    int64_t w = k1 - k0;
+  kern_scale(C, beta);
+  int la = plan->lookahead != 0;
+  panel cur = {0, 0, 0, 0};
+  if (K > 0) cur = panel_at(K, w.p, w.q, b, 0), post_panel(&w, &cur, 0);
+  for (int64_t t = 0; K > 0; t++) {
+    int s = la ? (int)(t % 2) : 0;
     double tc = ovl_time();
-    /* A panel: A(:, k0:k1) is contiguous in the owner's column-major block */
-    double *ap = gj == jA ? A->data + (k0 - A->coff) * A->ld : apan;
-    int64_t acount = A->lm * w;
-    if (acount > 0 && q > 1) {
-      if (ovl_lanes_ibcast(row, ap, acount, jA, &plan->coll, ra) != OVL_OK)
-        ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the A panel failed: %s", ovl_errmsg());
-      st.bytes += 8 * acount;
-    }
-    /* B panel: rows k0:k1 of the owner's block, packed w x ln */
-    int64_t bcount = w * B->ln;
-    if (gi == iB)
-      for (int64_t c = 0; c < B->ln; c++)
-        memcpy(bpan + c * w, B->data + (k0 - B->roff) + c * B->ld, sizeof(double) * (size_t)w);
-    if (bcount > 0 && p > 1) {
-      if (ovl_lanes_ibcast(col, bpan, bcount, iB, &plan->coll, rb) != OVL_OK)
-        ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the B panel failed: %s", ovl_errmsg());
-      st.bytes += 8 * bcount;
-    }
-    if ((acount > 0 && q > 1 && ovl_req_waitall(plan->ndup, ra) != OVL_OK) ||
-        (bcount > 0 && p > 1 && ovl_req_waitall(plan->ndup, rb) != OVL_OK))
-      ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: panel broadcast failed: %s", ovl_errmsg());
+    wait_panel(&w, s);
+    panel nxt = {K, 0, 0, 0};
+    int more = cur.k0 + cur.w < K;
+    if (more) nxt = panel_at(K, w.p, w.q, b, cur.k0 + cur.w);
+    if (more && la) post_panel(&w, &nxt, 1 - s);
     double tm = ovl_time();
     st.t_comm += tm - tc;
-    if (C->lm > 0 && C->ln > 0 && w > 0)
-      cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)C->lm, (int)C->ln, (int)w, alpha, ap,
-                  (int)(A->lm > 0 ? A->lm : 1), bpan, (int)w, 1.0, C->data, (int)C->ld);
+    ovl_req *pend = la && more ? w.rq[1 - s] : NULL;
+    kern_dgemm(C->lm, C->ln, cur.w, alpha, w.ap[s], A->lm > 0 ? A->lm : 1, w.bpan[s], cur.w, C->data, C->ld,
+               pend ? 2 * OVL_LANES_MAX : 0, pend);
     st.t_comp += ovl_time() - tm;
     st.steps++;
-    k0 = k1;
+    if (!more) break;
+    if (!la) post_panel(&w, &nxt, 0);
+    cur = nxt;
   }
-  ovl_free(&apan);
-  ovl_free(&bpan);
+  for (int s = 0; s < 2; s++) ovl_free(&w.apan[s]), ovl_free(&w.bpan[s]);
   st.t_total = ovl_time() - t0;
   if (stats) *stats = st;
   return OVL_OK;

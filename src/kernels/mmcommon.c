@@ -1,0 +1,97 @@
+/* Plans and small helpers shared by the multiplication kernels. */
+#include <cblas.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/kimpl.h"
+
+static const char *const k_names[] = {"summa", "hsumma", "cannon", "3d", "2.5d"};
+
+const char *ovl_mm_algo_name(ovl_mm_algo a) {
+  return (int)a >= 0 && (int)a < (int)(sizeof k_names / sizeof k_names[0]) ? k_names[a] : "unknown";
+}
+
+ovl_err ovl_mm_algo_parse(const char *name, ovl_mm_algo *out) {
+  for (int a = 0; a < (int)(sizeof k_names / sizeof k_names[0]); a++)
+    if (strcmp(name, k_names[a]) == 0) {
+      *out = (ovl_mm_algo)a;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a multiplication algorithm (summa, hsumma, cannon, 3d, 2.5d)", name);
+}
+
+ovl_mm_plan ovl_mm_plan_default(ovl_mm_algo algo, int64_t b) {
+  ovl_mm_plan p;
+  memset(&p, 0, sizeof p);
+  p.algo = algo;
+  p.b = b;
+  p.outer = 0;
+  p.groups_i = p.groups_j = 1;
+  p.ndup = 1;
+  p.lookahead = 0;
+  p.coll = ovl_coll_cfg_default();
+  return p;
+}
+
+ovl_mm_plan ovl_summa_plan_default(int64_t b) { return ovl_mm_plan_default(OVL_MM_SUMMA, b); }
+
+int ovl_mm_plan_str(const ovl_mm_plan *p, char *buf, size_t n) {
+  char extra[96] = "";
+  if (p->algo == OVL_MM_HSUMMA)
+    snprintf(extra, sizeof extra, " G=%dx%d M=%" PRId64, p->groups_i, p->groups_j, p->outer > 0 ? p->outer : p->b);
+  return snprintf(buf, n, "%s b=%" PRId64 "%s ndup=%d lookahead=%d backend=%s bcast=%s", ovl_mm_algo_name(p->algo),
+                  p->b, extra, p->ndup, p->lookahead, ovl_backend_name(p->coll.backend), ovl_alg_name(p->coll.bcast));
+}
+
+int ovl_summa_plan_str(const ovl_mm_plan *p, char *buf, size_t n) { return ovl_mm_plan_str(p, buf, n); }
+
+ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
+  if (A->grid != B->grid || A->grid != C->grid)
+    return ovl_err_set(OVL_ERR_SIZE, "A, B and C must be distributed on the same grid");
+  if (A->n != B->m || A->m != C->m || B->n != C->n)
+    return ovl_err_set(OVL_ERR_SIZE,
+                       "shapes do not conform: A is %" PRId64 " x %" PRId64 ", B is %" PRId64 " x %" PRId64
+                       ", C is %" PRId64 " x %" PRId64,
+                       A->m, A->n, B->m, B->n, C->m, C->n);
+  return OVL_OK;
+}
+
+ovl_err kern_check_plan(const ovl_mm_plan *plan, const char *who) {
+  OVL_CHECK(plan != NULL, OVL_ERR_ARG, "%s: no plan given", who);
+  OVL_CHECK(plan->b > 0, OVL_ERR_ARG, "%s: panel width b must be > 0, got %" PRId64, who, plan->b);
+  OVL_CHECK(plan->ndup >= 1 && plan->ndup <= OVL_LANES_MAX, OVL_ERR_ARG, "%s: N_DUP must be in [1, %d], got %d", who,
+            OVL_LANES_MAX, plan->ndup);
+  return OVL_OK;
+}
+
+void kern_scale(ovl_dmat C, double beta) {
+  if (beta == 1.0) return;
+  for (int64_t c = 0; c < C->ln; c++) {
+    double *col = C->data + c * C->ld;
+    if (beta == 0.0)
+      memset(col, 0, sizeof(double) * (size_t)C->lm);
+    else
+      for (int64_t r = 0; r < C->lm; r++) col[r] *= beta;
+  }
+}
+
+void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
+  for (int64_t c = 0; c < n; c++) memcpy(dst + c * ldd, src + c * lds, sizeof(double) * (size_t)m);
+}
+
+/* Column chunk of the progress-interleaved product: wide enough that dgemm
+ * stays efficient, narrow enough that requests are tested often. */
+#define KERN_CHUNK 256
+
+void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
+                int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  int64_t step = nreq > 0 ? KERN_CHUNK : n;
+  for (int64_t j = 0; j < n; j += step) {
+    int64_t w = n - j < step ? n - j : step;
+    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)w, (int)k, alpha, a, (int)lda, b + j * ldb,
+                (int)ldb, 1.0, c + j * ldc, (int)ldc);
+    if (nreq > 0 && j + w < n) ovl_req_progress(nreq, reqs, NULL);
+  }
+}
