@@ -27,6 +27,26 @@ for np in 1 2 3 4 8; do
   expect "gemm np=$np" test "$rc" -eq 0
   expect "gemm np=$np PASS" has "PASS" "$out"
 done
+for algo in hsumma cannon 3d 2.5d auto; do
+  for np in 1 4 8; do
+    run "$np" gemm --algo "$algo" -n 61 --k 37 -b 4 --check -i 1 --allow-idle --transb T --beta -1 --ndup 3
+    expect "gemm $algo np=$np" test "$rc" -eq 0
+    expect "gemm $algo np=$np PASS" has "PASS" "$out"
+  done
+done
+run 4 gemm --algo summa --lookahead --backend own -n 77 -b 5 --check -i 1
+expect "gemm summa lookahead own" has "PASS" "$out"
+run 4 gemm --algo hsumma --groups 2x2 --outer 8 -b 4 -n 50 --check -i 1
+expect "gemm hsumma 2x2 groups" has "PASS" "$out"
+run 4 gemm --algo hsumma --groups 3x1 -n 50
+expect "gemm hsumma groups that do not tile" test "$rc" -eq 1
+run 2 gemm --algo summa --repl 2
+expect "repl needs 2.5d" test "$rc" -eq 1
+run 2 gemm --algo hsumma --outer 2 -b 4
+expect "outer < block refused" test "$rc" -eq 1
+run 8 gemm --algo cannon -n 16
+expect "cannon on 8 ranks needs idle" has "idle" "$err"
+
 run 2 gemm -n 600 --m 301 --k 257 -b 32 --check --check-mode prob -i 1
 expect "gemm rect prob" test "$rc" -eq 0
 expect "gemm rect prob PASS" has "PASS" "$out"
