@@ -115,6 +115,21 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
 ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
                  const ovl_mm_plan *plan, ovl_grid3d g3, ovl_kstats *stats);
 
+/* Memory query: the bytes the most loaded rank holds for a multiplication
+ * C (m x n) = op(A) (m x k) op(B) (k x n) with `plan` on a grid of p x q
+ * processes (3D/2.5D: p = q = s and `repl` = c): its blocks of A, B and C,
+ * the temporaries of transposed operands, and the algorithm's workspace
+ * (panels, shift buffers, partial products). Scratch inside the MPI library
+ * is not counted. LOCAL; pure function. */
+int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p,
+                      int q, int repl);
+
+/* Refuse a footprint that does not fit: OVL_ERR_NOMEM (agreed over comm) when
+ * bytes exceeds limit (> 0: a user limit per rank) or this node's available
+ * memory (MemAvailable) divided among the ranks on the node.
+ * COLLECTIVE over comm. */
+ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit);
+
 /* Parallel matrix-vector product y = A x of the Huang-Chow paper (Section
  * III-A) on a square p x p grid. x and y are distributed "as x": every rank of
  * grid column j holds block j (ovl_block_len(n, p, j) elements, the columns

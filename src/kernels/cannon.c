@@ -43,7 +43,7 @@ static ovl_err cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps
   int64_t kmax = ovl_block_len(L->K, s, 0);
   double *ab[2] = {NULL, NULL}, *bb[2] = {NULL, NULL};
   ovl_err rc = OVL_OK;
-  for (int x = 0; x < 2 && rc == OVL_OK; x++) {
+  for (int x = 0; x < (nsteps > 1 ? 2 : 1) && rc == OVL_OK; x++) {
     rc = ovl_malloc(sizeof(double) * (size_t)(L->mi * kmax + 1), &ab[x]);
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(kmax * L->nj + 1), &bb[x]);
   }

@@ -23,7 +23,7 @@ static ovl_mm_algo auto_algo(int P) {
 int cmd_gemm(int argc, char **argv) {
   int help = 0, check = 0, json = 0, quiet = 0, allow_idle = 0, iters = 5, warmup = 1, no_blas_check = 0;
   int ndup = 1, lookahead = 0, repl = 0;
-  int64_t n = 1024, m = -1, k = -1, b = 256, outer = 0, seed = 42;
+  int64_t n = 1024, m = -1, k = -1, b = 256, outer = 0, seed = 42, mem_limit = 0;
   double alpha = 1.0, beta = 0.0, tol = -1.0;
   const char *algo = "summa", *grid = NULL, *groups = NULL, *check_mode = "auto", *backend = "mpi", *bcast = "auto";
   const char *ta = "N", *tb = "N";
@@ -50,6 +50,8 @@ int cmd_gemm(int argc, char **argv) {
        NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
       {"bcast-alg", 0, OVL_OPT_CHOICE, &bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
+      {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES", "refuse to run above this many bytes per rank (0: the node's "
+       "available memory)", NULL, 0, INT64_MAX},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 1000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 1000000},
       {"alpha", 0, OVL_OPT_DOUBLE, &alpha, "A", "alpha", NULL, 0, -1},
@@ -170,6 +172,18 @@ int cmd_gemm(int argc, char **argv) {
   int active = ovl_grid2d_active(g) && (!g3 || ovl_grid3d_active(g3)), nactive = active;
   MPI_Allreduce(MPI_IN_PLACE, &nactive, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 
+  /* ---- memory: ask before allocating ---- */
+  int gp = 1, gq = 1, gc = 1;
+  if (g3) ovl_grid3d_dims(g3, &gp, &gc), gq = gp;
+  else ovl_grid2d_dims(g, &gp, &gq);
+  int64_t mem = ovl_mm_memory(&plan, ta[0], tb[0], m, n, k, gp, gq, gc);
+  if (beta != 0.0) mem += ((ovl_block_len(m, gp, 0) * ovl_block_len(n, gq, 0) * 8 + 63) / 64) * 64; /* C0 */
+  if ((rc = ovl_check_memory(MPI_COMM_WORLD, mem, mem_limit)) != OVL_OK) {
+    if (g3) ovl_grid3d_destroy(&g3);
+    else ovl_grid2d_destroy(&g);
+    return cli_fail("gemm", rc);
+  }
+
   /* ---- operands (on every plane for 3D/2.5D: planes k > 0 are workspace) ---- */
   int tA = ta[0] == 'T', tB = tb[0] == 'T';
   ovl_dmat A = NULL, B = NULL, C = NULL, C0 = NULL;
@@ -187,9 +201,10 @@ int cmd_gemm(int argc, char **argv) {
   if (!rc && !json)
     ovl_log(OVL_LOG_INFO,
             "# ovl gemm: m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " op=%s%s, grid %s (%d of %d ranks active)\n"
-            "# plan: %s\n# MPI: %s; local dgemm %.1f GFLOP/s per rank\n"
+            "# plan: %s\n# memory: %.1f MiB per rank (estimate)\n# MPI: %s; local dgemm %.1f GFLOP/s per rank\n"
             "# time per repetition = MAX over ranks; %d warm-up + %d timed repetitions\n",
-            m, n, k, ta, tb, gridstr, nactive, P, planstr, cli_mpi_library(), blas, warmup, iters);
+            m, n, k, ta, tb, gridstr, nactive, P, planstr, (double)mem / 1048576.0, cli_mpi_library(), blas, warmup,
+            iters);
   double times[1000] = {0};
   int nt = iters;
   ovl_kstats ks, kacc;
@@ -252,9 +267,9 @@ int cmd_gemm(int argc, char **argv) {
               ",\"transa\":\"%s\",\"transb\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"plan\":\"%s\","
               "\"iterations\":%d,\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"gflops_median\":%.4f,"
               "\"gflops_best\":%.4f,\"t_comm\":%.6e,\"t_comp\":%.6e,\"local_dgemm_gflops\":%.3f,\"check\":\"%s\","
-              "\"relerr\":%.3e,\"mpi\":\"%s\"}\n",
+              "\"relerr\":%.3e,\"mem_estimate\":%" PRId64 ",\"mpi\":\"%s\"}\n",
               an, m, n, k, ta, tb, P, nactive, gridstr, planstr, nt, s.min, s.median, s.max, gmed, gbest, comm[0],
-              comm[1], blas, verdict, relerr, cli_mpi_library());
+              comm[1], blas, verdict, relerr, mem, cli_mpi_library());
     } else {
       ovl_log(OVL_LOG_QUIET, "# %-8s %10s %10s %10s %12s %12s %10s %10s %s\n", "algo", "t_min(s)", "t_med(s)",
               "t_max(s)", "GFLOP/s_med", "GFLOP/s_best", "comm(s)", "comp(s)", "check");

@@ -1,0 +1,79 @@
+/* Memory footprint of the multiplication algorithms, and its check. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/kimpl.h"
+
+/* Size of one allocation as ovl_malloc makes it (64-byte granularity). */
+static int64_t alloc_bytes(int64_t elems) { return ((elems * 8 + 63) / 64) * 64; }
+
+int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p,
+                      int q, int repl) {
+  if (!plan || p < 1 || q < 1) return -1;
+  /* the largest blocks are those of process (0, 0) */
+  int64_t mi = ovl_block_len(m, p, 0), nj = ovl_block_len(n, q, 0), kq = ovl_block_len(k, q, 0),
+          kp = ovl_block_len(k, p, 0);
+  int64_t bytes = alloc_bytes(mi * kq) + alloc_bytes(kp * nj) + alloc_bytes(mi * nj); /* A, B, C */
+  int ta = transa == 'T' || transa == 't', tb = transb == 'T' || transb == 't';
+  if (ta) bytes += alloc_bytes(ovl_block_len(k, p, 0) * ovl_block_len(m, q, 0)); /* stored A is k x m */
+  if (tb) bytes += alloc_bytes(ovl_block_len(n, p, 0) * ovl_block_len(k, q, 0));
+  int64_t b = plan->b < k ? plan->b : (k > 0 ? k : 1);
+  switch (plan->algo) {
+  case OVL_MM_SUMMA: {
+    int nbuf = plan->lookahead ? 2 : 1;
+    bytes += nbuf * (alloc_bytes(mi * b + 1) + alloc_bytes(nj * b + 1));
+    break;
+  }
+  case OVL_MM_HSUMMA: {
+    int64_t M = plan->outer > 0 ? plan->outer : plan->b;
+    if (M > k && k > 0) M = k;
+    if (b > M) b = M;
+    bytes += alloc_bytes(mi * M + 1) + alloc_bytes(M * nj + 1) + alloc_bytes(b * nj + 1);
+    break;
+  }
+  case OVL_MM_CANNON: /* double buffers once there is a second step */
+    bytes += (p > 1 ? 2 : 1) * (alloc_bytes(mi * kq + 1) + alloc_bytes(kq * nj + 1));
+    break;
+  case OVL_MM_3D: /* B_jk, the partial product and the reduced result */
+    bytes += alloc_bytes(kp * nj + 1) + alloc_bytes(mi * nj + 1) + alloc_bytes(mi * nj + 1);
+    break;
+  case OVL_MM_25D: /* the partial product of layers k > 0, and Cannon's buffers */
+    if (repl > 1) bytes += alloc_bytes(mi * nj + 1);
+    bytes += (repl > 0 && p / repl > 1 ? 2 : 1) * (alloc_bytes(mi * kq + 1) + alloc_bytes(kq * nj + 1));
+    break;
+  }
+  return bytes;
+}
+
+/* MemAvailable from /proc/meminfo, in bytes; -1 when unknown. */
+static int64_t mem_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return -1;
+  char line[256];
+  int64_t kb = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "MemAvailable: %" SCNd64 " kB", &kb) == 1) break;
+  fclose(f);
+  return kb > 0 ? kb * 1024 : -1;
+}
+
+ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit) {
+  ovl_err rc = OVL_OK;
+  MPI_Comm node = MPI_COMM_NULL;
+  int local = 1;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+    MPI_Comm_size(node, &local);
+    MPI_Comm_free(&node);
+  }
+  int64_t avail = mem_available();
+  if (limit > 0 && bytes > limit)
+    rc = ovl_err_set(OVL_ERR_NOMEM, "this run needs %.1f MiB per rank, above the limit of %.1f MiB",
+                     (double)bytes / 1048576.0, (double)limit / 1048576.0);
+  else if (avail > 0 && bytes > avail / local)
+    rc = ovl_err_set(OVL_ERR_NOMEM,
+                     "this run needs %.1f MiB per rank, but the node has %.1f MiB available for its %d ranks "
+                     "(%.1f MiB each)",
+                     (double)bytes / 1048576.0, (double)avail / 1048576.0, local, (double)avail / local / 1048576.0);
+  return ovl_err_agree(comm, rc);
+}
