@@ -185,6 +185,10 @@ typedef struct ovl_pipe_event {
 /* Runs to completion. events (nparts*nstages, index part*nstages + stage) may
  * be NULL. LOCAL (the stages it posts are whatever they are). */
 ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events);
+/* The same, naming the stages for the tracer (names[s] with static storage;
+ * names may be NULL). */
+ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events,
+                               const char *const *names);
 
 /* ---- active subsets (multiple processes per node) ----------------------------
  * Of the ranks of comm on each node (MPI_Comm_split_type SHARED), the first

@@ -9,5 +9,6 @@
 #include "ovl/grid.h"
 #include "ovl/dist.h"
 #include "ovl/kernels.h"
+#include "ovl/trace.h"
 
 #endif

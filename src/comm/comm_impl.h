@@ -69,7 +69,14 @@ struct ovl_req_s {
   req_kind kind;
   MPI_Request mreq;
   sched s;
+  const char *tname; /* traced operation name (static string), or NULL */
+  int tpart;         /* its lane / part */
 };
+
+/* Tag a request for the tracer: its completion is recorded under name/part. */
+static inline void req_trace(ovl_req r, const char *name, int part) {
+  if (r) r->tname = name, r->tpart = part;
+}
 
 ovl_err req_new_mpi(ovl_req *out);
 ovl_err req_new_sched(ovl_req *out);

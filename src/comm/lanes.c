@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "comm/comm_impl.h"
+#include "ovl/trace.h"
 
 struct ovl_lanes_s {
   int ndup, size, rank;
@@ -66,7 +67,7 @@ int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
 
 /* Post one operation per non-empty part; on failure, wait for what was
  * posted (the other ranks posted it too) and return the error. */
-#define FOR_PARTS(L, n, body)                                                                                          \
+#define FOR_PARTS(L, n, NAME, body)                                                                                          \
   do {                                                                                                                 \
     for (int c = 0; c < (L)->ndup; c++) reqs[c] = OVL_REQ_NULL;                                                        \
     for (int c = 0; c < (L)->ndup; c++) {                                                                              \
@@ -79,38 +80,40 @@ int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
         ovl_req_waitall(c, reqs);                                                                                      \
         return rc_;                                                                                                    \
       }                                                                                                                \
+      req_trace(reqs[c], (NAME), c);                                                                                   \
+      OVL_TRACE_POST((NAME), c, 8 * len);                                                                              \
     }                                                                                                                  \
     return OVL_OK;                                                                                                     \
   } while (0)
 
 ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg, ovl_req *reqs) {
-  FOR_PARTS(L, n, ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
+  FOR_PARTS(L, n, "bcast", ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
                           const ovl_coll_cfg *cfg, ovl_req *reqs) {
-  FOR_PARTS(L, n, ovl_ireduce(sbuf + off, rbuf ? rbuf + off : NULL, len, root, lc, cfg, &reqs[c]));
+  FOR_PARTS(L, n, "reduce", ovl_ireduce(sbuf + off, rbuf ? rbuf + off : NULL, len, root, lc, cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_iallreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
                              ovl_req *reqs) {
-  FOR_PARTS(L, n, ovl_iallreduce(sbuf + off, rbuf + off, len, lc, cfg, &reqs[c]));
+  FOR_PARTS(L, n, "allreduce", ovl_iallreduce(sbuf + off, rbuf + off, len, lc, cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_iallgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg,
                              ovl_req *reqs) {
   const double *mine = sbuf == rbuf + (int64_t)L->rank * n ? NULL : sbuf;
-  FOR_PARTS(L, n,
+  FOR_PARTS(L, n, "allgather",
             coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc,
                                     cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl_req *reqs) {
-  FOR_PARTS(L, n, ovl_isend(buf + off, len, dest, 0, lc, &reqs[c]));
+  FOR_PARTS(L, n, "send", ovl_isend(buf + off, len, dest, 0, lc, &reqs[c]));
 }
 
 ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *reqs) {
-  FOR_PARTS(L, n, ovl_irecv(buf + off, len, src, 0, lc, &reqs[c]));
+  FOR_PARTS(L, n, "recv", ovl_irecv(buf + off, len, src, 0, lc, &reqs[c]));
 }
 
 #define BLOCKING(L, icall)                                                                                             \

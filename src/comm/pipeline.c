@@ -2,8 +2,24 @@
 #include <stdlib.h>
 
 #include "comm/comm_impl.h"
+#include "ovl/trace.h"
 
 ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events) {
+  return ovl_pipeline_run_named(nparts, nstages, post, ctx, events, NULL);
+}
+
+/* Post stage s of part c and name its request for the tracer. */
+static ovl_err post_named(ovl_stage_post post, void *ctx, int c, int s, ovl_req *req, const char *const *names) {
+  OVL_TRY(post(ctx, c, s, req));
+  if (names && *req) {
+    req_trace(*req, names[s], c);
+    OVL_TRACE_POST(names[s], c, 0);
+  }
+  return OVL_OK;
+}
+
+ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events,
+                               const char *const *names) {
   OVL_CHECK(nparts >= 0 && nstages >= 0 && post != NULL, OVL_ERR_ARG,
             "pipeline needs nparts >= 0, nstages >= 0 and a post function");
   if (nparts == 0 || nstages == 0) return OVL_OK;
@@ -23,7 +39,7 @@ ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx
   for (int c = 0; c < nparts && rc == OVL_OK; c++) {
     for (;;) {
       if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
-      rc = post(ctx, c, stage[c], &reqs[c]);
+      rc = post_named(post, ctx, c, stage[c], &reqs[c], names);
       if (rc != OVL_OK || reqs[c] != OVL_REQ_NULL) break;
       if (events) EV(c, stage[c]).t_done = ovl_time() - t0, EV(c, stage[c]).order = order;
       order++;
@@ -49,7 +65,7 @@ ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx
         break;
       }
       if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
-      rc = post(ctx, c, stage[c], &reqs[c]);
+      rc = post_named(post, ctx, c, stage[c], &reqs[c], names);
       if (rc != OVL_OK || reqs[c] != OVL_REQ_NULL) break;
     }
   }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "comm/comm_impl.h"
+#include "ovl/trace.h"
 
 static int64_t g_live = 0;
 
@@ -19,6 +20,12 @@ static ovl_err req_new(req_kind kind, ovl_req *out) {
 }
 ovl_err req_new_mpi(ovl_req *out) { return req_new(REQ_MPI, out); }
 ovl_err req_new_sched(ovl_req *out) { return req_new(REQ_SCHED, out); }
+
+/* A request completed: record it for the tracer, then free it. */
+static void req_done(ovl_req *rp) {
+  if (*rp && (*rp)->tname) OVL_TRACE_COMPLETE((*rp)->tname, (*rp)->tpart);
+  req_free(rp);
+}
 
 void req_free(ovl_req *rp) {
   ovl_req r = *rp;
@@ -38,7 +45,7 @@ ovl_err ovl_req_test(ovl_req *req, int *done) {
   } else {
     OVL_TRY(sched_progress(&r->s, done));
   }
-  if (*done) req_free(req);
+  if (*done) req_done(req);
   return OVL_OK;
 }
 
@@ -47,7 +54,7 @@ ovl_err ovl_req_wait(ovl_req *req) {
   if (r == NULL) return OVL_OK;
   if (r->kind == REQ_MPI) {
     OVL_MPI(MPI_Wait(&r->mreq, MPI_STATUS_IGNORE));
-    req_free(req);
+    req_done(req);
     return OVL_OK;
   }
   for (;;) {
@@ -93,7 +100,7 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
     if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Waitany");
     if (idx == MPI_UNDEFINED) return OVL_OK;
     reqs[idx]->mreq = MPI_REQUEST_NULL;
-    req_free(&reqs[idx]);
+    req_done(&reqs[idx]);
     *index = idx;
     return OVL_OK;
   }

@@ -53,12 +53,14 @@ static ovl_err cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps
   /* skew: A(i, j) goes to (i, j - i - t0), A(i, l0) comes from (i, l0) */
   int l0 = (i + j + t0) % s;
   double tc = ovl_time();
+  OVL_TRACE_BEGIN("cannon.skew");
   shift(parent, L->shA, ((j - i - t0) % s + 2 * s) % s, L->a0, L->mi * klen(L, j), l0, ab[0], L->mi * klen(L, l0), j,
         ra);
   shift(parent, L->shB, ((i - j - t0) % s + 2 * s) % s, L->b0, klen(L, i) * L->nj, l0, bb[0], klen(L, l0) * L->nj, i,
         rb);
   if (ovl_req_waitall(2 * OVL_LANES_MAX, ra) || ovl_req_waitall(2 * OVL_LANES_MAX, rb))
     ovl_fatal(parent, OVL_ERR_MPI, "Cannon: skew failed: %s", ovl_errmsg());
+  OVL_TRACE_END("cannon.skew", 0);
   st->t_comm += ovl_time() - tc;
   st->bytes += 8 * (L->mi * klen(L, l0) + klen(L, l0) * L->nj);
   for (int t = 0; t < nsteps; t++) {
@@ -72,12 +74,16 @@ static ovl_err cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps
       st->bytes += 8 * (L->mi * klen(L, ln) + klen(L, ln) * L->nj);
     }
     double tm = ovl_time();
+    OVL_TRACE_BEGIN("cannon.dgemm");
     kern_dgemm(L->mi, L->nj, klen(L, l), alpha, ab[cur], L->mi > 0 ? L->mi : 1, bb[cur], klen(L, l) > 0 ? klen(L, l) : 1,
                L->c, L->mi > 0 ? L->mi : 1, more ? 2 * OVL_LANES_MAX : 0, ra);
+    OVL_TRACE_END("cannon.dgemm", 0);
     double tw = ovl_time();
     st->t_comp += tw - tm;
+    OVL_TRACE_BEGIN("cannon.shift");
     if (more && (ovl_req_waitall(2 * OVL_LANES_MAX, ra) || ovl_req_waitall(2 * OVL_LANES_MAX, rb)))
       ovl_fatal(parent, OVL_ERR_MPI, "Cannon: shift failed: %s", ovl_errmsg());
+    OVL_TRACE_END("cannon.shift", 0);
     st->t_comm += ovl_time() - tw;
     st->steps++;
   }

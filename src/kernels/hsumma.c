@@ -81,25 +81,31 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
     int64_t w = k1 - k0;
     int ljA = jA % bj, liB = iB % bi;
     double tc = ovl_time();
+    OVL_TRACE_BEGIN("hsumma.outer");
     /* between groups: the processes in A's local column (B's local row) */
     const double *ao = aout, *bo = bout;
     if (gj == jA) ao = A->data + (k0 - A->coff) * A->ld; /* in place at the owner */
     if (gi == iB) kern_copy(bout, w, B->data + (k0 - B->roff), B->ld, w, B->ln);
     if (lj == ljA) hs_bcast(&h, orow, (double *)ao, A->lm * w, jA / bj);
     if (li == liB) hs_bcast(&h, ocol, bout, w * B->ln, iB / bi);
+    OVL_TRACE_END("hsumma.outer", 0);
     st.t_comm += ovl_time() - tc;
     /* inside groups: sub-panels of width b */
     for (int64_t kk = 0; kk < w; kk += b) {
       int64_t ww = w - kk < b ? w - kk : b;
       double tm = ovl_time();
+      OVL_TRACE_BEGIN("hsumma.inner");
       /* A's sub-panel is contiguous in the outer panel; B's rows are packed */
       double *asub = (double *)ao + kk * A->lm;
       if (li == liB) kern_copy(bin, ww, bo + kk, w, ww, B->ln);
       hs_bcast(&h, irow, asub, A->lm * ww, ljA);
       hs_bcast(&h, icol, bin, ww * B->ln, liB);
+      OVL_TRACE_END("hsumma.inner", 0);
       double tg = ovl_time();
       st.t_comm += tg - tm;
+      OVL_TRACE_BEGIN("hsumma.dgemm");
       kern_dgemm(C->lm, C->ln, ww, alpha, asub, A->lm > 0 ? A->lm : 1, bin, ww, C->data, C->ld, 0, NULL);
+      OVL_TRACE_END("hsumma.dgemm", 0);
       st.t_comp += ovl_time() - tg;
       st.steps++;
     }

@@ -4,6 +4,7 @@
 
 #include "dist/dmat_impl.h"
 #include "ovl/kernels.h"
+#include "ovl/trace.h"
 
 /* A (m x k), B (k x n), C (m x n) on the same grid. LOCAL. */
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C);

@@ -67,7 +67,8 @@ ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, i
     rc = ovl_lanes_reduce(m.row, t, i == j ? y : NULL, A->lm, i, cfg);
     if (rc == OVL_OK) rc = ovl_lanes_bcast(m.col, y, A->ln, j, cfg);
   } else {
-    rc = ovl_pipeline_run(ndup, 2, mv_post, &m, events);
+    static const char *const names[] = {"matvec.reduce", "matvec.bcast"};
+    rc = ovl_pipeline_run_named(ndup, 2, mv_post, &m, events, names);
   }
   ovl_free(&t);
   if (rc != OVL_OK) ovl_fatal(parent, rc, "mat-vec communication failed: %s", ovl_errmsg());

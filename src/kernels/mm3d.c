@@ -34,6 +34,8 @@ typedef struct mm3d_ctx {
 } mm3d_ctx;
 
 enum { TAG_B = 3100 };
+static const char *const k_names_b[] = {"mm3d.B.p2p", "mm3d.B.bcast"};
+static const char *const k_names_c[] = {"mm3d.C.reduce", "mm3d.C.send"};
 
 /* Phase 1, chain of part c: stage 0 moves B's part from plane 0 to the
  * diagonal P(j,j,k); stage 1 broadcasts it along row_comm. */
@@ -135,25 +137,30 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   }
   /* 1: A along grd_comm (all parts at once), B's chains through the pipeline */
   double tc = ovl_time();
+  OVL_TRACE_BEGIN("mm3d.distribute");
   ovl_req ra[OVL_LANES_MAX];
   for (int l = 0; l < OVL_LANES_MAX; l++) ra[l] = x.sends[l] = OVL_REQ_NULL;
   x.bmine = B->data, x.nbmine = B->lm * B->ln;
   if (s > 1 && ovl_lanes_ibcast(x.grd, A->data, A->lm * A->ln, 0, &plan->coll, ra))
     ovl_fatal(parent, OVL_ERR_MPI, "3D: broadcast of A failed: %s", ovl_errmsg());
   if (s > 1) st.bytes += 8 * A->lm * A->ln, st.ncoll++;
-  if (ovl_pipeline_run(plan->ndup, 2, post_b, &x, NULL) || ovl_req_waitall(plan->ndup, ra) ||
+  if (ovl_pipeline_run_named(plan->ndup, 2, post_b, &x, NULL, k_names_b) || ovl_req_waitall(plan->ndup, ra) ||
       ovl_req_waitall(plan->ndup, x.sends))
     ovl_fatal(parent, OVL_ERR_MPI, "3D: distribution of B failed: %s", ovl_errmsg());
   st.ncoll++;
   /* 3: local product */
+  OVL_TRACE_END("mm3d.distribute", 0);
   double tm = ovl_time();
   st.t_comm += tm - tc;
+  OVL_TRACE_BEGIN("mm3d.dgemm");
   int64_t mi = ovl_block_len(m, s, x.i), kj = ovl_block_len(K, s, x.j), nk = ovl_block_len(n, s, x.k);
   kern_dgemm(mi, nk, kj, alpha, A->data, A->ld, x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0, NULL);
+  OVL_TRACE_END("mm3d.dgemm", 0);
   double tr = ovl_time();
   st.t_comp += tr - tm;
+  OVL_TRACE_BEGIN("mm3d.reduce");
   /* 4-5: reduce(c) -> send(c) */
-  if (ovl_pipeline_run(plan->ndup, 2, post_c, &x, NULL))
+  if (ovl_pipeline_run_named(plan->ndup, 2, post_c, &x, NULL, k_names_c))
     ovl_fatal(parent, OVL_ERR_MPI, "3D: reduction of C failed: %s", ovl_errmsg());
   st.ncoll++;
   if (x.k == 0) { /* C_ij = beta C_ij + sum */
@@ -161,6 +168,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
     for (int64_t col = 0; col < C->ln; col++)
       for (int64_t r = 0; r < C->lm; r++) C->data[r + col * C->ld] += x.cr[r + col * C->lm];
   }
+  OVL_TRACE_END("mm3d.reduce", 0);
   st.t_comm += ovl_time() - tr;
   st.steps = 1;
   ovl_free(&x.bw), ovl_free(&x.cw), ovl_free(&x.cr);

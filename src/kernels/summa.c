@@ -106,16 +106,20 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   for (int64_t t = 0; K > 0; t++) {
     int s = la ? (int)(t % 2) : 0;
     double tc = ovl_time();
+    OVL_TRACE_BEGIN("summa.wait");
     wait_panel(&w, s);
     panel nxt = {K, 0, 0, 0};
     int more = cur.k0 + cur.w < K;
     if (more) nxt = panel_at(K, w.p, w.q, b, cur.k0 + cur.w);
     if (more && la) post_panel(&w, &nxt, 1 - s);
+    OVL_TRACE_END("summa.wait", 0);
     double tm = ovl_time();
     st.t_comm += tm - tc;
+    OVL_TRACE_BEGIN("summa.dgemm");
     ovl_req *pend = la && more ? w.rq[1 - s] : NULL;
     kern_dgemm(C->lm, C->ln, cur.w, alpha, w.ap[s], A->lm > 0 ? A->lm : 1, w.bpan[s], cur.w, C->data, C->ld,
                pend ? 2 * OVL_LANES_MAX : 0, pend);
+    OVL_TRACE_END("summa.dgemm", 0);
     st.t_comp += ovl_time() - tm;
     st.steps++;
     if (!more) break;

@@ -26,7 +26,7 @@ int cmd_gemm(int argc, char **argv) {
   int64_t n = 1024, m = -1, k = -1, b = 256, outer = 0, seed = 42, mem_limit = 0;
   double alpha = 1.0, beta = 0.0, tol = -1.0;
   const char *algo = "summa", *grid = NULL, *groups = NULL, *check_mode = "auto", *backend = "mpi", *bcast = "auto";
-  const char *ta = "N", *tb = "N";
+  const char *ta = "N", *tb = "N", *trace = NULL;
   ovl_opt opts[] = {
       {"algo", 'a', OVL_OPT_CHOICE, &algo, "NAME", "algorithm (auto: 3d on a cube of ranks, else summa + lookahead)",
        k_algos, 0, -1},
@@ -61,6 +61,8 @@ int cmd_gemm(int argc, char **argv) {
       {"check-mode", 0, OVL_OPT_CHOICE, &check_mode, "MODE",
        "exact: serial dgemm on gathered data; prob: C x vs A (B x); auto: exact when small", k_checks, 0, -1},
       {"tol", 0, OVL_OPT_DOUBLE, &tol, "T", "verification tolerance (default: 16 k eps)", NULL, 0, -1},
+      {"trace", 't', OVL_OPT_STRING, &trace, "PREFIX",
+       "trace the timed repetitions: PREFIX.json (Chrome trace / Perfetto) and PREFIX.csv", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "print one JSON object instead of the table", NULL, 0, -1},
       {"no-blas-check", 0, OVL_OPT_FLAG, &no_blas_check, NULL, "skip the local dgemm rate check", NULL, 0, -1},
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "print only the result line", NULL, 0, -1},
@@ -207,6 +209,7 @@ int cmd_gemm(int argc, char **argv) {
             iters);
   double times[1000] = {0};
   int nt = iters;
+  if (!rc && trace) rc = ovl_trace_start(MPI_COMM_WORLD, (int64_t)1 << 20);
   ovl_kstats ks, kacc;
   memset(&kacc, 0, sizeof kacc);
   for (int it = 0; !rc && it < warmup + nt; it++) {
@@ -221,12 +224,17 @@ int cmd_gemm(int argc, char **argv) {
     memset(&ks, 0, sizeof ks);
     rc = ovl_gemm(ta[0], tb[0], alpha, A, B, beta, C, &plan, g3, &ks);
     double t = ovl_time() - t0;
+    if (trace && it + 1 == warmup) ovl_trace_write(NULL), ovl_trace_start(MPI_COMM_WORLD, (int64_t)1 << 20);
     if (it >= warmup) {
       times[it - warmup] = t;
       kacc.t_comm += ks.t_comm;
       kacc.t_comp += ks.t_comp;
       kacc.bytes += ks.bytes;
     }
+  }
+  if (trace && ovl_trace_active()) {
+    ovl_err trc = ovl_trace_write(trace);
+    if (!rc) rc = trc;
   }
   double relerr = -1.0;
   ovl_err vrc = OVL_OK;
