@@ -37,7 +37,9 @@ typedef struct ovl_req_s *ovl_req;
 #define OVL_REQ_NULL ((ovl_req)0)
 
 /* Progress *req once; *done = 1 (and *req = NULL) when complete. A NULL
- * request is complete. LOCAL. */
+ * request is complete. Like MPI's progress rule, testing or waiting on any
+ * request also advances every other live own schedule of this process, so
+ * ranks may complete their requests in different orders. LOCAL. */
 ovl_err ovl_req_test(ovl_req *req, int *done);
 /* Block until *req completes. LOCAL. */
 ovl_err ovl_req_wait(ovl_req *req);
@@ -103,7 +105,9 @@ const char *ovl_backend_name(ovl_backend b);
  * collectives on comm); they only start the operation: complete *req with
  * ovl_req_test/wait. Buffers must stay valid until completion. Argument
  * errors are LOCAL checks returned without agreement (callers that take
- * user input validate first); they never leave a partial operation posted. */
+ * user input validate first); they never leave a partial operation posted.
+ * cfg == NULL means ovl_coll_cfg_default(). Tags of ovl_isend/irecv are in
+ * [0, 32767]. */
 
 ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg, ovl_req *req);
 /* rbuf significant at root only; sbuf == rbuf allowed at root (in place). */

@@ -37,14 +37,14 @@ const char *ovl_alg_name(ovl_alg a) {
 }
 
 ovl_err ovl_alg_parse(const char *coll, const char *name, ovl_alg *out) {
-  if (strcmp(name, "auto") == 0) {
+  int known = 0;
+  for (int i = 0; i < N_ALGS; i++) known |= strcmp(k_algs[i].coll, coll) == 0;
+  if (known && strcmp(name, "auto") == 0) {
     *out = OVL_ALG_AUTO;
     return OVL_OK;
   }
-  int known = 0;
-  for (int i = 0; i < N_ALGS; i++) {
+  for (int i = 0; i < N_ALGS && known; i++) {
     if (strcmp(k_algs[i].coll, coll) != 0) continue;
-    known = 1;
     if (strcmp(k_algs[i].name, name) == 0) {
       *out = k_algs[i].alg;
       return OVL_OK;
@@ -80,11 +80,23 @@ static ovl_err check_common(MPI_Comm comm, int64_t n, int root, int has_root, in
   return OVL_OK;
 }
 
+/* Tags every MPI library accepts (MPI_TAG_UB is at least 32767). */
+static ovl_err check_tag(int tag) {
+  OVL_CHECK(tag >= 0 && tag <= 32767, OVL_ERR_ARG, "tag %d outside [0, 32767]", tag);
+  return OVL_OK;
+}
+
 static const ovl_coll_cfg *cfg_or_default(const ovl_coll_cfg *cfg) {
   static ovl_coll_cfg def;
   if (cfg) return cfg;
   def = ovl_coll_cfg_default();
   return &def;
+}
+
+static ovl_err check_cfg(const ovl_coll_cfg *cfg) {
+  OVL_CHECK(cfg->backend == OVL_BACKEND_MPI || cfg->backend == OVL_BACKEND_OWN, OVL_ERR_ARG,
+            "unknown collective back end %d", (int)cfg->backend);
+  return OVL_OK;
 }
 
 /* The MPI back end passes counts as int. */
@@ -148,6 +160,7 @@ ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_co
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
+  OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, root, 1, &p, &rank));
   if (cfg->backend == OVL_BACKEND_MPI) {
     OVL_TRY(check_int(n));
@@ -163,6 +176,7 @@ ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_C
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
+  OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, root, 1, &p, &rank));
   if (cfg->backend == OVL_BACKEND_MPI) {
     OVL_TRY(check_int(n));
@@ -179,6 +193,7 @@ ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm com
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
+  OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
   if (cfg->backend == OVL_BACKEND_MPI) {
     OVL_TRY(check_int(n));
@@ -194,6 +209,7 @@ ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm com
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
+  OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
   if (cfg->backend == OVL_BACKEND_MPI) {
     OVL_TRY(check_int(n * p));
@@ -210,6 +226,7 @@ ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
+  OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
   OVL_CHECK(sbuf != rbuf || n == 0, OVL_ERR_ARG, "alltoall cannot run in place");
   if (cfg->backend == OVL_BACKEND_MPI) {
@@ -225,6 +242,7 @@ ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm
   int p, rank;
   *req = NULL;
   OVL_TRY(check_common(comm, n, dest, 1, &p, &rank));
+  OVL_TRY(check_tag(tag));
   OVL_TRY(check_int(n));
   START_MPI(MPI_Isend(buf, (int)n, MPI_DOUBLE, dest, tag, comm, mreq), "MPI_Isend");
 }
@@ -233,6 +251,7 @@ ovl_err ovl_irecv(double *buf, int64_t n, int src, int tag, MPI_Comm comm, ovl_r
   int p, rank;
   *req = NULL;
   OVL_TRY(check_common(comm, n, src, 1, &p, &rank));
+  OVL_TRY(check_tag(tag));
   OVL_TRY(check_int(n));
   START_MPI(MPI_Irecv(buf, (int)n, MPI_DOUBLE, src, tag, comm, mreq), "MPI_Irecv");
 }
@@ -244,6 +263,7 @@ ovl_err coll_iallgather_strided(const double *sbuf, double *base, int64_t len, i
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
+  OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, len, 0, 0, &p, &rank));
   if (cfg->backend == OVL_BACKEND_MPI) {
     OVL_TRY(check_int(len));

@@ -71,6 +71,7 @@ struct ovl_req_s {
   sched s;
   const char *tname; /* traced operation name (static string), or NULL */
   int tpart;         /* its lane / part */
+  ovl_req prev, next; /* live own schedules of this process (progressed by every wait) */
 };
 
 /* Tag a request for the tracer: its completion is recorded under name/part. */

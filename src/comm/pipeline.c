@@ -33,20 +33,24 @@ ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, voi
   double t0 = ovl_time();
   int order = 0, remaining = nparts;
   ovl_err rc = OVL_OK;
-  /* Post stage s of part c; stages with nothing to wait for complete at once
-   * and the chain moves on. */
+  /* Stage 0 of every part first, in part order. */
 #define EV(c, s) events[(c) * nstages + (s)]
   for (int c = 0; c < nparts && rc == OVL_OK; c++) {
-    for (;;) {
-      if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
-      rc = post_named(post, ctx, c, stage[c], &reqs[c], names);
-      if (rc != OVL_OK || reqs[c] != OVL_REQ_NULL) break;
+    if (events) EV(c, 0).t_post = ovl_time() - t0;
+    rc = post_named(post, ctx, c, 0, &reqs[c], names);
+  }
+  /* Stages with nothing to wait for complete at once and their chain moves on. */
+  for (int c = 0; c < nparts && rc == OVL_OK; c++) {
+    while (reqs[c] == OVL_REQ_NULL) {
       if (events) EV(c, stage[c]).t_done = ovl_time() - t0, EV(c, stage[c]).order = order;
       order++;
       if (++stage[c] == nstages) {
         remaining--;
         break;
       }
+      if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
+      rc = post_named(post, ctx, c, stage[c], &reqs[c], names);
+      if (rc != OVL_OK) break;
     }
   }
   while (rc == OVL_OK && remaining > 0) {

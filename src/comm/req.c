@@ -6,6 +6,18 @@
 #include "ovl/trace.h"
 
 static int64_t g_live = 0;
+/* Live own schedules: any wait progresses all of them, as MPI's progress rule
+ * does for its own requests, so ranks may wait in different orders. */
+static ovl_req g_sched_head = NULL;
+static int64_t g_nsched = 0;
+
+static void progress_others(ovl_req except) {
+  for (ovl_req q = g_sched_head; q; q = q->next)
+    if (q != except) {
+      int d = 0;
+      sched_progress(&q->s, &d); /* errors surface when the owner tests it */
+    }
+}
 
 int64_t ovl_req_live(void) { return g_live; }
 
@@ -14,6 +26,12 @@ static ovl_err req_new(req_kind kind, ovl_req *out) {
   if (!r) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a request");
   r->kind = kind;
   r->mreq = MPI_REQUEST_NULL;
+  if (kind == REQ_SCHED) {
+    r->next = g_sched_head;
+    if (g_sched_head) g_sched_head->prev = r;
+    g_sched_head = r;
+    g_nsched++;
+  }
   g_live++;
   *out = r;
   return OVL_OK;
@@ -30,7 +48,13 @@ static void req_done(ovl_req *rp) {
 void req_free(ovl_req *rp) {
   ovl_req r = *rp;
   if (!r) return;
-  if (r->kind == REQ_SCHED) sched_free(&r->s);
+  if (r->kind == REQ_SCHED) {
+    sched_free(&r->s);
+    if (r->prev) r->prev->next = r->next;
+    else g_sched_head = r->next;
+    if (r->next) r->next->prev = r->prev;
+    g_nsched--;
+  }
   free(r);
   g_live--;
   *rp = NULL;
@@ -46,13 +70,14 @@ ovl_err ovl_req_test(ovl_req *req, int *done) {
     OVL_TRY(sched_progress(&r->s, done));
   }
   if (*done) req_done(req);
+  else progress_others(r);
   return OVL_OK;
 }
 
 ovl_err ovl_req_wait(ovl_req *req) {
   ovl_req r = *req;
   if (r == NULL) return OVL_OK;
-  if (r->kind == REQ_MPI) {
+  if (r->kind == REQ_MPI && g_nsched == 0) {
     OVL_MPI(MPI_Wait(&r->mreq, MPI_STATUS_IGNORE));
     req_done(req);
     return OVL_OK;
@@ -61,6 +86,7 @@ ovl_err ovl_req_wait(ovl_req *req) {
     int done = 0;
     OVL_TRY(ovl_req_test(req, &done));
     if (done) return OVL_OK;
+    progress_others(r);
     sched_yield(); /* let other ranks sharing this core progress */
   }
 }
@@ -91,7 +117,7 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
       if (reqs[i]->kind != REQ_MPI) all_mpi = 0;
     }
   if (live == 0) return OVL_OK;
-  if (all_mpi) { /* let MPI block efficiently */
+  if (all_mpi && g_nsched == 0) { /* let MPI block efficiently */
     MPI_Request stack[64], *m = n <= 64 ? stack : malloc(sizeof(MPI_Request) * (size_t)n);
     if (!m) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %d requests", n);
     for (int i = 0; i < n; i++) m[i] = reqs[i] ? reqs[i]->mreq : MPI_REQUEST_NULL;
@@ -119,6 +145,7 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
         return OVL_OK;
       }
     }
+    progress_others(NULL);
     sched_yield();
   }
 }

@@ -228,6 +228,7 @@ ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p
   }
   case OVL_BCAST_CHAIN: {
     int64_t seg = cfg && cfg->segment > 0 ? cfg->segment : 16384;
+    if (seg > n) seg = n; /* one segment; also keeps n + seg from overflowing */
     int64_t nseg = (n + seg - 1) / seg;
     int prev = absr(vr - 1, root, p), next = absr(vr + 1, root, p);
 #define SEG(i) (buf + (i) * seg), ((i) == nseg - 1 ? n - (i) * seg : seg)

@@ -1,0 +1,130 @@
+/* ovl_pdgemm: a ScaLAPACK-compatible entry point for distributed dgemm.
+ *
+ * ovl_pdgemm takes exactly the arguments of ScaLAPACK's PDGEMM in its Fortran
+ * calling convention (every argument a pointer, 1-based IA/JA, 9-integer
+ * array descriptors), so a ScaLAPACK program switches by renaming the call:
+ *
+ *   pdgemm_("N", "T", &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
+ *   ovl_pdgemm("N", "T", &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
+ *
+ * It computes sub(C) := alpha op(sub(A)) op(sub(B)) + beta sub(C), with
+ * sub(A) = A(IA:IA+rows-1, JA:JA+cols-1) and op(X) = X ('N') or X^T ('T',
+ * 'C': conjugation is the identity for real data).
+ *
+ * How: the process grid is the BLACS grid of DESCC's context (nprow x npcol;
+ * the grid's MPI communicator is obtained with Cblacs_get(ctxt, 10, &h) and
+ * Cblacs2sys_handle(h)). On the first call with a context, an ovl_grid2d of
+ * the same shape over the same ranks is created and cached on that
+ * communicator as an MPI attribute; it is destroyed when the BLACS context is
+ * (Cblacs_gridexit/blacs_gridexit, Cblacs_exit/blacs_exit). Each call
+ * redistributes sub(A), sub(B) and (when beta != 0) sub(C) from the
+ * block-cyclic layout into ovl_dmat blocks with one MPI_Alltoallv each
+ * (transposition, when op is 'T'/'C', is fused into that exchange), runs
+ * ovl_summa, and redistributes C back with one MPI_Alltoallv. Only sub(C) is
+ * written; the rest of C's local array (including rows past the local rows
+ * when LLD is larger) is untouched.
+ *
+ * The memory of the ovl_dmat operands and of the exchange buffers is one
+ * process-wide workspace that only grows, so repeated calls do not allocate
+ * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it.
+ *
+ * Processes that are not part of DESCC's context return OVL_OK at once, as
+ * PDGEMM returns at once on processes outside the grid.
+ *
+ * Requires ScaLAPACK/BLACS at build time (OVL_HAVE_SCALAPACK, set by the
+ * build when the library is found); otherwise ovl_pdgemm returns
+ * OVL_ERR_UNSUPPORTED. Descriptor integers are C int (ScaLAPACK's default
+ * 32-bit integer interface).
+ */
+#ifndef OVL_PDGEMM_H
+#define OVL_PDGEMM_H
+
+#include <stdint.h>
+
+#include "ovl/comm.h"
+#include "ovl/core.h"
+#include "ovl/kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Positions in a ScaLAPACK array descriptor (DTYPE_ = 1: dense matrix). */
+enum {
+  OVL_DESC_DTYPE = 0,
+  OVL_DESC_CTXT = 1,
+  OVL_DESC_M = 2,
+  OVL_DESC_N = 3,
+  OVL_DESC_MB = 4,
+  OVL_DESC_NB = 5,
+  OVL_DESC_RSRC = 6,
+  OVL_DESC_CSRC = 7,
+  OVL_DESC_LLD = 8
+};
+
+/* sub(C) := alpha op(sub(A)) op(sub(B)) + beta sub(C), PDGEMM's arguments and
+ * semantics (see above). op(sub(A)) is m x k, op(sub(B)) is k x n, sub(C) is
+ * m x n. A, B and C must share one BLACS context (DESCx[CTXT_]).
+ * COLLECTIVE over the processes of DESCC's BLACS context (in the same order
+ * as their other ovl_pdgemm calls on that context).
+ * Quick returns: m == 0 or n == 0 does nothing; alpha == 0 or k == 0 computes
+ * sub(C) := beta sub(C) locally (beta == 0 stores zeros, so NaNs in C do not
+ * propagate, as in PDGEMM); beta == 0 never reads C.
+ * Errors (agreed: every process of the grid returns the same code and
+ * ovl_errmsg() text):
+ *  - OVL_ERR_ARG: transa/transb not one of N, T, C (either case); m, n or k
+ *    negative; a NULL argument; a descriptor that is not DTYPE 1, has M_ or
+ *    N_ < 0, MB_ or NB_ < 1, RSRC_/CSRC_ outside the grid, LLD_ smaller than
+ *    max(1, local rows) (on a process that owns columns), or another context
+ *    than DESCC's; IA, JA (and IB, ... ) < 1;
+ *  - OVL_ERR_SIZE: a submatrix that does not fit inside its global matrix;
+ *  - OVL_ERR_UNSUPPORTED: built without ScaLAPACK, or a BLACS whose grid
+ *    communicator is not ordered row by row;
+ *  - OVL_ERR_NOMEM, OVL_ERR_MPI.
+ * After data has started moving, failures are fatal (ovl_fatal), as
+ * everywhere in ovl. */
+ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                   const double *alpha, const double *a, const int *ia, const int *ja, const int *desca,
+                   const double *b, const int *ib, const int *jb, const int *descb, const double *beta, double *c,
+                   const int *ic, const int *jc, const int *descc);
+
+/* Set the process-wide defaults used by every later ovl_pdgemm call:
+ *   ndup    : lanes (N_DUP) per SUMMA panel broadcast, 1..OVL_LANES_MAX
+ *             (default 1);
+ *   backend : collective back end of the broadcasts (default
+ *             OVL_BACKEND_MPI);
+ *   panel   : SUMMA panel width; 0 = automatic (default): max(256, the block
+ *             size of op(A) along k), capped by k.
+ * Every process of a grid must use the same values (set them the same way on
+ * every rank before calling ovl_pdgemm). LOCAL. Errors: OVL_ERR_ARG (ndup out
+ * of range, unknown backend, panel < 0); the defaults are then unchanged. */
+ovl_err ovl_pdgemm_config(int ndup, ovl_backend backend, int64_t panel);
+
+/* Current defaults (any pointer may be NULL). LOCAL. */
+ovl_err ovl_pdgemm_get_config(int *ndup, ovl_backend *backend, int64_t *panel);
+
+/* Where the time of the last ovl_pdgemm call on this process went (this
+ * process's view; take the MAX over ranks for a parallel picture). */
+typedef struct ovl_pdgemm_info {
+  double t_total; /* seconds inside ovl_pdgemm */
+  double t_setup; /* grid lookup or creation, validation, workspace */
+  double t_in;    /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0) */
+  double t_out;   /* ovl_dmat -> block-cyclic exchange of C */
+  ovl_kstats summa; /* the SUMMA call: t_total, t_comm (broadcasts), t_comp (local dgemm), bytes, steps */
+  int64_t b;        /* SUMMA panel width used (0 for quick returns) */
+  int p, q;         /* grid shape (0 x 0 outside the grid) */
+} ovl_pdgemm_info;
+
+/* Copy the record of this process's last ovl_pdgemm call into *out (zeros
+ * before the first call). LOCAL. Errors: OVL_ERR_ARG (out NULL). */
+ovl_err ovl_pdgemm_last_info(ovl_pdgemm_info *out);
+
+/* Free this process's workspace (operands and exchange buffers; the cached
+ * grids stay: they go with their BLACS context). The next ovl_pdgemm call
+ * allocates again. LOCAL (frees memory only; ranks need not agree). */
+ovl_err ovl_pdgemm_release(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
