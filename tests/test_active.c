@@ -128,11 +128,14 @@ static ovl_err work(void *p) {
   return OVL_OK;
 }
 
+static ovl_active_wake g_wake = OVL_WAKE_IBARRIER;
+
 static void test_layout(MPI_Comm comm, int k, const char *what) {
   expect e = expected_layout(comm, k);
   ovl_active a = NULL;
   T_OK(ovl_active_create(comm, k, 1000, &a));
   if (a == NULL) return;
+  T_OK(ovl_active_set_wake(a, g_wake));
   T_CHECK(ovl_active_is_active(a) == e.active, "%s k=%d: active flag %d, want %d", what, k, ovl_active_is_active(a),
           e.active);
   T_CHECK(ovl_active_nodes(a) == e.nodes, "%s k=%d: %d nodes, want %d", what, k, ovl_active_nodes(a), e.nodes);
@@ -352,7 +355,10 @@ int main(int argc, char **argv) {
   double t[5];
   t[0] = MPI_Wtime();
   const int ks[] = {1, 2, 3, P, P + 5};
-  for (int i = 0; i < 5; i++) test_layout(MPI_COMM_WORLD, ks[i], "world");
+  for (int w = 0; w < 2; w++) { /* both releases: MPI_Ibarrier (the paper's) and point to point */
+    g_wake = w ? OVL_WAKE_P2P : OVL_WAKE_IBARRIER;
+    for (int i = 0; i < 5; i++) test_layout(MPI_COMM_WORLD, ks[i], w ? "world/p2p" : "world/ibarrier");
+  }
   /* a communicator in reverse world order: local ranks follow its order */
   MPI_Comm rev;
   MPI_Comm_split(MPI_COMM_WORLD, 0, P - 1 - rank, &rev);

@@ -198,27 +198,43 @@ ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, voi
  * Of the ranks of comm on each node (MPI_Comm_split_type SHARED), the first
  * k by rank are active. Active ranks do the work in `active_comm` (ordered by
  * node, then by rank on the node: ranks on a node are consecutive); the
- * others sleep in MPI_Ibarrier + MPI_Test + usleep until the active ranks are
- * done and release them. */
+ * others sleep, polling with MPI_Test and sleeping sleep_us between polls,
+ * until the active ranks are done and release them. Two releases:
+ *  - OVL_WAKE_IBARRIER (default, the Huang-Chow mechanism): every rank meets
+ *    in an MPI_Ibarrier over comm; sleepers poll it. The active ranks leave
+ *    the barrier only after every sleeper has polled once more (up to one
+ *    sleep interval later).
+ *  - OVL_WAKE_P2P: each node's first rank sends the outcome to the sleepers
+ *    of its node, who poll that receive; the active ranks do not wait for
+ *    sleepers (measured in docs/active.md).
+ * In both, the outcome of the work reaches the sleepers in a one-integer
+ * message from their node's first rank. */
 typedef struct ovl_active_s *ovl_active;
+typedef enum ovl_active_wake { OVL_WAKE_IBARRIER = 0, OVL_WAKE_P2P = 1 } ovl_active_wake;
 
-/* COLLECTIVE over comm. k >= 1 (k larger than a node's rank count makes all
- * its ranks active). sleep_us: polling interval of sleepers (0: 10000). */
+/* COLLECTIVE over comm. 1 <= k <= 2^20 (k larger than a node's rank count
+ * makes all its ranks active); 0 <= sleep_us <= 10^7 (0: 10000, the paper's
+ * 10 ms). Errors (agreed): OVL_ERR_ARG. */
 ovl_err ovl_active_create(MPI_Comm comm, int k, int sleep_us, ovl_active *out);
+/* COLLECTIVE over comm; NULL-safe, nulls *a. */
 ovl_err ovl_active_destroy(ovl_active *a);
+/* Choose the release (the same on every rank). LOCAL. */
+ovl_err ovl_active_set_wake(ovl_active a, ovl_active_wake mode);
 int ovl_active_is_active(ovl_active a);
 MPI_Comm ovl_active_comm(ovl_active a);  /* MPI_COMM_NULL on sleepers */
 MPI_Comm ovl_active_node_comm(ovl_active a); /* all ranks of this node */
 int ovl_active_nodes(ovl_active a);
 /* Run fn(ctx) on the active ranks while the others sleep; returns fn's
- * result agreed over comm. COLLECTIVE over comm. *slept_polls (may be NULL)
- * receives how many times this rank polled (0 on active ranks). */
+ * result agreed over comm (same code and message everywhere). COLLECTIVE
+ * over comm. *slept_polls (may be NULL) receives how many times this rank
+ * slept (0 on active ranks). */
 ovl_err ovl_active_run(ovl_active a, ovl_err (*fn)(void *ctx), void *ctx, int64_t *slept_polls);
 
-/* Node-shared memory (MPI-3 shared windows): `bytes` per node, allocated
- * once on the node's first rank and mapped by all ranks of the node, so
- * changing the active count moves no data inside a node. COLLECTIVE over the
- * node communicator of a. */
+/* Node-shared memory (MPI-3 shared windows): `bytes` per node (every rank of
+ * the node passes the same value), allocated once on the node's first rank
+ * and mapped by all ranks of the node, so changing the active count moves no
+ * data inside a node. The window may outlive a. ovl_shm_ptr is NULL when
+ * bytes == 0. COLLECTIVE over the node communicator of a. */
 typedef struct ovl_shm_s *ovl_shm;
 ovl_err ovl_shm_create(ovl_active a, size_t bytes, ovl_shm *out);
 ovl_err ovl_shm_destroy(ovl_shm *s);

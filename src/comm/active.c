@@ -40,6 +40,7 @@ struct ovl_active_s {
   int all_active; /* no rank of comm sleeps: ovl_active_run skips the release */
   int local_rank, local_size;
   int node, nnodes; /* node index (nodes numbered by their lowest rank in comm) and count */
+  ovl_active_wake wake_mode;
 };
 
 struct ovl_shm_s {
@@ -162,9 +163,13 @@ static void nap(int us) {
  * they complete without the sleepers' progress. */
 static ovl_err release_sleepers(ovl_active a, ovl_err local, ovl_err *worst) {
   *worst = ovl_err_agree(a->active_comm, local);
-  if (a->wake == NULL) return OVL_OK;
-  int code = (int)*worst, n = a->local_size - a->k;
+  int code = (int)*worst, n = a->wake ? a->local_size - a->k : 0;
   for (int i = 0; i < n; i++) OVL_MPI(MPI_Isend(&code, 1, MPI_INT, a->k + i, 0, a->wake_comm, &a->wake[i]));
+  if (a->wake_mode == OVL_WAKE_IBARRIER) { /* the paper's release: every rank meets in MPI_Ibarrier */
+    MPI_Request bar = MPI_REQUEST_NULL;
+    OVL_MPI(MPI_Ibarrier(a->comm, &bar));
+    OVL_MPI(MPI_Wait(&bar, MPI_STATUS_IGNORE));
+  }
   /* one MPI_Wait each: gcc 12 misreads MPICH's MPI_STATUSES_IGNORE in MPI_Waitall as an overflow */
   for (int i = 0; i < n; i++) OVL_MPI(MPI_Wait(&a->wake[i], MPI_STATUS_IGNORE));
   return OVL_OK;
@@ -174,16 +179,27 @@ static ovl_err release_sleepers(ovl_active a, ovl_err local, ovl_err *worst) {
  * leader and poll it with MPI_Test, sleeping between polls, counting the
  * sleeps. */
 static ovl_err sleep_until_released(ovl_active a, ovl_err *worst, int64_t *polls) {
-  MPI_Request req = MPI_REQUEST_NULL;
+  MPI_Request req = MPI_REQUEST_NULL, bar = MPI_REQUEST_NULL;
   int code = (int)OVL_OK, done = 0;
   OVL_MPI(MPI_Irecv(&code, 1, MPI_INT, 0, 0, a->wake_comm, &req));
+  if (a->wake_mode == OVL_WAKE_IBARRIER) OVL_MPI(MPI_Ibarrier(a->comm, &bar));
+  MPI_Request *poll = a->wake_mode == OVL_WAKE_IBARRIER ? &bar : &req;
   for (;;) {
-    OVL_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    OVL_MPI(MPI_Test(poll, &done, MPI_STATUS_IGNORE));
     if (done) break;
     nap(a->sleep_us);
     (*polls)++;
   }
+  /* with the barrier, the leader's message was sent before it: already here */
+  OVL_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
   *worst = (ovl_err)code;
+  return OVL_OK;
+}
+
+ovl_err ovl_active_set_wake(ovl_active a, ovl_active_wake mode) {
+  OVL_CHECK(a != NULL, OVL_ERR_ARG, "ovl_active_set_wake: active handle is NULL");
+  OVL_CHECK(mode == OVL_WAKE_IBARRIER || mode == OVL_WAKE_P2P, OVL_ERR_ARG, "unknown wake-up mode %d", (int)mode);
+  a->wake_mode = mode;
   return OVL_OK;
 }
 
