@@ -12,16 +12,6 @@
 
 #include "kernels/kimpl.h"
 
-typedef struct cannon_layer {
-  int s, i, j;
-  int64_t mi, nj, K; /* rows of A/C block i, columns of B/C block j, inner size */
-  ovl_lanes shA;     /* varies j, rank j: A moves along it */
-  ovl_lanes shB;     /* varies i, rank i: B moves along it */
-  const double *a0, *b0; /* A(i, j) and B(i, j) as held before the skew */
-  double *c;             /* mi x nj accumulator, ld = max(1, mi) */
-  int ndup;
-} cannon_layer;
-
 static int64_t klen(const cannon_layer *L, int l) { return ovl_block_len(L->K, L->s, l); }
 
 /* Move this rank's block to `to` and receive block `l` from `from` over lanes. */
@@ -38,7 +28,7 @@ static void shift(MPI_Comm parent, ovl_lanes lanes, int to, const double *out, i
 }
 
 /* Run nsteps Cannon steps starting at step t0: c += alpha * sum A(i,l) B(l,j). */
-static ovl_err cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st) {
+ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st) {
   int s = L->s, i = L->i, j = L->j;
   int64_t kmax = ovl_block_len(L->K, s, 0);
   double *ab[2] = {NULL, NULL}, *bb[2] = {NULL, NULL};
@@ -119,7 +109,7 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   L.s = p, L.i = i, L.j = j, L.mi = C->lm, L.nj = C->ln, L.K = A->n, L.a0 = A->data, L.b0 = B->data, L.c = C->data;
   L.ndup = plan->ndup;
   kern_scale(C, beta);
-  rc = cannon_steps(ovl_grid2d_comm(C->grid), &L, 0, p, alpha, &st);
+  rc = kern_cannon_steps(ovl_grid2d_comm(C->grid), &L, 0, p, alpha, &st);
   st.t_total = ovl_time() - t0;
   if (stats) *stats = st;
   return rc;
@@ -174,7 +164,7 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
   L.s = s, L.i = i, L.j = j, L.mi = C->lm, L.nj = C->ln, L.K = A->n, L.a0 = A->data, L.b0 = B->data;
   L.c = k == 0 ? C->data : cw;
   L.ndup = plan->ndup;
-  rc = cannon_steps(comm, &L, k * (s / c), s / c, alpha, &st);
+  rc = kern_cannon_steps(comm, &L, k * (s / c), s / c, alpha, &st);
   /* 3: sum the layers into plane 0 */
   tc = ovl_time();
   if (rc == OVL_OK && c > 1) {

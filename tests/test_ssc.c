@@ -1,0 +1,107 @@
+/* SymmSquareCube: Algorithms 3, 4, 5 (p x p x p grids) and 6 (s x s x c)
+ * against serial products, N_DUP in {1, 2, 3, 4, 7}, both back ends, uneven
+ * blocks, repeated runs and two instances of different sizes at once. */
+#include <math.h>
+#include <stdio.h>
+
+#include "ovl/ovl.h"
+#include "ovltest.h"
+
+/* Check D2 = D D and D3 = D D2 on plane 0 (exact check on gathered data). */
+static void check(ovl_grid3d g, ovl_dmat D, ovl_dmat D2, ovl_dmat D3, const char *what) {
+  int i, j, k;
+  ovl_grid3d_coords(g, &i, &j, &k);
+  if (!ovl_grid3d_active(g) || k != 0) return;
+  double e2 = -1, e3 = -1;
+  ovl_err r2 = ovl_verify_gemm(1.0, D, D, 0.0, NULL, D2, OVL_VERIFY_EXACT, 1e-13, &e2);
+  ovl_err r3 = ovl_verify_gemm(1.0, D, D2, 0.0, NULL, D3, OVL_VERIFY_EXACT, 1e-13, &e3);
+  T_CHECK(r2 == OVL_OK && r3 == OVL_OK, "%s: relerr D^2 %.3e, D^3 %.3e", what, e2, e3);
+}
+
+static void run(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, ovl_backend be) {
+  ovl_grid2d pl = ovl_grid3d_plane(g);
+  ovl_dmat D = NULL, D2 = NULL, D3 = NULL;
+  T_OK(ovl_dmat_create(pl, n, n, &D));
+  T_OK(ovl_dmat_create(pl, n, n, &D2));
+  T_OK(ovl_dmat_create(pl, n, n, &D3));
+  ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 5 + (uint64_t)n);
+  ovl_coll_cfg cfg = ovl_coll_cfg_default();
+  cfg.backend = be;
+  ovl_ssc s = NULL;
+  T_OK(ovl_ssc_create(g, n, alg, ndup, &cfg, &s));
+  char what[128];
+  if (s) ovl_ssc_str(s, what, sizeof what);
+  for (int rep = 0; rep < 2 && s; rep++) { /* repeatable */
+    ovl_dmat_fill(D2, OVL_FILL_ZERO, 0);
+    ovl_dmat_fill(D3, OVL_FILL_ZERO, 0);
+    T_OK(ovl_ssc_run(s, D, D2, D3, NULL));
+    check(g, D, D2, D3, what);
+  }
+  ovl_ssc_destroy(&s);
+  T_CHECK(s == NULL, "destroy nulls");
+  ovl_dmat_destroy(&D);
+  ovl_dmat_destroy(&D2);
+  ovl_dmat_destroy(&D3);
+}
+
+/* Two instances of different sizes, interleaved. */
+static void two_instances(ovl_grid3d g, ovl_ssc_alg alg) {
+  ovl_grid2d pl = ovl_grid3d_plane(g);
+  int64_t ns[2] = {9, 23};
+  ovl_dmat D[2], D2[2], D3[2];
+  ovl_ssc s[2];
+  for (int x = 0; x < 2; x++) {
+    ovl_dmat_create(pl, ns[x], ns[x], &D[x]);
+    ovl_dmat_create(pl, ns[x], ns[x], &D2[x]);
+    ovl_dmat_create(pl, ns[x], ns[x], &D3[x]);
+    ovl_dmat_fill(D[x], OVL_FILL_SYMMETRIC, 100 + (uint64_t)x);
+    T_OK(ovl_ssc_create(g, ns[x], alg, 2, NULL, &s[x]));
+  }
+  for (int rep = 0; rep < 2; rep++)
+    for (int x = 1; x >= 0; x--) {
+      T_OK(ovl_ssc_run(s[x], D[x], D2[x], D3[x], NULL));
+      check(g, D[x], D2[x], D3[x], "two instances");
+    }
+  for (int x = 0; x < 2; x++) {
+    ovl_ssc_destroy(&s[x]);
+    ovl_dmat_destroy(&D[x]), ovl_dmat_destroy(&D2[x]), ovl_dmat_destroy(&D3[x]);
+  }
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int P;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  int64_t ns[] = {1, 2, 7, 30};
+  int ndups[] = {1, 2, 3, 4, 7};
+  ovl_grid3d g = NULL;
+  T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 0, 0, OVL_GRID_ALLOW_IDLE, &g));
+  for (int alg = 3; alg <= 6; alg++)
+    for (int b = 0; b < 2; b++)
+      for (int d = 0; d < 5; d++)
+        for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) {
+          if (alg != 5 && d > 0 && ndups[d] != 4) continue; /* Alg 3/4/6: N_DUP 1 and 4 */
+          run(g, ns[x], (ovl_ssc_alg)alg, ndups[d], b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI);
+        }
+  two_instances(g, OVL_SSC_ALG5);
+  ovl_grid3d_destroy(&g);
+  /* 2.5D grids that fit: 2x2x1 (4 ranks), 2x2x2 (8), and a refusal */
+  if (P >= 4) {
+    T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 2, 1, OVL_GRID_ALLOW_IDLE, &g));
+    for (int d = 0; d < 2; d++)
+      for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) run(g, ns[x], OVL_SSC_ALG6, d ? 4 : 1, OVL_BACKEND_OWN);
+    ovl_ssc s = NULL;
+    T_ERR(ovl_ssc_create(g, 10, OVL_SSC_ALG5, 1, NULL, &s), OVL_ERR_GRID);
+    ovl_grid3d_destroy(&g);
+  }
+  T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 1, 1, OVL_GRID_ALLOW_IDLE, &g));
+  ovl_ssc s = NULL;
+  T_ERR(ovl_ssc_create(g, 10, OVL_SSC_ALG5, 0, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ovl_ssc_create(g, 10, (ovl_ssc_alg)7, 1, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ovl_ssc_create(g, -1, OVL_SSC_ALG4, 1, NULL, &s), OVL_ERR_ARG);
+  ovl_grid3d_destroy(&g);
+  T_CHECK(ovl_req_live() == 0, "leaked %lld requests", (long long)ovl_req_live());
+  int rc = t_finish("test_ssc");
+  MPI_Finalize();
+  return rc;
+}
