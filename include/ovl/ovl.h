@@ -10,6 +10,7 @@
 #include "ovl/dist.h"
 #include "ovl/kernels.h"
 #include "ovl/ssc.h"
+#include "ovl/purify.h"
 #include "ovl/trace.h"
 
 #endif

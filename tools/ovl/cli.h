@@ -20,7 +20,11 @@ int cli_fail(const char *cmd, ovl_err rc);
 const char *cli_mpi_library(void);
 
 int cmd_gemm(int argc, char **argv);
+int cmd_purify(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_bench_progress(int argc, char **argv);
+int cmd_bench_pingpong(int argc, char **argv);
+int cmd_bench_coll(int argc, char **argv);
+int cmd_bench_nbc(int argc, char **argv);
 
 #endif

@@ -44,6 +44,7 @@ static void usage(FILE *out) {
           "\n"
           "commands:\n"
           "  gemm      distributed C = alpha*A*B + beta*C (SUMMA), with verification and timings\n"
+          "  purify    density matrix of a Fock matrix by purification (SymmSquareCube), with --check\n"
           "  bench     micro-benchmarks (`ovl bench --help`)\n"
           "  version   print the ovl version and the MPI library\n"
           "  help      this text\n");
@@ -55,6 +56,8 @@ int main(int argc, char **argv) {
   const char *cmd = argc > 1 ? argv[1] : "help";
   if (strcmp(cmd, "gemm") == 0) {
     rc = cmd_gemm(argc, argv);
+  } else if (strcmp(cmd, "purify") == 0) {
+    rc = cmd_purify(argc, argv);
   } else if (strcmp(cmd, "bench") == 0) {
     rc = cmd_bench(argc, argv);
   } else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {

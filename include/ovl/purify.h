@@ -1,0 +1,73 @@
+/* Density-matrix purification on top of SymmSquareCube.
+ *
+ * Given a symmetric Fock (Kohn-Sham) matrix F in an orthonormal basis, the
+ * density matrix D is the spectral projector onto the n_occ lowest
+ * eigenvectors (occupation-1 convention: D^2 = D, tr D = n_occ). Purification
+ * computes it with matrix products only:
+ *  - OVL_PURIFY_CANONICAL (Palser & Manolopoulos 1998): D0 = lambda/n (mu I -
+ *    F) + n_occ/n I with mu = tr(F)/n and lambda from Gershgorin bounds; then
+ *    c = tr(D^2 - D^3) / tr(D - D^2) and D <- ((1+c) D^2 - D^3)/c when
+ *    c >= 1/2, else ((1-2c) D + (1+c) D^2 - D^3)/(1-c). Trace-conserving.
+ *  - OVL_PURIFY_MCWEENY: for a given chemical potential mu between the HOMO
+ *    and the LUMO: D0 = (I + lambda (mu I - F))/2, D <- 3 D^2 - 2 D^3.
+ *  - OVL_PURIFY_TRS2 (Niklasson 2002): D0 = (Hmax I - F)/(Hmax - Hmin); D <-
+ *    D^2 or 2D - D^2, whichever trace is closer to n_occ.
+ * Iterations stop when the idempotency error ||D^2 - D||_F falls below tol,
+ * or stops decreasing once below sqrt(tol) (the rounding floor); a run that
+ * reaches max_iter fails with a message that names the likely cause (a
+ * HOMO-LUMO gap too small for the iteration cap).
+ *
+ * F and D live on plane k = 0 of a 3D grid (see ovl/ssc.h); every rank of the
+ * grid takes part.
+ */
+#ifndef OVL_PURIFY_H
+#define OVL_PURIFY_H
+
+#include "ovl/ssc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ovl_purify_method { OVL_PURIFY_CANONICAL = 0, OVL_PURIFY_MCWEENY, OVL_PURIFY_TRS2 } ovl_purify_method;
+
+typedef struct ovl_purify_opts {
+  ovl_purify_method method;
+  int64_t nocc;           /* occupied orbitals (canonical, TRS2); 0 <= nocc <= n */
+  double mu;              /* chemical potential (McWeeny) */
+  int max_iter;           /* iteration cap (default 200) */
+  double tol;             /* idempotency tolerance on ||D^2 - D||_F (default 1e-11) */
+  ovl_ssc_alg alg;        /* SymmSquareCube algorithm (default Alg. 5) */
+  int ndup;               /* N_DUP (default 4) */
+  ovl_coll_cfg coll;      /* collective back end */
+  int checkpoint_every;   /* write D every K iterations (0: never) */
+  const char *checkpoint; /* checkpoint path prefix (PREFIX.state.json + PREFIX.itK.raw) */
+  int restart;            /* start from the checkpoint instead of D0 */
+  int verbose;            /* one line per iteration on rank 0 */
+} ovl_purify_opts;
+
+/* Defaults as documented above. LOCAL. */
+ovl_purify_opts ovl_purify_opts_default(void);
+const char *ovl_purify_method_name(ovl_purify_method m);
+ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out);
+
+typedef struct ovl_purify_result {
+  int iterations;    /* iterations done (including those before a restart) */
+  double idem_err;   /* ||D^2 - D||_F at the end */
+  double trace_err;  /* |tr D - n_occ| (canonical, TRS2) or |tr D - round(tr D)| */
+  double energy;     /* tr(D F) */
+  double t_total;    /* seconds */
+  double t_ssc;      /* seconds in SymmSquareCube */
+  double ssc_gflops; /* 4 n^3 flops per iteration / t_ssc */
+} ovl_purify_result;
+
+/* Compute D from F. F is checked (finite, symmetric); D receives the
+ * density matrix (plane 0). COLLECTIVE over the 3D grid's parent. Errors
+ * (agreed): OVL_ERR_ARG (options), OVL_ERR_NUMERIC (F not symmetric/finite;
+ * no convergence within max_iter), OVL_ERR_IO (checkpoints), OVL_ERR_GRID. */
+ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

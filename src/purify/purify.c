@@ -1,0 +1,323 @@
+/* Density-matrix purification: canonical (Palser-Manolopoulos), McWeeny,
+ * TRS2 (Niklasson), on SymmSquareCube; checkpoints and restart. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dist/dmat_impl.h"
+#include "ovl/purify.h"
+#include "ovl/trace.h"
+
+ovl_purify_opts ovl_purify_opts_default(void) {
+  ovl_purify_opts o;
+  memset(&o, 0, sizeof o);
+  o.method = OVL_PURIFY_CANONICAL;
+  o.max_iter = 200;
+  o.tol = 1e-11;
+  o.alg = OVL_SSC_ALG5;
+  o.ndup = 4;
+  o.coll = ovl_coll_cfg_default();
+  return o;
+}
+
+static const char *const k_methods[] = {"canonical", "mcweeny", "trs2"};
+
+const char *ovl_purify_method_name(ovl_purify_method m) {
+  return (int)m >= 0 && (int)m < 3 ? k_methods[m] : "unknown";
+}
+
+ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out) {
+  for (int m = 0; m < 3; m++)
+    if (strcmp(name, k_methods[m]) == 0) {
+      *out = (ovl_purify_method)m;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, trs2)", name);
+}
+
+/* ---- plane-0 helpers (LOCAL arithmetic + reductions over the plane) -------- */
+
+/* X = a F + b I */
+static void affine(ovl_dmat X, ovl_dmat F, double a, double b) {
+  for (int64_t c = 0; c < X->ln; c++)
+    for (int64_t r = 0; r < X->lm; r++)
+      X->data[r + c * X->ld] = a * F->data[r + c * F->ld] + (X->roff + r == X->coff + c ? b : 0.0);
+}
+
+/* D = x D + y D2 + z D3 */
+static void combine(ovl_dmat D, double x, ovl_dmat D2, double y, ovl_dmat D3, double z) {
+  for (int64_t c = 0; c < D->ln; c++)
+    for (int64_t r = 0; r < D->lm; r++) {
+      int64_t q = r + c * D->ld;
+      D->data[q] = x * D->data[q] + y * D2->data[q] + z * D3->data[q];
+    }
+}
+
+/* sums[0] = ||A - B||_F^2, sums[1] = <A, C> (elementwise), reduced over the plane */
+static ovl_err plane_sums(ovl_dmat A, ovl_dmat B, ovl_dmat C, double out[2]) {
+  double s[2] = {0, 0};
+  for (int64_t c = 0; c < A->ln; c++)
+    for (int64_t r = 0; r < A->lm; r++) {
+      int64_t q = r + c * A->ld;
+      double d = A->data[q] - B->data[q];
+      s[0] += d * d;
+      if (C) s[1] += A->data[q] * C->data[q];
+    }
+  OVL_MPI(MPI_Allreduce(s, out, 2, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(A->grid)));
+  return OVL_OK;
+}
+
+/* Gershgorin bounds of F: [hmin, hmax] holds the spectrum. */
+static ovl_err gershgorin(ovl_dmat F, double *hmin, double *hmax) {
+  ovl_grid2d pl = F->grid;
+  double *row = NULL; /* row[2r] = diagonal, row[2r+1] = sum of |off-diagonal| */
+  OVL_TRY(ovl_calloc(sizeof(double) * (size_t)(2 * F->lm + 2), &row));
+  for (int64_t c = 0; c < F->ln; c++)
+    for (int64_t r = 0; r < F->lm; r++) {
+      double v = F->data[r + c * F->ld];
+      if (F->roff + r == F->coff + c) row[2 * r] += v;
+      else row[2 * r + 1] += fabs(v);
+    }
+  int rc = F->lm > 0 ? MPI_Allreduce(MPI_IN_PLACE, row, (int)(2 * F->lm), MPI_DOUBLE, MPI_SUM, ovl_grid2d_row_comm(pl))
+                     : MPI_SUCCESS;
+  double lo = INFINITY, hi = -INFINITY;
+  for (int64_t r = 0; r < F->lm; r++) {
+    lo = fmin(lo, row[2 * r] - row[2 * r + 1]);
+    hi = fmax(hi, row[2 * r] + row[2 * r + 1]);
+  }
+  ovl_free(&row);
+  if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Allreduce (Gershgorin)");
+  OVL_MPI(MPI_Allreduce(&lo, hmin, 1, MPI_DOUBLE, MPI_MIN, ovl_grid2d_parent(pl)));
+  OVL_MPI(MPI_Allreduce(&hi, hmax, 1, MPI_DOUBLE, MPI_MAX, ovl_grid2d_parent(pl)));
+  return OVL_OK;
+}
+
+/* ---- checkpoints -------------------------------------------------------------- */
+
+static void ckpt_data_path(const char *prefix, int it, char *buf, size_t n) {
+  snprintf(buf, n, "%s.it%d.raw", prefix, it);
+}
+
+/* Write D (iteration it) and then the state file that points to it; remove
+ * the previous iteration's data. Plane-0 ranks; errors agreed by the caller. */
+static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, int prev, const ovl_purify_opts *o) {
+  char data[4096], state[4096], tmp[4160];
+  ckpt_data_path(prefix, it, data, sizeof data);
+  OVL_TRY(ovl_dmat_write_raw(D, data, 1));
+  int rank = 0;
+  MPI_Comm_rank(ovl_grid2d_parent(D->grid), &rank);
+  ovl_err rc = OVL_OK;
+  if (rank == 0) {
+    snprintf(state, sizeof state, "%s.state.json", prefix);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", state, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fprintf(f, "{\"iteration\": %d, \"method\": \"%s\", \"n\": %" PRId64 ", \"nocc\": %" PRId64
+                             ", \"data\": \"%s\"}\n", it, ovl_purify_method_name(o->method), D->m, o->nocc, data) > 0;
+    if (f) ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, state) != 0) {
+      unlink(tmp);
+      rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s'", state);
+    } else if (prev >= 0) {
+      char old[4096];
+      ckpt_data_path(prefix, prev, old, sizeof old);
+      unlink(old);
+      char oldj[4160];
+      snprintf(oldj, sizeof oldj, "%s.json", old);
+      unlink(oldj);
+    }
+  }
+  return ovl_err_agree(ovl_grid2d_parent(D->grid), rc);
+}
+
+/* Read the state file (rank 0) and load D from the data it names. */
+static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
+  MPI_Comm pc = ovl_grid2d_parent(D->grid);
+  int rank = 0;
+  MPI_Comm_rank(pc, &rank);
+  char state[4096], data[4096] = "";
+  int iter = -1;
+  ovl_err rc = OVL_OK;
+  if (rank == 0) {
+    snprintf(state, sizeof state, "%s.state.json", prefix);
+    FILE *f = fopen(state, "r");
+    char buf[8192] = "";
+    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[len] = '\0';
+    const char *pi = strstr(buf, "\"iteration\":"), *pd = strstr(buf, "\"data\": \"");
+    if (!f) rc = ovl_err_set(OVL_ERR_IO, "cannot read checkpoint state '%s'", state);
+    else if (!pi || !pd || sscanf(pi + 12, "%d", &iter) != 1 || iter < 0 || sscanf(pd + 9, "%4000[^\"]", data) != 1)
+      rc = ovl_err_set(OVL_ERR_FORMAT, "checkpoint state '%s' is malformed", state);
+  }
+  OVL_TRY(ovl_err_agree(pc, rc));
+  OVL_MPI(MPI_Bcast(&iter, 1, MPI_INT, 0, pc));
+  OVL_MPI(MPI_Bcast(data, (int)sizeof data, MPI_CHAR, 0, pc));
+  ovl_dmat X = NULL;
+  OVL_TRY(ovl_dmat_read_raw(D->grid, data, 1, &X));
+  rc = X->m == D->m && X->n == D->n ? ovl_dmat_copy(D, X)
+                                    : ovl_err_set(OVL_ERR_SIZE, "checkpoint '%s' holds a %" PRId64 " x %" PRId64
+                                                  " matrix, expected %" PRId64, data, X->m, X->n, D->m);
+  ovl_dmat_destroy(&X);
+  *it = iter;
+  return ovl_err_agree(pc, rc);
+}
+
+/* ---- the iteration ------------------------------------------------------------ */
+
+ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
+  MPI_Comm parent = ovl_grid3d_parent(g);
+  ovl_purify_result R;
+  memset(&R, 0, sizeof R);
+  double t_start = ovl_time();
+  int gi = -1, gj = -1, gk = -1, active = ovl_grid3d_active(g);
+  ovl_grid3d_coords(g, &gi, &gj, &gk);
+  int on0 = active && gk == 0;
+  ovl_err rc = OVL_OK;
+  int64_t n = active ? F->m : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
+  if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify: no options");
+  else if (active && (F->m != F->n || D->m != F->m || D->n != F->n))
+    rc = ovl_err_set(OVL_ERR_SIZE, "F and D must be n x n, got F %" PRId64 " x %" PRId64 " and D %" PRId64
+                     " x %" PRId64, F->m, F->n, D->m, D->n);
+  else if (opts->method != OVL_PURIFY_MCWEENY && (opts->nocc < 0 || opts->nocc > n))
+    rc = ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
+                     opts->nocc);
+  else if (opts->max_iter < 1 || opts->max_iter > 100000)
+    rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
+  else if (!(opts->tol > 0))
+    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be > 0, got %g", opts->tol);
+  else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
+    rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
+  OVL_TRY(ovl_err_agree(parent, rc));
+  /* F must be symmetric and finite (plane 0 checks, everyone learns) */
+  if (on0) {
+    rc = ovl_dmat_check_finite(F);
+    if (rc == OVL_OK) rc = ovl_dmat_check_symmetric(F, 1e-12);
+  }
+  OVL_TRY(ovl_err_agree(parent, rc));
+
+  ovl_grid2d pl = ovl_grid3d_plane(g);
+  ovl_dmat D2 = NULL, D3 = NULL;
+  ovl_ssc ssc = NULL;
+  OVL_TRY(ovl_dmat_create(pl, n, n, &D2)); /* planes k > 0: workspace-free handles of the same layout */
+  rc = ovl_dmat_create(pl, n, n, &D3);
+  if (rc == OVL_OK) rc = ovl_ssc_create(g, n, opts->alg, opts->ndup, &opts->coll, &ssc);
+  rc = ovl_err_agree(parent, rc);
+  const double N = (double)n, Ne = (double)opts->nocc;
+  int it = 0, prev_ckpt = -1;
+  /* ---- D0 ---- */
+  if (rc == OVL_OK && opts->restart) {
+    if (on0) rc = ckpt_read(D, opts->checkpoint, &it);
+    rc = ovl_err_agree(parent, rc);
+    MPI_Bcast(&it, 1, MPI_INT, 0, parent);
+    prev_ckpt = it;
+  } else if (rc == OVL_OK && on0) {
+    double hmin = 0, hmax = 0, trF = 0;
+    rc = gershgorin(F, &hmin, &hmax);
+    if (rc == OVL_OK) rc = ovl_dmat_trace(F, &trF);
+    double mu = n > 0 ? trF / N : 0.0;
+    if (rc == OVL_OK && opts->method == OVL_PURIFY_CANONICAL) {
+      double l1 = hmax > mu ? Ne / (hmax - mu) : INFINITY, l2 = mu > hmin ? (N - Ne) / (mu - hmin) : INFINITY;
+      double lambda = fmin(l1, l2);
+      if (!isfinite(lambda)) lambda = 0.0; /* F = c I: D0 = (n_occ/n) I, already a fixed point of the trace */
+      affine(D, F, -lambda / N, lambda * mu / N + Ne / N);
+    } else if (rc == OVL_OK && opts->method == OVL_PURIFY_MCWEENY) {
+      mu = opts->mu;
+      if (!(mu > hmin && mu < hmax))
+        rc = ovl_err_set(OVL_ERR_ARG, "the chemical potential %g is outside the spectrum bounds [%g, %g]", mu, hmin,
+                         hmax);
+      double lambda = fmin(1.0 / (hmax - mu), 1.0 / (mu - hmin));
+      affine(D, F, -0.5 * lambda, 0.5 + 0.5 * lambda * mu);
+    } else if (rc == OVL_OK) { /* TRS2 */
+      double w = hmax - hmin > 0 ? hmax - hmin : 1.0;
+      affine(D, F, -1.0 / w, hmax / w);
+    }
+  }
+  rc = ovl_err_agree(parent, rc);
+  /* ---- iterate ---- */
+  double err = INFINITY, best = INFINITY, flag[4] = {0, 0, 0, 0};
+  int converged = 0, stalled = 0;
+  while (rc == OVL_OK) {
+    ovl_kstats ks;
+    double ts = ovl_time();
+    OVL_TRACE_BEGIN("purify.ssc");
+    rc = ovl_ssc_run(ssc, D, D2, D3, &ks);
+    OVL_TRACE_END("purify.ssc", 0);
+    R.t_ssc += ovl_time() - ts;
+    if (rc != OVL_OK) break;
+    /* plane 0 decides; flag = {converged, stop-with-failure, idempotency error, trace error} */
+    if (on0) {
+      double trD = 0, trD2 = 0, trD3 = 0, s[2];
+      ovl_dmat_trace(D, &trD);
+      ovl_dmat_trace(D2, &trD2);
+      ovl_dmat_trace(D3, &trD3);
+      plane_sums(D2, D, NULL, s);
+      err = sqrt(s[0]);
+      flag[2] = err;
+      flag[3] = opts->method == OVL_PURIFY_MCWEENY ? fabs(trD - round(trD)) : fabs(trD - Ne);
+      /* at the rounding floor the error stops decreasing: three iterations
+       * without halving it below sqrt(tol) count as converged */
+      stalled = err < sqrt(opts->tol) && err >= 0.5 * best ? stalled + 1 : 0;
+      if (err <= opts->tol || stalled >= 3) {
+        flag[0] = 1;
+      } else if (it + 1 >= opts->max_iter) {
+        flag[1] = 1;
+      } else if (opts->method == OVL_PURIFY_CANONICAL) {
+        double den = trD - trD2, cn = den != 0.0 ? (trD2 - trD3) / den : 0.5;
+        if (!(cn >= 0.0 && cn <= 1.0)) flag[err < 1e-5 ? 0 : 1] = 1; /* c leaves [0, 1] only at convergence */
+        else if (cn >= 0.5) combine(D, 0.0, D2, (1.0 + cn) / cn, D3, -1.0 / cn);
+        else combine(D, (1.0 - 2.0 * cn) / (1.0 - cn), D2, (1.0 + cn) / (1.0 - cn), D3, -1.0 / (1.0 - cn));
+      } else if (opts->method == OVL_PURIFY_MCWEENY) {
+        combine(D, 0.0, D2, 3.0, D3, -2.0);
+      } else {
+        if (fabs(trD2 - Ne) <= fabs(2.0 * trD - trD2 - Ne)) combine(D, 0.0, D2, 1.0, D3, 0.0);
+        else combine(D, 2.0, D2, -1.0, D3, 0.0);
+      }
+      if (err < best) best = err;
+      if (opts->verbose)
+        ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (ssc %.3f s)\n", it + 1, err,
+                flag[3], ks.t_total);
+    }
+    /* rank 0 of the parent is P(0,0,0) on plane 0: it tells every rank */
+    if (MPI_Bcast(flag, 4, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
+      ovl_fatal(parent, OVL_ERR_MPI, "purification: broadcast of the convergence state failed");
+    it++;
+    if (flag[0]) {
+      converged = 1;
+      break;
+    }
+    if (flag[1]) {
+      rc = ovl_err_set(OVL_ERR_NUMERIC,
+                       "purification did not converge in %d iterations (||D^2 - D||_F = %.3e > %.1e); the HOMO-LUMO "
+                       "gap is probably too small relative to the spectral width for this cap: raise the iteration "
+                       "cap, or check n_occ",
+                       it, flag[2], opts->tol);
+      break;
+    }
+    if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
+      if (on0) rc = ckpt_write(D, opts->checkpoint, it, prev_ckpt, opts);
+      rc = ovl_err_agree(parent, rc);
+      prev_ckpt = it;
+    }
+  }
+  rc = ovl_err_agree(parent, rc);
+  if (rc == OVL_OK && converged) {
+    R.iterations = it;
+    R.idem_err = flag[2];
+    R.trace_err = flag[3];
+    double s[2] = {0, 0};
+    if (on0) plane_sums(D, D, F, s);
+    MPI_Bcast(s, 2, MPI_DOUBLE, 0, parent);
+    R.energy = s[1];
+  }
+  ovl_ssc_destroy(&ssc);
+  ovl_dmat_destroy(&D2);
+  ovl_dmat_destroy(&D3);
+  R.t_total = ovl_time() - t_start;
+  R.ssc_gflops = R.t_ssc > 0 ? 4.0 * N * N * N * (double)R.iterations / R.t_ssc * 1e-9 : 0.0;
+  if (res) *res = R;
+  return rc;
+}

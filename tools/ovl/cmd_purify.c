@@ -1,0 +1,295 @@
+/* ovl purify: density matrix from a Fock matrix by purification. */
+#include <inttypes.h>
+#include <lapacke.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const k_methods[] = {"canonical", "mcweeny", "trs2", NULL};
+static const char *const k_algs[] = {"alg3", "alg4", "alg5", "alg6", NULL};
+static const char *const k_backends[] = {"mpi", "own", NULL};
+
+/* n_occ from meta.json beside the Fock file, or -1. Rank 0 reads. */
+static int64_t nocc_from_meta(const char *fock) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s", fock);
+  char *slash = strrchr(path, '/');
+  if (slash) snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "meta.json");
+  else snprintf(path, sizeof path, "meta.json");
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char buf[16384];
+  size_t len = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[len] = '\0';
+  const char *p = strstr(buf, "\"n_occ\":");
+  long long v = -1;
+  if (p && sscanf(p + 8, "%lld", &v) != 1) v = -1;
+  return v;
+}
+
+typedef struct purify_job {
+  /* inputs */
+  const char *fock, *out, *trace;
+  int64_t nocc;
+  int check, json, grid[3], have_grid, allow_idle;
+  ovl_purify_opts po;
+  /* outputs */
+  ovl_purify_result res;
+  double ref_err, ref_trace_err, t_eig, e_ref;
+  int64_t n;
+  char gridstr[64];
+} purify_job;
+
+/* Reference density from LAPACK dsyevd on rank 0 of the plane: D = C_occ C_occ^T. */
+static ovl_err reference_check(purify_job *j, ovl_dmat F, ovl_dmat D) {
+  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(F));
+  int rank = 0;
+  MPI_Comm_rank(pc, &rank);
+  int64_t n = ovl_dmat_rows(F);
+  double *f = NULL, *d = NULL, *w = NULL;
+  ovl_err rc = OVL_OK;
+  if (rank == 0) {
+    rc = ovl_malloc(sizeof(double) * (size_t)(n * n + 1), &f);
+    if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n * n + 1), &d);
+    if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n + 1), &w);
+  }
+  rc = ovl_err_agree(pc, rc);
+  if (!rc) rc = ovl_dmat_gather(F, f);
+  if (!rc) rc = ovl_dmat_gather(D, d);
+  double out[4] = {0, 0, 0, 0};
+  if (!rc && rank == 0) {
+    double t0 = ovl_time();
+    lapack_int info = n > 0 ? LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int)n, f, (lapack_int)n, w) : 0;
+    out[2] = ovl_time() - t0;
+    if (info != 0) rc = ovl_err_set(OVL_ERR_NUMERIC, "LAPACK dsyevd failed (info %d)", (int)info);
+    double num = 0, den = 0, tr = 0, eref = 0;
+    int64_t k = j->po.method == OVL_PURIFY_MCWEENY ? 0 : j->nocc;
+    if (j->po.method == OVL_PURIFY_MCWEENY)
+      for (int64_t x = 0; x < n; x++) k += w[x] < j->po.mu;
+    for (int64_t c = 0; c < n && !rc; c++)
+      for (int64_t r = 0; r < n; r++) {
+        double s = 0;
+        for (int64_t e = 0; e < k; e++) s += f[r + e * n] * f[c + e * n];
+        double diff = d[r + c * n] - s;
+        num += diff * diff;
+        den += s * s;
+        if (r == c) tr += d[r + c * n];
+      }
+    for (int64_t e = 0; e < k; e++) eref += w[e];
+    out[0] = den > 0 ? sqrt(num / den) : sqrt(num);
+    out[1] = fabs(tr - (double)k);
+    out[3] = eref; /* tr(D_ref F) = sum of the occupied eigenvalues */
+  }
+  ovl_free(&f), ovl_free(&d), ovl_free(&w);
+  OVL_TRY(ovl_err_agree(pc, rc));
+  OVL_MPI(MPI_Bcast(out, 4, MPI_DOUBLE, 0, pc));
+  j->ref_err = out[0], j->ref_trace_err = out[1], j->t_eig = out[2], j->e_ref = out[3];
+  return OVL_OK;
+}
+
+/* The whole job on the ranks that run it (all, or the active subset). */
+static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
+  int P = 0;
+  MPI_Comm_size(comm, &P);
+  int s = j->have_grid ? j->grid[0] : 0, c = j->have_grid ? j->grid[2] : 0;
+  if (!j->have_grid && j->po.alg == OVL_SSC_ALG6) { /* the largest c with c | s and s*s*c == P */
+    for (int cc = 1; cc * cc * cc <= P; cc++) {
+      int ss = 1;
+      while ((ss + 1) * (ss + 1) * cc <= P) ss++;
+      if (ss * ss * cc == P && ss % cc == 0) s = ss, c = cc;
+    }
+  }
+  ovl_grid3d g = NULL;
+  OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
+  ovl_grid3d_dims(g, &s, &c);
+  snprintf(j->gridstr, sizeof j->gridstr, "%dx%dx%d", s, s, c);
+  int gi, gj, gk;
+  ovl_grid3d_coords(g, &gi, &gj, &gk);
+  int on0 = ovl_grid3d_active(g) && gk == 0;
+  ovl_grid2d pl = ovl_grid3d_plane(g);
+  MPI_Comm parent = ovl_grid3d_parent(g);
+  /* F is read on plane 0; the other planes hold handles of the same layout */
+  ovl_dmat F = NULL, D = NULL;
+  ovl_err rc = OVL_OK;
+  int64_t n = 0;
+  if (on0) {
+    rc = ovl_dmat_read(pl, j->fock, 1, &F);
+    if (!rc) n = ovl_dmat_rows(F);
+  }
+  rc = ovl_err_agree(parent, rc);
+  if (rc) {
+    ovl_grid3d_destroy(&g);
+    return rc;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
+  j->n = n;
+  if (!on0) rc = ovl_dmat_create(pl, n, n, &F);
+  if (!rc) rc = ovl_dmat_create(pl, n, n, &D);
+  rc = ovl_err_agree(parent, rc);
+  int traced = 0;
+  if (!rc && j->trace) rc = ovl_trace_start(parent, (int64_t)1 << 20), traced = rc == OVL_OK;
+  if (!rc) rc = ovl_purify(g, F, D, &j->po, &j->res);
+  if (traced) {
+    ovl_err trc = ovl_trace_write(j->trace);
+    if (!rc) rc = trc;
+  }
+  if (!rc && j->out && on0) rc = ovl_dmat_write_raw(D, j->out, 1);
+  rc = ovl_err_agree(parent, rc);
+  if (!rc && j->check) {
+    if (on0) rc = reference_check(j, F, D);
+    rc = ovl_err_agree(parent, rc);
+    double v[4] = {j->ref_err, j->ref_trace_err, j->t_eig, j->e_ref};
+    MPI_Bcast(v, 4, MPI_DOUBLE, 0, parent);
+    j->ref_err = v[0], j->ref_trace_err = v[1], j->t_eig = v[2], j->e_ref = v[3];
+  }
+  ovl_dmat_destroy(&F);
+  ovl_dmat_destroy(&D);
+  ovl_grid3d_destroy(&g);
+  return rc;
+}
+
+static purify_job *g_job; /* for the active-subset callback */
+static MPI_Comm g_active_comm;
+static ovl_err run_active(void *ctx) {
+  (void)ctx;
+  return purify_on(g_active_comm, g_job);
+}
+
+int cmd_purify(int argc, char **argv) {
+  int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, ndup = 4, max_iter = 200, ck_every = 0, restart = 0;
+  int ppn = 0;
+  int64_t nocc = -1;
+  double mu = NAN, tol = 1e-11;
+  const char *fock = NULL, *out = NULL, *method = "canonical", *alg = "alg5", *grid = NULL, *backend = "mpi";
+  const char *ckpt = NULL, *trace = NULL;
+  ovl_opt opts[] = {
+      {"fock", 'F', OVL_OPT_STRING, &fock, "FILE",
+       "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)", NULL, 0, -1},
+      {"nocc", 'k', OVL_OPT_I64, &nocc, "K", "occupied orbitals (default: n_occ of meta.json beside the Fock file)",
+       NULL, 0, INT64_MAX},
+      {"method", 'M', OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
+      {"mu", 0, OVL_OPT_DOUBLE, &mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
+      {"algo", 'a', OVL_OPT_CHOICE, &alg, "ALG", "SymmSquareCube algorithm", k_algs, 0, -1},
+      {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) of each communication phase", NULL, 1, OVL_LANES_MAX},
+      {"grid", 'g', OVL_OPT_STRING, &grid, "SxSxC", "process grid (default: p x p x p, or the 2.5D grid for alg6)",
+       NULL, 0, -1},
+      {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
+      {"ppn", 0, OVL_OPT_INT, &ppn, "K",
+       "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks)", NULL, 0, 1 << 20},
+      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
+      {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
+      {"tol", 0, OVL_OPT_DOUBLE, &tol, "T", "idempotency tolerance on ||D^2 - D||_F", NULL, 0, -1},
+      {"output", 'o', OVL_OPT_STRING, &out, "FILE", "write D (raw + .json), atomically", NULL, 0, -1},
+      {"checkpoint", 0, OVL_OPT_STRING, &ckpt, "PREFIX", "checkpoint path prefix", NULL, 0, -1},
+      {"checkpoint-every", 0, OVL_OPT_INT, &ck_every, "K", "write a checkpoint every K iterations", NULL, 0, 1000000},
+      {"restart", 0, OVL_OPT_FLAG, &restart, NULL, "continue from the checkpoint", NULL, 0, -1},
+      {"check", 'c', OVL_OPT_FLAG, &check, NULL, "compare with LAPACK dsyevd's density on rank 0 (n up to a few 1000)",
+       NULL, 0, -1},
+      {"trace", 't', OVL_OPT_STRING, &trace, "PREFIX", "trace the run: PREFIX.json and PREFIX.csv", NULL, 0, -1},
+      {"json", 'j', OVL_OPT_FLAG, &json, NULL, "print one JSON object", NULL, 0, -1},
+      {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
+      {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
+  };
+  int prc = cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
+                      "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification built\n"
+                      "on SymmSquareCube (D -> D^2, D^3) over a p x p x p process grid, and reports iterations,\n"
+                      "idempotency and trace errors, the energy tr(D F) and timings.",
+                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
+  if (prc >= 0) return prc;
+  purify_job j;
+  memset(&j, 0, sizeof j);
+  j.fock = fock, j.out = out, j.trace = trace, j.check = check, j.json = json, j.allow_idle = allow_idle;
+  j.po = ovl_purify_opts_default();
+  ovl_err rc = OVL_OK;
+  if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
+  if (!rc) rc = ovl_purify_method_parse(method, &j.po.method);
+  if (!rc) rc = ovl_ssc_alg_parse(alg, &j.po.alg);
+  if (!rc) rc = ovl_backend_parse(backend, &j.po.coll.backend);
+  if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu)) rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
+  if (!rc && j.po.method != OVL_PURIFY_MCWEENY && !isnan(mu))
+    rc = ovl_err_set(OVL_ERR_ARG, "--mu applies to --method mcweeny only");
+  if (!rc && grid) {
+    int nd = 0;
+    rc = ovl_parse_dims(grid, j.grid, &nd);
+    if (!rc && (nd != 3 || j.grid[0] != j.grid[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s'", grid);
+    j.have_grid = 1;
+  }
+  if (!rc && (ck_every > 0 || restart) && !ckpt)
+    rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint-every and --restart need --checkpoint PREFIX");
+  if (!rc && ckpt && ck_every == 0 && !restart)
+    rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint needs --checkpoint-every K (or --restart)");
+  if (!rc && !(tol > 0)) rc = ovl_err_set(OVL_ERR_ARG, "--tol must be > 0");
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("purify", rc);
+  if (nocc < 0 && j.po.method != OVL_PURIFY_MCWEENY) {
+    nocc = ovl_world_rank() == 0 ? nocc_from_meta(fock) : -1;
+    MPI_Bcast(&nocc, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (nocc < 0) {
+      rc = ovl_err_set(OVL_ERR_ARG, "--nocc K is required (no meta.json with n_occ beside '%s')", fock);
+      return cli_fail("purify", ovl_err_agree(MPI_COMM_WORLD, rc));
+    }
+  }
+  j.nocc = nocc < 0 ? 0 : nocc;
+  j.po.nocc = j.nocc, j.po.mu = mu, j.po.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = tol;
+  j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
+  if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
+  int P = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  if (!json)
+    ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s ndup=%d backend=%s, %d ranks%s\n# MPI: %s\n", fock, method,
+            alg, ndup, backend, P, ppn > 0 ? " (active subset)" : "", cli_mpi_library());
+  double t0 = ovl_time();
+  int nactive = P;
+  if (ppn > 0) { /* multiple PPN: the first ppn ranks of every node purify, the others sleep */
+    ovl_active a = NULL;
+    rc = ovl_active_create(MPI_COMM_WORLD, ppn, 0, &a);
+    if (!rc) {
+      g_job = &j, g_active_comm = ovl_active_comm(a);
+      nactive = ovl_active_is_active(a);
+      MPI_Allreduce(MPI_IN_PLACE, &nactive, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      rc = ovl_active_run(a, run_active, NULL, NULL);
+      /* the active ranks' results reach the sleepers (rank 0 is always active) */
+      MPI_Bcast(&j.res, (int)sizeof j.res, MPI_BYTE, 0, MPI_COMM_WORLD);
+      double v[5] = {j.ref_err, j.ref_trace_err, j.t_eig, j.e_ref, (double)j.n};
+      MPI_Bcast(v, 5, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      MPI_Bcast(j.gridstr, (int)sizeof j.gridstr, MPI_CHAR, 0, MPI_COMM_WORLD);
+      j.ref_err = v[0], j.ref_trace_err = v[1], j.t_eig = v[2], j.e_ref = v[3], j.n = (int64_t)v[4];
+      ovl_active_destroy(&a);
+    }
+  } else {
+    rc = purify_on(MPI_COMM_WORLD, &j);
+  }
+  double wall = ovl_time() - t0;
+  if (rc) return cli_fail("purify", rc);
+  ovl_purify_result *r = &j.res;
+  int pass = !check || (j.ref_err <= 1e-8 && (j.po.method == OVL_PURIFY_MCWEENY || r->trace_err <= 1e-8));
+  if (json) {
+    ovl_log(OVL_LOG_QUIET,
+            "{\"cmd\":\"purify\",\"fock\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64 ",\"method\":\"%s\",\"algo\":\"%s\","
+            "\"ndup\":%d,\"backend\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"iterations\":%d,"
+            "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"energy\":%.12f,\"t_total\":%.6e,\"t_ssc\":%.6e,"
+            "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mpi\":\"%s\"}\n",
+            fock, j.n, j.nocc, method, alg, ndup, backend, P, nactive, j.gridstr, r->iterations, r->idem_err,
+            r->trace_err, r->energy, wall, r->t_ssc, r->ssc_gflops, check ? (pass ? "PASS" : "FAIL") : "not checked",
+            check ? j.ref_err : -1.0, check ? j.t_eig : -1.0, cli_mpi_library());
+  } else {
+    ovl_log(OVL_LOG_QUIET,
+            "purify: n=%" PRId64 " n_occ=%" PRId64 " grid %s (%d active): %d iterations, ||D^2-D||_F %.2e, "
+            "|tr D - n_occ| %.2e, energy tr(DF) %.10f\n"
+            "purify: time %.4f s, SymmSquareCube %.4f s (%.2f GFLOP/s)%s%s\n",
+            j.n, j.nocc, j.gridstr, nactive, r->iterations, r->idem_err, r->trace_err, r->energy, wall, r->t_ssc,
+            r->ssc_gflops, out ? ", D written to " : "", out ? out : "");
+    if (check)
+      ovl_log(OVL_LOG_QUIET,
+              "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
+              j.ref_err, j.e_ref, j.t_eig, pass ? "PASS" : "FAIL");
+  }
+  if (!pass) {
+    ovl_err_set(OVL_ERR_NUMERIC, "the density differs from dsyevd's by %.2e (tolerance 1e-8)", j.ref_err);
+    return cli_fail("purify", OVL_ERR_NUMERIC);
+  }
+  return CLI_OK;
+}
