@@ -1,5 +1,5 @@
 # ovl: the two commands.
-#   make demo   runs the main job (build first if needed)
+#   make demo   runs the main job: purification of real Fock matrices (build first if needed)
 #   make test   runs the whole test suite (release build + ASan/UBSan build)
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
 MPI ?= openmpi

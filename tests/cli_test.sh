@@ -41,9 +41,9 @@ expect "gemm hsumma 2x2 groups" has "PASS" "$out"
 run 4 gemm --algo hsumma --groups 3x1 -n 50
 expect "gemm hsumma groups that do not tile" test "$rc" -eq 1
 run 2 gemm --algo summa --repl 2
-expect "repl needs 2.5d" test "$rc" -eq 1
+expect "repl needs 2.5d" test "$rc" -eq 2
 run 2 gemm --algo hsumma --outer 2 -b 4
-expect "outer < block refused" test "$rc" -eq 1
+expect "outer < block refused" test "$rc" -eq 2
 run 8 gemm --algo cannon -n 16
 expect "cannon on 8 ranks needs idle" has "idle" "$err"
 
@@ -73,7 +73,7 @@ run 3 gemm --grid 1x2 -n 16 --allow-idle --check -i 1
 expect "grid with idle ranks allowed" test "$rc" -eq 0
 
 run 2 gemm --grid 2x2x2
-expect "gemm grid 3D refused" test "$rc" -eq 1
+expect "gemm grid 3D refused" test "$rc" -eq 2
 
 run 1 gemm --help
 expect "help exit 0" test "$rc" -eq 0

@@ -15,6 +15,8 @@ int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char 
 /* Report an agreed error on rank 0 ("ovl <cmd>: error: ...") and return
  * CLI_FAILED. */
 int cli_fail(const char *cmd, ovl_err rc);
+/* The same for options that contradict each other: exit code CLI_USAGE. */
+int cli_usage_fail(const char *cmd, ovl_err rc);
 
 /* A one-line description of the MPI library in use. */
 const char *cli_mpi_library(void);

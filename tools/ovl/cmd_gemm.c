@@ -112,7 +112,7 @@ int cmd_gemm(int argc, char **argv) {
     rc = ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
   if (rc == OVL_OK && outer > 0 && outer < b)
     rc = ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, outer, b);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("gemm", rc);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("gemm", rc);
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
 
   double blas = no_blas_check ? 0.0 : ovl_check_local_blas(MPI_COMM_WORLD, 0);

@@ -223,13 +223,13 @@ int cmd_purify(int argc, char **argv) {
   if (!rc && ckpt && ck_every == 0 && !restart)
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint needs --checkpoint-every K (or --restart)");
   if (!rc && !(tol > 0)) rc = ovl_err_set(OVL_ERR_ARG, "--tol must be > 0");
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("purify", rc);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   if (nocc < 0 && j.po.method != OVL_PURIFY_MCWEENY) {
     nocc = ovl_world_rank() == 0 ? nocc_from_meta(fock) : -1;
     MPI_Bcast(&nocc, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
     if (nocc < 0) {
       rc = ovl_err_set(OVL_ERR_ARG, "--nocc K is required (no meta.json with n_occ beside '%s')", fock);
-      return cli_fail("purify", ovl_err_agree(MPI_COMM_WORLD, rc));
+      return cli_usage_fail("purify", ovl_err_agree(MPI_COMM_WORLD, rc));
     }
   }
   j.nocc = nocc < 0 ? 0 : nocc;

@@ -38,6 +38,11 @@ int cli_fail(const char *cmd, ovl_err rc) {
   return CLI_FAILED;
 }
 
+int cli_usage_fail(const char *cmd, ovl_err rc) {
+  cli_fail(cmd, rc);
+  return CLI_USAGE;
+}
+
 static void usage(FILE *out) {
   fprintf(out,
           "usage: ovl <command> [options]      (run under mpiexec/srun; `ovl <command> --help` for options)\n"

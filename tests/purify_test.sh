@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# ovl purify end to end on the shipped real Fock matrices: every SymmSquareCube
+# variant and N_DUP against the eigensolver (--check: ||D - D_eig|| / ||D_eig||
+# <= 1e-8 and |tr D - n_occ| <= 1e-8), against the shipped reference density,
+# all methods, multiple PPN, checkpoint + restart, and bad input.
+# usage: purify_test.sh OVL DATA_DIR MPIEXEC [MPIEXEC_FLAGS...]
+set -u
+OVL=$1; DATA=$2; shift 2
+MPIEXEC=("$@")
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+run() { local np=$1; shift; timeout 180 "${MPIEXEC[@]}" -n "$np" "$OVL" purify "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+        out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
+ok() { if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "$out" | tail -5; echo "$err" | tail -5; fi; }
+has() { grep -q -- "$1" <<<"$2"; }
+
+W=$DATA/water_ccpvdz/fock.raw; A=$DATA/c10h22_631g/fock.raw; H=$DATA/h2o8_ccpvdz/fock.raw
+for np in 1 8; do
+  for alg in alg3 alg4 alg5; do
+    for nd in 1 2 3 4 7; do
+      [ "$alg" != alg5 ] && [ "$nd" != 1 ] && [ "$nd" != 4 ] && continue
+      for f in "$W" "$A"; do
+        name="np=$np $alg ndup=$nd $(basename "$(dirname "$f")")"
+        run "$np" --fock "$f" --algo "$alg" --ndup "$nd" --check -q
+        ok test "$rc" -eq 0; ok has "PASS" "$out"
+      done
+    done
+  done
+done
+for np in 1 4 8; do
+  for nd in 1 4; do
+    name="np=$np alg6 ndup=$nd"
+    run "$np" --fock "$A" --algo alg6 --ndup "$nd" --check -q --backend own
+    ok test "$rc" -eq 0; ok has "PASS" "$out"
+  done
+done
+# the shipped reference density, through the output file
+name="output vs dref.raw"
+run 8 --fock "$H" -o "$tmp/d.raw" -q
+ok test "$rc" -eq 0
+ok python3 - "$tmp/d.raw" "$DATA/h2o8_ccpvdz/dref.raw" <<'PY'
+import json, sys
+import numpy as np
+d, ref = (np.fromfile(p, dtype="<f8") for p in sys.argv[1:3])
+meta = json.load(open(sys.argv[1] + ".json"))
+n = meta["rows"]
+assert meta == {"rows": n, "cols": n, "symmetric": True}, meta
+rel = np.linalg.norm(d - ref) / np.linalg.norm(ref)
+tr = abs(np.trace(d.reshape(n, n)) - 40)
+print(f"||D - Dref||/||Dref|| = {rel:.2e}, |tr D - n_occ| = {tr:.2e}")
+sys.exit(0 if rel <= 1e-8 and tr <= 1e-8 else 1)
+PY
+# methods
+homo=$(python3 -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
+name="mcweeny"; run 8 --fock "$H" --method mcweeny --mu "$homo" --check -q; ok has "PASS" "$out"
+name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"
+name="json"; run 8 --fock "$W" --json --check
+ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]>0' "$out"
+# multiple PPN: one active rank per node, the others sleep
+name="ppn"; run 4 --fock "$H" --ppn 1 --check -q; ok has "PASS" "$out"; ok has "(1 active)" "$out"
+# checkpoint + restart reaches the same answer as an uninterrupted run
+name="checkpoint"
+run 8 --fock "$H" -o "$tmp/full.raw" -q
+run 8 --fock "$H" -q --checkpoint "$tmp/ck" --checkpoint-every 4 --max-iter 10
+ok test "$rc" -eq 1
+ok test -f "$tmp/ck.state.json"
+run 8 --fock "$H" -q --checkpoint "$tmp/ck" --restart -o "$tmp/restarted.raw"
+ok test "$rc" -eq 0
+ok cmp -s "$tmp/full.raw" "$tmp/restarted.raw"
+# bad input: one message, exit 1, no output written
+name="nocc > n"; run 8 --fock "$W" --nocc 25 -o "$tmp/bad.raw"; ok test "$rc" -eq 1; ok has "occupied" "$err"; ok test ! -e "$tmp/bad.raw"
+name="missing"; run 8 --fock "$tmp/none.raw" --nocc 1; ok test "$rc" -eq 1; ok test "$(grep -c error <<<"$err")" -eq 1
+python3 -c "
+import numpy as np, json
+a = np.arange(16.0).reshape(4, 4); a.tofile('$tmp/asym.raw')
+json.dump({'rows': 4, 'cols': 4, 'symmetric': False}, open('$tmp/asym.raw.json', 'w'))"
+name="asymmetric"; run 1 --fock "$tmp/asym.raw" --nocc 1; ok test "$rc" -eq 1; ok has "symmetric" "$err"
+name="no convergence"; run 1 --fock "$H" --max-iter 3; ok test "$rc" -eq 1; ok has "did not converge" "$err"
+name="mcweeny without mu"; run 1 --fock "$H" --method mcweeny; ok test "$rc" -eq 2
+name="2 ranks are no cube"; run 2 --fock "$W"; ok test "$rc" -eq 1; ok has "idle" "$err"
+name="2 ranks, one idle"; run 2 --fock "$W" --allow-idle --check -q; ok has "PASS" "$out"
+echo "purify: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
