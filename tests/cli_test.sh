@@ -9,7 +9,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 run() { # run NP ARGS... -> sets rc, out, err
   local np=$1; shift
-  timeout 120 "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
+  timeout $((120 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
   rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
 }
 expect() { # expect NAME COMMAND...

@@ -9,7 +9,7 @@ OVL=$1; DATA=$2; shift 2
 MPIEXEC=("$@")
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-run() { local np=$1; shift; timeout 180 "${MPIEXEC[@]}" -n "$np" "$OVL" purify "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+run() { local np=$1; shift; timeout $((180 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" purify "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
         out=$(cat "$tmp/out"); err=$(cat "$tmp/err"); }
 ok() { if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "$out" | tail -5; echo "$err" | tail -5; fi; }
 has() { grep -q -- "$1" <<<"$2"; }

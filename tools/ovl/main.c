@@ -14,6 +14,10 @@ const char *cli_mpi_library(void) {
     if (nl) *nl = '\0';
     char *comma = strchr(g_mpi_lib, ',');
     if (comma && comma - g_mpi_lib > 8) *comma = '\0';
+    /* printed inside JSON strings: no control characters, quotes or backslashes
+     * (MPICH's string has a tab) */
+    for (char *c = g_mpi_lib; *c; c++)
+      if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\') *c = ' ';
   }
   return g_mpi_lib;
 }
