@@ -6,6 +6,8 @@
 # usage: purify_test.sh OVL DATA_DIR MPIEXEC [MPIEXEC_FLAGS...]
 set -u
 OVL=$1; DATA=$2; shift 2
+# numpy comes from Debian's python3-numpy (scripts/deps.sh): prefer that interpreter
+PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 MPIEXEC=("$@")
 pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -38,7 +40,7 @@ done
 name="output vs dref.raw"
 run 8 --fock "$H" -o "$tmp/d.raw" -q
 ok test "$rc" -eq 0
-ok python3 - "$tmp/d.raw" "$DATA/h2o8_ccpvdz/dref.raw" <<'PY'
+ok "$PY" - "$tmp/d.raw" "$DATA/h2o8_ccpvdz/dref.raw" <<'PY'
 import json, sys
 import numpy as np
 d, ref = (np.fromfile(p, dtype="<f8") for p in sys.argv[1:3])
@@ -51,7 +53,7 @@ print(f"||D - Dref||/||Dref|| = {rel:.2e}, |tr D - n_occ| = {tr:.2e}")
 sys.exit(0 if rel <= 1e-8 and tr <= 1e-8 else 1)
 PY
 # methods
-homo=$(python3 -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
+homo=$("$PY" -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
 name="mcweeny"; run 8 --fock "$H" --method mcweeny --mu "$homo" --check -q; ok has "PASS" "$out"
 name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"
 name="json"; run 8 --fock "$W" --json --check
@@ -70,7 +72,7 @@ ok cmp -s "$tmp/full.raw" "$tmp/restarted.raw"
 # bad input: one message, exit 1, no output written
 name="nocc > n"; run 8 --fock "$W" --nocc 25 -o "$tmp/bad.raw"; ok test "$rc" -eq 1; ok has "occupied" "$err"; ok test ! -e "$tmp/bad.raw"
 name="missing"; run 8 --fock "$tmp/none.raw" --nocc 1; ok test "$rc" -eq 1; ok test "$(grep -c error <<<"$err")" -eq 1
-python3 -c "
+"$PY" -c "
 import numpy as np, json
 a = np.arange(16.0).reshape(4, 4); a.tofile('$tmp/asym.raw')
 json.dump({'rows': 4, 'cols': 4, 'symmetric': False}, open('$tmp/asym.raw.json', 'w'))"

@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Check the shipped Fock-matrix cases: usage data_test.py [DATA_DIR].
+
+DATA_DIR defaults to $OVL_TEST_DATA, else data/ beside tests/. For every
+DATA_DIR/<case>/ (a directory holding meta.json or fock.raw):
+  - fock.raw / dref.raw sidecars parse, hold exactly the keys rows, cols,
+    symmetric (as ovl's reader demands), say symmetric: true, are n x n with
+    n = meta n, and the file sizes are 8 n^2 bytes;
+  - F' and D' are finite and exactly symmetric (make-fock symmetrizes both);
+  - the eigenvalues of F' (numpy.linalg.eigh) give homo, lumo and gap as in
+    meta.json, the gap is positive (else the density would not be unique);
+  - D = C_occ C_occ^T from those eigenvectors matches dref.raw:
+    ||D - Dref||_F / ||Dref||_F <= 1e-8;
+  - ||Dref^2 - Dref||_F < 1e-10, |tr Dref - n_occ| < 1e-10 (occupation-1
+    convention), tr(Dref F') = meta e_trace, and the other meta keys agree.
+Also: the whole DATA_DIR stays under 20 MB.
+
+Needs numpy only (no PySCF). When the python3 running it has no numpy (e.g. a
+pyenv interpreter first on PATH), it re-runs itself once with /usr/bin/python3
+(Debian's python3-numpy). Prints one line per case and a final line
+"data_test: N passed, M failed"; exits 1 on any failure or when no case is found.
+"""
+import json
+import math
+import os
+import sys
+
+SIZE_LIMIT = 20 * 1024 * 1024
+REL_TOL_D = 1e-8
+IDEM_TOL = 1e-10
+TRACE_TOL = 1e-10
+REQUIRED_META = ("n", "n_occ", "energy_hf", "homo", "lumo", "gap", "basis", "molecule", "natoms",
+                 "pyscf_version", "e_trace", "idempotency_ref", "trace_ref")
+
+
+def import_numpy():
+    try:
+        import numpy
+        return numpy
+    except ImportError:
+        pass
+    me = os.path.realpath(sys.executable or "")
+    if not os.environ.get("OVL_DATA_TEST_REEXEC"):
+        for cand in ("/usr/bin/python3", "/usr/local/bin/python3"):
+            if os.path.exists(cand) and os.path.realpath(cand) != me:
+                env = dict(os.environ, OVL_DATA_TEST_REEXEC="1")
+                print(f"data_test: numpy is missing in {sys.executable}; re-running with {cand}", flush=True)
+                try:
+                    os.execve(cand, [cand, os.path.abspath(__file__)] + sys.argv[1:], env)
+                except OSError:
+                    continue
+    print(f"data_test: numpy is missing in {sys.executable} (Debian: apt-get install python3-numpy, "
+          "or: python3 -m pip install numpy)", file=sys.stderr)
+    print("data_test: 0 passed, 1 failed")
+    sys.exit(1)
+
+
+np = import_numpy()
+
+
+def read_sidecar(path, errors):
+    """Parse path.json like ovl's reader: exactly rows, cols, symmetric."""
+    try:
+        with open(path + ".json") as f:
+            side = json.load(f)
+    except (OSError, ValueError) as e:
+        errors.append(f"{os.path.basename(path)}.json: cannot parse: {e}")
+        return None
+    if not isinstance(side, dict) or set(side) != {"rows", "cols", "symmetric"}:
+        errors.append(f"{os.path.basename(path)}.json: keys must be exactly rows, cols, symmetric; got "
+                      f"{sorted(side) if isinstance(side, dict) else type(side).__name__}")
+        return None
+    r, c, s = side["rows"], side["cols"], side["symmetric"]
+    if (not isinstance(r, int) or isinstance(r, bool) or r < 0 or not isinstance(c, int) or isinstance(c, bool)
+            or c < 0 or not isinstance(s, bool)):
+        errors.append(f"{os.path.basename(path)}.json: rows/cols must be non-negative integers, symmetric a bool")
+        return None
+    return side
+
+
+def read_matrix(path, n, errors):
+    name = os.path.basename(path)
+    side = read_sidecar(path, errors)
+    if side is None:
+        return None
+    if side["rows"] != n or side["cols"] != n:
+        errors.append(f"{name}: sidecar says {side['rows']} x {side['cols']}, meta.json n = {n}")
+        return None
+    if side["symmetric"] is not True:
+        errors.append(f"{name}: sidecar must declare symmetric: true")
+    try:
+        size = os.path.getsize(path)
+    except OSError as e:
+        errors.append(f"{name}: {e.strerror}")
+        return None
+    if size != 8 * n * n:
+        errors.append(f"{name}: {size} bytes, expected 8 n^2 = {8 * n * n}")
+        return None
+    a = np.fromfile(path, dtype="<f8").reshape(n, n)
+    if not np.all(np.isfinite(a)):
+        i, j = np.argwhere(~np.isfinite(a))[0]
+        errors.append(f"{name}: non-finite entry at ({i}, {j})")
+        return None
+    if not np.array_equal(a, a.T):
+        errors.append(f"{name}: not exactly symmetric (max |A - A^T| = {np.max(np.abs(a - a.T)):.3e})")
+    return a
+
+
+def close(a, b, tol):
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def check_case(d):
+    errors = []
+    try:
+        with open(os.path.join(d, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as e:
+        return [f"meta.json: cannot parse: {e}"], ""
+    missing = [k for k in REQUIRED_META if k not in meta]
+    if missing:
+        return [f"meta.json: missing keys {missing}"], ""
+    n, nocc = meta["n"], meta["n_occ"]
+    if not (isinstance(n, int) and isinstance(nocc, int) and 0 < nocc < n):
+        return [f"meta.json: need integers 0 < n_occ < n, got n = {n!r}, n_occ = {nocc!r}"], ""
+    f = read_matrix(os.path.join(d, "fock.raw"), n, errors)
+    dref = read_matrix(os.path.join(d, "dref.raw"), n, errors)
+    if f is None or dref is None:
+        return errors, ""
+
+    eps, c = np.linalg.eigh(f)
+    homo, lumo = float(eps[nocc - 1]), float(eps[nocc])
+    gap = lumo - homo
+    if not gap > 1e-6 * max(1.0, float(np.max(np.abs(eps)))):
+        errors.append(f"HOMO-LUMO gap {gap:.3e} is not positive: the reference density is ill-defined")
+    co = c[:, :nocc]
+    dnew = co @ co.T
+    nref = float(np.linalg.norm(dref))
+    rel = float(np.linalg.norm(dnew - dref)) / nref if nref > 0 else math.inf
+    if not rel <= REL_TOL_D:
+        errors.append(f"||D(eigh F') - Dref||_F / ||Dref||_F = {rel:.3e} > {REL_TOL_D:g}")
+    idem = float(np.linalg.norm(dref @ dref - dref))
+    if not idem < IDEM_TOL:
+        errors.append(f"||Dref^2 - Dref||_F = {idem:.3e} >= {IDEM_TOL:g}")
+    tr = float(np.trace(dref))
+    if not abs(tr - nocc) < TRACE_TOL:
+        errors.append(f"|tr Dref - n_occ| = {abs(tr - nocc):.3e} >= {TRACE_TOL:g}")
+    etr = float(np.sum(dref * f))
+
+    # meta.json against the matrices
+    for key, val, tol in (("homo", homo, 1e-9), ("lumo", lumo, 1e-9), ("gap", gap, 1e-9),
+                          ("e_trace", etr, 1e-10), ("trace_ref", tr, 1e-12)):
+        if not (isinstance(meta[key], (int, float)) and close(float(meta[key]), val, tol)):
+            errors.append(f"meta {key} = {meta[key]!r}, recomputed {val!r}")
+    if not (isinstance(meta["gap"], (int, float)) and meta["gap"] > 0
+            and close(meta["gap"], meta["lumo"] - meta["homo"], 1e-12)):
+        errors.append("meta gap is not lumo - homo > 0")
+    if not (isinstance(meta["idempotency_ref"], (int, float)) and 0 <= meta["idempotency_ref"] < IDEM_TOL):
+        errors.append(f"meta idempotency_ref = {meta['idempotency_ref']!r}")
+    e_hf = meta["energy_hf"]
+    if not (isinstance(e_hf, (int, float)) and math.isfinite(e_hf) and e_hf < 0):
+        errors.append(f"meta energy_hf = {e_hf!r} is not a finite negative energy")
+    if not (isinstance(meta["natoms"], int) and meta["natoms"] > 0):
+        errors.append(f"meta natoms = {meta['natoms']!r}")
+    for key in ("basis", "molecule", "pyscf_version"):
+        if not (isinstance(meta[key], str) and meta[key]):
+            errors.append(f"meta {key} must be a non-empty string")
+    for key in ("eig_min", "eig_max"):
+        want = float(eps[0] if key == "eig_min" else eps[-1])
+        if key in meta and not close(float(meta[key]), want, 1e-9):
+            errors.append(f"meta {key} = {meta[key]!r}, recomputed {want!r}")
+    summary = (f"n={n} n_occ={nocc} gap={gap:.6f} E_HF={e_hf:.8f} "
+               f"|D-Dref|/|Dref|={rel:.1e} idem={idem:.1e} |trD-nocc|={abs(tr - nocc):.1e}")
+    return errors, summary
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    data = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("OVL_TEST_DATA") or os.path.join(here, "..", "data")
+    data = os.path.normpath(data)
+    passed = failed = 0
+    if not os.path.isdir(data):
+        print(f"FAIL {data}: not a directory")
+        print("data_test: 0 passed, 1 failed")
+        return 1
+    cases = sorted(e for e in os.listdir(data) if os.path.isdir(os.path.join(data, e))
+                   and (os.path.exists(os.path.join(data, e, "meta.json"))
+                        or os.path.exists(os.path.join(data, e, "fock.raw"))))
+    for case in cases:
+        errors, summary = check_case(os.path.join(data, case))
+        if errors:
+            failed += 1
+            print(f"FAIL {case}: " + "; ".join(errors))
+        else:
+            passed += 1
+            print(f"PASS {case}: {summary}")
+    total = 0
+    for root, _, files in os.walk(data):
+        total += sum(os.path.getsize(os.path.join(root, x)) for x in files)
+    if total > SIZE_LIMIT:
+        failed += 1
+        print(f"FAIL {data}: {total / 1e6:.1f} MB, over the 20 MiB budget")
+    if not cases:
+        failed += 1
+        print(f"FAIL {data}: no case directories (expected <case>/meta.json + fock.raw + dref.raw)")
+    print(f"data_test: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
