@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# End-to-end tests of the benchmarks: usage: test_bench.sh OVL MPIEXEC [MPIEXEC_FLAGS...]
+# Runs `ovl bench pingpong|coll|nbc` at 2 and 4 ranks with tiny sizes and few repetitions; checks exit codes,
+# that every JSON line parses and has positive bandwidths / sane fields and increasing sizes, the progress
+# lines, the error paths, the --timeline trace, and that tools/ovl-plot turns the outputs into non-empty PNGs
+# (skipped, with a message, when matplotlib is missing).
+set -u
+OVL=$1; shift
+MPIEXEC=("$@")
+HERE=$(cd "$(dirname "$0")" && pwd)
+PLOT="$HERE/../tools/ovl-plot"
+PY=python3
+pass=0; fail=0; skip=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+small=(--cache-bytes 1M) # rotate through 1 MiB: the default (2x the last-level cache) costs memory and time here
+
+run() { # run NP ARGS... -> sets rc, out, err (stdout also in $tmp/out)
+  local np=$1; shift
+  timeout $((180 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+}
+expect() { # expect NAME COMMAND...
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "--- stdout:"; echo "$out" | tail -15
+    echo "--- stderr:"; echo "$err" | tail -15
+  fi
+}
+has() { grep -q -- "$1" <<<"$2"; }
+count() { grep -c -- "$1" <<<"$2"; }
+
+# Checks JSON lines (file $1) of bench $2: every line parses; sizes increase; fields per bench are sane.
+cat >"$tmp/check.py" <<'EOF'
+import json, sys
+path, bench = sys.argv[1], sys.argv[2]
+lines = [l for l in open(path) if l.strip()]
+assert lines, "no output"
+recs = [json.loads(l) for l in lines]
+assert all(r["bench"] == bench for r in recs), "bench field"
+sizes = [r["bytes"] for r in recs]
+assert all(b > a for a, b in zip(sizes, sizes[1:])), "sizes not increasing: %s" % sizes
+def pos(x, what):
+    assert x > 0 and x == x, "%s = %r is not positive" % (what, x)
+for r in recs:
+    if bench == "pingpong":
+        assert r["t_min"] <= r["t_median"] <= r["t_max"], "t order"
+        for k in ("bw_MBps", "agg_bw_MBps", "t_median", "beta"):
+            pos(r[k], k)
+        assert abs(r["agg_bw_MBps"] - r["pairs"] * r["bw_MBps"]) <= 1e-3 * r["agg_bw_MBps"] + 1e-3, "agg = K x bw"
+    elif bench == "coll":
+        for case in ("blocking", "ndup_overlap", "ppn_overlap"):
+            c = r[case]
+            assert c["t_min"] <= c["t_median"] <= c["t_max"], case + " t order"
+            pos(c["bw_MBps"], case + ".bw_MBps")
+    elif bench == "nbc":
+        for m in ("osu", "imb"):
+            if m in r:
+                assert 0 <= r[m]["overlap_pct"] <= 100, m + " overlap outside [0, 100]"
+                pos(r[m]["t_pure"], m + ".t_pure")
+        if "eff" in r:
+            for k in ("t_comm", "t_comp", "t_seq", "t_ovl", "speedup"):
+                pos(r["eff"][k], "eff." + k)
+for k, v in [a.split("=", 1) for a in sys.argv[3:]]:
+    assert all(str(r[k]) == v for r in recs), "%s != %s" % (k, v)
+print("%d lines OK" % len(recs))
+EOF
+json_ok() { $PY "$tmp/check.py" "$@" >/dev/null; }
+
+# ---- pingpong -------------------------------------------------------------------------------------------------
+run 2 bench pingpong -m 1:64K -i 20 -x 2 --large 16K --iterations-large 5 --warmup-large 1 "${small[@]}" -j -q
+expect "pingpong np=2 rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/pp1.json"
+expect "pingpong np=2 json" json_ok "$tmp/pp1.json" pingpong pairs=1 method=pingpong
+expect "pingpong 17 sizes" test "$(wc -l <"$tmp/pp1.json")" -eq 17
+expect "pingpong quiet: no progress" test -z "$err"
+
+run 2 bench pingpong -m 8:8K -i 10 -x 1 -f "${small[@]}"
+expect "pingpong table rc" test "$rc" -eq 0
+expect "pingpong header" has "# ovl bench pingpong: 2 ranks, 1 pair" "$out"
+expect "pingpong MPI line" has "# MPI: " "$out"
+expect "pingpong Hockney line" has "N_half = B\*L = " "$out"
+expect "pingpong full columns" has "t_min(us)" "$out"
+expect "pingpong progress lines" test "$(count "ovl bench pingpong: \[" "$err")" -eq 11
+
+run 4 bench pingpong -m 64:32K -k 2 -w 4 -i 5 -x 1 "${small[@]}" -j -q
+expect "pingpong np=4 pairs=2 window rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/pp2.json"
+expect "pingpong np=4 json" json_ok "$tmp/pp2.json" pingpong pairs=2 method=window window=4
+
+run 4 bench pingpong -m 1K -k 2 --cache-bytes 0 -i 5 -j -q
+expect "pingpong without cache busting" test "$rc" -eq 0
+
+run 1 bench pingpong -m 8
+expect "pingpong np=1 refused" test "$rc" -eq 1
+expect "pingpong np=1 message" has "at least 2 ranks" "$err"
+run 4 bench pingpong -k 3
+expect "pingpong pairs > P/2 refused" test "$rc" -eq 1
+run 2 bench pingpong --bogus
+expect "pingpong bad option exit 2" test "$rc" -eq 2
+expect "pingpong bad option once" test "$(count "unknown option" "$err")" -eq 1
+run 1 bench pingpong --help
+expect "pingpong help" has "Hockney" "$out"
+
+# ---- coll -----------------------------------------------------------------------------------------------------
+for op in bcast reduce allreduce allgather alltoall; do
+  run 2 bench coll --op "$op" -m 64:16K -i 3 -x 1 -d 3 "${small[@]}" -j -q
+  expect "coll $op np=2 rc" test "$rc" -eq 0
+  cp "$tmp/out" "$tmp/coll_$op.json"
+  expect "coll $op np=2 json" json_ok "$tmp/coll_$op.json" coll op="$op" ndup=3 p=2
+done
+run 4 bench coll --op allreduce --ppn 2 --backend own --alg ring -m 1K:64K -i 3 -x 1 -d 3 "${small[@]}" -j -q \
+  --timeline "$tmp/tl.json" --timeline-size 8K --timeline-reps 2
+expect "coll np=4 ppn=2 own ring rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/coll4.json"
+expect "coll np=4 json" json_ok "$tmp/coll4.json" coll ppn=2 p=2 backend=own alg=ring
+expect "coll timeline json written" test -s "$tmp/tl.json"
+expect "coll timeline csv written" test -s "$tmp/tl.csv"
+cat >"$tmp/tl.py" <<'EOF'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+def n(pid, name, ph="i"):
+    return sum(1 for e in ev if e["pid"] == pid and e["name"] == name and e["ph"] == ph)
+# 2 reps; leaders (ranks 0, 2) run blocking and 3 lanes; everyone runs the ppn case
+for r in (0, 2):
+    assert n(r, "post allreduce") == 6 and n(r, "done allreduce") == 6, "lanes of rank %d" % r
+    assert n(r, "post blocking allreduce") == 2 and n(r, "ndup", "B") == 2, "blocking/ndup of rank %d" % r
+for r in range(4):
+    assert n(r, "post ppn allreduce") == 2 and n(r, "done ppn allreduce") == 2, "ppn of rank %d" % r
+assert n(1, "post allreduce") == 0, "rank 1 sleeps during the lanes case"
+EOF
+expect "coll timeline events" $PY "$tmp/tl.py" "$tmp/tl.json"
+run 4 bench coll --op bcast --ppn 2 -m 256:4K -i 2 -x 1 "${small[@]}"
+expect "coll table rc" test "$rc" -eq 0
+expect "coll header" has "4 ranks = 2 nodes x 2 ppn (ppn: explicit), p = 2" "$out"
+expect "coll progress lines" test "$(count "ovl bench coll: \[" "$err")" -eq 5
+run 4 bench coll --ppn 3 -m 64
+expect "coll ppn not dividing refused" test "$rc" -eq 1
+expect "coll ppn message" has "does not divide" "$err"
+run 2 bench coll --alg ring -m 64
+expect "coll alg needs own" test "$rc" -eq 1
+run 2 bench coll --backend own --op bcast --alg recdbl -m 64
+expect "coll alg of another collective refused" test "$rc" -eq 1
+run 2 bench coll --op scatter
+expect "coll unknown op exit 2" test "$rc" -eq 2
+
+# ---- nbc ------------------------------------------------------------------------------------------------------
+run 2 bench nbc -m 8:4K -i 3 -x 1 --compute-us 100 "${small[@]}" -j -q
+expect "nbc np=2 rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/nbc2.json"
+expect "nbc np=2 json" json_ok "$tmp/nbc2.json" nbc op=allreduce num_tests=10
+run 4 bench nbc --op bcast --backend own --alg binomial --mode eff -t 0 -m 1K:8K -i 3 -x 1 -c 50 "${small[@]}" -j -q
+expect "nbc np=4 own eff rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/nbc4.json"
+expect "nbc np=4 json" json_ok "$tmp/nbc4.json" nbc op=bcast backend=own num_tests=0
+expect "nbc eff only" test "$(grep -c '"osu"' "$tmp/nbc4.json")" -eq 0
+run 2 bench nbc -m 64:128 -i 2 -x 0 -c 20 "${small[@]}" -f
+expect "nbc table rc" test "$rc" -eq 0
+expect "nbc table columns" has "osu_ovl%" "$out"
+expect "nbc table eff" has "speedup" "$out"
+run 2 bench nbc --compute-us -1
+expect "nbc negative compute refused" test "$rc" -eq 1
+
+# ---- plots ----------------------------------------------------------------------------------------------------
+png_ok() { [ -s "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "211PNG" ]; }
+if "$PLOT" check >/dev/null 2>&1; then
+  expect "plot bw pingpong" "$PLOT" bw "$tmp/pp1.json" "$tmp/pp2.json" -o "$tmp/bw_pp.png"
+  expect "plot bw pingpong png" png_ok "$tmp/bw_pp.png"
+  expect "plot bw coll" "$PLOT" bw "$tmp/coll4.json" -o "$tmp/bw_coll.png" --title "allreduce"
+  expect "plot bw coll png" png_ok "$tmp/bw_coll.png"
+  expect "plot timeline" "$PLOT" timeline "$tmp/tl.json" -o "$tmp/tl.png"
+  expect "plot timeline png" png_ok "$tmp/tl.png"
+  expect "plot timeline one rep" "$PLOT" timeline "$tmp/tl.json" --rep 1 --ranks 0,1 -o "$tmp/tl1.png"
+  expect "plot timeline one rep png" png_ok "$tmp/tl1.png"
+  expect "plot trace" "$PLOT" trace "$tmp/tl.json" --instants -o "$tmp/tr.png"
+  expect "plot trace png" png_ok "$tmp/tr.png"
+  cat "$tmp"/coll_*.json >"$tmp/coll_all.json"
+  expect "plot sweep coll" "$PLOT" sweep "$tmp/coll_all.json" --x bytes --y ndup_overlap.bw_MBps --series op \
+    -o "$tmp/sw.png"
+  expect "plot sweep png" png_ok "$tmp/sw.png"
+  expect "plot sweep nbc" "$PLOT" sweep "$tmp/nbc2.json" --x bytes --y eff.speedup -o "$tmp/sw2.png"
+  expect "plot sweep nbc png" png_ok "$tmp/sw2.png"
+  echo '{"bench":"gemm","plan":"summa b=64 ndup=2 lookahead=0","gflops_median":3.5}' >"$tmp/g.json"
+  echo '{"bench":"gemm","plan":"summa b=64 ndup=4 lookahead=0","gflops_median":4.5}' >>"$tmp/g.json"
+  expect "plot sweep gemm plan token" "$PLOT" sweep "$tmp/g.json" --x ndup --y gflops_median -o "$tmp/sw3.png"
+  expect "plot sweep gemm png" png_ok "$tmp/sw3.png"
+  "$PLOT" bw "$tmp/nbc2.json" -o "$tmp/x.png" >/dev/null 2>&1; rc=$?
+  expect "plot bw of nbc refused" test "$rc" -eq 1
+  "$PLOT" bw "$tmp/missing.json" -o "$tmp/x.png" >/dev/null 2>&1; rc=$?
+  expect "plot missing file" test "$rc" -eq 1
+else
+  skip=$((skip + 1))
+  echo "SKIP: plotting: matplotlib is missing ($("$PLOT" check 2>&1 | tail -1))"
+fi
+"$PLOT" --help >/dev/null; rc=$?
+expect "plot help" test "$rc" -eq 0
+
+echo "test_bench: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,302 @@
+/* Shared helpers of the `ovl bench` micro-benchmarks (see bench_util.h). */
+#include "bench_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- sizes ------------------------------------------------------------------ */
+
+int bench_sizes(int64_t lo, int64_t hi, int64_t *out, int cap) {
+  int n = 0;
+  int64_t s = lo > 0 ? lo : 1, last = 0;
+  for (; s <= hi; last = s, s *= 2) {
+    if (out && n < cap) out[n] = s;
+    n++;
+    if (s > INT64_MAX / 2) break;
+  }
+  if (last != hi && hi >= (lo > 0 ? lo : 1)) {
+    if (out && n < cap) out[n] = hi;
+    n++;
+  }
+  return n;
+}
+
+const char *bench_bytes_str(double b) {
+  static char buf[32];
+  const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (b >= 1024.0 && u < 4) b /= 1024.0, u++;
+  snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, unit[u]);
+  return buf;
+}
+
+/* ---- machine ---------------------------------------------------------------- */
+
+static int64_t read_cache_size(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return 0;
+  char line[64] = "";
+  int64_t v = 0;
+  if (fgets(line, sizeof line, f)) {
+    char unit = 0;
+    long long x = 0;
+    int got = sscanf(line, "%lld%c", &x, &unit);
+    if (got >= 1) v = x;
+    if (got == 2 && (unit == 'K' || unit == 'k')) v = x << 10;
+    if (got == 2 && (unit == 'M' || unit == 'm')) v = x << 20;
+  }
+  fclose(f);
+  return v;
+}
+
+int64_t bench_llc_bytes(void) {
+  int64_t best = 0;
+  for (int i = 0; i < 8; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    int64_t v = read_cache_size(path);
+    if (v > best) best = v;
+  }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  if (best <= 0) {
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    best = l3 > 0 ? l3 : l2 > 0 ? l2 : 0;
+  }
+#endif
+  return best > 0 ? best : (int64_t)32 << 20;
+}
+
+int64_t bench_mem_available(void) {
+  FILE *f = fopen("/proc/meminfo", "r");
+  if (!f) return 0;
+  char line[256];
+  int64_t v = 0;
+  while (fgets(line, sizeof line, f)) {
+    long long kb = 0;
+    if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) {
+      v = (int64_t)kb << 10;
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+ovl_err bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int rank, P, k, lrank;
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  OVL_MPI(MPI_Comm_size(comm, &P));
+  OVL_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  MPI_Comm_size(node, &k);
+  MPI_Comm_rank(node, &lrank);
+  MPI_Comm_free(&node);
+  /* consecutive: every node has the same k ranks and rank = node * k + local */
+  int ok = P % k == 0 && rank % k == lrank, all = 0, kmin = 0, kmax = 0;
+  OVL_MPI(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));
+  OVL_MPI(MPI_Allreduce(&k, &kmin, 1, MPI_INT, MPI_MIN, comm));
+  OVL_MPI(MPI_Allreduce(&k, &kmax, 1, MPI_INT, MPI_MAX, comm));
+  int leader = lrank == 0, nn = 0;
+  OVL_MPI(MPI_Allreduce(&leader, &nn, 1, MPI_INT, MPI_SUM, comm));
+  *ranks_on_node = k;
+  *nodes = nn;
+  *consecutive = all && kmin == kmax;
+  return OVL_OK;
+}
+
+ovl_err bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, int *capped) {
+  int k, nodes, cons;
+  OVL_TRY(bench_node_info(comm, &k, &nodes, &cons));
+  int64_t want = 2 * bench_llc_bytes(), avail = bench_mem_available();
+  /* agree on the smallest so every rank uses the same arena */
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &avail, 1, MPI_INT64_T, MPI_MIN, comm));
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &want, 1, MPI_INT64_T, MPI_MIN, comm));
+  int64_t limit = avail > 0 ? avail / 2 / ((int64_t)k * (roles > 0 ? roles : 1)) : want;
+  limit = limit / 4096 * 4096;
+  *capped = limit < want;
+  *bytes = *capped ? limit : want;
+  return OVL_OK;
+}
+
+/* ---- rotating buffers --------------------------------------------------------- */
+
+ovl_err bench_rot_create(int64_t arena, int64_t max_msg, bench_rot *r) {
+  memset(r, 0, sizeof *r);
+  int64_t bytes = arena > 2 * max_msg ? arena : 2 * max_msg;
+  if (bytes < 64) bytes = 64;
+  bytes = (bytes + 63) / 64 * 64;
+  OVL_TRY(ovl_malloc((size_t)bytes, &r->base));
+  memset(r->base, 0x3f, (size_t)bytes); /* first touch; doubles of 0x3f3f... are normal numbers near 4.8e-4 */
+  r->bytes = bytes;
+  r->rotate = arena > 0;
+  bench_rot_size(r, max_msg);
+  return OVL_OK;
+}
+
+void bench_rot_size(bench_rot *r, int64_t msg) {
+  r->stride = msg > 0 ? (msg + 63) / 64 * 64 : 64;
+  r->nslots = r->rotate ? r->bytes / r->stride : 1;
+  if (r->nslots < 1) r->nslots = 1;
+  r->next = 0;
+}
+
+int64_t bench_rot_slots(const bench_rot *r) { return r->nslots; }
+
+void *bench_rot_next(bench_rot *r) {
+  char *p = r->base + r->next * r->stride;
+  if (++r->next >= r->nslots) r->next = 0;
+  return p;
+}
+
+void bench_rot_destroy(bench_rot *r) {
+  if (!r) return;
+  ovl_free(&r->base);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- collectives by name -------------------------------------------------------- */
+
+const char *const bench_op_names[] = {"bcast", "reduce", "allreduce", "allgather", "alltoall", NULL};
+
+bench_op bench_op_parse(const char *name) {
+  for (int i = 0; bench_op_names[i]; i++)
+    if (strcmp(bench_op_names[i], name) == 0) return (bench_op)i;
+  return BENCH_BCAST;
+}
+
+int bench_op_blocked(bench_op op) { return op == BENCH_ALLGATHER || op == BENCH_ALLTOALL; }
+
+ovl_err bench_op_post(bench_op op, double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                      ovl_req *req) {
+  switch (op) {
+  case BENCH_BCAST: return ovl_ibcast(sbuf, n, 0, comm, cfg, req);
+  case BENCH_REDUCE: return ovl_ireduce(sbuf, rbuf, n, 0, comm, cfg, req);
+  case BENCH_ALLREDUCE: return ovl_iallreduce(sbuf, rbuf, n, comm, cfg, req);
+  case BENCH_ALLGATHER: return ovl_iallgather(sbuf, n, rbuf, comm, cfg, req);
+  case BENCH_ALLTOALL: return ovl_ialltoall(sbuf, n, rbuf, comm, cfg, req);
+  }
+  return ovl_err_set(OVL_ERR_INTERNAL, "unknown collective %d", (int)op);
+}
+
+ovl_err bench_op_post_lanes(bench_op op, ovl_lanes L, double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
+                            ovl_req *reqs) {
+  switch (op) {
+  case BENCH_BCAST: return ovl_lanes_ibcast(L, sbuf, n, 0, cfg, reqs);
+  case BENCH_REDUCE: return ovl_lanes_ireduce(L, sbuf, rbuf, n, 0, cfg, reqs);
+  case BENCH_ALLREDUCE: return ovl_lanes_iallreduce(L, sbuf, rbuf, n, cfg, reqs);
+  case BENCH_ALLGATHER: return ovl_lanes_iallgather(L, sbuf, n, rbuf, cfg, reqs);
+  case BENCH_ALLTOALL: break;
+  }
+  int nd = ovl_lanes_count(L), p = ovl_lanes_size(L);
+  for (int c = 0; c < nd; c++) reqs[c] = OVL_REQ_NULL;
+  for (int c = 0; c < nd; c++) {
+    int64_t off, len;
+    ovl_lanes_part(n, nd, c, &off, &len);
+    if (len == 0) continue;
+    ovl_err rc = ovl_ialltoall(sbuf + p * off, len, rbuf + p * off, ovl_lanes_comm(L, c), cfg, &reqs[c]);
+    if (rc != OVL_OK) {
+      ovl_req_waitall(c, reqs);
+      return rc;
+    }
+    OVL_TRACE_POST("alltoall", c, 8 * len * p);
+  }
+  return OVL_OK;
+}
+
+ovl_err bench_lanes_wait(bench_op op, int ndup, ovl_req *reqs) {
+  if (op != BENCH_ALLTOALL) return ovl_req_waitall(ndup, reqs);
+  for (;;) {
+    int idx = -1;
+    OVL_TRY(ovl_req_waitany(ndup, reqs, &idx));
+    if (idx < 0) return OVL_OK;
+    OVL_TRACE_COMPLETE("alltoall", idx);
+  }
+}
+
+const char *bench_trace_name(const char *prefix, bench_op op) {
+  static const char *const blocking[] = {"blocking bcast", "blocking reduce", "blocking allreduce",
+                                         "blocking allgather", "blocking alltoall"};
+  static const char *const ppn[] = {"ppn bcast", "ppn reduce", "ppn allreduce", "ppn allgather", "ppn alltoall"};
+  static const char *const nbc[] = {"nbc bcast", "nbc reduce", "nbc allreduce", "nbc allgather", "nbc alltoall"};
+  if (strcmp(prefix, "blocking") == 0) return blocking[op];
+  if (strcmp(prefix, "ppn") == 0) return ppn[op];
+  return nbc[op];
+}
+
+/* ---- computation ------------------------------------------------------------------ */
+
+#define KERNEL_N 256
+static double g_kx[KERNEL_N], g_ky[KERNEL_N];
+static int g_kinit = 0;
+
+/* 8 sweeps of x = 0.999 x + 0.001 y over 256 doubles (4 KiB): ~2000 FMAs. x tends to y, which is in [1, 2):
+ * no value ever becomes subnormal (that would slow the kernel down as it runs). */
+void bench_kernel(int64_t calls) {
+  if (!g_kinit) {
+    for (int i = 0; i < KERNEL_N; i++) g_kx[i] = 0.5, g_ky[i] = 1.0 + (double)i / KERNEL_N;
+    g_kinit = 1;
+  }
+  for (int64_t c = 0; c < calls; c++)
+    for (int r = 0; r < 8; r++)
+      for (int i = 0; i < KERNEL_N; i++) g_kx[i] = 0.999 * g_kx[i] + 0.001 * g_ky[i];
+}
+
+double bench_kernel_seconds_per_call(void) {
+  bench_kernel(100); /* warm up */
+  double best = 1e30;
+  for (int trial = 0; trial < 20; trial++) { /* the fastest of 20 trials of ~2 ms: the kernel undisturbed */
+    int64_t calls = 0, batch = 16;
+    double t0 = ovl_time(), t = 0;
+    do {
+      bench_kernel(batch);
+      calls += batch;
+      t = ovl_time() - t0;
+    } while (t < 0.002);
+    if (t / (double)calls < best) best = t / (double)calls;
+  }
+  return best;
+}
+
+void bench_compute_for(double seconds) {
+  double elapsed = 0;
+  while (elapsed < seconds) {
+    double t1 = ovl_time();
+    bench_kernel(1);
+    elapsed += ovl_time() - t1;
+  }
+}
+
+/* ---- synchronisation and progress ------------------------------------------------- */
+
+ovl_err bench_sleep_barrier(MPI_Comm comm, int sleep_us) {
+  MPI_Request r;
+  int done = 0;
+  OVL_MPI(MPI_Ibarrier(comm, &r));
+  struct timespec ts = {sleep_us / 1000000, (long)(sleep_us % 1000000) * 1000};
+  for (;;) {
+    OVL_MPI(MPI_Test(&r, &done, MPI_STATUS_IGNORE));
+    if (done) return OVL_OK;
+    nanosleep(&ts, NULL);
+  }
+}
+
+void bench_progress_start(bench_progress *p, const char *what, int total, int on) {
+  p->what = what, p->total = total, p->done = 0, p->on = on && ovl_world_rank() == 0;
+  p->t0 = ovl_time();
+}
+
+void bench_progress_step(bench_progress *p, const char *fmt, ...) {
+  p->done++;
+  if (!p->on) return;
+  char text[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ovl bench %s: [%d/%d] %s (%.1f s)\n", p->what, p->done, p->total, text, ovl_time() - p->t0);
+  fflush(stderr);
+}
