@@ -327,6 +327,11 @@ static void bad_input(const grid_ctx *G) {
                   &ic, &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "RSRC out of range");
   A.desc[6] = saved;
+  A.desc[6] = -1;
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
+                  &ic, &jc, C.desc);
+  expect_error(G, rc, OVL_ERR_UNSUPPORTED, "RSRC -1 (replicated A)");
+  A.desc[6] = saved;
   saved = A.desc[0];
   A.desc[0] = 502;
   rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
@@ -344,6 +349,15 @@ static void bad_input(const grid_ctx *G) {
                   &ic, &jc, C2.desc);
   expect_error(G, rc, OVL_ERR_ARG, "LLD_ of C = 1");
   tmat_free(&C2);
+  /* an empty sub(A) (k = 0) is not checked against LLD_, as in PBLAS; C = beta C */
+  saved = A.desc[8];
+  A.desc[8] = 1;
+  int k0 = 0;
+  double one = 1.0;
+  rc = ovl_pdgemm("N", "N", &m, &n, &k0, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &one, C.data,
+                  &ic, &jc, C.desc);
+  T_CHECK(rc == OVL_OK, "k = 0 with LLD_ of A = 1: %s: %s", ovl_err_name(rc), ovl_errmsg());
+  A.desc[8] = saved;
   /* after all that, C is untouched and a good call works */
   int bad = 0;
   for (int64_t i = 0; G->in && i < C.len; i++) bad += !same_bits(C.data[i], C.init[i]);

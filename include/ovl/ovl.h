@@ -9,6 +9,7 @@
 #include "ovl/grid.h"
 #include "ovl/dist.h"
 #include "ovl/kernels.h"
+#include "ovl/pdgemm.h"
 #include "ovl/ssc.h"
 #include "ovl/purify.h"
 #include "ovl/trace.h"

@@ -31,6 +31,9 @@
  * Processes that are not part of DESCC's context return OVL_OK at once, as
  * PDGEMM returns at once on processes outside the grid.
  *
+ * Not thread-safe: one ovl_pdgemm call at a time per process (the
+ * workspace, the defaults and the record of the last call are process-wide).
+ *
  * Requires ScaLAPACK/BLACS at build time (OVL_HAVE_SCALAPACK, set by the
  * build when the library is found); otherwise ovl_pdgemm returns
  * OVL_ERR_UNSUPPORTED. Descriptor integers are C int (ScaLAPACK's default
@@ -73,13 +76,16 @@ enum {
  * Errors (agreed: every process of the grid returns the same code and
  * ovl_errmsg() text):
  *  - OVL_ERR_ARG: transa/transb not one of N, T, C (either case); m, n or k
- *    negative; a NULL argument; a descriptor that is not DTYPE 1, has M_ or
- *    N_ < 0, MB_ or NB_ < 1, RSRC_/CSRC_ outside the grid, LLD_ smaller than
- *    max(1, local rows) (on a process that owns columns), or another context
- *    than DESCC's; IA, JA (and IB, ... ) < 1;
- *  - OVL_ERR_SIZE: a submatrix that does not fit inside its global matrix;
- *  - OVL_ERR_UNSUPPORTED: built without ScaLAPACK, or a BLACS whose grid
- *    communicator is not ordered row by row;
+ *    negative; a NULL argument; IA, JA, IB, JB, IC or JC < 1; a descriptor
+ *    that is not DTYPE_ 1, has another context than DESCC's, MB_ or NB_ < 1,
+ *    RSRC_/CSRC_ outside the grid, M_ or N_ < 0, LLD_ < 1, or (for a
+ *    non-empty submatrix) LLD_ < the local rows on a process that owns
+ *    columns (PBLAS's checks);
+ *  - OVL_ERR_SIZE: a non-empty submatrix that does not fit inside its global
+ *    matrix;
+ *  - OVL_ERR_UNSUPPORTED: built without ScaLAPACK; RSRC_ or CSRC_ = -1
+ *    (PBLAS's replicated operands); a BLACS whose grid communicator is not
+ *    ordered row by row;
  *  - OVL_ERR_NOMEM, OVL_ERR_MPI.
  * After data has started moving, failures are fatal (ovl_fatal), as
  * everywhere in ovl. */

@@ -25,8 +25,13 @@ static int64_t dim_below(const bcdim *d, int ip, int64_t g) {
 }
 
 /* First run of indices owned by ip in [g, g1): returns its start, *len its
- * length (0 when there is none). A run never crosses a block boundary. */
+ * length (0 when there is none). With one process the run is all of
+ * [g, g1); otherwise it ends at a block boundary. */
 static int64_t dim_next(const bcdim *d, int ip, int64_t g, int64_t g1, int64_t *len) {
+  if (d->np == 1) {
+    *len = g1 > g ? g1 - g : 0;
+    return g;
+  }
   int64_t blk = g / d->nb, skip = (first_block(d, ip) - blk % d->np + d->np) % d->np;
   if (skip > 0) {
     blk += skip;
@@ -44,40 +49,38 @@ int64_t ovl_bcyclic_numroc(int64_t n, int64_t nb, int iproc, int isrc, int np) {
 
 /* ---- descriptors ------------------------------------------------------------- */
 
-ovl_err ovl_bcyclic_check_desc(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol,
-                               const char *name) {
-  OVL_CHECK(desc != NULL, OVL_ERR_ARG, "descriptor of %s is NULL", name);
+ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol, int64_t i1,
+                          int64_t j1, int64_t sm, int64_t sn, const char *name, const char *iname, const char *jname) {
+  OVL_CHECK(sm >= 0 && sn >= 0, OVL_ERR_ARG, "sub(%s) must have sizes >= 0, got %" PRId64 " x %" PRId64, name, sm,
+            sn);
+  OVL_CHECK(i1 >= 1 && j1 >= 1, OVL_ERR_ARG, "%s and %s must be >= 1 (1-based), got %" PRId64 " and %" PRId64,
+            iname, jname, i1, j1);
+  OVL_CHECK(desc != NULL, OVL_ERR_ARG, "the descriptor of %s is NULL", name);
   OVL_CHECK(desc[0] == 1, OVL_ERR_ARG, "descriptor of %s: DTYPE_ must be 1 (dense block-cyclic), got %d", name,
             desc[0]);
   OVL_CHECK(desc[1] == ctxt, OVL_ERR_ARG,
             "descriptor of %s: CTXT_ is %d but C's is %d (A, B and C must share one BLACS context)", name, desc[1],
             ctxt);
-  OVL_CHECK(desc[2] >= 0 && desc[3] >= 0, OVL_ERR_ARG, "descriptor of %s: M_ and N_ must be >= 0, got %d x %d",
-            name, desc[2], desc[3]);
   OVL_CHECK(desc[4] >= 1 && desc[5] >= 1, OVL_ERR_ARG, "descriptor of %s: MB_ and NB_ must be >= 1, got %d x %d",
             name, desc[4], desc[5]);
+  OVL_CHECK(desc[6] != -1 && desc[7] != -1, OVL_ERR_UNSUPPORTED,
+            "descriptor of %s: RSRC_ or CSRC_ = -1 (an operand replicated over the grid) is not supported", name);
   OVL_CHECK(desc[6] >= 0 && desc[6] < nprow, OVL_ERR_ARG,
             "descriptor of %s: RSRC_ must be in [0, %d) (process rows), got %d", name, nprow, desc[6]);
   OVL_CHECK(desc[7] >= 0 && desc[7] < npcol, OVL_ERR_ARG,
             "descriptor of %s: CSRC_ must be in [0, %d) (process columns), got %d", name, npcol, desc[7]);
-  int64_t mp = ovl_bcyclic_numroc(desc[2], desc[4], myrow, desc[6], nprow);
-  int64_t nq = ovl_bcyclic_numroc(desc[3], desc[5], mycol, desc[7], npcol);
-  int64_t need = nq > 0 && mp > 1 ? mp : 1;
-  OVL_CHECK(desc[8] >= need, OVL_ERR_ARG,
-            "descriptor of %s: LLD_ must be >= %" PRId64 " (local rows of process (%d, %d)), got %d", name, need,
-            myrow, mycol, desc[8]);
-  return OVL_OK;
-}
-
-ovl_err ovl_bcyclic_check_sub(const int *desc, int64_t i1, int64_t j1, int64_t sm, int64_t sn, const char *name,
-                              const char *iname, const char *jname) {
-  OVL_CHECK(i1 >= 1 && j1 >= 1, OVL_ERR_ARG, "%s and %s must be >= 1 (1-based), got %" PRId64 " and %" PRId64,
-            iname, jname, i1, j1);
-  OVL_CHECK(sm >= 0 && sn >= 0, OVL_ERR_ARG, "sub(%s) must have sizes >= 0, got %" PRId64 " x %" PRId64, name, sm,
-            sn);
-  OVL_CHECK((sm == 0 || i1 - 1 + sm <= desc[2]) && (sn == 0 || j1 - 1 + sn <= desc[3]), OVL_ERR_SIZE,
+  OVL_CHECK(desc[2] >= 0 && desc[3] >= 0, OVL_ERR_ARG, "descriptor of %s: M_ and N_ must be >= 0, got %d x %d",
+            name, desc[2], desc[3]);
+  OVL_CHECK(desc[8] >= 1, OVL_ERR_ARG, "descriptor of %s: LLD_ must be >= 1, got %d", name, desc[8]);
+  if (sm == 0 || sn == 0) return OVL_OK; /* an empty submatrix: nothing else matters (as in PBLAS) */
+  OVL_CHECK(i1 - 1 + sm <= desc[2] && j1 - 1 + sn <= desc[3], OVL_ERR_SIZE,
             "sub(%s) = %s(%" PRId64 ":%" PRId64 ", %" PRId64 ":%" PRId64 ") does not fit in the %d x %d matrix %s",
             name, name, i1, i1 + sm - 1, j1, j1 + sn - 1, desc[2], desc[3], name);
+  int64_t mp = ovl_bcyclic_numroc(desc[2], desc[4], myrow, desc[6], nprow);
+  int64_t nq = ovl_bcyclic_numroc(desc[3], desc[5], mycol, desc[7], npcol);
+  OVL_CHECK(nq == 0 || desc[8] >= mp, OVL_ERR_ARG,
+            "descriptor of %s: LLD_ must be >= %" PRId64 " (the local rows of process (%d, %d)), got %d", name, mp,
+            myrow, mycol, desc[8]);
   return OVL_OK;
 }
 

@@ -49,19 +49,17 @@ ovl_err ovl_bcyclic_ws_reserve(ovl_bcyclic_ws *ws, size_t n);
  * first block on process isrc of np, owned by process iproc. LOCAL. */
 int64_t ovl_bcyclic_numroc(int64_t n, int64_t nb, int iproc, int isrc, int np);
 
-/* Validate a 9-integer descriptor on a nprow x npcol grid from process
- * (myrow, mycol): DTYPE_ = 1, CTXT_ == ctxt, M_, N_ >= 0, MB_, NB_ >= 1,
- * RSRC_ / CSRC_ inside the grid, LLD_ >= max(1, local rows) when this process
- * owns columns (LLD_ >= 1 otherwise). name ("A") goes into the message.
- * LOCAL. Errors: OVL_ERR_ARG. */
-ovl_err ovl_bcyclic_check_desc(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol,
-                               const char *name);
-
-/* Check that the sm x sn submatrix at 1-based (i1, j1) fits in the global
- * matrix of desc. LOCAL. Errors: OVL_ERR_ARG (i1 or j1 < 1, sm or sn < 0),
- * OVL_ERR_SIZE (does not fit). */
-ovl_err ovl_bcyclic_check_sub(const int *desc, int64_t i1, int64_t j1, int64_t sm, int64_t sn, const char *name,
-                              const char *iname, const char *jname);
+/* PDGEMM's checks (PBLAS's PB_Cchkmat) of the sm x sn submatrix at 1-based
+ * (i1, j1) of the matrix described by desc, on a nprow x npcol grid, from
+ * process (myrow, mycol): i1, j1 >= 1; sm, sn >= 0; DTYPE_ = 1; CTXT_ ==
+ * ctxt; MB_, NB_ >= 1; RSRC_ / CSRC_ inside the grid; M_, N_ >= 0; and, when
+ * the submatrix is not empty, that it fits in the M_ x N_ matrix and that
+ * LLD_ >= max(1, local rows) on a process that owns columns (LLD_ >= 1
+ * always). name ("A"), iname ("IA") and jname ("JA") go into the messages.
+ * LOCAL. Errors: OVL_ERR_ARG; OVL_ERR_SIZE (does not fit);
+ * OVL_ERR_UNSUPPORTED (RSRC_ or CSRC_ = -1, PBLAS's replicated operands). */
+ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol, int64_t i1,
+                          int64_t j1, int64_t sm, int64_t sn, const char *name, const char *iname, const char *jname);
 
 /* View of the sm x sn submatrix at 1-based (i1, j1) of the local array data
  * described by desc (already validated). LOCAL. */

@@ -147,12 +147,11 @@ static ovl_err check_args(const char *transa, const char *transb, const int *m, 
   OVL_CHECK(*m >= 0 && *n >= 0 && *k >= 0, OVL_ERR_ARG, "ovl_pdgemm: m, n and k must be >= 0, got %d, %d and %d",
             *m, *n, *k);
   int ctxt = descc[OVL_DESC_CTXT];
-  OVL_TRY(ovl_bcyclic_check_desc(desca, ctxt, nprow, npcol, myrow, mycol, "A"));
-  OVL_TRY(ovl_bcyclic_check_desc(descb, ctxt, nprow, npcol, myrow, mycol, "B"));
-  OVL_TRY(ovl_bcyclic_check_desc(descc, ctxt, nprow, npcol, myrow, mycol, "C"));
-  OVL_TRY(ovl_bcyclic_check_sub(desca, *ia, *ja, ta ? *k : *m, ta ? *m : *k, "A", "IA", "JA"));
-  OVL_TRY(ovl_bcyclic_check_sub(descb, *ib, *jb, tb ? *n : *k, tb ? *k : *n, "B", "IB", "JB"));
-  OVL_TRY(ovl_bcyclic_check_sub(descc, *ic, *jc, *m, *n, "C", "IC", "JC"));
+  OVL_TRY(ovl_bcyclic_check(desca, ctxt, nprow, npcol, myrow, mycol, *ia, *ja, ta ? *k : *m, ta ? *m : *k, "A", "IA",
+                            "JA"));
+  OVL_TRY(ovl_bcyclic_check(descb, ctxt, nprow, npcol, myrow, mycol, *ib, *jb, tb ? *n : *k, tb ? *k : *n, "B", "IB",
+                            "JB"));
+  OVL_TRY(ovl_bcyclic_check(descc, ctxt, nprow, npcol, myrow, mycol, *ic, *jc, *m, *n, "C", "IC", "JC"));
   return OVL_OK;
 }
 
