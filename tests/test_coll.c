@@ -35,30 +35,6 @@ enum { K_BCAST, K_REDUCE, K_ALLREDUCE, K_ALLGATHER, K_ALLTOALL, K_COUNT };
 static unsigned g_mode; /* rotates the completion method */
 static int g_full;
 
-static int csize(MPI_Comm c) {
-  int s;
-  MPI_Comm_size(c, &s);
-  return s;
-}
-static int crank(MPI_Comm c) {
-  int r;
-  MPI_Comm_rank(c, &r);
-  return r;
-}
-
-/* Buffer of n elements followed by GUARD guard values. */
-static double *tb(int64_t n) {
-  double *b = malloc((size_t)(n + GUARD) * sizeof *b);
-  if (!b) {
-    fprintf(stderr, "test_coll: out of memory\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  for (int k = 0; k < GUARD; k++) b[n + k] = GUARDV;
-  return b;
-}
-
-/* Contribution of rank r, element i: small nonzero integer. */
-static double val(int r, int64_t i, int salt) { return (double)((r + 1) * (int)((i + salt) % 97 + 1)); }
 /* Alltoall element i of the block that rank src sends to rank dst. */
 static double a2a(int src, int dst, int64_t i) { return (double)src * 65536.0 + dst * 256.0 + (double)(i % 251); }
 

@@ -23,27 +23,6 @@
 #define OVL_CASE_NAME "test_lanes"
 #include "ovlcase.h"
 
-static int csize(MPI_Comm c) {
-  int s;
-  MPI_Comm_size(c, &s);
-  return s;
-}
-static int crank(MPI_Comm c) {
-  int r;
-  MPI_Comm_rank(c, &r);
-  return r;
-}
-
-static double *tb(int64_t n) {
-  double *b = malloc((size_t)(n + GUARD) * sizeof *b);
-  if (!b) {
-    fprintf(stderr, "test_lanes: out of memory\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  for (int k = 0; k < GUARD; k++) b[n + k] = GUARDV;
-  return b;
-}
-static double val(int r, int64_t i, int salt) { return (double)((r + 1) * (int)((i + salt) % 97 + 1)); }
 static void fill_val(double *b, int r, int64_t n, int salt) {
   for (int64_t i = 0; i < n; i++) b[i] = val(r, i, salt);
 }
