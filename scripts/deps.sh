@@ -9,6 +9,10 @@ case "$mpi" in
   mpich) pkgs+=(mpich libmpich-dev) ;;
   *) echo "deps.sh: unknown MPI '$mpi' (openmpi or mpich)" >&2; exit 2 ;;
 esac
+# Extra packages of the optional suites, one file per suite (scripts/deps.d/*.txt).
+for f in "$(dirname "$0")"/deps.d/*.txt; do
+  [ -f "$f" ] && while read -r p _; do [ -n "$p" ] && [ "${p#\#}" = "$p" ] && pkgs+=("$p"); done <"$f"
+done
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do
