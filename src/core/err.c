@@ -90,6 +90,21 @@ ovl_err ovl_malloc(size_t n, void *ptr_out) {
   void *p = NULL;
   size_t sz = (n + 63) / 64 * 64;
   if (sz == 0) sz = 64;
+#ifdef OVL_SMPI
+  /* SimGrid SMPI: OVL_SMPI_SHARED_MALLOC=BYTES makes blocks of at least BYTES
+   * one memory shared by all simulated ranks (their contents are then
+   * meaningless: with OVL_SMPI_FLOPS=skip only). docs/smpi.md. */
+  static long long smpi_shared_min = -2;
+  if (smpi_shared_min == -2) {
+    const char *e = getenv("OVL_SMPI_SHARED_MALLOC");
+    smpi_shared_min = e != NULL && *e ? atoll(e) : -1;
+  }
+  if (smpi_shared_min >= 0 && (long long)sz >= smpi_shared_min) {
+    p = SMPI_SHARED_MALLOC(sz);
+    *(void **)ptr_out = p;
+    return p != NULL ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %zu bytes (SMPI shared)", n);
+  }
+#endif
   if (posix_memalign(&p, 64, sz) != 0 || p == NULL) {
     *(void **)ptr_out = NULL;
     return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %zu bytes", n);

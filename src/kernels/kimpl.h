@@ -21,6 +21,12 @@ void kern_scale(ovl_dmat C, double beta);
 void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
                 int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs);
 
+/* C(m x n, ldc) = alpha * A(m x k, lda) * op(B) + beta * C, op(B) = B^T when
+ * transb, in one call. Under SMPI both products inject 2mnk flops instead
+ * (docs/smpi.md). LOCAL. */
+void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                   const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+
 /* Copy an m x n column-major block. LOCAL. */
 void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
 

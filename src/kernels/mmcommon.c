@@ -84,14 +84,45 @@ void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t
  * stays efficient, narrow enough that requests are tested often. */
 #define KERN_CHUNK 256
 
+#ifdef OVL_SMPI
+/* SimGrid SMPI (docs/smpi.md): a local product costs 2mnk flops at the
+ * simulated host's speed, so simulated time does not depend on the machine
+ * running the simulation. OVL_SMPI_FLOPS=real also computes it (for
+ * correctness checks); the default, skip, only injects the flops. */
+#include <stdlib.h>
+static int kern_smpi_real(void) {
+  static int real = -1;
+  if (real < 0) {
+    const char *e = getenv("OVL_SMPI_FLOPS");
+    real = e != NULL && strcmp(e, "real") == 0;
+  }
+  return real;
+}
+#endif
+
+static void kern_dgemm_one(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                           const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+#ifdef OVL_SMPI
+  smpi_execute_flops(2.0 * (double)m * (double)n * (double)k);
+  if (!kern_smpi_real()) return;
+#endif
+  cblas_dgemm(CblasColMajor, CblasNoTrans, transb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
+              (int)lda, b, (int)ldb, beta, c, (int)ldc);
+}
+
 void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
                 int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   int64_t step = nreq > 0 ? KERN_CHUNK : n;
   for (int64_t j = 0; j < n; j += step) {
     int64_t w = n - j < step ? n - j : step;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)w, (int)k, alpha, a, (int)lda, b + j * ldb,
-                (int)ldb, 1.0, c + j * ldc, (int)ldc);
+    kern_dgemm_one(0, m, w, k, alpha, a, lda, b + j * ldb, ldb, 1.0, c + j * ldc, ldc);
     if (nreq > 0 && j + w < n) ovl_req_progress(nreq, reqs, NULL);
   }
+}
+
+void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                   const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  kern_dgemm_one(transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

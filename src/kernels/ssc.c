@@ -138,8 +138,7 @@ static void local_mult(ovl_ssc s, const double *b, int transb) {
   OVL_TRACE_BEGIN("ssc.dgemm");
   if (s->ni > 0 && s->nk > 0) {
     if (s->nj > 0)
-      cblas_dgemm(CblasColMajor, CblasNoTrans, transb ? CblasTrans : CblasNoTrans, (int)s->ni, (int)s->nk, (int)s->nj,
-                  1.0, s->a, (int)s->ni, b, transb ? (int)s->nk : (int)s->nj, 0.0, s->C, (int)s->ni);
+      kern_dgemm_tb(transb, s->ni, s->nk, s->nj, 1.0, s->a, s->ni, b, transb ? s->nk : s->nj, 0.0, s->C, s->ni);
     else
       memset(s->C, 0, sizeof(double) * (size_t)(s->ni * s->nk));
   }

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Write SimGrid platform files and smpirun hostfiles for ovl's simulations.
+
+  stampede2  64 nodes (default) x 48 cores, Omni-Path-like 100 Gb/s links in a
+             two-level fat tree with full bisection (8 leaf switches of 8 nodes,
+             4 core switches, 2 links from every leaf to every core switch).
+             A node is one host whose speed is the node's dgemm rate (all 48
+             cores, as MKL runs when PPN = 1); ranks on a node share it, like
+             PPN ranks that each run dgemm on 48/PPN cores.
+  bgp        BlueGene/P-like: a 3D torus of 4-core nodes (850 MHz PowerPC 450,
+             3.4 GFLOP/s peak per core), 425 MB/s per torus link and direction,
+             VN mode: one rank per core.
+
+usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
+       make_platforms.py bgp --ranks P DIR
+Writes DIR/<name>.xml and DIR/<name>_<ranks>.hostfile (rank r on the node of
+rank r, ranks of one node consecutive: the "natural" assignment).
+"""
+import argparse
+import math
+import os
+
+HEADER = '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n<platform version="4.1">\n'
+
+# Stampede2 Skylake node: 2 x 24-core Xeon Platinum 8160. Huang & Chow report
+# 0.01794 s for the two local products of 1hsg_70 on a 4x4x4 mesh, i.e.
+# 2 * 2 * 1912^3 flop / 0.01794 s = 1.56 TFLOP/s per node with MKL.
+S2_NODE_FLOPS = "1.56Tf"
+S2_LINK_BW = "12GBps"      # measured peak unidirectional bandwidth (their Fig. 3)
+S2_LINK_LAT = "0.5us"      # per link; 2 to 4 links between two nodes
+S2_SHM_BW = "20GBps"       # intra-node (shared memory) copy
+S2_SHM_LAT = "0.3us"
+
+# BlueGene/P (Shaheen): 4 cores x 3.4 GFLOP/s peak; ESSL dgemm at ~85 %.
+BGP_CORE_FLOPS = "2.9Gf"
+BGP_LINK_BW = "425MBps"
+BGP_LINK_LAT = "0.5us"     # per hop; plus the loopback for ranks of one node
+BGP_SHM_BW = "2GBps"
+BGP_SHM_LAT = "0.5us"
+
+
+def write(path, text):
+  tmp = path + ".tmp"
+  with open(tmp, "w") as f:
+    f.write(text)
+  os.replace(tmp, path)
+
+
+def hostfile(prefix, nodes, ppn, ranks):
+  lines = []
+  left = ranks
+  for i in range(nodes):
+    if left <= 0:
+      break
+    k = min(ppn, left)
+    lines += [f"{prefix}{i}"] * k  # unrolled: smpirun would write a temporary file for "host:k"
+    left -= k
+  if left > 0:
+    raise SystemExit(f"{ranks} ranks do not fit on {nodes} nodes x {ppn}")
+  return "\n".join(lines) + "\n"
+
+
+def stampede2(d, nodes, ppn, ranks):
+  leaves = max(1, nodes // 8)
+  per_leaf = nodes // leaves
+  if leaves * per_leaf != nodes:
+    raise SystemExit("stampede2: the node count must be a multiple of 8 (or below 8)")
+  cores_sw = min(4, max(1, per_leaf // 2))
+  par = max(1, per_leaf // cores_sw)
+  topo = f"2;{per_leaf},{leaves};1,{cores_sw};1,{par}" if leaves > 1 else f"1;{per_leaf};1;1"
+  name = f"stampede2_{nodes}"
+  xml = HEADER + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, Omni-Path-like fat tree ({topo}) -->
+  <cluster id="{name}" prefix="s" suffix="" radical="0-{nodes - 1}" speed="{S2_NODE_FLOPS}" core="1"
+           bw="{S2_LINK_BW}" lat="{S2_LINK_LAT}" sharing_policy="SPLITDUPLEX"
+           loopback_bw="{S2_SHM_BW}" loopback_lat="{S2_SHM_LAT}"
+           topology="FAT_TREE" topo_parameters="{topo}"/>
+</platform>
+'''
+  write(os.path.join(d, name + ".xml"), xml)
+  write(os.path.join(d, f"{name}_ppn{ppn}_{ranks}.hostfile"), hostfile("s", nodes, ppn, ranks))
+  return name
+
+
+def torus_dims(nodes):
+  """Near-cubic 3D torus of nodes (powers of two), largest dimension last."""
+  e = int(round(math.log2(nodes)))
+  if 2**e != nodes:
+    raise SystemExit("bgp: the node count must be a power of two")
+  dims = [2 ** (e // 3)] * 3
+  for x in range(e % 3):
+    dims[2 - x] *= 2
+  return dims
+
+
+def bgp(d, ranks):
+  nodes = max(1, (ranks + 3) // 4)
+  nodes = 2 ** math.ceil(math.log2(nodes))
+  dims = torus_dims(nodes)
+  name = f"bgp_{nodes}"
+  xml = HEADER + f'''  <!-- BlueGene/P-like: {nodes} nodes x 4 cores (VN mode), 3D torus {dims[0]}x{dims[1]}x{dims[2]} -->
+  <cluster id="{name}" prefix="b" suffix="" radical="0-{nodes - 1}" speed="{BGP_CORE_FLOPS}" core="4"
+           bw="{BGP_LINK_BW}" lat="{BGP_LINK_LAT}" sharing_policy="SPLITDUPLEX"
+           loopback_bw="{BGP_SHM_BW}" loopback_lat="{BGP_SHM_LAT}"
+           topology="TORUS" topo_parameters="{dims[0]},{dims[1]},{dims[2]}"/>
+</platform>
+'''
+  write(os.path.join(d, name + ".xml"), xml)
+  write(os.path.join(d, f"{name}_{ranks}.hostfile"), hostfile("b", nodes, 4, ranks))
+  return name
+
+
+def main():
+  ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  ap.add_argument("kind", choices=["stampede2", "bgp"])
+  ap.add_argument("dir")
+  ap.add_argument("--nodes", type=int, default=64)
+  ap.add_argument("--ppn", type=int, default=1)
+  ap.add_argument("--ranks", type=int, default=0, help="ranks in the hostfile (default: nodes x ppn)")
+  a = ap.parse_args()
+  os.makedirs(a.dir, exist_ok=True)
+  if a.kind == "stampede2":
+    print(stampede2(a.dir, a.nodes, a.ppn, a.ranks or a.nodes * a.ppn))
+  else:
+    print(bgp(a.dir, a.ranks or 4 * a.nodes))
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# mpiexec-like front end of smpirun for ovl's SMPI build.
+# usage: smpi/smpirun.sh [-np|-n N] PROGRAM [ARGS...]
+#        smpi/smpirun.sh --version
+# Environment:
+#   OVL_SMPI_PLATFORM  platform XML (default: a Stampede2-like 64 x 48 cluster, made on first use)
+#   OVL_SMPI_HOSTFILE  hostfile (default: the platform's nodes, ranks filled node by node, OVL_SMPI_PPN per node)
+#   OVL_SMPI_PPN       ranks per node for the default hostfile (default 48)
+#   OVL_SMPI_NET       ideal (default: network factors 1) or calibrated (docs/smpi.md)
+#   OVL_SMPI_CFG       more smpirun options (--cfg=...)
+#   OVL_SMPI_FLOPS     skip (default) or real: see docs/smpi.md
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+np=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --version | -version) echo "SimGrid SMPI ($(smpirun -version 2>/dev/null | head -1)) via ovl smpi/smpirun.sh"; exit 0 ;;
+    -np | -n) np=$2; shift 2 ;;
+    --oversubscribe | --bind-to) [ "$1" = --bind-to ] && shift; shift ;;
+    *) break ;;
+  esac
+done
+[ $# -ge 1 ] || { echo "usage: $0 [-np N] PROGRAM [ARGS...]" >&2; exit 2; }
+prog=$1; shift
+ppn=${OVL_SMPI_PPN:-48}
+work=${OVL_SMPI_WORK:-${TMPDIR:-/tmp}/ovl-smpi-$(id -u)}
+mkdir -p "$work"
+platform=${OVL_SMPI_PLATFORM:-}
+hostfile=${OVL_SMPI_HOSTFILE:-}
+if [ -z "$platform" ]; then
+  np=${np:-1}
+  nodes=$(( (np + ppn - 1) / ppn )); [ "$nodes" -lt 64 ] && nodes=64
+  nodes=$(( (nodes + 7) / 8 * 8 ))
+  name=$(python3 "$here/platforms/make_platforms.py" stampede2 "$work" --nodes "$nodes" --ppn "$ppn" --ranks "$np")
+  platform=$work/$name.xml
+  hostfile=${hostfile:-$work/${name}_ppn${ppn}_${np}.hostfile}
+fi
+[ -n "$hostfile" ] || { echo "$0: OVL_SMPI_PLATFORM given without OVL_SMPI_HOSTFILE" >&2; exit 2; }
+# SimGrid settings (docs/smpi.md): computation only as injected flops; MPI_Test
+# and MPI_Iprobe nearly free (the default 1e-4 s per call would dominate a
+# progress loop; 0 can hang); latency and bandwidth factors 1 (ideal) or the
+# calibrated single-flow limit.
+cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-9 --cfg=smpi/iprobe:1e-9
+     --cfg=smpi/lat-factor:0:1 --cfg=smpi/async-small-thresh:0 --cfg=smpi/send-is-detached-thresh:65536
+     --cfg=smpi/shared-malloc-blocksize:2097152 --cfg=contexts/factory:raw --cfg=smpi/display-timing:no)
+case "${OVL_SMPI_NET:-ideal}" in
+  ideal) cfg+=(--cfg=smpi/bw-factor:0:1) ;;
+  calibrated) cfg+=(--cfg=smpi/bw-factor:"0:1;65536:0.5") ;;
+  *) echo "$0: OVL_SMPI_NET must be ideal or calibrated" >&2; exit 2 ;;
+esac
+# shellcheck disable=SC2206
+extra=(${OVL_SMPI_CFG:-})
+args=(-platform "$platform" -hostfile "$hostfile")
+[ -n "$np" ] && args+=(-np "$np")
+exec smpirun "${args[@]}" "${cfg[@]}" "${extra[@]}" --log=root.thresh:warning --log=smpi_config.thres:warning "$prog" "$@"
