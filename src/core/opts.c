@@ -85,8 +85,15 @@ static ovl_err check_bounds(const ovl_opt *o, int64_t v) {
                      v, o->min, o->max);
 }
 
+/* The message of the last error, copied: ovl_err_set formats into the buffer
+ * that ovl_errmsg() returns, so it must not be an argument of ovl_err_set. */
+static const char *last_msg(char *buf, size_t n) {
+  snprintf(buf, n, "%s", ovl_errmsg());
+  return buf;
+}
+
 static ovl_err assign(const ovl_opt *o, const char *val) {
-  char nm[64];
+  char nm[64], why[256];
   optname(o, nm, sizeof nm);
   int64_t v = 0;
   ovl_err rc = OVL_OK;
@@ -107,7 +114,7 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
     return OVL_OK;
   case OVL_OPT_SIZE:
     if (ovl_parse_size(val, &v) != OVL_OK)
-      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, ovl_errmsg());
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
     *(int64_t *)o->dest = v;
     return OVL_OK;
@@ -121,10 +128,10 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
       memcpy(buf, val, len);
       buf[len] = '\0';
       if (ovl_parse_size(buf, &lo) != OVL_OK || ovl_parse_size(colon + 1, &hi) != OVL_OK)
-        return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not min:max (%s)", nm, val, ovl_errmsg());
+        return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not min:max (%s)", nm, val, last_msg(why, sizeof why));
     } else {
       if (ovl_parse_size(val, &lo) != OVL_OK)
-        return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, ovl_errmsg());
+        return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
       hi = lo;
     }
     if (lo > hi) return ovl_err_set(OVL_ERR_ARG, "option %s: min %" PRId64 " > max %" PRId64, nm, lo, hi);

@@ -187,15 +187,15 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
   return OVL_OK;
 }
 
-/* Rank 0: parse path into a new m x n column-major array *g. */
-static ovl_err mm_read(const char *path, int64_t *m, int64_t *n, int *sym, double **g) {
-  mm_reader r = {NULL, path, NULL, 0, 0};
+ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym,
+                         double **g) {
+  mm_reader r = {f, what, NULL, 0, 0};
   int coord = 0, eof = 0;
   int64_t count = 0;
   *g = NULL;
-  OVL_TRY(ovl_io_check_regular(path, "Matrix Market file"));
-  r.f = fopen(path, "r");
-  if (r.f == NULL) return ovl_err_set(OVL_ERR_IO, "cannot open Matrix Market file '%s': %s", path, strerror(errno));
+  *m = *n = 0;
+  *sym = 0;
+  const char *path = what;
   ovl_err rc = mm_header(&r, &coord, sym);
   if (rc == OVL_OK) rc = mm_next(&r, 1, &eof);
   if (rc == OVL_OK && eof)
@@ -216,7 +216,10 @@ static ovl_err mm_read(const char *path, int64_t *m, int64_t *n, int *sym, doubl
     else if (*m > INT_MAX || *n > INT_MAX || (*n > 0 && *m > INT64_MAX / 8 / *n))
       rc = ovl_err_set(OVL_ERR_SIZE, "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " is too large", path, r.lineno,
                        *m, *n);
-    count = coord ? nz : *sym ? *n * (*n + 1) / 2 : *m * *n;
+    else if (max_elems > 0 && *m * *n > max_elems)
+      rc = ovl_err_set(OVL_ERR_SIZE, "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " exceeds the limit of %" PRId64
+                       " entries", path, r.lineno, *m, *n, max_elems);
+    if (rc == OVL_OK) count = coord ? nz : *sym ? *n * (*n + 1) / 2 : *m * *n; /* sizes checked above */
   }
   if (rc == OVL_OK) {
     /* each entry takes at least 2 bytes ("0\n"), 6 in coordinate format:
@@ -230,8 +233,18 @@ static ovl_err mm_read(const char *path, int64_t *m, int64_t *n, int *sym, doubl
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(*m * *n), g);
   if (rc == OVL_OK) rc = mm_entries(&r, coord, *sym, *m, *n, count, *g);
   free(r.line);
-  fclose(r.f);
   if (rc != OVL_OK) ovl_free(g);
+  return rc;
+}
+
+/* Rank 0: parse path into a new m x n column-major array *g. */
+static ovl_err mm_read(const char *path, int64_t *m, int64_t *n, int *sym, double **g) {
+  *g = NULL;
+  OVL_TRY(ovl_io_check_regular(path, "Matrix Market file"));
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return ovl_err_set(OVL_ERR_IO, "cannot open Matrix Market file '%s': %s", path, strerror(errno));
+  ovl_err rc = ovl_io_mtx_parse(f, path, 0, m, n, sym, g);
+  fclose(f);
   return rc;
 }
 

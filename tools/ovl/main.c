@@ -1,5 +1,6 @@
 /* ovl: command-line front end. `ovl <command> [options]`. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -22,12 +23,39 @@ const char *cli_mpi_library(void) {
   return g_mpi_lib;
 }
 
+/* Errors are agreed across ranks and printed once, by rank 0. With
+ * OVL_ERRORS_ALL_RANKS=1 in the environment every rank prints its own copy,
+ * prefixed "[rank R] ", so that tests can check that all ranks agree. */
+static int errors_all_ranks(void) {
+  static int all = -1;
+  if (all < 0) {
+    const char *e = getenv("OVL_ERRORS_ALL_RANKS");
+    all = e != NULL && e[0] == '1';
+  }
+  return all;
+}
+
+static int print_error_here(void) { return errors_all_ranks() || ovl_world_rank() == 0; }
+
+static void print_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void print_error(const char *fmt, ...) {
+  char msg[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (errors_all_ranks())
+    fprintf(stderr, "[rank %d] %s\n", ovl_world_rank(), msg);
+  else
+    fprintf(stderr, "%s\n", msg);
+}
+
 int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char **argv, int first, const int *help,
               unsigned char *given) {
   ovl_err rc = ovl_opts_parse(opts, nopts, argc, argv, first, given);
   rc = ovl_err_agree(MPI_COMM_WORLD, rc);
   if (rc != OVL_OK) {
-    if (ovl_world_rank() == 0) fprintf(stderr, "ovl: error: %s\n", ovl_errmsg());
+    if (print_error_here()) print_error("ovl: error: %s", ovl_errmsg());
     return CLI_USAGE;
   }
   if (*help) {
@@ -38,7 +66,7 @@ int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char 
 }
 
 int cli_fail(const char *cmd, ovl_err rc) {
-  if (ovl_world_rank() == 0) fprintf(stderr, "ovl %s: error (%s): %s\n", cmd, ovl_err_name(rc), ovl_errmsg());
+  if (print_error_here()) print_error("ovl %s: error (%s): %s", cmd, ovl_err_name(rc), ovl_errmsg());
   return CLI_FAILED;
 }
 
