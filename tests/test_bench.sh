@@ -160,6 +160,63 @@ expect "nbc table eff" has "speedup" "$out"
 run 2 bench nbc --compute-us -1
 expect "nbc negative compute refused" test "$rc" -eq 1
 
+# ---- 8 ranks: every benchmark (oversubscribed, tiny sizes) ----------------------------------------------------
+run 8 bench pingpong -m 8:4K -k 4 -i 5 -x 1 "${small[@]}" -j -q
+expect "pingpong np=8 pairs=4 rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/pp8.json"
+expect "pingpong np=8 json" json_ok "$tmp/pp8.json" pingpong pairs=4
+run 8 bench coll --op reduce --ppn 2 -m 256:8K -i 3 -x 1 -d 2 "${small[@]}" -j -q
+expect "coll np=8 ppn=2 rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/coll8.json"
+expect "coll np=8 json" json_ok "$tmp/coll8.json" coll op=reduce ppn=2 p=4 ndup=2
+run 8 bench nbc --op allreduce -m 64:1K -i 2 -x 1 -c 20 "${small[@]}" -j -q
+expect "nbc np=8 rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/nbc8.json"
+expect "nbc np=8 json" json_ok "$tmp/nbc8.json" nbc op=allreduce
+run 8 bench progress -n 64K -k 4 --chunk-size 32 -i 2 -x 1 -j
+expect "progress np=8 rc" test "$rc" -eq 0
+expect "progress np=8 two back ends" test "$(count '"bench":"progress"' "$out")" -eq 2
+
+# ---- ssc: SymmSquareCube GFLOP/s per algorithm and N_DUP, results checked --------------------------------------
+cat >"$tmp/ssc.py" <<'EOF2'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+want = [tuple(x.split(":")) for x in sys.argv[3].split(",")]
+got = [(r["algo"], str(r["ndup"])) for r in recs]
+assert got == want, "configurations %s, expected %s" % (got, want)
+for r in recs:
+    assert r["bench"] == "ssc" and r["ranks"] == int(sys.argv[2]), "bench/ranks"
+    assert r["check"] == "PASS" and r["relerr"] <= 1e-10, "result check"
+    assert 0 < r["t_min"] <= r["t_median"] <= r["t_max"], "t order"
+    assert r["gflops"] > 0 and abs(r["gflops"] - 4 * r["n"] ** 3 / r["t_median"] * 1e-9) <= 1e-3 * r["gflops"] + 1e-3
+    assert 0 <= r["t_comm_median"] <= r["t_max"], "comm time"
+base = [r for r in recs if r["algo"] == "alg4"]
+if base:
+    for r in recs:
+        assert abs(r["speedup_vs_alg4"] - base[0]["t_median"] / r["t_median"]) <= 1e-3 * r["speedup_vs_alg4"]
+EOF2
+run 8 bench ssc -n 97 -i 2 -x 1 -d 1,3 -j -q
+expect "ssc np=8 rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/ssc8.json"
+expect "ssc np=8 json" $PY "$tmp/ssc.py" "$tmp/ssc8.json" 8 alg3:1,alg4:1,alg5:1,alg5:3,alg6:1,alg6:3
+run 4 bench ssc -n 50 -a alg6,alg4 -d 2 --allow-idle -i 2 -x 0 -j -q
+expect "ssc np=4 idle rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/ssc4.json"
+expect "ssc np=4 json" $PY "$tmp/ssc.py" "$tmp/ssc4.json" 4 alg6:2,alg4:1
+run 1 bench ssc -n 40 -i 1 -x 0 --backend own -d 1-2
+expect "ssc np=1 table rc" test "$rc" -eq 0
+expect "ssc table header" has "# algo  ndup" "$out"
+expect "ssc table 6 rows" test "$(count " PASS" "$out")" -eq 6
+expect "ssc progress lines" test "$(count "ovl bench ssc: \[" "$err")" -eq 1
+run 2 bench ssc -n 40 -a alg4
+expect "ssc np=2 no cube refused" test "$rc" -eq 1
+expect "ssc no cube message" has "allow-idle\|cube\|grid" "$err"
+run 2 bench ssc -d 0
+expect "ssc ndup 0 refused (exit 2)" test "$rc" -eq 2
+expect "ssc ndup message once" test "$(count "ndup" "$err")" -eq 1
+run 2 bench ssc -a alg7
+expect "ssc bad algo refused (exit 2)" test "$rc" -eq 2
+
 # ---- plots ----------------------------------------------------------------------------------------------------
 png_ok() { [ -s "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "211PNG" ]; }
 if "$PLOT" check >/dev/null 2>&1; then

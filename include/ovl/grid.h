@@ -87,6 +87,10 @@ typedef struct ovl_grid3d_s *ovl_grid3d;
  * COLLECTIVE over parent. Errors: OVL_ERR_ARG, OVL_ERR_GRID. */
 ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out);
 ovl_err ovl_grid3d_destroy(ovl_grid3d *g);
+/* The 2.5D grid for P ranks: the largest c with c | s and s * s * c == P
+ * (c = 1, s = sqrt(P) when P is a square; *s = *c = 0 when no such grid
+ * exists). LOCAL. */
+void ovl_grid25d_dims(int P, int *s, int *c);
 
 int ovl_grid3d_active(ovl_grid3d g);
 void ovl_grid3d_dims(ovl_grid3d g, int *s, int *c);

@@ -197,6 +197,15 @@ static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
   return fit_check(*s * *s * *c, P, flags, what);
 }
 
+void ovl_grid25d_dims(int P, int *s, int *c) {
+  *s = *c = 0;
+  for (int cc = 1; cc * cc * cc <= P; cc++) {
+    int ss = 1;
+    while ((ss + 1) * (ss + 1) * cc <= P) ss++;
+    if (ss * ss * cc == P && ss % cc == 0) *s = ss, *c = cc;
+  }
+}
+
 ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out) {
   int P = 0, rank = 0;
   *out = NULL;

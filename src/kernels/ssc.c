@@ -100,7 +100,8 @@ ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const
     s->nk = alg == OVL_SSC_ALG6 ? s->nj : ovl_block_len(n, sd, s->k);
     rc = ws_alloc(s, &s->A, s->ni * s->nj);
     if (rc == OVL_OK) rc = ws_alloc(s, &s->C, s->ni * s->nk);
-    if (rc == OVL_OK) rc = ws_alloc(s, &s->B2, s->nj * s->nk);
+    /* Alg. 6 receives its own ni x nj block of D^2 here (layers k > 0) */
+    if (rc == OVL_OK) rc = ws_alloc(s, &s->B2, alg == OVL_SSC_ALG6 ? s->ni * s->nj : s->nj * s->nk);
     if (alg != OVL_SSC_ALG6) {
       if (rc == OVL_OK) rc = ws_alloc(s, &s->Bt, s->nk * s->nj);
       if (rc == OVL_OK) rc = ws_alloc(s, &s->D2r, s->ni * s->nk);

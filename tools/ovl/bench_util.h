@@ -15,6 +15,11 @@
  * (out may be NULL) and returns how many there are. LOCAL. */
 int bench_sizes(int64_t lo, int64_t hi, int64_t *out, int cap);
 
+/* Parse a comma-separated list of integers in [lo, hi] ("1,2,4" or "1-6")
+ * into out[0..cap-1]; *n receives the count. LOCAL. Errors: OVL_ERR_ARG
+ * naming the option `what`. */
+ovl_err bench_int_list(const char *what, const char *s, int lo, int hi, int *out, int cap, int *n);
+
 /* "64 KiB"-style text of a byte count (static buffer: one call per
  * statement). LOCAL. */
 const char *bench_bytes_str(double bytes);

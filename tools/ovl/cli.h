@@ -28,5 +28,6 @@ int cmd_bench_progress(int argc, char **argv);
 int cmd_bench_pingpong(int argc, char **argv);
 int cmd_bench_coll(int argc, char **argv);
 int cmd_bench_nbc(int argc, char **argv);
+int cmd_bench_ssc(int argc, char **argv);
 
 #endif
