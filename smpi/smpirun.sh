@@ -6,7 +6,7 @@
 #   OVL_SMPI_PLATFORM  platform XML (default: a Stampede2-like 64 x 48 cluster, made on first use)
 #   OVL_SMPI_HOSTFILE  hostfile (default: the platform's nodes, ranks filled node by node, OVL_SMPI_PPN per node)
 #   OVL_SMPI_PPN       ranks per node for the default hostfile (default 48)
-#   OVL_SMPI_NET       ideal (default: network factors 1) or calibrated (docs/smpi.md)
+#   OVL_SMPI_NET       ideal (default: latency and bandwidth factors 1) or halfbw (large messages at half rate)
 #   OVL_SMPI_CFG       more smpirun options (--cfg=...)
 #   OVL_SMPI_FLOPS     skip (default) or real: see docs/smpi.md
 set -euo pipefail
@@ -39,14 +39,14 @@ fi
 # SimGrid settings (docs/smpi.md): computation only as injected flops; MPI_Test
 # and MPI_Iprobe nearly free (the default 1e-4 s per call would dominate a
 # progress loop; 0 can hang); latency and bandwidth factors 1 (ideal) or the
-# calibrated single-flow limit.
+# halved bandwidth.
 cfg=(--cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-9 --cfg=smpi/iprobe:1e-9
      --cfg=smpi/lat-factor:0:1 --cfg=smpi/async-small-thresh:0 --cfg=smpi/send-is-detached-thresh:65536
      --cfg=smpi/shared-malloc-blocksize:2097152 --cfg=contexts/factory:raw --cfg=smpi/display-timing:no)
 case "${OVL_SMPI_NET:-ideal}" in
   ideal) cfg+=(--cfg=smpi/bw-factor:0:1) ;;
-  calibrated) cfg+=(--cfg=smpi/bw-factor:"0:1;65536:0.5") ;;
-  *) echo "$0: OVL_SMPI_NET must be ideal or calibrated" >&2; exit 2 ;;
+  halfbw) cfg+=(--cfg=smpi/bw-factor:"0:1;65536:0.5") ;; # every large message at half the link rate
+  *) echo "$0: OVL_SMPI_NET must be ideal or halfbw" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2206
 extra=(${OVL_SMPI_CFG:-})

@@ -86,6 +86,17 @@ void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) {
 
 /* ---- memory ---- */
 
+#ifdef OVL_SMPI
+static long long smpi_shared_min(void) {
+  static long long min = -2;
+  if (min == -2) {
+    const char *e = getenv("OVL_SMPI_SHARED_MALLOC");
+    min = e != NULL && *e ? atoll(e) : -1;
+  }
+  return min;
+}
+#endif
+
 ovl_err ovl_malloc(size_t n, void *ptr_out) {
   void *p = NULL;
   size_t sz = (n + 63) / 64 * 64;
@@ -94,12 +105,7 @@ ovl_err ovl_malloc(size_t n, void *ptr_out) {
   /* SimGrid SMPI: OVL_SMPI_SHARED_MALLOC=BYTES makes blocks of at least BYTES
    * one memory shared by all simulated ranks (their contents are then
    * meaningless: with OVL_SMPI_FLOPS=skip only). docs/smpi.md. */
-  static long long smpi_shared_min = -2;
-  if (smpi_shared_min == -2) {
-    const char *e = getenv("OVL_SMPI_SHARED_MALLOC");
-    smpi_shared_min = e != NULL && *e ? atoll(e) : -1;
-  }
-  if (smpi_shared_min >= 0 && (long long)sz >= smpi_shared_min) {
+  if (smpi_shared_min() >= 0 && (long long)n >= smpi_shared_min()) {
     p = SMPI_SHARED_MALLOC(sz);
     *(void **)ptr_out = p;
     return p != NULL ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %zu bytes (SMPI shared)", n);
@@ -115,6 +121,9 @@ ovl_err ovl_malloc(size_t n, void *ptr_out) {
 
 ovl_err ovl_calloc(size_t n, void *ptr_out) {
   OVL_TRY(ovl_malloc(n, ptr_out));
+#ifdef OVL_SMPI
+  if (smpi_shared_min() >= 0 && (long long)n >= smpi_shared_min()) return OVL_OK; /* shared: contents meaningless */
+#endif
   memset(*(void **)ptr_out, 0, n);
   return OVL_OK;
 }

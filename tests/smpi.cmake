@@ -1,0 +1,11 @@
+# SimGrid SMPI: a minimal SMPI build of the library and smpi/ssc_sim in
+# <binary dir>/smpi-build, then 64 simulated ranks (a 4x4x4 grid) computing
+# D^2 and D^3 with Algorithms 4 and 5 (N_DUP 1 and 3), checked against serial
+# products. Skipped (77) when smpicc is not installed. docs/smpi.md.
+if(OVL_SANITIZE OR OVL_SMPI)
+  return()
+endif()
+find_program(OVL_TEST_SMPICC smpicc)
+set(OVL_SMPI_TEST_DIR ${CMAKE_CURRENT_BINARY_DIR}/smpi-build)
+add_test(NAME smpi COMMAND bash ${PROJECT_SOURCE_DIR}/smpi/smpi_test.sh ${PROJECT_SOURCE_DIR} ${OVL_SMPI_TEST_DIR})
+set_tests_properties(smpi PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77 PROCESSORS 2)
