@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Bad input, one case each, on 1 rank and on several (2, 3 or 4): every case
+# must end with a non-zero exit code (2: options, 1: everything else) within a
+# timeout, with the same message on every rank, and leave no output file.
+#
+# "The same message on every rank": the CLI prints an agreed error once, on
+# rank 0; with OVL_ERRORS_ALL_RANKS=1 every rank prints its own copy as
+# "[rank R] ovl ...: error ...". The test counts one line per rank and checks
+# that all lines are equal.
+#
+# Unreadable files: the tests run as root, and chmod 000 does not stop root,
+# so "unreadable" is a directory, a FIFO (opening one for reading would block:
+# the readers must refuse it without opening it) and a sidecar that is a
+# directory.
+#
+# usage: bad_input_test.sh OVL DATA_DIR MPIEXEC [MPIEXEC_FLAGS...]
+set -u
+OVL=$1; DATA=$2; shift 2
+MPIEXEC=("$@")
+PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+export OVL_ERRORS_ALL_RANKS=1
+pass=0; fail=0; cases=0; runs=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+T=$((60 * ${OVL_TEST_TIMEOUT_SCALE:-1}))
+
+W=$DATA/water_ccpvdz/fock.raw # n = 24, n_occ = 5
+n=24
+
+# ---- the bad files --------------------------------------------------------
+f=$tmp/f; mkdir -p "$f"
+"$PY" - "$W" "$f" <<'PY'
+import json, os, sys
+import numpy as np
+src, d = sys.argv[1], sys.argv[2]
+F = np.fromfile(src, dtype="<f8").reshape(24, 24)
+side = lambda p, r, c, s: json.dump({"rows": r, "cols": c, "symmetric": s}, open(p + ".json", "w"))
+def raw(name, a, r=None, c=None, s=True):
+    p = os.path.join(d, name)
+    np.asarray(a, dtype="<f8").tofile(p)
+    side(p, a.shape[0] if r is None else r, a.shape[1] if c is None else c, s)
+    return p
+def mtx(name, a, sym, extra=""):
+    with open(os.path.join(d, name), "w") as o:
+        o.write("%%%%MatrixMarket matrix array real %s\n%d %d\n" % ("symmetric" if sym else "general", *a.shape))
+        for j in range(a.shape[1]):
+            for i in range(j if sym else 0, a.shape[0]):
+                o.write("%.17g\n" % a[i, j])
+        o.write(extra)
+raw("good.raw", F)
+p = raw("trunc.raw", F); open(p, "r+b").truncate(1000)
+p = raw("over.raw", F); open(p, "ab").write(b"\0" * 8)
+raw("dims.raw", F, r=20, c=20)                    # sidecar 20 x 20, data 24 x 24
+raw("rect.raw", F.reshape(48, 12), s=False)       # a consistent 48 x 12 matrix: not square
+p = raw("symrect.raw", F.reshape(48, 12)); side(p, 48, 12, True)  # sidecar: symmetric and not square
+p = raw("badjson.raw", F); open(p + ".json", "w").write('{"rows": 24, "cols": 24, "symmetric": yes}')
+p = raw("nojson.raw", F); os.unlink(p + ".json")
+A = F.copy(); A[3, 7] += 1e-3; raw("asym.raw", A, s=False)
+A = F.copy(); A[5, 5] = np.nan; raw("nan.raw", A)
+A = F.copy(); A[0, 23] = A[23, 0] = np.inf; raw("inf.raw", A)
+mtx("good.mtx", F, True)
+mtx("extra.mtx", F, True, "1.0\n")
+A = F.copy(); A[3, 7] += 1e-3; mtx("asym.mtx", A, False)
+A = F.copy(); A[2, 2] = np.inf; mtx("inf.mtx", A, True)
+s = open(os.path.join(d, "good.mtx")).read(); open(os.path.join(d, "trunc.mtx"), "w").write(s[: len(s) // 2])
+open(os.path.join(d, "symrect.mtx"), "w").write("%%MatrixMarket matrix array real symmetric\n3 4\n1\n")
+# n_occ from a meta.json beside the file
+for sub, meta in (("nometa", None), ("bigocc", {"n": 24, "n_occ": 1000})):
+    os.makedirs(os.path.join(d, sub))
+    raw(os.path.join(sub, "fock.raw"), F)
+    if meta: json.dump(meta, open(os.path.join(d, sub, "meta.json"), "w"))
+PY
+mkfifo "$f/fifo.raw"; cp "$f/good.raw.json" "$f/fifo.raw.json"
+mkdir "$f/dir.raw"; cp "$f/good.raw.json" "$f/dir.raw.json"
+cp "$f/good.raw" "$f/dirjson.raw"; mkdir "$f/dirjson.raw.json"
+mkdir -p "$f/ck"
+printf '{"iteration": oops}\n' >"$f/ck/bad.state.json"
+printf '{"iteration": 4, "method": "canonical", "n": 24, "nocc": 5, "data": "%s"}\n' "$f/trunc.raw" >"$f/ck/trunc.state.json"
+printf '{"iteration": 4, "method": "canonical", "n": 48, "nocc": 5, "data": "%s"}\n' "$f/rect.raw" >"$f/ck/rect.state.json"
+
+# ---- the checks -----------------------------------------------------------
+# case NAME RC PATTERN NPS CMD ARGS...: for each NP of NPS (e.g. "1 4"), run
+# `ovl CMD ARGS` (purify: with --allow-idle on 2 and 3 ranks, and on a 2x2x1
+# grid with alg6 on 4) and check the exit code, one identical message per
+# rank matching PATTERN (grep -E), and an empty output directory.
+# The runs wait mostly on process start-up and teardown, not on the CPU: up
+# to OVL_BAD_INPUT_JOBS (4) run at once, each with its own output directory.
+JOBS=${OVL_BAD_INPUT_JOBS:-4}
+res=$tmp/res; mkdir -p "$res"
+one_run() { # ID NAME WANT PAT NP CMD ARGS... (ARGS may name @OUT@, the run's output directory)
+  local id=$1 name=$2 want=$3 pat=$4 np=$5 cmd=$6; shift 6
+  local od=$tmp/out.$id; mkdir -p "$od"
+  local args=() a
+  for a in "$@"; do args+=("${a//@OUT@/$od}"); done
+  local extra=()
+  if [ "$cmd" = purify ] && [ -z "${PLAIN:-}" ]; then
+    case $np in 2 | 3) extra=(--allow-idle) ;; 4) extra=(--algo alg6) ;; esac
+  fi
+  # one rank: a singleton (ovl started without mpiexec, as users do; Open
+  # MPI's mpiexec takes seconds to end a one-rank job that exits non-zero)
+  local launch=("${MPIEXEC[@]}" -n "$np")
+  [ "$np" -eq 1 ] && [ -z "${VIA_MPIEXEC:-}" ] && launch=()
+  local t0=$SECONDS
+  timeout -k 5 "$T" "${launch[@]}" "$OVL" "$cmd" "${args[@]}" "${extra[@]}" >"$od.stdout" 2>"$od.stderr"
+  local rc=$? dt=$((SECONDS - t0)) why=""
+  local lines nl ndistinct
+  lines=$(grep -E '^\[rank [0-9]+\] ovl' "$od.stderr" | sed -E 's/^\[rank [0-9]+\] //')
+  nl=$(grep -c . <<<"$lines")
+  ndistinct=$(sort -u <<<"$lines" | grep -c .)
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then why="timed out after ${T}s (a hang)"
+  elif [ "$rc" -ne "$want" ]; then why="exit code $rc, expected $want"
+  elif [ "$nl" -ne "$np" ]; then why="$nl error lines for $np ranks"
+  elif [ "$ndistinct" -ne 1 ]; then why="ranks disagree"
+  elif ! grep -qE -- "$pat" <<<"$lines"; then why="message does not match /$pat/"
+  elif [ -n "$(ls -A "$od")" ]; then why="files left behind: $(ls -A "$od" | tr '\n' ' ')"
+  fi
+  {
+    if [ -z "$why" ]; then echo PASS; else
+      echo "FAIL: $name (np=$np): $why"; echo "--- stderr:"; grep -v '^--\|^ \|^$\|^[A-Z][a-z]' "$od.stderr" | tail -n 8
+    fi
+    [ -n "${OVL_BAD_INPUT_VERBOSE:-}" ] && printf '%-34s np=%d rc=%d %2ds  %s\n' "$name" "$np" "$rc" "$dt" "$(head -n 1 <<<"$lines")"
+  } >"$res/$id"
+}
+# case_ NAME RC PATTERN NPS CMD ARGS...: for each NP of NPS (e.g. "1 4"), run
+# `ovl CMD ARGS` (purify: with --allow-idle on 2 and 3 ranks, and on a 2x2x1
+# grid with alg6 on 4) and check the exit code, one identical message per
+# rank matching PATTERN (grep -E), and an empty output directory.
+case_() {
+  local name=$1 want=$2 pat=$3 nps=$4 cmd=$5; shift 5
+  cases=$((cases + 1))
+  for np in $nps; do
+    runs=$((runs + 1))
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+    one_run "$runs" "$name" "$want" "$pat" "$np" "$cmd" "$@" &
+  done
+}
+o=(-o "@OUT@/D.raw")
+P="1 4"; P3="1 3"
+
+# files: missing, unreadable, truncated, oversized, malformed
+VIA_MPIEXEC=1 case_ "missing file" 1 "cannot open raw matrix file .*none.raw.*No such file" "$P" purify --fock "$f/none.raw" --nocc 5 "${o[@]}"
+case_ "missing sidecar"         1 "sidecar.*nojson.raw.json.*No such file" "$P3" purify --fock "$f/nojson.raw" --nocc 5 "${o[@]}"
+case_ "missing .mtx"            1 "cannot open Matrix Market file .*none.mtx" "$P" purify --fock "$f/none.mtx" --nocc 5 "${o[@]}"
+case_ "unreadable: a directory" 1 "dir.raw.*not a regular file" "$P" purify --fock "$f/dir.raw" --nocc 5 "${o[@]}"
+case_ "unreadable: a FIFO"      1 "fifo.raw.*not a regular file" "$P3" purify --fock "$f/fifo.raw" --nocc 5 "${o[@]}"
+case_ "unreadable: sidecar dir" 1 "dirjson.raw.json.*not a regular file" "$P" purify --fock "$f/dirjson.raw" --nocc 5 "${o[@]}"
+case_ "truncated raw"           1 "trunc.raw.*1000 bytes.*4608 bytes \(truncated\)" "$P" purify --fock "$f/trunc.raw" --nocc 5 "${o[@]}"
+case_ "oversized raw"           1 "over.raw.*4616 bytes.*4608 bytes \(oversized\)" "$P3" purify --fock "$f/over.raw" --nocc 5 "${o[@]}"
+case_ "truncated .mtx"          1 "trunc.mtx. is truncated" "$P" purify --fock "$f/trunc.mtx" --nocc 5 "${o[@]}"
+case_ "oversized .mtx"          1 "extra.mtx.*unexpected data after the last of 300 entries" "$P3" purify --fock "$f/extra.mtx" --nocc 5 "${o[@]}"
+case_ "malformed sidecar"       1 "badjson.raw.json. is not valid.*symmetric. must be true or false" "$P" purify --fock "$f/badjson.raw" --nocc 5 "${o[@]}"
+# dimensions against the metadata
+case_ "sidecar 20x20, data 24x24" 1 "dims.raw.*4608 bytes.*3200 bytes \(oversized\)" "$P" purify --fock "$f/dims.raw" --nocc 5 "${o[@]}"
+case_ "sidecar: symmetric 48x12" 1 "symrect.raw.json.*symmetric 48 x 12 matrix, which is not square" "$P3" purify --fock "$f/symrect.raw" --nocc 5 "${o[@]}"
+case_ "not square (48x12)"      1 "rect.raw. is not symmetric: it holds a 48 x 12 matrix" "$P" purify --fock "$f/rect.raw" --nocc 5 "${o[@]}"
+case_ ".mtx: symmetric 3x4"     1 "symrect.mtx.*a symmetric matrix must be square, got 3 x 4" "$P" purify --fock "$f/symrect.mtx" --nocc 1 "${o[@]}"
+# values
+case_ "not symmetric (raw)"     1 "asym.raw.*symmetric" "$P" purify --fock "$f/asym.raw" --nocc 5 "${o[@]}"
+case_ "not symmetric (.mtx)"    1 "asym.mtx.*symmetric" "$P3" purify --fock "$f/asym.mtx" --nocc 5 "${o[@]}"
+case_ "NaN (raw)"               1 "OVL_ERR_NUMERIC.*nan.raw.*(NaN|nan|finite)" "$P" purify --fock "$f/nan.raw" --nocc 5 "${o[@]}"
+case_ "Inf (raw)"               1 "OVL_ERR_NUMERIC.*inf.raw.*(Inf|inf|finite)" "$P3" purify --fock "$f/inf.raw" --nocc 5 "${o[@]}"
+case_ "Inf (.mtx)"              1 "OVL_ERR_NUMERIC.*inf.mtx.*(Inf|inf|finite)" "$P" purify --fock "$f/inf.mtx" --nocc 5 "${o[@]}"
+# n_occ
+VIA_MPIEXEC=1 case_ "n_occ = n + 1" 1 "occupied orbitals must be in \[0, $n\], got 25" "$P" purify --fock "$f/good.raw" --nocc 25 "${o[@]}"
+case_ "n_occ < 0"               2 "--nocc: value -1 is outside" "$P" purify --fock "$f/good.raw" --nocc -1 "${o[@]}"
+case_ "n_occ not a number"      2 "--nocc: 'five' is not an integer" "$P3" purify --fock "$f/good.raw" --nocc five "${o[@]}"
+case_ "n_occ from meta.json > n" 1 "occupied orbitals must be in \[0, $n\], got 1000" "$P" purify --fock "$f/bigocc/fock.raw" "${o[@]}"
+case_ "no n_occ anywhere"       2 "--nocc K is required" "$P" purify --fock "$f/nometa/fock.raw" "${o[@]}"
+# ranks against the grid
+case_ "purify grid 2x2x2"       1 "a 2 x 2 x 2 grid needs 8 ranks but the communicator has" "1 2" purify --fock "$f/good.raw" --nocc 5 --grid 2x2x2 "${o[@]}"
+PLAIN=1 case_ "purify: no cube"  1 "idle" "2 3" purify --fock "$f/good.raw" --nocc 5 "${o[@]}"
+case_ "purify grid 1x2x1"       2 "--grid is SxSxC, got '1x2x1'" "$P" purify --fock "$f/good.raw" --nocc 5 --grid 1x2x1 "${o[@]}"
+case_ "gemm grid 2x3"           1 "needs 6 ranks" "1 4" gemm -n 16 --grid 2x3
+case_ "gemm grid 0x2"           2 "expected positive integers" "$P3" gemm -n 16 --grid 0x2
+# N_DUP
+case_ "purify ndup 0"           2 "--ndup: value 0 is outside \[1, 64\]" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 0 "${o[@]}"
+case_ "purify ndup -3"          2 "--ndup: value -3 is outside \[1, 64\]" "$P3" purify --fock "$f/good.raw" --nocc 5 --ndup -3 "${o[@]}"
+case_ "purify ndup 65"          2 "--ndup: value 65 is outside \[1, 64\]" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 65 "${o[@]}"
+case_ "gemm ndup 2^40"          2 "--ndup: '1099511627776' is not an integer" "$P" gemm -n 16 --ndup 1099511627776
+# block sizes (b > n is valid: the panel is clamped to the matrix)
+case_ "gemm b = 0"              2 "--block: value 0 is outside" "1 3" gemm -n 16 -b 0
+case_ "gemm b = -1"             2 "--block: size '-1' is negative" "$P" gemm -n 16 -b -1
+case_ "gemm outer < b"          2 "--outer 4 must be >= --block 8" "$P" gemm --algo hsumma -n 16 -b 8 --outer 4
+# memory
+case_ "gemm --mem-limit 1M"     1 "OVL_ERR_NOMEM.*needs .* MiB per rank, above the limit of 1.0 MiB" "$P" gemm -n 4096 --mem-limit 1M
+case_ "gemm n = 256K"           1 "OVL_ERR_NOMEM.*needs .* MiB per rank, but the node has" "$P3" gemm -n 256K
+case_ "gemm n = 1G"             1 "OVL_ERR_NOMEM" "$P" gemm -n 1G
+case_ "gemm n = 2^41"           2 "--n: value 2199023255552 is outside" "$P" gemm -n 2048G
+# conflicting options
+case_ "--mu with canonical"     2 "--mu applies to --method mcweeny only" "$P" purify --fock "$f/good.raw" --nocc 5 --mu 0.1 "${o[@]}"
+case_ "mcweeny without --mu"    2 "--method mcweeny needs --mu" "$P3" purify --fock "$f/good.raw" --method mcweeny "${o[@]}"
+case_ "--restart alone"         2 "need --checkpoint PREFIX" "$P" purify --fock "$f/good.raw" --nocc 5 --restart "${o[@]}"
+case_ "--checkpoint alone"      2 "--checkpoint needs --checkpoint-every" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "@OUT@/ck" "${o[@]}"
+case_ "--tol 0"                 2 "--tol must be > 0" "$P3" purify --fock "$f/good.raw" --nocc 5 --tol 0 "${o[@]}"
+case_ "gemm --groups with summa" 2 "--groups applies to --algo hsumma only" "$P" gemm -n 16 --groups 2x2
+case_ "gemm --repl vs --grid"   2 "--repl 2 conflicts with --grid 2x2x1" "$P" gemm --algo 2.5d -n 16 --repl 2 --grid 2x2x1
+case_ "flag with a value"       2 "option '--check=1' takes no value" "$P" gemm -n 16 --check=1
+# checkpoints to restart from
+case_ "restart: no checkpoint"  1 "cannot read checkpoint state" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/none" --restart "${o[@]}"
+case_ "restart: malformed state" 1 "checkpoint state .*bad.state.json. is malformed" "$P3" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/bad" --restart "${o[@]}"
+case_ "restart: truncated data" 1 "trunc.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
+case_ "restart: wrong size"     1 "rect.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
+# outputs that cannot be written
+case_ "output in a missing dir" 1 "cannot write .*nodir/D.raw" "$P" purify --fock "$f/good.raw" --nocc 5 -o "@OUT@/nodir/D.raw"
+mkdir -p "$tmp/isdir"
+case_ "output is a directory"   1 "cannot write .*isdir" "$P3" purify --fock "$f/good.raw" --nocc 5 -o "$tmp/isdir"
+wait
+for r in "$res"/*; do
+  if [ "$(head -n 1 "$r")" = PASS ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+  grep -v '^PASS$' "$r"
+done
+[ -z "$(ls -A "$tmp/isdir")" ] && [ -z "$(ls -d "$tmp"/isdir.* 2>/dev/null)" ] || { fail=$((fail + 1)); echo "FAIL: files left beside the output directory"; }
+
+echo "bad input: $cases cases, $runs runs: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,32 @@
+# Hardening suite (docs/reliability.md): bad input, faults, fuzzing, valgrind.
+# Included from tests/CMakeLists.txt. Fuzzing and valgrind run in the release
+# build only (not under OVL_SANITIZE); the bad-input test and the replay of
+# the fuzz corpora and regression inputs run in both builds.
+
+# The fuzz targets built with the compiler of the build and a plain main()
+# that replays files: the seed corpus and every committed crash input.
+foreach(t sidecar mtx opts)
+  add_executable(hard_fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/fuzz_${t}.c ${PROJECT_SOURCE_DIR}/fuzz/replay_main.c)
+  target_link_libraries(hard_fuzz_replay_${t} PRIVATE ovl)
+  target_include_directories(hard_fuzz_replay_${t} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_compile_definitions(hard_fuzz_replay_${t} PRIVATE _POSIX_C_SOURCE=200809L)
+  add_test(NAME hard_fuzz_replay_${t} COMMAND hard_fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/corpus/${t}
+           ${PROJECT_SOURCE_DIR}/fuzz/regressions/${t})
+  set_tests_properties(hard_fuzz_replay_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${OVL_TEST_ENV}")
+endforeach()
+
+# Bad input, one case each, on 1 and 2-4 ranks.
+math(EXPR OVL_HARD_BAD_TIMEOUT "300 * ${OVL_TIMEOUT_SCALE}")
+add_test(NAME hard_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_test.sh $<TARGET_FILE:ovl_cli>
+         ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
+set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} ENVIRONMENT "${OVL_TEST_ENV}" PROCESSORS 2)
+
+if(NOT OVL_SANITIZE)
+  # A bounded libFuzzer run (clang; skipped with a message when missing).
+  set(OVL_FUZZ_SECONDS 20 CACHE STRING "seconds of fuzzing per target in the test suite")
+  add_test(NAME hard_fuzz COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_test.sh ${CMAKE_BINARY_DIR}/fuzz
+           $<TARGET_FILE:ovl> ${OVL_FUZZ_SECONDS})
+  math(EXPR OVL_HARD_FUZZ_TIMEOUT "3 * ${OVL_FUZZ_SECONDS} + 120")
+  set_tests_properties(hard_fuzz PROPERTIES TIMEOUT ${OVL_HARD_FUZZ_TIMEOUT} SKIP_RETURN_CODE 77
+                       ENVIRONMENT "${OVL_TEST_ENV}")
+endif()
