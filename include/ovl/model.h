@@ -78,6 +78,139 @@ double ovl_overlap_imb(double t_pure, double t_cpu, double t_ovrl);
  * 0 when t_ovl <= 0. LOCAL. */
 double ovl_nbc_eff_speedup(double t_seq, double t_ovl);
 
+
+/* ==== cost models (Huang-Chow Sections III-A and V-A; HSUMMA Section 4) ====
+ * Pure functions of a machine description and a configuration: no MPI, no
+ * global state, every function LOCAL. */
+
+/* ---- machine parameters --------------------------------------------------
+ * alpha/beta for two message-size regimes (eager up to `eager` bytes,
+ * rendezvous above), gamma = seconds per flop of the local dgemm, the peak
+ * aggregate bandwidth one rank's link reaches with many streams (bytes/s; 0:
+ * 1/beta_r), and measured effective bandwidths f_BW(n) of collectives over p
+ * ranks (bytes/s, 2 (p-1) n / p / t), interpolated log-linearly in n. A
+ * machine is kept as a small JSON file (ovl_machine_write/read), made by
+ * `ovl bench machine`. */
+typedef enum ovl_mcoll { OVL_MC_BCAST = 0, OVL_MC_REDUCE, OVL_MC_ALLREDUCE, OVL_MC_ALLGATHER, OVL_MC_N } ovl_mcoll;
+enum { OVL_FBW_MAXPTS = 32, OVL_FBW_MAXTAB = 24 };
+typedef struct ovl_fbw {
+  ovl_mcoll coll;
+  int p, npts;
+  double size[OVL_FBW_MAXPTS], bw[OVL_FBW_MAXPTS]; /* sizes ascending */
+} ovl_fbw;
+typedef struct ovl_machine {
+  char name[64];
+  double alpha, beta;     /* eager regime */
+  double alpha_r, beta_r; /* rendezvous regime */
+  double eager;           /* bytes */
+  double gamma;           /* seconds per flop */
+  double peak_bw;         /* bytes/s per rank link with many streams (0: 1/beta_r) */
+  int nfbw;
+  ovl_fbw fbw[OVL_FBW_MAXTAB];
+} ovl_machine;
+
+/* The Huang-Chow Stampede2 example (Section V-A): beta = 1/(12000 MB/s)
+ * (MB = 2^20 B) in both regimes and as the peak, alpha = 1 us (the paper
+ * neglects it), gamma from their two local 1912^3 products in 0.01794 s (one
+ * rank per node); no f_BW tables. LOCAL. */
+ovl_machine ovl_machine_stampede2(void);
+/* Name of a collective ("bcast", ...) and its inverse. LOCAL. */
+const char *ovl_mcoll_name(ovl_mcoll c);
+ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out);
+/* Write / read a machine file (JSON). Errors: OVL_ERR_IO, OVL_ERR_FORMAT
+ * (naming the key). LOCAL. */
+ovl_err ovl_machine_write(const ovl_machine *m, const char *path);
+ovl_err ovl_machine_read(const char *path, ovl_machine *m);
+/* Add (or replace) the f_BW table of (coll, p). Errors: OVL_ERR_ARG. LOCAL. */
+ovl_err ovl_machine_set_fbw(ovl_machine *m, ovl_mcoll coll, int p, const double *size, const double *bw, int npts);
+
+/* Point-to-point time of `bytes` in the regime the size falls in. LOCAL. */
+double ovl_p2p_time(const ovl_machine *m, double bytes);
+/* Measured f_BW(bytes) of coll over p ranks (log-linear interpolation,
+ * clamped at the ends); 0 when the machine has no table for (coll, p). */
+double ovl_fbw_eval(const ovl_machine *m, ovl_mcoll coll, int p, double bytes);
+
+/* ---- collective models: T = L(p) alpha + m W(p) beta ------------------------ */
+typedef enum ovl_cmodel {
+  OVL_CM_BINOMIAL = 0,       /* bcast: log2 p rounds of the whole message */
+  OVL_CM_SCATTER_ALLGATHER,  /* bcast: (log2 p + p - 1) alpha + 2 (p-1)/p m beta */
+  OVL_CM_CHAIN,              /* pipelined linear tree, X segments: (X + p - 1)(alpha + m/X beta) */
+  OVL_CM_REDUCE_BINOMIAL,    /* reduce: log2 p (alpha + m beta) */
+  OVL_CM_RABENSEIFNER,       /* reduce / allreduce: 2 log2 p alpha + 2 (p-1)/p m beta */
+  OVL_CM_RING_ALLGATHER,     /* m = gathered total: (p-1) alpha + (p-1)/p m beta */
+  OVL_CM_RING_ALLREDUCE      /* 2 (p-1) alpha + 2 (p-1)/p m beta */
+} ovl_cmodel;
+typedef struct ovl_lw {
+  double L, W;
+} ovl_lw;
+/* L(p) and W(p) of a collective algorithm (segments: X of the chain, >= 1).
+ * p <= 1 gives {0, 0}. log2 is the real logarithm, as in the papers. */
+ovl_lw ovl_coll_lw(ovl_cmodel a, int p, int segments);
+/* L alpha + m W beta with the regime of m (no f_BW tables). */
+double ovl_coll_time_ab(const ovl_machine *m, ovl_cmodel a, int p, double bytes, int segments);
+/* The default model of each collective for large messages, as Huang-Chow
+ * assume: bcast scatter-allgather, reduce and allreduce Rabenseifner,
+ * allgather ring. */
+ovl_cmodel ovl_cmodel_default(ovl_mcoll c);
+/* One collective of m bytes over p ranks split over ndup lanes, all in
+ * flight together, on ranks that share their node's link with ppn - 1
+ * others: the parts reach an aggregate bandwidth of min(ndup f(m/ndup),
+ * peak_bw / ppn), where f is the measured f_BW (or the alpha-beta model's
+ * 2 (p-1)/p m / T(m)), plus one part's latency. ndup = ppn = 1 is the plain
+ * collective. Returns seconds; *lat (may be NULL) receives its latency part. */
+double ovl_coll_time(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup, int ppn, double *lat);
+
+/* N_DUP rule of Huang-Chow III-A: the largest N_DUP <= max with bytes /
+ * N_DUP >= n_t (at least 1). LOCAL. */
+int ovl_ndup_rule(double bytes, double n_t, int max);
+/* The necessary condition N_DUP f_BW(n / N_DUP) >= f_BW(n) for coll over p
+ * ranks (alpha-beta f when the machine has no table). */
+int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup);
+
+/* ---- algorithm models -------------------------------------------------------- */
+typedef enum ovl_model_kernel {
+  OVL_MK_SUMMA = 0, OVL_MK_HSUMMA, OVL_MK_CANNON, OVL_MK_3D, OVL_MK_25D, /* C = A B, n x n */
+  OVL_MK_SSC3, OVL_MK_SSC4, OVL_MK_SSC5, OVL_MK_SSC6,                  /* D -> D^2, D^3 */
+  OVL_MK_N
+} ovl_model_kernel;
+typedef struct ovl_model_cfg {
+  ovl_model_kernel kernel;
+  int64_t n;      /* matrix size */
+  int P;          /* ranks taking part (nodes x ppn) */
+  int p, q;       /* 2D grid (SUMMA, HSUMMA, Cannon); 0: the squarest */
+  int s, c;       /* 3D / 2.5D grid s x s x c; 0: derived from P */
+  int64_t b;      /* panel width (SUMMA, HSUMMA inner block) */
+  int64_t outer;  /* HSUMMA outer block M (0: b) */
+  int G;          /* HSUMMA groups (a square G = g x g on a square grid) */
+  int ndup;       /* lanes per phase */
+  int lookahead;  /* SUMMA: broadcasts overlap the dgemm */
+  int ppn;        /* ranks per node sharing a link (1) */
+} ovl_model_cfg;
+/* A configuration with documented defaults for a kernel: b = 256, G = 1,
+ * ndup = 1, ppn = 1, grids derived from P. */
+ovl_model_cfg ovl_model_cfg_default(ovl_model_kernel k, int64_t n, int P);
+typedef struct ovl_model_cost {
+  double latency;   /* alpha terms */
+  double bandwidth; /* beta / f_BW terms */
+  double compute;   /* gamma terms */
+  double total;     /* with the overlaps the algorithm has (<= the sum) */
+} ovl_model_cost;
+/* Predict one configuration. Errors (OVL_ERR_ARG / OVL_ERR_GRID) name what
+ * does not fit (grid shape, c not dividing s, G not tiling the grid). */
+ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_model_cost *out);
+/* "summa", "hsumma", "cannon", "3d", "2.5d", "alg3".."alg6" and inverse. */
+const char *ovl_model_kernel_name(ovl_model_kernel k);
+ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out);
+
+/* HSUMMA (Section 4.3, scatter-allgather broadcast): the sign of
+ * dT/dG = (G - sqrt p)/(G sqrt G) (n alpha / b - 2 n^2 beta / p) decides:
+ * alpha/beta > 2 n b / p makes G = sqrt(p) the minimum (returns sqrt p,
+ * rounded to a divisor tiling), otherwise G = 1 (SUMMA). */
+int ovl_hsumma_gopt(double alpha, double beta, int64_t n, int64_t b, int P);
+/* The paper's HSUMMA communication time, scatter-allgather broadcast, square
+ * grid of P ranks, G groups: latency + bandwidth (Section 4.2). */
+double ovl_hsumma_comm_sag(double alpha, double beta, int64_t n, int64_t b, int64_t M, int P, int G);
+
 #ifdef __cplusplus
 }
 #endif

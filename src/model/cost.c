@@ -1,0 +1,381 @@
+/* Cost models: collectives (L(p) alpha + m W(p) beta, or measured f_BW),
+ * N_DUP and multiple PPN through the aggregate bandwidth of concurrent
+ * parts, and the algorithms built on them. Pure functions (ovl/model.h). */
+#include <math.h>
+#include <string.h>
+
+#include "ovl/grid.h"
+#include "ovl/model.h"
+
+/* ---- machine ------------------------------------------------------------------ */
+
+ovl_machine ovl_machine_stampede2(void) {
+  ovl_machine m;
+  memset(&m, 0, sizeof m);
+  strcpy(m.name, "stampede2-hc2019");
+  /* Huang-Chow V-A: 12000 MB/s (MB = 2^20 B, which reproduces their 2.324e-3 s
+   * for 27.89 MB); latency is neglected there: 1 us is a typical Omni-Path
+   * value. gamma: their two local products of 1912^3 took 0.01794 s. */
+  m.alpha = m.alpha_r = 1e-6;
+  m.beta = m.beta_r = 1.0 / (12000.0 * 1048576.0);
+  m.eager = 65536;
+  m.gamma = 0.01794 / (4.0 * 1912.0 * 1912.0 * 1912.0);
+  m.peak_bw = 12000.0 * 1048576.0;
+  return m;
+}
+
+static const char *const k_mcoll[OVL_MC_N] = {"bcast", "reduce", "allreduce", "allgather"};
+
+const char *ovl_mcoll_name(ovl_mcoll c) { return c >= 0 && c < OVL_MC_N ? k_mcoll[c] : "?"; }
+
+ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out) {
+  for (int c = 0; c < OVL_MC_N; c++)
+    if (name && strcmp(name, k_mcoll[c]) == 0) {
+      *out = (ovl_mcoll)c;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a modelled collective (bcast, reduce, allreduce, allgather)",
+                     name ? name : "(null)");
+}
+
+ovl_err ovl_machine_set_fbw(ovl_machine *m, ovl_mcoll coll, int p, const double *size, const double *bw, int npts) {
+  if (coll < 0 || coll >= OVL_MC_N || p < 2 || npts < 1 || npts > OVL_FBW_MAXPTS)
+    return ovl_err_set(OVL_ERR_ARG, "f_BW table: collective %d, p = %d, %d points (1..%d)", (int)coll, p, npts,
+                       OVL_FBW_MAXPTS);
+  for (int k = 0; k < npts; k++)
+    if (!(size[k] > 0) || !(bw[k] > 0) || !isfinite(size[k]) || !isfinite(bw[k]) || (k && size[k] <= size[k - 1]))
+      return ovl_err_set(OVL_ERR_ARG, "f_BW table of %s over %d ranks: point %d (%g B, %g B/s) is not positive or "
+                         "sizes do not increase", ovl_mcoll_name(coll), p, k, size[k], bw[k]);
+  int slot = -1;
+  for (int t = 0; t < m->nfbw; t++)
+    if (m->fbw[t].coll == coll && m->fbw[t].p == p) slot = t;
+  if (slot < 0) {
+    if (m->nfbw == OVL_FBW_MAXTAB) return ovl_err_set(OVL_ERR_ARG, "at most %d f_BW tables", OVL_FBW_MAXTAB);
+    slot = m->nfbw++;
+  }
+  ovl_fbw *f = &m->fbw[slot];
+  f->coll = coll, f->p = p, f->npts = npts;
+  memcpy(f->size, size, sizeof(double) * (size_t)npts);
+  memcpy(f->bw, bw, sizeof(double) * (size_t)npts);
+  return OVL_OK;
+}
+
+double ovl_p2p_time(const ovl_machine *m, double bytes) {
+  if (bytes <= 0) return 0;
+  return bytes <= m->eager ? m->alpha + m->beta * bytes : m->alpha_r + m->beta_r * bytes;
+}
+
+double ovl_fbw_eval(const ovl_machine *m, ovl_mcoll coll, int p, double bytes) {
+  const ovl_fbw *f = NULL;
+  for (int t = 0; t < m->nfbw; t++)
+    if (m->fbw[t].coll == coll && m->fbw[t].p == p) f = &m->fbw[t];
+  if (!f || f->npts < 1 || bytes <= 0) return 0;
+  if (bytes <= f->size[0]) return f->bw[0];
+  if (bytes >= f->size[f->npts - 1]) return f->bw[f->npts - 1];
+  int k = 1;
+  while (f->size[k] < bytes) k++;
+  double x0 = log(f->size[k - 1]), x1 = log(f->size[k]), w = (log(bytes) - x0) / (x1 - x0);
+  return exp((1 - w) * log(f->bw[k - 1]) + w * log(f->bw[k]));
+}
+
+/* ---- collective models ------------------------------------------------------------ */
+
+ovl_lw ovl_coll_lw(ovl_cmodel a, int p, int segments) {
+  ovl_lw r = {0, 0};
+  if (p <= 1) return r;
+  double lp = log2((double)p), pm = (double)(p - 1) / p;
+  double x = segments >= 1 ? segments : 1;
+  switch (a) {
+  case OVL_CM_BINOMIAL: r.L = r.W = ceil(lp); break;
+  case OVL_CM_SCATTER_ALLGATHER: r.L = lp + p - 1, r.W = 2 * pm; break;
+  case OVL_CM_CHAIN: r.L = x + p - 1, r.W = (x + p - 1) / x; break;
+  case OVL_CM_REDUCE_BINOMIAL: r.L = r.W = ceil(lp); break;
+  case OVL_CM_RABENSEIFNER: r.L = 2 * lp, r.W = 2 * pm; break;
+  case OVL_CM_RING_ALLGATHER: r.L = p - 1, r.W = pm; break;
+  case OVL_CM_RING_ALLREDUCE: r.L = 2.0 * (p - 1), r.W = 2 * pm; break;
+  }
+  return r;
+}
+
+static void regime(const ovl_machine *m, double bytes, double *alpha, double *beta) {
+  int eager = bytes <= m->eager;
+  *alpha = eager ? m->alpha : m->alpha_r;
+  *beta = eager ? m->beta : m->beta_r;
+}
+
+double ovl_coll_time_ab(const ovl_machine *m, ovl_cmodel a, int p, double bytes, int segments) {
+  if (p <= 1 || bytes <= 0) return 0;
+  ovl_lw lw = ovl_coll_lw(a, p, segments);
+  double al, be;
+  regime(m, bytes, &al, &be);
+  return lw.L * al + bytes * lw.W * be;
+}
+
+ovl_cmodel ovl_cmodel_default(ovl_mcoll c) {
+  switch (c) {
+  case OVL_MC_BCAST: return OVL_CM_SCATTER_ALLGATHER;
+  case OVL_MC_ALLGATHER: return OVL_CM_RING_ALLGATHER;
+  default: return OVL_CM_RABENSEIFNER;
+  }
+}
+
+static double peak_of(const ovl_machine *m) {
+  return m->peak_bw > 0 ? m->peak_bw : (m->beta_r > 0 ? 1.0 / m->beta_r : 0);
+}
+
+/* Effective bandwidth of one collective of x bytes: measured, else alpha-beta. */
+static double fbw_of(const ovl_machine *m, ovl_mcoll c, int p, double x) {
+  double f = ovl_fbw_eval(m, c, p, x);
+  if (f > 0) return f;
+  double t = ovl_coll_time_ab(m, ovl_cmodel_default(c), p, x, 1);
+  return t > 0 ? 2.0 * (p - 1) / p * x / t : 0;
+}
+
+double ovl_coll_time(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup, int ppn, double *lat) {
+  if (lat) *lat = 0;
+  if (p <= 1 || bytes <= 0) return 0;
+  if (ndup < 1) ndup = 1;
+  if (ppn < 1) ppn = 1;
+  double part = bytes / ndup, vol = 2.0 * (p - 1) / p * bytes;
+  double agg = ndup * fbw_of(m, c, p, part);
+  if (ndup > 1 || ppn > 1) {
+    double cap = peak_of(m) / ppn;
+    if (cap > 0 && agg > cap) agg = cap;
+  }
+  double t = agg > 0 ? vol / agg : 0;
+  if (lat) {
+    double al, be;
+    regime(m, part, &al, &be);
+    double l = ovl_coll_lw(ovl_cmodel_default(c), p, 1).L * al;
+    *lat = l < t ? l : t;
+  }
+  return t;
+}
+
+/* Point to point of `bytes` split over ndup concurrent parts, ppn ranks per link. */
+static double p2p_time_nd(const ovl_machine *m, double bytes, int ndup, int ppn, double *lat) {
+  if (lat) *lat = 0;
+  if (bytes <= 0) return 0;
+  double part = bytes / ndup, tp = ovl_p2p_time(m, part), agg = ndup * part / tp;
+  if (ndup > 1 || ppn > 1) {
+    double cap = peak_of(m) / ppn;
+    if (cap > 0 && agg > cap) agg = cap;
+  }
+  double t = bytes / agg;
+  if (lat) {
+    double al, be;
+    regime(m, part, &al, &be);
+    *lat = al < t ? al : t;
+  }
+  return t;
+}
+
+int ovl_ndup_rule(double bytes, double n_t, int max) {
+  if (max < 1) max = 1;
+  if (!(n_t > 0)) return max;
+  double k = floor(bytes / n_t);
+  if (k < 1) return 1;
+  return k > max ? max : (int)k;
+}
+
+int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup) {
+  if (ndup <= 1) return 1;
+  return ndup * fbw_of(m, c, p, bytes / ndup) >= fbw_of(m, c, p, bytes);
+}
+
+/* ---- algorithm models ----------------------------------------------------------- */
+
+static const char *const k_kernels[OVL_MK_N] = {"summa", "hsumma", "cannon", "3d", "2.5d",
+                                                "alg3",  "alg4",   "alg5",   "alg6"};
+
+const char *ovl_model_kernel_name(ovl_model_kernel k) { return k >= 0 && k < OVL_MK_N ? k_kernels[k] : "?"; }
+
+ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out) {
+  for (int k = 0; k < OVL_MK_N; k++)
+    if (name && strcmp(name, k_kernels[k]) == 0) {
+      *out = (ovl_model_kernel)k;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a modelled kernel (summa, hsumma, cannon, 3d, 2.5d, alg3..alg6)",
+                     name ? name : "(null)");
+}
+
+ovl_model_cfg ovl_model_cfg_default(ovl_model_kernel k, int64_t n, int P) {
+  ovl_model_cfg c;
+  memset(&c, 0, sizeof c);
+  c.kernel = k, c.n = n, c.P = P, c.b = 256, c.G = 1, c.ndup = 1, c.ppn = 1;
+  return c;
+}
+
+static int icbrt(int P) {
+  int s = 1;
+  while ((s + 1) * (s + 1) * (s + 1) <= P) s++;
+  return s;
+}
+
+/* Accumulates the parts of a prediction. */
+typedef struct acc {
+  double lat, bw;
+} acc;
+
+static double add(acc *a, double t, double lat) {
+  a->lat += lat, a->bw += t - lat;
+  return t;
+}
+
+static double coll(acc *a, const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup, int ppn) {
+  double l = 0, t = ovl_coll_time(m, c, p, bytes, ndup, ppn, &l);
+  return add(a, t, l);
+}
+
+/* Two (or three) operations pipelined part by part: the slowest sets the pace,
+ * the others add one part each. N = 1 is their sum. */
+static double pipe3(double x, double y, double z, int N) {
+  double mx = fmax(x, fmax(y, z));
+  return mx + (x + y + z - mx) / N;
+}
+
+/* Communication overlapped with computation over `steps` steps (lookahead,
+ * Cannon's shifts during the dgemm): the larger hides the smaller except for
+ * one step. */
+static double overlap(double comm, double comp, double steps) {
+  if (steps < 1) steps = 1;
+  return fmax(comm, comp) + fmin(comm, comp) / steps;
+}
+
+ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_model_cost *out) {
+  memset(out, 0, sizeof *out);
+  ovl_model_cfg c = *cfg;
+  if (c.n < 0 || c.P < 1) return ovl_err_set(OVL_ERR_ARG, "model: n = %lld and P = %d must be >= 0 and >= 1",
+                                             (long long)c.n, c.P);
+  if (c.ndup < 1 || c.ndup > OVL_LANES_MAX)
+    return ovl_err_set(OVL_ERR_ARG, "model: N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, c.ndup);
+  if (c.ppn < 1) return ovl_err_set(OVL_ERR_ARG, "model: PPN must be >= 1, got %d", c.ppn);
+  double n = (double)c.n, g = m->gamma, flops = 2.0 * n * n * n;
+  int N = c.ndup, k = c.ppn;
+  acc a = {0, 0};
+  double comm = 0, comp = 0, total = 0;
+  switch (c.kernel) {
+  case OVL_MK_SUMMA:
+  case OVL_MK_HSUMMA:
+  case OVL_MK_CANNON: {
+    int p = c.p, q = c.q;
+    if (p <= 0 || q <= 0) {
+      for (p = 1; (p + 1) * (p + 1) <= c.P; p++) {}
+      while (c.P % p) p--;
+      q = c.P / p;
+    }
+    if (p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
+    comp = flops / c.P * g;
+    if (c.kernel == OVL_MK_CANNON) {
+      if (p != q) return ovl_err_set(OVL_ERR_GRID, "model: Cannon needs a square grid, got %d x %d", p, q);
+      double blk = 8.0 * ceil(n / p) * ceil(n / p), lp = 0, t = p2p_time_nd(m, blk, N, k, &lp);
+      comm = 2.0 * p * t; /* skew + s - 1 shifts, of A and of B */
+      a.lat = 2.0 * p * lp, a.bw = comm - a.lat;
+      total = overlap(comm, comp, p);
+      break;
+    }
+    if (c.b < 1) return ovl_err_set(OVL_ERR_ARG, "model: panel width b must be >= 1, got %lld", (long long)c.b);
+    double steps = ceil(n / c.b), ra = 8.0 * ceil(n / p) * c.b, rb = 8.0 * c.b * ceil(n / q);
+    if (c.kernel == OVL_MK_SUMMA || c.G <= 1 || c.G == c.P) {
+      acc s = {0, 0};
+      double per = coll(&s, m, OVL_MC_BCAST, q, ra, N, k) + coll(&s, m, OVL_MC_BCAST, p, rb, N, k);
+      comm = steps * per, a.lat = steps * s.lat, a.bw = steps * s.bw;
+    } else {
+      int gI = 0, gJ = 0;
+      if (ovl_hgroups_auto_dims(p, q, c.G, &gI, &gJ) != OVL_OK)
+        return ovl_err_set(OVL_ERR_GRID, "model: G = %d groups do not tile the %d x %d grid", c.G, p, q);
+      int64_t M = c.outer > 0 ? c.outer : c.b;
+      double osteps = ceil(n / (double)M), oa = 8.0 * ceil(n / p) * M, ob = 8.0 * M * ceil(n / q);
+      acc o = {0, 0}, in = {0, 0};
+      double per_o = coll(&o, m, OVL_MC_BCAST, gJ, oa, N, k) + coll(&o, m, OVL_MC_BCAST, gI, ob, N, k);
+      double per_i = coll(&in, m, OVL_MC_BCAST, q / gJ, ra, N, k) + coll(&in, m, OVL_MC_BCAST, p / gI, rb, N, k);
+      comm = osteps * per_o + steps * per_i;
+      a.lat = osteps * o.lat + steps * in.lat, a.bw = osteps * o.bw + steps * in.bw;
+    }
+    total = c.lookahead ? overlap(comm, comp, steps) : comm + comp;
+    break;
+  }
+  case OVL_MK_3D:
+  case OVL_MK_SSC3:
+  case OVL_MK_SSC4:
+  case OVL_MK_SSC5: {
+    int s = c.s > 0 ? c.s : icbrt(c.P);
+    if (s * s * s != c.P)
+      return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
+                         ovl_model_kernel_name(c.kernel), c.P);
+    double nb = ceil(n / s), blk = 8.0 * nb * nb, lb = 0, lr = 0, lp = 0;
+    double bc = ovl_coll_time(m, OVL_MC_BCAST, s, blk, N, k, &lb);
+    double rd = ovl_coll_time(m, OVL_MC_REDUCE, s, blk, N, k, &lr);
+    double pp = p2p_time_nd(m, blk, N, k, &lp);
+    if (c.kernel == OVL_MK_3D) { /* bcast A; p2p -> bcast B; dgemm; reduce -> p2p C (chains pipelined) */
+      comp = 2.0 * nb * nb * nb * g;
+      comm = bc + pipe3(pp, bc, 0, N) + pipe3(rd, pp, 0, N);
+      a.lat = 2 * lb + lr + 2 * lp;
+    } else {
+      comp = 4.0 * nb * nb * nb * g; /* two local products */
+      int alg3 = c.kernel == OVL_MK_SSC3;
+      if (c.kernel == OVL_MK_SSC5) /* grd bcast -> row bcast; reduce -> bcast; reduce -> send, D^2 sends */
+        comm = pipe3(bc, bc, 0, N) + pipe3(rd, bc, 0, N) + pipe3(rd, pp, pp, N);
+      else /* T_baseline = 2 (T_P2P + T_Reduce) + 3 T_Bcast; Alg. 3 also transposes D^2 */
+        comm = 3 * bc + 2 * rd + (2 + alg3) * pp;
+      a.lat = 3 * lb + 2 * lr + (2 + alg3) * lp;
+    }
+    a.bw = comm - a.lat;
+    total = comm + comp;
+    break;
+  }
+  case OVL_MK_25D:
+  case OVL_MK_SSC6: {
+    int s = c.s, rc = c.c;
+    if (s <= 0 || rc <= 0) ovl_grid25d_dims(c.P, &s, &rc);
+    if (s <= 0 || rc <= 0 || s * s * rc != c.P)
+      return ovl_err_set(OVL_ERR_GRID, "model: no 2.5D grid s x s x c with %d ranks", c.P);
+    if (s % rc) return ovl_err_set(OVL_ERR_GRID, "model: c = %d must divide s = %d", rc, s);
+    double nb = ceil(n / s), blk = 8.0 * nb * nb, steps = s / rc;
+    double shift = 2.0 * p2p_time_nd(m, blk, 1, k, NULL), mult = 2.0 * nb * nb * nb * g;
+    double lp = 0;
+    p2p_time_nd(m, blk, 1, k, &lp);
+    double cannon = overlap(steps * shift, steps * mult, steps);
+    double lb = 0, la = 0, lr = 0;
+    double bc = ovl_coll_time(m, OVL_MC_BCAST, rc, blk, N, k, &lb);
+    double ar = ovl_coll_time(m, OVL_MC_ALLREDUCE, rc, blk, N, k, &la);
+    double rd = ovl_coll_time(m, OVL_MC_REDUCE, rc, blk, N, k, &lr);
+    if (c.kernel == OVL_MK_25D) { /* A and B broadcast, one Cannon pass, reduce */
+      comm = 2 * bc + rd + steps * shift;
+      comp = steps * mult;
+      a.lat = 2 * lb + lr + steps * 2 * lp;
+      total = 2 * bc + rd + cannon;
+    } else { /* D broadcast once, Cannon, allreduce D^2, Cannon, reduce D^3 */
+      comm = bc + ar + rd + 2 * steps * shift;
+      comp = 2 * steps * mult;
+      a.lat = lb + la + lr + 2 * steps * 2 * lp;
+      total = bc + ar + rd + 2 * cannon;
+    }
+    a.bw = comm - a.lat;
+    break;
+  }
+  default: return ovl_err_set(OVL_ERR_ARG, "model: unknown kernel %d", (int)c.kernel);
+  }
+  out->latency = a.lat;
+  out->bandwidth = a.bw > 0 ? a.bw : 0;
+  out->compute = comp;
+  out->total = total;
+  return OVL_OK;
+}
+
+/* ---- HSUMMA's analysis (Section 4) ----------------------------------------------- */
+
+double ovl_hsumma_comm_sag(double alpha, double beta, int64_t n, int64_t b, int64_t M, int P, int G) {
+  double sp = sqrt((double)P), sg = sqrt((double)G), nn = (double)n;
+  double inner = (log2((double)P / G) + 2 * (sp / sg - 1)) * alpha * nn / b + 4 * (1 - sg / sp) * nn * nn / sp * beta;
+  double outer = (log2((double)G) + 2 * (sg - 1)) * alpha * nn / M + 4 * (1 - 1 / sg) * nn * nn / sp * beta;
+  return inner + outer;
+}
+
+int ovl_hsumma_gopt(double alpha, double beta, int64_t n, int64_t b, int P) {
+  if (P < 4 || !(beta > 0) || alpha / beta <= 2.0 * (double)n * (double)b / P) return 1;
+  int g = (int)lround(sqrt((double)P));
+  while (g > 1 && P % g) g--;
+  return g;
+}
