@@ -137,7 +137,7 @@ o=(-o "@OUT@/D.raw")
 P="1 4"; P3="1 3"
 
 # files: missing, unreadable, truncated, oversized, malformed
-VIA_MPIEXEC=1 case_ "missing file" 1 "cannot open raw matrix file .*none.raw.*No such file" "$P" purify --fock "$f/none.raw" --nocc 5 "${o[@]}"
+VIA_MPIEXEC=1 case_ "missing file" 1 "sidecar of a raw matrix file: cannot open file .*none.raw.json.*No such file" "$P" purify --fock "$f/none.raw" --nocc 5 "${o[@]}"
 case_ "missing sidecar"         1 "sidecar.*nojson.raw.json.*No such file" "$P3" purify --fock "$f/nojson.raw" --nocc 5 "${o[@]}"
 case_ "missing .mtx"            1 "cannot open Matrix Market file .*none.mtx" "$P" purify --fock "$f/none.mtx" --nocc 5 "${o[@]}"
 case_ "unreadable: a directory" 1 "dir.raw.*not a regular file" "$P" purify --fock "$f/dir.raw" --nocc 5 "${o[@]}"

@@ -171,11 +171,8 @@ ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric,
   int rank = 0;
   *out = NULL;
   OVL_MPI(MPI_Comm_rank(parent, &rank));
-  ovl_err rc = OVL_OK;
-  /* a missing data file is named as such, before its sidecar is looked for */
-  if (rank == 0 && path != NULL && path[0] != '\0') rc = ovl_io_check_regular(path, "raw matrix file");
-  OVL_TRY(ovl_err_agree(parent, rc));
   OVL_TRY(ovl_raw_read_meta(parent, path, &meta));
+  ovl_err rc = OVL_OK;
   if (rank == 0) rc = check_data_file(path, meta.rows * meta.cols * 8);
   OVL_TRY(ovl_err_agree(parent, rc));
   OVL_TRY(ovl_dmat_create(g, meta.rows, meta.cols, &A));
