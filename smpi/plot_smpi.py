@@ -2,7 +2,7 @@
 """Plots of the simulated reproductions (docs/smpi.md) from the CSV files of
 smpi/repro_ssc.py and smpi/repro_hsumma.sh.
 
-usage: smpi/plot_smpi.py [BUILD_DIR] [OUT_DIR]   (defaults: build-smpi, docs/img)
+usage: /usr/bin/python3 smpi/plot_smpi.py [BUILD_DIR] [OUT_DIR]   (defaults: build-smpi, docs/img)
 Writes whichever of smpi_table2.png, smpi_table3.png, smpi_hsumma_sweep.png,
 smpi_hsumma_scale.png has its data.
 """

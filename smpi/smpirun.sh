@@ -8,7 +8,7 @@
 #   OVL_SMPI_PPN       ranks per node for the default hostfile (default 48)
 #   OVL_SMPI_NET       ideal (default: latency and bandwidth factors 1) or halfbw (large messages at half rate)
 #   OVL_SMPI_CFG       more smpirun options (--cfg=...)
-#   OVL_SMPI_FLOPS     skip (default) or real: see docs/smpi.md
+#   OVL_SMPI_FLOPS     real (default) or skip: see docs/smpi.md
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 np=""

@@ -87,14 +87,14 @@ void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t
 #ifdef OVL_SMPI
 /* SimGrid SMPI (docs/smpi.md): a local product costs 2mnk flops at the
  * simulated host's speed, so simulated time does not depend on the machine
- * running the simulation. OVL_SMPI_FLOPS=real also computes it (for
- * correctness checks); the default, skip, only injects the flops. */
+ * running the simulation. By default (OVL_SMPI_FLOPS=real) it is computed as
+ * well; OVL_SMPI_FLOPS=skip only injects the flops (results meaningless). */
 #include <stdlib.h>
 static int kern_smpi_real(void) {
   static int real = -1;
   if (real < 0) {
     const char *e = getenv("OVL_SMPI_FLOPS");
-    real = e != NULL && strcmp(e, "real") == 0;
+    real = e == NULL || strcmp(e, "skip") != 0;
   }
   return real;
 }
