@@ -202,6 +202,19 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
 const char *ovl_model_kernel_name(ovl_model_kernel k);
 ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out);
 
+
+/* ---- choosing: candidates of a kernel family, ranked by the model ------------- */
+typedef enum ovl_model_family { OVL_MF_GEMM = 0, OVL_MF_SSC } ovl_model_family;
+/* The configurations `ovl tune` and `auto` consider for P ranks and size n
+ * (at most cap; returns how many): GEMM: SUMMA b in {128, 256, 512} with and
+ * without lookahead, N_DUP 1/2/4; HSUMMA with every square G that tiles the
+ * grid; Cannon on a square P; 3D on a cube; 2.5D for every c; SSC: Alg. 3, 4,
+ * Alg. 5 with N_DUP 1..8 (cube P), Alg. 6 for every c with N_DUP 1/2/4. */
+int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int cap);
+/* Sort cfg[0..n-1] by predicted total time, fastest first; predictions that
+ * fail go last. pred (may be NULL) receives the sorted predictions. */
+void ovl_model_rank(const ovl_machine *m, ovl_model_cfg *cfg, int n, ovl_model_cost *pred);
+
 /* HSUMMA (Section 4.3, scatter-allgather broadcast): the sign of
  * dT/dG = (G - sqrt p)/(G sqrt G) (n alpha / b - 2 n^2 beta / p) decides:
  * alpha/beta > 2 n b / p makes G = sqrt(p) the minimum (returns sqrt p,

@@ -13,5 +13,6 @@
 #include "ovl/ssc.h"
 #include "ovl/purify.h"
 #include "ovl/trace.h"
+#include "ovl/model.h"
 
 #endif

@@ -379,3 +379,81 @@ int ovl_hsumma_gopt(double alpha, double beta, int64_t n, int64_t b, int P) {
   while (g > 1 && P % g) g--;
   return g;
 }
+
+/* ---- candidates and ranking -------------------------------------------------------- */
+
+static int push(ovl_model_cfg *out, int cap, int n, ovl_model_cfg c) {
+  if (n < cap) out[n] = c;
+  return n + 1;
+}
+
+int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int cap) {
+  int cnt = 0, cube = icbrt(P) * icbrt(P) * icbrt(P) == P, sq = 1;
+  while ((sq + 1) * (sq + 1) <= P) sq++;
+  static const int nd3[3] = {1, 2, 4};
+  if (f == OVL_MF_GEMM) {
+    static const int64_t bs[3] = {128, 256, 512};
+    for (int ib = 0; ib < 3; ib++)
+      for (int la = 0; la < 2; la++)
+        for (int d = 0; d < 3; d++) {
+          ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_SUMMA, n, P);
+          c.b = bs[ib], c.lookahead = la, c.ndup = nd3[d];
+          cnt = push(out, cap, cnt, c);
+        }
+    int p, q;
+    for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
+    while (P % p) p--;
+    q = P / p;
+    for (int g = 2; g < P; g++) {
+      int gI, gJ, r = (int)lround(sqrt((double)g));
+      if (r * r != g || ovl_hgroups_auto_dims(p, q, g, &gI, &gJ) != OVL_OK) continue;
+      ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_HSUMMA, n, P);
+      c.G = g, c.lookahead = 1;
+      cnt = push(out, cap, cnt, c);
+    }
+    if (sq * sq == P && P > 1) cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_MK_CANNON, n, P));
+    for (int d = 0; d < 3 && cube && P > 1; d++) {
+      ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_3D, n, P);
+      c.ndup = nd3[d];
+      cnt = push(out, cap, cnt, c);
+    }
+  } else {
+    if (cube) {
+      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_MK_SSC3, n, P));
+      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_MK_SSC4, n, P));
+      for (int d = 1; d <= 8; d++) {
+        ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_SSC5, n, P);
+        c.ndup = d;
+        cnt = push(out, cap, cnt, c);
+      }
+    }
+  }
+  /* 2.5D: every c with c | s and s * s * c = P */
+  for (int cc = 1; cc <= P; cc++) {
+    int s = (int)lround(sqrt((double)P / cc));
+    if (s * s * cc != P || s % cc) continue;
+    for (int d = 0; d < 3; d++) {
+      if (cc == 1 && d > 0) continue; /* no collectives to split */
+      ovl_model_cfg c = ovl_model_cfg_default(f == OVL_MF_GEMM ? OVL_MK_25D : OVL_MK_SSC6, n, P);
+      c.s = s, c.c = cc, c.ndup = nd3[d];
+      if (f == OVL_MF_GEMM && (cc == 1 || (cube && cc == s))) continue; /* Cannon / 3D already listed */
+      cnt = push(out, cap, cnt, c);
+    }
+  }
+  return cnt < cap ? cnt : cap;
+}
+
+void ovl_model_rank(const ovl_machine *m, ovl_model_cfg *cfg, int n, ovl_model_cost *pred) {
+  /* insertion sort on the predicted total (n is small) */
+  ovl_model_cost tmp[256], *pr = pred ? pred : tmp;
+  if (!pred && n > 256) n = 256;
+  for (int i = 0; i < n; i++)
+    if (ovl_model_predict(m, &cfg[i], &pr[i]) != OVL_OK) pr[i].total = INFINITY;
+  for (int i = 1; i < n; i++) {
+    ovl_model_cfg c = cfg[i];
+    ovl_model_cost r = pr[i];
+    int j = i - 1;
+    while (j >= 0 && pr[j].total > r.total) cfg[j + 1] = cfg[j], pr[j + 1] = pr[j], j--;
+    cfg[j + 1] = c, pr[j + 1] = r;
+  }
+}

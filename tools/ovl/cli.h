@@ -29,5 +29,29 @@ int cmd_bench_pingpong(int argc, char **argv);
 int cmd_bench_coll(int argc, char **argv);
 int cmd_bench_nbc(int argc, char **argv);
 int cmd_bench_ssc(int argc, char **argv);
+int cmd_bench_machine(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+
+/* Time SymmSquareCube on an s x s x c grid of MPI_COMM_WORLD (s = c = 0: the
+ * cube; idle ranks allowed): min and median over iters of the MAX over ranks.
+ * COLLECTIVE over MPI_COMM_WORLD. */
+ovl_err bench_ssc_time(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, int iters, int warmup,
+                       const ovl_coll_cfg *cc, double *tmin, double *tmed);
+
+/* The configuration `auto` stands for: the entry of the tune file (path,
+ * else $OVL_TUNE_FILE) for this family, P and the nearest n within a factor
+ * of 2, else the model's best candidate on the machine (cli_machine).
+ * why receives where the choice came from. COLLECTIVE over MPI_COMM_WORLD
+ * (rank 0 reads, the choice is broadcast). */
+ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
+                 ovl_model_cfg *out, char *why, size_t nwhy);
+/* "alg5 ndup=4" / "summa b=256 ndup=1 lookahead" / "2.5d c=2 ndup=2" ... LOCAL. */
+int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n);
+int cmd_tune(int argc, char **argv);
+
+/* The machine of the cost models: path, else $OVL_MACHINE, else Huang-Chow's
+ * Stampede2 (ovl_machine_stampede2); source receives where it came from.
+ * LOCAL. */
+ovl_err cli_machine(const char *path, ovl_machine *m, char *source, size_t n);
 
 #endif

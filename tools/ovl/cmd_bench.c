@@ -20,6 +20,7 @@ int cmd_bench(int argc, char **argv) {
   if (strcmp(name, "coll") == 0) return cmd_bench_coll(argc, argv);
   if (strcmp(name, "nbc") == 0) return cmd_bench_nbc(argc, argv);
   if (strcmp(name, "ssc") == 0) return cmd_bench_ssc(argc, argv);
+  if (strcmp(name, "machine") == 0) return cmd_bench_machine(argc, argv);
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
     if (ovl_world_rank() == 0) bench_usage(stdout);
     return CLI_OK;

@@ -105,6 +105,29 @@ static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc
   return OVL_OK;
 }
 
+ovl_err bench_ssc_time(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, int iters, int warmup,
+                       const ovl_coll_cfg *cc, double *tmin, double *tmed) {
+  ssc_bench B;
+  memset(&B, 0, sizeof B);
+  ovl_err rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, OVL_GRID_ALLOW_IDLE, &B.cube);
+  if (rc) return rc;
+  ssc_cfg *x = &B.c[B.ncfg++];
+  x->alg = alg, x->ndup = ndup, x->g = B.cube;
+  rc = cfg_setup(x, n, iters, cc, 42);
+  for (int r = 0; r < warmup + iters && !rc; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = ovl_time();
+    rc = ovl_ssc_run(x->s, x->D, x->D2, x->D3, NULL);
+    if (r >= warmup) x->t[r - warmup] = ovl_time() - t0;
+  }
+  ovl_stats st;
+  memset(&st, 0, sizeof st);
+  if (!rc) rc = ovl_stats_max_over_ranks(MPI_COMM_WORLD, x->t, iters, &st);
+  *tmin = st.min, *tmed = st.median;
+  bench_free(&B);
+  return rc;
+}
+
 int cmd_bench_ssc(int argc, char **argv) {
   int help = 0, iters = 5, warmup = 1, json = 0, quiet = 0, allow_idle = 0;
   int64_t n = 1000;

@@ -12,12 +12,11 @@ static const char *const k_backends[] = {"mpi", "own", NULL};
 static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
 static const char *const k_trans[] = {"N", "T", NULL};
 
-/* "auto" until the tuner decides: 3D when the ranks form a cube of side >= 2,
- * else SUMMA with lookahead. */
-static ovl_mm_algo auto_algo(int P) {
-  int s = 1;
-  while ((s + 1) * (s + 1) * (s + 1) <= P) s++;
-  return s >= 2 && s * s * s == P ? OVL_MM_3D : OVL_MM_SUMMA;
+/* Whether the option called `name` was on the command line. */
+static int was_given(const ovl_opt *opts, int nopts, const unsigned char *given, const char *name) {
+  for (int o = 0; o < nopts; o++)
+    if (!strcmp(opts[o].lname, name)) return given[o];
+  return 0;
 }
 
 int cmd_gemm(int argc, char **argv) {
@@ -26,10 +25,13 @@ int cmd_gemm(int argc, char **argv) {
   int64_t n = 1024, m = -1, k = -1, b = 256, outer = 0, seed = 42, mem_limit = 0;
   double alpha = 1.0, beta = 0.0, tol = -1.0;
   const char *algo = "summa", *grid = NULL, *groups = NULL, *check_mode = "auto", *backend = "mpi", *bcast = "auto";
-  const char *ta = "N", *tb = "N", *trace = NULL;
+  const char *ta = "N", *tb = "N", *trace = NULL, *machine = NULL, *tune_file = NULL;
   ovl_opt opts[] = {
-      {"algo", 'a', OVL_OPT_CHOICE, &algo, "NAME", "algorithm (auto: 3d on a cube of ranks, else summa + lookahead)",
-       k_algos, 0, -1},
+      {"algo", 'a', OVL_OPT_CHOICE, &algo, "NAME",
+       "algorithm (auto: the tune file's choice, else the cost model's; explicit options win)", k_algos, 0, -1},
+      {"machine", 0, OVL_OPT_STRING, &machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
+      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
+       -1},
       {"n", 'n', OVL_OPT_SIZE, &n, "N", "matrix size (C is m x n, op(A) m x k, op(B) k x n; m = k = n unless given)",
        NULL, 0, (int64_t)1 << 40},
       {"m", 0, OVL_OPT_SIZE, &m, "M", "rows of op(A) and C (default: n)", NULL, 0, (int64_t)1 << 40},
@@ -69,11 +71,13 @@ int cmd_gemm(int argc, char **argv) {
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
   const int nopts = (int)(sizeof opts / sizeof opts[0]);
+  unsigned char given[sizeof opts / sizeof opts[0]];
+  memset(given, 0, sizeof given);
   int prc = cli_parse("usage: mpiexec -n P ovl gemm [options]\n\n"
                       "Computes C = alpha*op(A)*op(B) + beta*C for random A, B, C with the chosen algorithm and\n"
                       "reports the time per repetition (MAX over ranks; min/median/max over repetitions), GFLOP/s,\n"
                       "and the seconds spent communicating and in local dgemm.",
-                      opts, nopts, argc, argv, 2, &help, NULL);
+                      opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
   if (m < 0) m = n;
   if (k < 0) k = n;
@@ -84,9 +88,25 @@ int cmd_gemm(int argc, char **argv) {
   /* ---- the plan ---- */
   ovl_mm_plan plan = ovl_mm_plan_default(OVL_MM_SUMMA, b);
   ovl_err rc = OVL_OK;
+  int auto_G = 0;
+  char auto_why[600] = "";
   if (strcmp(algo, "auto") == 0) {
-    plan.algo = auto_algo(P);
-    plan.lookahead = plan.algo == OVL_MM_SUMMA;
+    ovl_model_cfg ac;
+    int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
+    rc = cli_auto(OVL_MF_GEMM, big, P, machine, tune_file, &ac, auto_why, sizeof auto_why);
+    if (rc) return cli_fail("gemm", rc);
+    plan.algo = ac.kernel == OVL_MK_HSUMMA ? OVL_MM_HSUMMA : ac.kernel == OVL_MK_CANNON ? OVL_MM_CANNON
+                : ac.kernel == OVL_MK_3D    ? OVL_MM_3D
+                : ac.kernel == OVL_MK_25D   ? OVL_MM_25D
+                                            : OVL_MM_SUMMA;
+    if (!was_given(opts, nopts, given, "block")) plan.b = b = ac.b;
+    if (!was_given(opts, nopts, given, "ndup")) ndup = ac.ndup;
+    if (!was_given(opts, nopts, given, "lookahead")) lookahead = ac.lookahead;
+    if (!was_given(opts, nopts, given, "repl") && plan.algo == OVL_MM_25D) repl = ac.c;
+    auto_G = ac.G;
+    char cs[96];
+    cli_cfg_str(&ac, cs, sizeof cs);
+    if (!json && !quiet) ovl_log(OVL_LOG_INFO, "# auto: %s (%s)\n", cs, auto_why);
   } else {
     ovl_mm_algo_parse(algo, &plan.algo);
   }
@@ -159,6 +179,8 @@ int cmd_gemm(int argc, char **argv) {
         if (rc == OVL_OK && gn == 2) gI = gd[0], gJ = gd[1];
         else if (rc == OVL_OK && gn == 1) rc = ovl_hgroups_auto_dims(p, q, gd[0], &gI, &gJ);
         else if (rc == OVL_OK) rc = ovl_err_set(OVL_ERR_ARG, "--groups is IxJ or a count, got '%s'", groups);
+      } else if (auto_G > 0) {
+        rc = ovl_hgroups_auto_dims(p, q, auto_G, &gI, &gJ);
       } else {
         int G = 1;
         while ((G + 1) * (G + 1) <= p * q) G++;

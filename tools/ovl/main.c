@@ -83,6 +83,8 @@ static void usage(FILE *out) {
           "  gemm      distributed C = alpha*A*B + beta*C (SUMMA), with verification and timings\n"
           "  purify    density matrix of a Fock matrix by purification (SymmSquareCube), with --check\n"
           "  bench     micro-benchmarks (`ovl bench --help`)\n"
+          "  model     predicted time of a kernel from the cost models, and sweeps over its parameters\n"
+          "  tune      rank configurations by the model, time the best few, store the choice for `auto`\n"
           "  version   print the ovl version and the MPI library\n"
           "  help      this text\n");
 }
@@ -97,6 +99,10 @@ int main(int argc, char **argv) {
     rc = cmd_purify(argc, argv);
   } else if (strcmp(cmd, "bench") == 0) {
     rc = cmd_bench(argc, argv);
+  } else if (strcmp(cmd, "model") == 0) {
+    rc = cmd_model(argc, argv);
+  } else if (strcmp(cmd, "tune") == 0) {
+    rc = cmd_tune(argc, argv);
   } else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     if (ovl_world_rank() == 0) printf("ovl %s (%s)\n", ovl_version(), cli_mpi_library());
   } else if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {

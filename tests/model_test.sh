@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# End-to-end tests of `ovl model`, `ovl bench machine`, `ovl tune` and `auto`.
+# usage: model_test.sh OVL MPIEXEC [MPIEXEC_FLAGS...]
+set -u
+OVL=$1; shift
+MPIEXEC=("$@")
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+pass=0; fail=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+run() { # run NP ARGS... -> rc, out, err
+  local np=$1; shift
+  timeout $((240 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+}
+expect() {
+  local name=$1; shift
+  if "$@"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "--- stdout:"; echo "$out" | tail -15
+    echo "--- stderr:"; echo "$err" | tail -15
+  fi
+}
+has() { grep -q -- "$1" <<<"$2"; }
+count() { grep -c -- "$1" <<<"$2"; }
+jcheck() { $PY -c "$1" "$tmp/out" >/dev/null 2>"$tmp/pyerr" || { cat "$tmp/pyerr"; return 1; }; }
+
+# ---- ovl model -------------------------------------------------------------------------------------------------
+for k in summa hsumma cannon 3d 2.5d alg3 alg4 alg5 alg6; do
+  P=8; case $k in cannon) P=16 ;; hsumma) P=16 ;; esac
+  run 1 model -k "$k" -n 2000 -P "$P" -G 4 -j
+  expect "model $k rc" test "$rc" -eq 0
+  expect "model $k json" jcheck '
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+assert len(r) == 1 and "error" not in r[0], r
+r = r[0]
+assert r["total"] > 0 and r["compute"] > 0 and r["latency"] >= 0 and r["bandwidth"] > 0
+assert r["total"] <= (r["latency"] + r["bandwidth"] + r["compute"]) * (1 + 1e-6)
+'
+done
+run 1 model -k alg5 -n 5000 -P 64 --sweep ndup --max 6
+expect "sweep ndup rc" test "$rc" -eq 0
+expect "sweep ndup rows" test "$(count "alg5 P=64 ndup=" "$out")" -eq 6
+run 1 model -k hsumma -n 8192 -P 64 --sweep G -j
+expect "sweep G rows (1, 4, 16, 64 tile 8x8 squarely; 2, 8, 32 too)" test "$(count '"kernel":"hsumma"' "$out")" -ge 4
+run 1 model -k alg6 -n 4000 -P 128 --sweep c
+expect "sweep c: 8x8x2 and 4x4x8? only c | s: 8x8x2" has "alg6 P=128 c=2" "$out"
+run 1 model -k alg5 -n 4000 -P 8 --sweep ppn --max 8
+expect "sweep ppn rows" test "$(count "alg5 P=" "$out")" -eq 4
+expect "sweep ppn: 16 ranks are no cube" has "not a cube" "$out"
+run 1 model -k 3d -n 4000 -P 1000 --sweep P
+expect "sweep P: cubes" test "$(count "^  3d P=" "$out")" -eq 10
+run 1 model -k summa -n 4096 -P 64 --sweep algo
+expect "sweep algo: 9 rows" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 9
+run 1 model -k alg4 -n 7645 -P 64
+expect "model header names the built-in machine" has "stampede2" "$out"
+run 1 model -k alg7
+expect "bad kernel exit 2" test "$rc" -eq 2
+echo '{"beta": 1e-9}' >"$tmp/bad.json"
+run 1 model --machine "$tmp/bad.json"
+expect "bad machine file exit 1" test "$rc" -eq 1
+expect "bad machine file message" has "gamma" "$err"
+run 1 model --machine "$tmp/nope.json"
+expect "missing machine file exit 1" test "$rc" -eq 1
+
+# ---- ovl bench machine -------------------------------------------------------------------------------------------
+run 2 bench machine -o "$tmp/m.json" -M 64K -i 3 -q
+expect "bench machine rc" test "$rc" -eq 0
+expect "machine file written" test -s "$tmp/m.json"
+cp "$tmp/m.json" "$tmp/out"
+expect "machine file content" jcheck '
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["beta"] > 0 and m["gamma"] > 0 and m["peak_bw"] > 0, m
+assert {(t["coll"], t["p"]) for t in m["fbw"]} == {("bcast", 2), ("reduce", 2), ("allreduce", 2)}
+assert all(len(t["size"]) == len(t["bw"]) == 4 and all(b > 0 for b in t["bw"]) for t in m["fbw"])
+'
+run 1 model -k alg5 -n 1000 -P 8 --machine "$tmp/m.json"
+expect "model reads the measured machine" has "3 f_BW tables" "$out"
+run 1 bench machine -o "$tmp/m1.json"
+expect "bench machine needs 2 ranks" test "$rc" -eq 2
+run 2 bench machine
+expect "bench machine needs -o" test "$rc" -eq 2
+
+# ---- ovl tune and auto ---------------------------------------------------------------------------------------------
+run 8 tune -k ssc -n 48 --exhaustive -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+expect "tune ssc np=8 rc" test "$rc" -eq 0
+expect "tune ssc: all 13 configurations timed" test "$(grep -c "^ *[0-9]* *alg[3-6]" <<<"$out")" -eq 13
+expect "tune ssc: exhaustive line" has "# exhaustive: best" "$out"
+expect "tune file entry" test "$(grep -c '"family":"ssc","n":48,"P":8' "$tmp/tune.json")" -eq 1
+run 8 tune -k ssc -n 48 --top 2 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+expect "tune again replaces the entry" test "$(grep -c '"family":"ssc"' "$tmp/tune.json")" -eq 1
+run 4 tune -k gemm -n 64 --top 3 -i 1 -x 0 -q -o "$tmp/tune.json"
+expect "tune gemm np=4 rc" test "$rc" -eq 0
+expect "tune gemm: 3 timed" test "$(grep -c "^ *[1-3]  " <<<"$out")" -eq 3
+expect "tune file has both" test "$(wc -l <"$tmp/tune.json")" -eq 2
+choice=$(grep -o '# choice: [^(]*' <<<"$out" | sed 's/# choice: //; s/ *$//')
+run 4 gemm -n 70 --algo auto --tune-file "$tmp/tune.json" --check -i 1 -x 0 --no-blas-check
+expect "gemm auto from the tune file rc" test "$rc" -eq 0
+expect "gemm auto names the tune file" has "# auto: $choice (tune file" "$out"
+expect "gemm auto result checked" has "PASS" "$out"
+run 4 gemm -n 300 --algo auto --tune-file "$tmp/tune.json" -i 1 -x 0 --no-blas-check
+expect "gemm auto: n far from the tuned one uses the model" has "(cost model" "$out"
+run 4 gemm -n 70 --algo auto --tune-file "$tmp/tune.json" --ndup 3 -i 1 -x 0 --no-blas-check
+expect "explicit --ndup wins over auto" has "ndup=3" "$out"
+run 2 tune -k ssc -n 40
+expect "tune ssc on 2 ranks: no grid fits" test "$rc" -eq 1
+expect "tune ssc on 2 ranks: message" has "fits 2 ranks" "$err"
+run 1 tune -k nope
+expect "tune bad kernel exit 2" test "$rc" -eq 2
+
+echo "model_test: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,334 @@
+/* ovl tune: rank a kernel family's configurations by the cost model, time the
+ * best few (or all, --exhaustive), and store the fastest in a tune file that
+ * `auto` reads. Also the resolution of `auto` itself (cli_auto).
+ *
+ * Tune file: one JSON object per line,
+ *   {"family":"ssc","n":576,"P":8,"kernel":"alg5","ndup":4,"s":0,"c":0,"b":256,"G":1,"lookahead":0,
+ *    "t_median":1.2e-02,"machine":"..."}
+ * A new entry replaces the one with the same family, n and P. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_util.h"
+#include "cli.h"
+
+enum { TUNE_MAXCAND = 128, TUNE_MAXLINES = 4096 };
+
+static const char *const k_families[] = {"gemm", "ssc", NULL};
+
+int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n) {
+  const char *k = ovl_model_kernel_name(c->kernel);
+  switch (c->kernel) {
+  case OVL_MK_SUMMA:
+    return snprintf(buf, n, "%s b=%" PRId64 " ndup=%d%s", k, c->b, c->ndup, c->lookahead ? " lookahead" : "");
+  case OVL_MK_HSUMMA:
+    return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup, c->lookahead ? " lookahead" : "");
+  case OVL_MK_25D:
+  case OVL_MK_SSC6: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
+  default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
+  }
+}
+
+/* ---- tune file ------------------------------------------------------------------ */
+
+static int jnum(const char *line, const char *key, double *v) {
+  char pat[48];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(line, pat);
+  if (!p) return 0;
+  char *end = NULL;
+  *v = strtod(p + strlen(pat), &end);
+  return end != p + strlen(pat);
+}
+
+static int jstr(const char *line, const char *key, char *out, size_t n) {
+  char pat[48];
+  snprintf(pat, sizeof pat, "\"%s\":\"", key);
+  const char *p = strstr(line, pat);
+  if (!p) return 0;
+  p += strlen(pat);
+  size_t k = 0;
+  while (*p && *p != '"' && k + 1 < n) out[k++] = *p++;
+  out[k] = 0;
+  return *p == '"';
+}
+
+/* Parse one line; returns 1 with the family index, n, P and the configuration. */
+static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model_cfg *c) {
+  char f[16], k[16];
+  double vn, vP, nd, s, cc, b, G, la;
+  if (!jstr(line, "family", f, sizeof f) || !jstr(line, "kernel", k, sizeof k) || !jnum(line, "n", &vn) ||
+      !jnum(line, "P", &vP) || !jnum(line, "ndup", &nd) || !jnum(line, "s", &s) || !jnum(line, "c", &cc) ||
+      !jnum(line, "b", &b) || !jnum(line, "G", &G) || !jnum(line, "lookahead", &la))
+    return 0;
+  *fam = !strcmp(f, "gemm") ? OVL_MF_GEMM : !strcmp(f, "ssc") ? OVL_MF_SSC : -1;
+  ovl_model_kernel kk;
+  if (*fam < 0 || ovl_model_kernel_parse(k, &kk) != OVL_OK) return 0;
+  *c = ovl_model_cfg_default(kk, (int64_t)vn, (int)vP);
+  c->ndup = (int)nd, c->s = (int)s, c->c = (int)cc, c->b = (int64_t)b, c->G = (int)G, c->lookahead = (int)la;
+  *n = (int64_t)vn, *P = (int)vP;
+  return c->ndup >= 1 && c->ndup <= OVL_LANES_MAX && *P >= 1 && *n >= 0;
+}
+
+/* Rank 0: the entry for (f, P) with the nearest n within a factor of 2. */
+static int tune_lookup(const char *path, ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int64_t *nfound) {
+  FILE *fp = fopen(path, "r");
+  if (!fp) return 0;
+  char line[1024];
+  double best = INFINITY;
+  int found = 0;
+  while (fgets(line, sizeof line, fp)) {
+    int fam, eP;
+    int64_t en;
+    ovl_model_cfg c;
+    if (!parse_entry(line, &fam, &en, &eP, &c) || fam != (int)f || eP != P || en <= 0 || n <= 0) continue;
+    double d = fabs(log((double)en / (double)n));
+    if (d <= log(2.0) + 1e-12 && d < best) best = d, *out = c, *nfound = en, found = 1;
+  }
+  fclose(fp);
+  if (found) out->n = n;
+  return found;
+}
+
+static ovl_err tune_store(const char *path, ovl_model_family f, const ovl_model_cfg *c, double tmed,
+                          const char *mname) {
+  char *keep[TUNE_MAXLINES];
+  int nk = 0;
+  FILE *fp = fopen(path, "r");
+  if (fp) {
+    char line[1024];
+    while (fgets(line, sizeof line, fp) && nk < TUNE_MAXLINES) {
+      int fam, eP;
+      int64_t en;
+      ovl_model_cfg e;
+      if (parse_entry(line, &fam, &en, &eP, &e) && fam == (int)f && en == c->n && eP == c->P) continue;
+      keep[nk] = strdup(line);
+      if (keep[nk]) nk++;
+    }
+    fclose(fp);
+  }
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *o = fopen(tmp, "w");
+  ovl_err rc = OVL_OK;
+  if (!o) rc = ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+  for (int k = 0; k < nk; k++) {
+    if (o) fputs(keep[k], o);
+    free(keep[k]);
+  }
+  if (!o) return rc;
+  fprintf(o,
+          "{\"family\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"kernel\":\"%s\",\"ndup\":%d,\"s\":%d,\"c\":%d,\"b\":%" PRId64
+          ",\"G\":%d,\"lookahead\":%d,\"t_median\":%.6e,\"machine\":\"%s\"}\n",
+          k_families[f], c->n, c->P, ovl_model_kernel_name(c->kernel), c->ndup, c->s, c->c, c->b, c->G, c->lookahead,
+          tmed, mname);
+  int bad = ferror(o);
+  if (fclose(o) != 0 || bad) {
+    remove(tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot write %s", tmp);
+  }
+  if (rename(tmp, path) != 0) {
+    remove(tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+  }
+  return OVL_OK;
+}
+
+ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
+                 ovl_model_cfg *out, char *why, size_t nwhy) {
+  const char *env = getenv("OVL_TUNE_FILE");
+  if (!tune_file && env && *env) tune_file = env;
+  ovl_err rc = OVL_OK;
+  int found = 0;
+  int64_t nf = 0;
+  if (ovl_world_rank() == 0) {
+    if (tune_file) found = tune_lookup(tune_file, f, n, P, out, &nf);
+    if (found) {
+      snprintf(why, nwhy, "tune file %s, measured at n=%" PRId64, tune_file, nf);
+    } else {
+      ovl_machine m;
+      char src[512];
+      rc = cli_machine(machine, &m, src, sizeof src);
+      ovl_model_cfg cand[TUNE_MAXCAND];
+      int nc = rc ? 0 : ovl_model_candidates(f, n, P, cand, TUNE_MAXCAND);
+      if (!rc && nc == 0) rc = ovl_err_set(OVL_ERR_GRID, "auto: no configuration fits %d ranks", P);
+      if (!rc) {
+        ovl_model_rank(&m, cand, nc, NULL);
+        *out = cand[0];
+        snprintf(why, nwhy, "cost model, machine %s", src);
+      }
+    }
+  }
+  OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, rc));
+  MPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(why, (int)nwhy, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return OVL_OK;
+}
+
+/* ---- measuring a candidate -------------------------------------------------------- */
+
+static ovl_err gemm_time(const ovl_model_cfg *c, int iters, int warmup, double *tmin, double *tmed) {
+  ovl_mm_plan plan = ovl_mm_plan_default(OVL_MM_SUMMA, c->b);
+  plan.ndup = c->ndup, plan.lookahead = c->lookahead, plan.outer = c->outer;
+  ovl_grid2d g = NULL;
+  ovl_grid3d g3 = NULL;
+  ovl_err rc = OVL_OK;
+  int P = c->P;
+  if (c->kernel == OVL_MK_3D || c->kernel == OVL_MK_25D) {
+    plan.algo = c->kernel == OVL_MK_3D ? OVL_MM_3D : OVL_MM_25D;
+    rc = ovl_grid3d_create(MPI_COMM_WORLD, c->kernel == OVL_MK_3D ? 0 : c->s, c->kernel == OVL_MK_3D ? 0 : c->c,
+                           OVL_GRID_ALLOW_IDLE, &g3);
+    if (!rc) g = ovl_grid3d_plane(g3);
+  } else {
+    int p = 0, q = 0;
+    plan.algo = c->kernel == OVL_MK_CANNON ? OVL_MM_CANNON : c->kernel == OVL_MK_HSUMMA ? OVL_MM_HSUMMA : OVL_MM_SUMMA;
+    if (c->kernel == OVL_MK_CANNON) {
+      for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
+      q = p;
+    }
+    rc = ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g);
+    if (!rc && c->kernel == OVL_MK_HSUMMA) {
+      ovl_grid2d_dims(g, &p, &q);
+      rc = ovl_err_agree(MPI_COMM_WORLD, ovl_hgroups_auto_dims(p, q, c->G, &plan.groups_i, &plan.groups_j));
+    }
+  }
+  if (rc) {
+    if (g3) ovl_grid3d_destroy(&g3);
+    else ovl_grid2d_destroy(&g);
+    return rc;
+  }
+  ovl_dmat A = NULL, B = NULL, C = NULL;
+  rc = ovl_dmat_create(g, c->n, c->n, &A);
+  if (!rc) rc = ovl_dmat_create(g, c->n, c->n, &B);
+  if (!rc) rc = ovl_dmat_create(g, c->n, c->n, &C);
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  double t[1000];
+  for (int it = 0; !rc && it < warmup + iters; it++) {
+    ovl_dmat_fill(A, OVL_FILL_RANDOM, 1), ovl_dmat_fill(B, OVL_FILL_RANDOM, 2);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = ovl_time();
+    rc = ovl_gemm('N', 'N', 1.0, A, B, 0.0, C, &plan, g3, NULL);
+    if (it >= warmup) t[it - warmup] = ovl_time() - t0;
+  }
+  ovl_stats st;
+  memset(&st, 0, sizeof st);
+  if (!rc) rc = ovl_stats_max_over_ranks(MPI_COMM_WORLD, t, iters, &st);
+  *tmin = st.min, *tmed = st.median;
+  ovl_dmat_destroy(&A), ovl_dmat_destroy(&B), ovl_dmat_destroy(&C);
+  if (g3) ovl_grid3d_destroy(&g3);
+  else ovl_grid2d_destroy(&g);
+  return rc;
+}
+
+static ovl_err measure(ovl_model_family f, const ovl_model_cfg *c, int iters, int warmup, double *tmin,
+                       double *tmed) {
+  if (f == OVL_MF_GEMM) return gemm_time(c, iters, warmup, tmin, tmed);
+  ovl_coll_cfg cc = ovl_coll_cfg_default();
+  ovl_ssc_alg a = (ovl_ssc_alg)(OVL_SSC_ALG3 + (c->kernel - OVL_MK_SSC3));
+  return bench_ssc_time(a, c->ndup, c->kernel == OVL_MK_SSC6 ? c->s : 0, c->kernel == OVL_MK_SSC6 ? c->c : 0, c->n,
+                        iters, warmup, &cc, tmin, tmed);
+}
+
+int cmd_tune(int argc, char **argv) {
+  int help = 0, top = 3, iters = 3, warmup = 1, exhaustive = 0, json = 0, quiet = 0;
+  int64_t n = 1024;
+  const char *family = "ssc", *machine = NULL, *out = NULL;
+  ovl_opt opts[] = {
+      {"kernel", 'k', OVL_OPT_CHOICE, &family, "K", "kernel family: gemm (C = A B) or ssc (SymmSquareCube)", k_families,
+       0, -1},
+      {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size", NULL, 1, (int64_t)1 << 20},
+      {"machine", 'm', OVL_OPT_STRING, &machine, "FILE", "machine file (default: $OVL_MACHINE, else built-in)", NULL, 0,
+       -1},
+      {"top", 't', OVL_OPT_INT, &top, "K", "time the K best configurations by the model", NULL, 1, TUNE_MAXCAND},
+      {"exhaustive", 0, OVL_OPT_FLAG, &exhaustive, NULL, "time every configuration (the sweep auto is judged by)", NULL,
+       0, -1},
+      {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per configuration", NULL, 1, 1000},
+      {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 100},
+      {"output", 'o', OVL_OPT_STRING, &out, "FILE", "tune file to store the choice in (default: $OVL_TUNE_FILE)", NULL,
+       0, -1},
+      {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
+      {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
+      {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
+  };
+  int prc = cli_parse("usage: mpiexec -n P ovl tune --kernel gemm|ssc -n N [options]\n\n"
+                      "Ranks the configurations of a kernel (algorithm, N_DUP, G, c, panel width, lookahead) by the\n"
+                      "cost model, times the K best on these ranks (time = MAX over ranks, median over repetitions)\n"
+                      "and stores the fastest in the tune file, where `ovl gemm --algo auto` and `ovl purify --algo\n"
+                      "auto` find it. --exhaustive times every configuration and reports how far the model's and the\n"
+                      "tuner's choices are from the best one.",
+                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
+  if (prc >= 0) return prc;
+  const char *env = getenv("OVL_TUNE_FILE");
+  if (!out && env && *env) out = env;
+  int P = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  ovl_model_family f = !strcmp(family, "gemm") ? OVL_MF_GEMM : OVL_MF_SSC;
+  ovl_machine m;
+  char src[512];
+  ovl_err rc = cli_machine(machine, &m, src, sizeof src);
+  ovl_model_cfg cand[TUNE_MAXCAND];
+  ovl_model_cost pred[TUNE_MAXCAND];
+  int nc = 0;
+  if (!rc) {
+    nc = ovl_model_candidates(f, n, P, cand, TUNE_MAXCAND);
+    ovl_model_rank(&m, cand, nc, pred);
+    while (nc > 0 && isinf(pred[nc - 1].total)) nc--;
+    if (nc == 0) rc = ovl_err_set(OVL_ERR_GRID, "no %s configuration fits %d ranks", family, P);
+  }
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("tune", rc);
+  int nm = exhaustive ? nc : (top < nc ? top : nc);
+  if (!json)
+    ovl_log(OVL_LOG_INFO,
+            "# ovl tune: %s n=%" PRId64 " on %d ranks, %d configurations, timing %s%d; machine %s\n# MPI: %s\n"
+            "# time = MAX over ranks, median of %d (+%d warm-up); rank = position in the model's order\n"
+            "# %4s  %-34s %12s %12s %12s %8s\n",
+            family, n, P, nc, exhaustive ? "all " : "the best ", nm, src, cli_mpi_library(), iters, warmup, "rank",
+            "configuration", "predicted(s)", "t_min(s)", "t_med(s)", "pred/med");
+  bench_progress prog;
+  bench_progress_start(&prog, "tune", nm, !quiet && !json);
+  double tmed[TUNE_MAXCAND], tmin[TUNE_MAXCAND];
+  int best = -1;
+  for (int k = 0; k < nm && !rc; k++) {
+    char cs[96];
+    cli_cfg_str(&cand[k], cs, sizeof cs);
+    rc = measure(f, &cand[k], iters, warmup, &tmin[k], &tmed[k]);
+    if (rc) break;
+    if (best < 0 || tmed[k] < tmed[best]) best = k;
+    if (json)
+      ovl_log(OVL_LOG_QUIET,
+              "{\"cmd\":\"tune\",\"family\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"rank\":%d,\"config\":\"%s\","
+              "\"predicted\":%.6e,\"t_min\":%.6e,\"t_median\":%.6e}\n",
+              family, n, P, k + 1, cs, pred[k].total, tmin[k], tmed[k]);
+    else
+      ovl_log(OVL_LOG_QUIET, "  %4d  %-34s %12.4e %12.4e %12.4e %8.2f\n", k + 1, cs, pred[k].total, tmin[k], tmed[k],
+              pred[k].total / tmed[k]);
+    bench_progress_step(&prog, "%s: %.4e s", cs, tmed[k]);
+  }
+  if (rc) return cli_fail("tune", rc);
+  char bs[96];
+  cli_cfg_str(&cand[best], bs, sizeof bs);
+  if (!json) {
+    ovl_log(OVL_LOG_QUIET, "# choice: %s (%.4e s)\n", bs, tmed[best]);
+    if (exhaustive) {
+      int tb = 0; /* the tuner's choice: the fastest of the model's top K */
+      for (int k = 1; k < (top < nm ? top : nm); k++)
+        if (tmed[k] < tmed[tb]) tb = k;
+      ovl_log(OVL_LOG_QUIET,
+              "# exhaustive: best %.4e s; the model's first choice %.4e s (%.3fx the best); the tuner's (best of the "
+              "top %d) %.4e s (%.3fx)\n",
+              tmed[best], tmed[0], tmed[0] / tmed[best], top, tmed[tb], tmed[tb] / tmed[best]);
+    }
+  }
+  if (out) {
+    cand[best].n = n;
+    if (ovl_world_rank() == 0) rc = tune_store(out, f, &cand[best], tmed[best], m.name);
+    rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+    if (rc) return cli_fail("tune", rc);
+    if (!json) ovl_log(OVL_LOG_QUIET, "# stored in %s\n", out);
+  }
+  return CLI_OK;
+}
