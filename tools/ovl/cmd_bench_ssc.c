@@ -264,7 +264,7 @@ int cmd_bench_ssc(int argc, char **argv) {
       ovl_log(OVL_LOG_QUIET,
               "{\"bench\":\"ssc\",\"algo\":\"%s\",\"ndup\":%d,\"n\":%" PRId64 ",\"ranks\":%d,\"grid\":\"%s\","
               "\"backend\":\"%s\",\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"t_comm_median\":%.6e,"
-              "\"gflops\":%.3f,\"speedup_vs_alg4\":%.4f,\"relerr\":%.3e,\"check\":\"%s\",\"iterations\":%d,"
+              "\"gflops\":%.3f,\"speedup_vs_alg4\":%.6g,\"relerr\":%.3e,\"check\":\"%s\",\"iterations\":%d,"
               "\"mpi\":\"%s\"}\n",
               ovl_ssc_alg_name(x->alg), x->ndup, n, P, gs, backend, S[k].min, S[k].median, S[k].max, SC[k].median, gf,
               sp, x->relerr, ok ? "PASS" : "FAIL", iters, cli_mpi_library());

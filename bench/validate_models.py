@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Predicted vs measured time for every algorithm ovl models, and how close
+`auto` comes to the best configuration of an exhaustive sweep.
+
+usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--out DIR] [--ovl build/ovl]
+
+1. `ovl bench machine` measures this machine's parameters (machine.json);
+2. each algorithm runs with `ovl gemm --json` / `ovl bench ssc --json`
+   (median of --reps repetitions, MAX over ranks) and is predicted by
+   `ovl model --json` with the same configuration and machine file;
+3. `ovl tune --exhaustive` times every configuration of the gemm and ssc
+   families; the model's first choice (what `auto` runs without a tune file)
+   and the tuner's choice (best of the model's top 3) are compared with the
+   best one.
+Prints Markdown tables; the raw JSON lines go to --out.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+
+def run(np_, args, ovl):
+    cmd = [os.path.join(ROOT, "scripts", "mpirun.sh"), str(np_), ovl] + args
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("validate_models: failed: %s\n%s%s" % (" ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
+    return p.stdout
+
+
+def jlines(text):
+    return [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--np", type=int, default=8)
+    ap.add_argument("--n", type=int, default=1536)
+    ap.add_argument("--ssc-n", type=int, default=1200)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--out", default="validate-out")
+    ap.add_argument("--ovl", default=os.path.join(ROOT, "build", "ovl"))
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    mfile = os.path.join(a.out, "machine.json")
+    print(run(a.np, ["bench", "machine", "-o", mfile, "-q"], a.ovl).strip())
+    P, n, r = a.np, a.n, str(a.reps)
+    rows = []
+    # (label, ranks, gemm args, model args)
+    gemm_cases = [
+        ("summa b=256", P, ["--algo", "summa", "-b", "256"], ["-k", "summa", "-b", "256"]),
+        ("summa b=256 lookahead", P, ["--algo", "summa", "-b", "256", "--lookahead"],
+         ["-k", "summa", "-b", "256", "--lookahead"]),
+        ("hsumma G=4 b=256", P, ["--algo", "hsumma", "-b", "256", "-G", "4"], ["-k", "hsumma", "-b", "256", "-G", "4"]),
+        ("cannon", 4, ["--algo", "cannon"], ["-k", "cannon"]),
+        ("3d ndup=2", P, ["--algo", "3d", "--ndup", "2"], ["-k", "3d", "--ndup", "2"]),
+        ("2.5d c=2", P, ["--algo", "2.5d", "-c", "2"], ["-k", "2.5d", "-c", "2"]),
+    ]
+    raw = open(os.path.join(a.out, "validate.jsonl"), "w")
+    for label, np_, gargs, margs in gemm_cases:
+        meas = jlines(run(np_, ["gemm", "-n", str(n), "-i", r, "-x", "1", "--json", "--no-blas-check"] + gargs, a.ovl))[0]
+        pred = jlines(run(1, ["model", "-n", str(n), "-P", str(np_), "--machine", mfile, "--json"] + margs, a.ovl))[0]
+        raw.write(json.dumps({"case": label, "measured": meas, "predicted": pred}) + "\n")
+        rows.append((label, n, np_, pred, meas["t_median"], meas["t_min"]))
+    ssc = jlines(run(P, ["bench", "ssc", "-n", str(a.ssc_n), "-d", "1,4", "-i", r, "-x", "1", "--json", "-q"], a.ovl))
+    for s in ssc:
+        margs = ["-k", s["algo"], "--ndup", str(s["ndup"])]
+        pred = jlines(run(1, ["model", "-n", str(a.ssc_n), "-P", str(P), "--machine", mfile, "--json"] + margs,
+                          a.ovl))[0]
+        raw.write(json.dumps({"case": s["algo"], "measured": s, "predicted": pred}) + "\n")
+        rows.append(("%s ndup=%d" % (s["algo"], s["ndup"]), a.ssc_n, P, pred, s["t_median"], s["t_min"]))
+    print()
+    print("| configuration | n | P | predicted (s) | latency | bandwidth | compute | measured median (s) | min (s) "
+          "| measured / predicted |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for label, nn, np_, p, tmed, tmin in rows:
+        print("| %s | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |" % (
+            label, nn, np_, p["total"], p["latency"], p["bandwidth"], p["compute"], tmed, tmin, tmed / p["total"]))
+    print()
+    for fam, nn in (("ssc", a.ssc_n), ("gemm", n)):
+        out = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-x", "1", "-q"],
+                  a.ovl)
+        with open(os.path.join(a.out, "tune_%s.txt" % fam), "w") as f:
+            f.write(out)
+        cfgs = [l for l in out.splitlines() if re.match(r"^\s+\d+\s", l)]
+        print("exhaustive sweep, %s n=%d on %d ranks (%d configurations, median of %s):" % (fam, nn, P, len(cfgs), r))
+        print("```")
+        print("\n".join(cfgs))
+        print("\n".join(l for l in out.splitlines() if l.startswith("# choice") or l.startswith("# exhaustive")))
+        print("```")
+
+
+if __name__ == "__main__":
+    main()
