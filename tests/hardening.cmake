@@ -30,3 +30,12 @@ if(NOT OVL_SANITIZE)
   set_tests_properties(hard_fuzz PROPERTIES TIMEOUT ${OVL_HARD_FUZZ_TIMEOUT} SKIP_RETURN_CODE 77
                        ENVIRONMENT "${OVL_TEST_ENV}")
 endif()
+
+if(NOT OVL_SANITIZE)
+  # Faults injected into running jobs: signals, kill -9 of a rank, a full disk.
+  math(EXPR OVL_HARD_FAULT_TIMEOUT "400 * ${OVL_TIMEOUT_SCALE}")
+  add_test(NAME hard_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fault_test.sh $<TARGET_FILE:ovl_cli>
+           ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
+  set_tests_properties(hard_faults PROPERTIES TIMEOUT ${OVL_HARD_FAULT_TIMEOUT} ENVIRONMENT "${OVL_TEST_ENV}"
+                       PROCESSORS 2 RUN_SERIAL ON)
+endif()

@@ -23,6 +23,8 @@
 #ifndef OVL_PURIFY_H
 #define OVL_PURIFY_H
 
+#include <signal.h>
+
 #include "ovl/ssc.h"
 
 #ifdef __cplusplus
@@ -44,6 +46,12 @@ typedef struct ovl_purify_opts {
   const char *checkpoint; /* checkpoint path prefix (PREFIX.state.json + PREFIX.itK.raw) */
   int restart;            /* start from the checkpoint instead of D0 */
   int verbose;            /* one line per iteration on rank 0 */
+  /* Stop request, e.g. set by a signal handler (NULL: none). Checked at every
+   * iteration boundary: the ranks agree (MPI_Allreduce, MAX) on the largest
+   * value any of them sees; when it is non-zero, D is checkpointed (when
+   * checkpoint is set) and ovl_purify returns OVL_OK with result.stopped set
+   * to that value. D is then an unconverged iterate. */
+  const volatile sig_atomic_t *stop;
 } ovl_purify_opts;
 
 /* Defaults as documented above. LOCAL. */
@@ -59,6 +67,8 @@ typedef struct ovl_purify_result {
   double t_total;    /* seconds */
   double t_ssc;      /* seconds in SymmSquareCube */
   double ssc_gflops; /* 4 n^3 flops per iteration / t_ssc */
+  int stopped;       /* the agreed *opts.stop that ended the run early, else 0 */
+  int checkpoint;    /* iteration of the last checkpoint written or read, else -1 */
 } ovl_purify_result;
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the

@@ -198,7 +198,7 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   if (symmetric) OVL_TRY(ovl_io_check_symmetric_write(A, path));
   if (rank == 0) {
     rc = ovl_io_tmp_name(path, (long)getpid(), &tmp);
-    if (rc == OVL_OK) rc = ovl_io_create_empty(tmp, path);
+    if (rc == OVL_OK) rc = ovl_io_create_sized(tmp, path, A->m * A->n * 8);
     created = rc == OVL_OK;
   }
   rc = ovl_err_agree(parent, rc);

@@ -211,15 +211,22 @@ ovl_err ovl_io_tmp_name(const char *path, long pid, char **out) {
   return ovl_io_concat(path, suffix, out);
 }
 
-ovl_err ovl_io_create_empty(const char *tmp, const char *path) {
+ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes) {
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
   if (fd < 0) {
     int e = errno;
     return ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path, tmp,
                        strerror(e));
   }
+  int e = bytes > 0 ? posix_fallocate(fd, 0, (off_t)bytes) : 0;
+  if (e != 0 && e != EINVAL && e != EOPNOTSUPP) {
+    close(fd);
+    unlink(tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot write '%s': reserving %" PRId64 " bytes for '%s' failed: %s", path, bytes,
+                       tmp, strerror(e));
+  }
   if (close(fd) != 0) {
-    int e = errno;
+    e = errno;
     unlink(tmp);
     return ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", path, tmp, strerror(e));
   }

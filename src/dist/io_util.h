@@ -53,10 +53,14 @@ ovl_err ovl_io_concat(const char *path, const char *suffix, char **out);
 /* "<path>.tmp.<pid>" in new memory (ovl_free it). Errors: OVL_ERR_NOMEM. */
 ovl_err ovl_io_tmp_name(const char *path, long pid, char **out);
 
-/* Create (or truncate) the empty file tmp, so that failures to create it give
- * strerror in the message. path is the final name, for messages.
- * Errors: OVL_ERR_IO. */
-ovl_err ovl_io_create_empty(const char *tmp, const char *path);
+/* Create (or truncate) the file tmp and reserve bytes of disk space for it
+ * (posix_fallocate; skipped where the file system cannot), so that failures
+ * to create it give strerror in the message and a disk or quota too small for
+ * the data fails here, before any data moves: MPI-IO writes into a sized file
+ * on a full file system can succeed without storing the data (seen with Open
+ * MPI 4.1 on tmpfs). path is the final name, for messages.
+ * Errors: OVL_ERR_IO (unlinks tmp). */
+ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes);
 
 /* An atomic text/binary writer: open writes "<path>.tmp.<pid>", commit
  * flushes, fsyncs, closes and renames it to path; any failure (and abort)

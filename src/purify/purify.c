@@ -116,6 +116,9 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, int prev, cons
     FILE *f = fopen(tmp, "w");
     int ok = f && fprintf(f, "{\"iteration\": %d, \"method\": \"%s\", \"n\": %" PRId64 ", \"nocc\": %" PRId64
                              ", \"data\": \"%s\"}\n", it, ovl_purify_method_name(o->method), D->m, o->nocc, data) > 0;
+    /* the state reaches the disk before it is renamed into place, so that it
+     * never names data that a crash could lose */
+    if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
     if (f) ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, state) != 0) {
       unlink(tmp);
@@ -300,9 +303,27 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
       if (on0) rc = ckpt_write(D, opts->checkpoint, it, prev_ckpt, opts);
       rc = ovl_err_agree(parent, rc);
-      prev_ckpt = it;
+      if (rc == OVL_OK) prev_ckpt = it;
+    }
+    if (rc == OVL_OK && opts->stop) { /* a stop request: every rank learns of it at the same iteration */
+      int stop = (int)*opts->stop;
+      if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
+        ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+      if (stop) {
+        if (opts->checkpoint && prev_ckpt != it) {
+          if (on0) rc = ckpt_write(D, opts->checkpoint, it, prev_ckpt, opts);
+          rc = ovl_err_agree(parent, rc);
+          if (rc == OVL_OK) prev_ckpt = it;
+        }
+        R.stopped = stop;
+        R.iterations = it;
+        R.idem_err = flag[2];
+        R.trace_err = flag[3];
+        break;
+      }
     }
   }
+  R.checkpoint = prev_ckpt;
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && converged) {
     R.iterations = it;

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <lapacke.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,32 @@ static int64_t nocc_from_meta(const char *fock) {
   long long v = -1;
   if (p && sscanf(p + 8, "%lld", &v) != 1) v = -1;
   return v;
+}
+
+/* SIGINT, SIGTERM and SIGUSR1 during a run: the handler records the signal;
+ * the purification stops at the next iteration boundary (all ranks agree
+ * there), writes a final checkpoint when --checkpoint is given, and the
+ * command exits with 128 + the signal number (130, 143, 138) without writing
+ * -o. A second signal kills the process (the handler resets itself).
+ * Batch systems (scancel, time limits) send SIGTERM to every rank directly.
+ * Open MPI's mpiexec passes SIGUSR1 on to the ranks at once; on SIGINT or
+ * SIGTERM it sends the ranks SIGTERM only after odls_base_sigkill_timeout
+ * seconds (default 1) and SIGKILL as long again after that. */
+static volatile sig_atomic_t g_stop;
+static void on_stop_signal(int sig) { g_stop = sig; }
+
+static void stop_signals(int install) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1};
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = install ? on_stop_signal : SIG_DFL;
+  sa.sa_flags = install ? SA_RESTART | SA_RESETHAND : 0;
+  for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) sigaction(sigs[k], &sa, NULL);
+}
+
+static const char *signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal";
 }
 
 typedef struct purify_job {
@@ -137,9 +164,9 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
     ovl_err trc = ovl_trace_write(j->trace);
     if (!rc) rc = trc;
   }
-  if (!rc && j->out && on0) rc = ovl_dmat_write_raw(D, j->out, 1);
+  if (!rc && j->out && on0 && !j->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
   rc = ovl_err_agree(parent, rc);
-  if (!rc && j->check) {
+  if (!rc && j->check && !j->res.stopped) {
     if (on0) rc = reference_check(j, F, D);
     rc = ovl_err_agree(parent, rc);
     double v[4] = {j->ref_err, j->ref_trace_err, j->t_eig, j->e_ref};
@@ -235,6 +262,7 @@ int cmd_purify(int argc, char **argv) {
   j.nocc = nocc < 0 ? 0 : nocc;
   j.po.nocc = j.nocc, j.po.mu = mu, j.po.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = tol;
   j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
+  j.po.stop = &g_stop;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -243,6 +271,8 @@ int cmd_purify(int argc, char **argv) {
             alg, ndup, backend, P, ppn > 0 ? " (active subset)" : "", cli_mpi_library());
   double t0 = ovl_time();
   int nactive = P;
+  g_stop = 0;
+  stop_signals(1);
   if (ppn > 0) { /* multiple PPN: the first ppn ranks of every node purify, the others sleep */
     ovl_active a = NULL;
     rc = ovl_active_create(MPI_COMM_WORLD, ppn, 0, &a);
@@ -263,8 +293,25 @@ int cmd_purify(int argc, char **argv) {
     rc = purify_on(MPI_COMM_WORLD, &j);
   }
   double wall = ovl_time() - t0;
+  stop_signals(0);
+  /* a signal that arrived after the last iteration boundary still ends the
+   * command with 128 + its number: every rank learns the largest */
+  int sig = (int)g_stop;
+  MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rc) return cli_fail("purify", rc);
   ovl_purify_result *r = &j.res;
+  if (r->stopped) {
+    if (ovl_world_rank() == 0) {
+      fprintf(stderr, "ovl purify: stopped by %s after %d iterations (||D^2-D||_F %.2e); no output written; ",
+              signal_name(r->stopped), r->iterations, r->idem_err);
+      if (ckpt && r->checkpoint >= 0)
+        fprintf(stderr, "checkpoint of iteration %d in %s.state.json: continue with --checkpoint %s --restart\n",
+                r->checkpoint, ckpt, ckpt);
+      else
+        fprintf(stderr, "no checkpoint (--checkpoint PREFIX --checkpoint-every K keeps one)\n");
+    }
+    return 128 + r->stopped;
+  }
   int pass = !check || (j.ref_err <= 1e-8 && (j.po.method == OVL_PURIFY_MCWEENY || r->trace_err <= 1e-8));
   if (json) {
     ovl_log(OVL_LOG_QUIET,
@@ -290,6 +337,12 @@ int cmd_purify(int argc, char **argv) {
   if (!pass) {
     ovl_err_set(OVL_ERR_NUMERIC, "the density differs from dsyevd's by %.2e (tolerance 1e-8)", j.ref_err);
     return cli_fail("purify", OVL_ERR_NUMERIC);
+  }
+  if (sig) {
+    if (ovl_world_rank() == 0)
+      fprintf(stderr, "ovl purify: %s arrived after the purification had finished; the outputs are complete\n",
+              signal_name(sig));
+    return 128 + sig;
   }
   return CLI_OK;
 }
