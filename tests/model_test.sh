@@ -103,6 +103,21 @@ run 4 gemm -n 300 --algo auto --tune-file "$tmp/tune.json" -i 1 -x 0 --no-blas-c
 expect "gemm auto: n far from the tuned one uses the model" has "(cost model" "$out"
 run 4 gemm -n 70 --algo auto --tune-file "$tmp/tune.json" --ndup 3 -i 1 -x 0 --no-blas-check
 expect "explicit --ndup wins over auto" has "ndup=3" "$out"
+DATA=${OVL_TEST_DATA:-$(dirname "$0")/../data}
+run 8 tune -k ssc -n 24 --top 2 -i 1 -x 0 -q -o "$tmp/tune.json"
+expect "tune ssc n=24 rc" test "$rc" -eq 0
+choice=$(grep -o '# choice: [^(]*' <<<"$out" | sed 's/# choice: //; s/ *$//; s/ [0-9]*x[0-9]*x[0-9]*//')
+run 8 purify --fock "$DATA/water_ccpvdz/fock.raw" --algo auto --ndup auto --tune-file "$tmp/tune.json" --check
+expect "purify auto from the tune file rc" test "$rc" -eq 0
+expect "purify auto names the tune file" has "# auto: $choice ppn=0 (all ranks) (tune file" "$out"
+expect "purify auto checked" has "PASS" "$out"
+run 8 purify --fock "$DATA/water_ccpvdz/fock.raw" --algo alg5 --ndup auto --ppn auto --check
+expect "purify ppn auto rc" test "$rc" -eq 0
+expect "purify ppn auto: alg5 kept, a model choice" has "# auto: alg5 ndup=[0-9]* ppn=[0-9]*.*(cost model" "$out"
+expect "purify ppn auto checked" has "PASS" "$out"
+run 2 purify --fock "$DATA/water_ccpvdz/fock.raw" --ndup many
+expect "purify --ndup many exit 2" test "$rc" -eq 2
+expect "purify --ndup message" has "integer in \[1, .*\] or auto" "$err"
 run 2 tune -k ssc -n 40
 expect "tune ssc on 2 ranks: no grid fits" test "$rc" -eq 1
 expect "tune ssc on 2 ranks: message" has "fits 2 ranks" "$err"

@@ -45,6 +45,12 @@ ovl_err bench_ssc_time(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, int i
  * (rank 0 reads, the choice is broadcast). */
 ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
                  ovl_model_cfg *out, char *why, size_t nwhy);
+/* The same with constraints: kernel (an ovl_model_kernel, or -1 for any) and
+ * ndup (0: any) fixed by the caller; ppn > 1 models P ranks as nodes x ppn
+ * sharing links (the tune file is not used then). predicted (may be NULL)
+ * receives the model's time of the choice. COLLECTIVE over MPI_COMM_WORLD. */
+ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
+                    const char *tune_file, ovl_model_cfg *out, double *predicted, char *why, size_t nwhy);
 /* "alg5 ndup=4" / "summa b=256 ndup=1 lookahead" / "2.5d c=2 ndup=2" ... LOCAL. */
 int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n);
 int cmd_tune(int argc, char **argv);

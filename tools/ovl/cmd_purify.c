@@ -7,10 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "cli.h"
 
 static const char *const k_methods[] = {"canonical", "mcweeny", "trs2", NULL};
-static const char *const k_algs[] = {"alg3", "alg4", "alg5", "alg6", NULL};
+static const char *const k_algs[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
 static const char *const k_backends[] = {"mpi", "own", NULL};
 
 /* n_occ from meta.json beside the Fock file, or -1. Rank 0 reads. */
@@ -179,6 +180,84 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   return rc;
 }
 
+/* "N" in [lo, hi] or "auto" (*is_auto = 1). LOCAL. */
+static ovl_err int_or_auto(const char *opt, const char *s, int lo, int hi, int *v, int *is_auto) {
+  *is_auto = !strcmp(s, "auto");
+  if (*is_auto) return OVL_OK;
+  char *end = NULL;
+  long x = strtol(s, &end, 10);
+  if (end == s || *end || x < lo || x > hi)
+    return ovl_err_set(OVL_ERR_ARG, "%s expects an integer in [%d, %d] or auto, got '%s'", opt, lo, hi, s);
+  *v = (int)x;
+  return OVL_OK;
+}
+
+/* n of the Fock matrix from its header: the JSON sidecar (raw) or the size
+ * line (Matrix Market). COLLECTIVE over MPI_COMM_WORLD. */
+static ovl_err fock_size(const char *fock, int64_t *n) {
+  size_t len = strlen(fock);
+  if (len < 4 || strcmp(fock + len - 4, ".mtx") != 0) {
+    ovl_matrix_meta m;
+    OVL_TRY(ovl_raw_read_meta(MPI_COMM_WORLD, fock, &m));
+    *n = m.rows;
+    return OVL_OK;
+  }
+  long long r = -1;
+  if (ovl_world_rank() == 0) {
+    FILE *f = fopen(fock, "r");
+    char line[1024];
+    while (f && fgets(line, sizeof line, f))
+      if (line[0] != '%') {
+        if (sscanf(line, "%lld", &r) != 1) r = -1;
+        break;
+      }
+    if (f) fclose(f);
+  }
+  MPI_Bcast(&r, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  if (r < 0) return ovl_err_set(OVL_ERR_FORMAT, "cannot read the size line of %s", fock);
+  *n = r;
+  return OVL_OK;
+}
+
+/* --algo/--ndup/--ppn auto: the tune file's or the cost model's choice, the
+ * parameters the user gave held fixed; with --ppn auto every divisor K of
+ * the ranks per node is modelled (nodes x K ranks sharing each link). */
+static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int ndup_auto, int ppn_auto, int *ppn,
+                            const char *machine, const char *tune_file, char *why, size_t nwhy) {
+  int64_t n = 0;
+  OVL_TRY(fock_size(fock, &n));
+  int P = 0, rpn = 1, nodes = 1, consec = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  int kernel = alg_auto ? -1 : (int)OVL_MK_SSC3 + ((int)j->po.alg - (int)OVL_SSC_ALG3);
+  int ndup = ndup_auto ? 0 : j->po.ndup;
+  ovl_model_cfg best;
+  memset(&best, 0, sizeof best);
+  int best_k = 0;
+  if (ppn_auto) {
+    OVL_TRY(bench_node_info(MPI_COMM_WORLD, &rpn, &nodes, &consec));
+    double bt = INFINITY;
+    for (int k = 1; k <= rpn; k++) {
+      if (rpn % k) continue;
+      ovl_model_cfg c;
+      double t = INFINITY;
+      char w[600];
+      if (cli_auto_ex(OVL_MF_SSC, n, nodes * k, k, kernel, ndup, machine, NULL, &c, &t, w, sizeof w) != OVL_OK)
+        continue; /* no grid with nodes x k ranks */
+      if (t < bt) bt = t, best = c, best_k = k, snprintf(why, nwhy, "%s", w);
+    }
+    if (!isfinite(bt)) return ovl_err_set(OVL_ERR_GRID, "--ppn auto: no grid fits %d nodes x K ranks", nodes);
+    *ppn = best_k == rpn ? 0 : best_k;
+  } else {
+    OVL_TRY(cli_auto_ex(OVL_MF_SSC, n, *ppn > 0 ? nodes * *ppn : P, 1, kernel, ndup, machine, tune_file, &best, NULL,
+                        why, nwhy));
+  }
+  j->po.alg = (ovl_ssc_alg)(OVL_SSC_ALG3 + ((int)best.kernel - (int)OVL_MK_SSC3));
+  j->po.ndup = best.ndup;
+  if (best.kernel == OVL_MK_SSC6 && !j->have_grid && best.s > 0)
+    j->grid[0] = j->grid[1] = best.s, j->grid[2] = best.c, j->have_grid = 1;
+  return OVL_OK;
+}
+
 static purify_job *g_job; /* for the active-subset callback */
 static MPI_Comm g_active_comm;
 static ovl_err run_active(void *ctx) {
@@ -188,6 +267,7 @@ static ovl_err run_active(void *ctx) {
 
 int cmd_purify(int argc, char **argv) {
   int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, ndup = 4, max_iter = 200, ck_every = 0, restart = 0;
+  const char *ndup_s = "4", *ppn_s = "0", *machine = NULL, *tune_file = NULL;
   int ppn = 0;
   int64_t nocc = -1;
   double mu = NAN, tol = 1e-11;
@@ -200,13 +280,19 @@ int cmd_purify(int argc, char **argv) {
        NULL, 0, INT64_MAX},
       {"method", 'M', OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
       {"mu", 0, OVL_OPT_DOUBLE, &mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
-      {"algo", 'a', OVL_OPT_CHOICE, &alg, "ALG", "SymmSquareCube algorithm", k_algs, 0, -1},
-      {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) of each communication phase", NULL, 1, OVL_LANES_MAX},
+      {"algo", 'a', OVL_OPT_CHOICE, &alg, "ALG", "SymmSquareCube algorithm (auto: the tune file's or the model's)",
+       k_algs, 0, -1},
+      {"ndup", 'd', OVL_OPT_STRING, &ndup_s, "N|auto", "lanes (N_DUP) of each communication phase [default: 4]", NULL,
+       0, -1},
       {"grid", 'g', OVL_OPT_STRING, &grid, "SxSxC", "process grid (default: p x p x p, or the 2.5D grid for alg6)",
        NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
-      {"ppn", 0, OVL_OPT_INT, &ppn, "K",
-       "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks)", NULL, 0, 1 << 20},
+      {"ppn", 0, OVL_OPT_STRING, &ppn_s, "K|auto",
+       "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks) [default: 0]",
+       NULL, 0, -1},
+      {"machine", 0, OVL_OPT_STRING, &machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
+      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
+       -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
       {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
       {"tol", 0, OVL_OPT_DOUBLE, &tol, "T", "idempotency tolerance on ||D^2 - D||_F", NULL, 0, -1},
@@ -234,7 +320,10 @@ int cmd_purify(int argc, char **argv) {
   ovl_err rc = OVL_OK;
   if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
   if (!rc) rc = ovl_purify_method_parse(method, &j.po.method);
-  if (!rc) rc = ovl_ssc_alg_parse(alg, &j.po.alg);
+  int alg_auto = !strcmp(alg, "auto"), ndup_auto = 0, ppn_auto = 0;
+  if (!rc && !alg_auto) rc = ovl_ssc_alg_parse(alg, &j.po.alg);
+  if (!rc) rc = int_or_auto("--ndup", ndup_s, 1, OVL_LANES_MAX, &ndup, &ndup_auto);
+  if (!rc) rc = int_or_auto("--ppn", ppn_s, 0, 1 << 20, &ppn, &ppn_auto);
   if (!rc) rc = ovl_backend_parse(backend, &j.po.coll.backend);
   if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu)) rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
   if (!rc && j.po.method != OVL_PURIFY_MCWEENY && !isnan(mu))
@@ -264,6 +353,14 @@ int cmd_purify(int argc, char **argv) {
   j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
+  if (alg_auto || ndup_auto || ppn_auto) {
+    char why[600] = "";
+    rc = resolve_auto(&j, fock, alg_auto, ndup_auto, ppn_auto, &ppn, machine, tune_file, why, sizeof why);
+    if (rc) return cli_fail("purify", rc);
+    alg = ovl_ssc_alg_name(j.po.alg), ndup = j.po.ndup;
+    if (!json)
+      ovl_log(OVL_LOG_INFO, "# auto: %s ndup=%d ppn=%d%s (%s)\n", alg, ndup, ppn, ppn ? "" : " (all ranks)", why);
+  }
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   if (!json)

@@ -138,35 +138,57 @@ static ovl_err tune_store(const char *path, ovl_model_family f, const ovl_model_
   return OVL_OK;
 }
 
-ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
-                 ovl_model_cfg *out, char *why, size_t nwhy) {
+ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
+                    const char *tune_file, ovl_model_cfg *out, double *predicted, char *why, size_t nwhy) {
   const char *env = getenv("OVL_TUNE_FILE");
   if (!tune_file && env && *env) tune_file = env;
   ovl_err rc = OVL_OK;
   int found = 0;
   int64_t nf = 0;
+  double pred = INFINITY;
   if (ovl_world_rank() == 0) {
-    if (tune_file) found = tune_lookup(tune_file, f, n, P, out, &nf);
-    if (found) {
+    if (tune_file && ppn <= 1) found = tune_lookup(tune_file, f, n, P, out, &nf);
+    if (found && ((kernel >= 0 && (int)out->kernel != kernel) || (ndup > 0 && out->ndup != ndup))) found = 0;
+    ovl_machine m;
+    char src[512];
+    rc = cli_machine(machine, &m, src, sizeof src);
+    if (!rc && found) {
+      ovl_model_cost c;
+      if (ovl_model_predict(&m, out, &c) == OVL_OK) pred = c.total;
       snprintf(why, nwhy, "tune file %s, measured at n=%" PRId64, tune_file, nf);
-    } else {
-      ovl_machine m;
-      char src[512];
-      rc = cli_machine(machine, &m, src, sizeof src);
+    } else if (!rc) {
       ovl_model_cfg cand[TUNE_MAXCAND];
-      int nc = rc ? 0 : ovl_model_candidates(f, n, P, cand, TUNE_MAXCAND);
-      if (!rc && nc == 0) rc = ovl_err_set(OVL_ERR_GRID, "auto: no configuration fits %d ranks", P);
-      if (!rc) {
-        ovl_model_rank(&m, cand, nc, NULL);
-        *out = cand[0];
+      ovl_model_cost pr[TUNE_MAXCAND];
+      int nc = ovl_model_candidates(f, n, P, cand, TUNE_MAXCAND), keep = 0;
+      for (int k = 0; k < nc; k++) { /* the constraints the caller fixed */
+        if ((kernel >= 0 && (int)cand[k].kernel != kernel) || (ndup > 0 && cand[k].ndup != ndup)) continue;
+        cand[k].ppn = ppn > 1 ? ppn : 1;
+        cand[keep++] = cand[k];
+      }
+      if (kernel >= 0 && ndup > 0 && keep == 0 && nc > 0) { /* e.g. alg4 with ndup 3: the pair itself */
+        cand[0] = ovl_model_cfg_default((ovl_model_kernel)kernel, n, P);
+        cand[0].ndup = ndup, cand[0].ppn = ppn > 1 ? ppn : 1, keep = 1;
+      }
+      ovl_model_rank(&m, cand, keep, pr);
+      if (keep == 0 || isinf(pr[0].total)) {
+        rc = ovl_err_set(OVL_ERR_GRID, "auto: no %s configuration fits %d ranks", f == OVL_MF_GEMM ? "gemm" : "ssc", P);
+      } else {
+        *out = cand[0], pred = pr[0].total;
         snprintf(why, nwhy, "cost model, machine %s", src);
       }
     }
   }
   OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, rc));
   MPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&pred, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   MPI_Bcast(why, (int)nwhy, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (predicted) *predicted = pred;
   return OVL_OK;
+}
+
+ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
+                 ovl_model_cfg *out, char *why, size_t nwhy) {
+  return cli_auto_ex(f, n, P, 1, -1, 0, machine, tune_file, out, NULL, why, nwhy);
 }
 
 /* ---- measuring a candidate -------------------------------------------------------- */
