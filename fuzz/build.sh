@@ -24,15 +24,20 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d;
   echo "fuzz: SKIP: $CC cannot link libFuzzer (install libclang-rt-14-dev or the runtime matching $CC):"
   sed 's/^/  /' "$OUT/probe.log" | head -5; exit 77
 fi
-MPIINC=$(mpicc.openmpi --showme:compile 2>/dev/null || mpicc --showme:compile 2>/dev/null || pkg-config --cflags ompi-c)
-MPILIB=$(mpicc.openmpi --showme:link 2>/dev/null || mpicc --showme:link 2>/dev/null || pkg-config --libs ompi-c)
+# MPI and the libraries libovl.a needs: from the CMake build (OVL_FUZZ_CFLAGS,
+# OVL_FUZZ_LIBS, set by tests/hardening.cmake), else from Open MPI's wrapper.
+MPIINC=${OVL_FUZZ_CFLAGS:-$(mpicc.openmpi --showme:compile 2>/dev/null || mpicc --showme:compile 2>/dev/null)}
+if [ -n "${OVL_FUZZ_LIBS:-}" ]; then
+  LIBS="$LIB $OVL_FUZZ_LIBS"
+else
+  LIBS="$LIB $(mpicc.openmpi --showme:link 2>/dev/null || mpicc --showme:link 2>/dev/null)"
+  for l in scalapack-openmpi lapacke openblas; do
+    [ -n "$(ls /usr/lib/*/lib$l.so 2>/dev/null)" ] && LIBS="$LIBS -l$l"
+  done
+  LIBS="$LIBS -lm"
+fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -DOVL_VERSION_STRING=\"fuzz\" -I$SRC/include -I$SRC/src $MPIINC"
-LIBS="$LIB $MPILIB"
-for l in scalapack-openmpi lapacke openblas; do
-  [ -n "$(ls /usr/lib/*/lib$l.so 2>/dev/null)" ] && LIBS="$LIBS -l$l"
-done
-LIBS="$LIBS -lm"
 # instrumented copies of the code under test
 objs=()
 for s in core/opts.c dist/io_util.c dist/io_mtx.c; do

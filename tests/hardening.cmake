@@ -24,11 +24,20 @@ set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} E
 if(NOT OVL_SANITIZE)
   # A bounded libFuzzer run (clang; skipped with a message when missing).
   set(OVL_FUZZ_SECONDS 20 CACHE STRING "seconds of fuzzing per target in the test suite")
+  # the MPI and libraries of this build, for fuzz/build.sh (clang links libovl.a)
+  set(OVL_FUZZ_CFLAGS)
+  foreach(d ${MPI_C_INCLUDE_DIRS})
+    string(APPEND OVL_FUZZ_CFLAGS " -I${d}")
+  endforeach()
+  set(OVL_FUZZ_LIBS)
+  foreach(l ${MPI_C_LIBRARIES} ${OVL_SCALAPACK_LIB} ${OVL_LAPACKE_LIB} ${OVL_LAPACK_LIB} ${OVL_BLAS_LIB} ${OVL_M_LIB})
+    string(APPEND OVL_FUZZ_LIBS " ${l}")
+  endforeach()
   add_test(NAME hard_fuzz COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_test.sh ${CMAKE_BINARY_DIR}/fuzz
            $<TARGET_FILE:ovl> ${OVL_FUZZ_SECONDS})
   math(EXPR OVL_HARD_FUZZ_TIMEOUT "3 * ${OVL_FUZZ_SECONDS} + 120")
   set_tests_properties(hard_fuzz PROPERTIES TIMEOUT ${OVL_HARD_FUZZ_TIMEOUT} SKIP_RETURN_CODE 77
-                       ENVIRONMENT "${OVL_TEST_ENV}")
+                       ENVIRONMENT "${OVL_TEST_ENV};OVL_FUZZ_CFLAGS=${OVL_FUZZ_CFLAGS};OVL_FUZZ_LIBS=${OVL_FUZZ_LIBS}")
 endif()
 
 if(NOT OVL_SANITIZE)
