@@ -4,23 +4,10 @@
 set -u
 OVL=$1; shift
 MPIEXEC=("$@")
-pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-run() { # run NP ARGS... -> sets rc, out, err
-  local np=$1; shift
-  timeout $((120 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
-  rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-}
-expect() { # expect NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "--- stdout:"; echo "$out" | tail -20
-    echo "--- stderr:"; echo "$err" | tail -20
-  fi
-}
-has() { grep -q -- "$1" <<<"$2"; }
-count() { grep -c -- "$1" <<<"$2"; }
+RUN_TIMEOUT=120; SHOW=20
+. "$(dirname "$0")/testlib.sh"
 
 for np in 1 2 3 4 8; do
   run "$np" gemm --algo summa -n 97 -b 8 --check -i 2 --beta 0.5

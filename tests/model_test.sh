@@ -6,22 +6,9 @@ OVL=$1; shift
 MPIEXEC=("$@")
 PY=python3
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-pass=0; fail=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-run() { # run NP ARGS... -> rc, out, err
-  local np=$1; shift
-  timeout $((240 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
-  rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-}
-expect() {
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "--- stdout:"; echo "$out" | tail -15
-    echo "--- stderr:"; echo "$err" | tail -15
-  fi
-}
-has() { grep -q -- "$1" <<<"$2"; }
-count() { grep -c -- "$1" <<<"$2"; }
+RUN_TIMEOUT=240
+. "$(dirname "$0")/testlib.sh"
 jcheck() { $PY -c "$1" "$tmp/out" >/dev/null 2>"$tmp/pyerr" || { cat "$tmp/pyerr"; return 1; }; }
 
 # ---- ovl model -------------------------------------------------------------------------------------------------

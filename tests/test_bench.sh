@@ -10,24 +10,12 @@ MPIEXEC=("$@")
 HERE=$(cd "$(dirname "$0")" && pwd)
 PLOT="$HERE/../tools/ovl-plot"
 PY=python3
-pass=0; fail=0; skip=0
+skip=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 small=(--cache-bytes 1M) # rotate through 1 MiB: the default (2x the last-level cache) costs memory and time here
 
-run() { # run NP ARGS... -> sets rc, out, err (stdout also in $tmp/out)
-  local np=$1; shift
-  timeout $((180 * ${OVL_TEST_TIMEOUT_SCALE:-1})) "${MPIEXEC[@]}" -n "$np" "$OVL" "$@" >"$tmp/out" 2>"$tmp/err"
-  rc=$?; out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-}
-expect() { # expect NAME COMMAND...
-  local name=$1; shift
-  if "$@"; then pass=$((pass + 1)); else
-    fail=$((fail + 1)); echo "FAIL: $name (rc=$rc)"; echo "--- stdout:"; echo "$out" | tail -15
-    echo "--- stderr:"; echo "$err" | tail -15
-  fi
-}
-has() { grep -q -- "$1" <<<"$2"; }
-count() { grep -c -- "$1" <<<"$2"; }
+RUN_TIMEOUT=180
+. "$(dirname "$0")/testlib.sh"
 
 # Checks JSON lines (file $1) of bench $2: every line parses; sizes increase; fields per bench are sane.
 cat >"$tmp/check.py" <<'EOF'
@@ -160,7 +148,8 @@ expect "nbc table eff" has "speedup" "$out"
 run 2 bench nbc --compute-us -1
 expect "nbc negative compute refused" test "$rc" -eq 1
 
-# ---- 8 ranks: every benchmark (oversubscribed, tiny sizes) ----------------------------------------------------
+# ---- 8 ranks: every benchmark (oversubscribed, tiny sizes; OVL_TEST_QUICK=1, the sanitizer build, keeps ssc) ----
+if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then
 run 8 bench pingpong -m 8:4K -k 4 -i 5 -x 1 "${small[@]}" -j -q
 expect "pingpong np=8 pairs=4 rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/pp8.json"
@@ -176,6 +165,7 @@ expect "nbc np=8 json" json_ok "$tmp/nbc8.json" nbc op=allreduce
 run 8 bench progress -n 64K -k 4 --chunk-size 32 -i 2 -x 1 -j
 expect "progress np=8 rc" test "$rc" -eq 0
 expect "progress np=8 two back ends" test "$(count '"bench":"progress"' "$out")" -eq 2
+fi
 
 # ---- ssc: SymmSquareCube GFLOP/s per algorithm and N_DUP, results checked --------------------------------------
 cat >"$tmp/ssc.py" <<'EOF2'
@@ -224,10 +214,12 @@ if "$PLOT" check >/dev/null 2>&1; then
   expect "plot bw pingpong png" png_ok "$tmp/bw_pp.png"
   expect "plot bw coll" "$PLOT" bw "$tmp/coll4.json" -o "$tmp/bw_coll.png" --title "allreduce"
   expect "plot bw coll png" png_ok "$tmp/bw_coll.png"
-  expect "plot bw 8 ranks" "$PLOT" bw "$tmp/pp8.json" "$tmp/coll8.json" -o "$tmp/bw8.png"
-  expect "plot bw 8 ranks png" png_ok "$tmp/bw8.png"
-  expect "plot sweep nbc 8 ranks" "$PLOT" sweep "$tmp/nbc8.json" --x bytes --y osu.overlap_pct -o "$tmp/nbc8.png"
-  expect "plot sweep nbc 8 ranks png" png_ok "$tmp/nbc8.png"
+  if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then
+    expect "plot bw 8 ranks" "$PLOT" bw "$tmp/pp8.json" "$tmp/coll8.json" -o "$tmp/bw8.png"
+    expect "plot bw 8 ranks png" png_ok "$tmp/bw8.png"
+    expect "plot sweep nbc 8 ranks" "$PLOT" sweep "$tmp/nbc8.json" --x bytes --y osu.overlap_pct -o "$tmp/nbc8.png"
+    expect "plot sweep nbc 8 ranks png" png_ok "$tmp/nbc8.png"
+  fi
   expect "plot sweep ssc" "$PLOT" sweep "$tmp/ssc8.json" --x ndup --y gflops --series algo -o "$tmp/ssc8.png"
   expect "plot sweep ssc png" png_ok "$tmp/ssc8.png"
   expect "plot timeline" "$PLOT" timeline "$tmp/tl.json" -o "$tmp/tl.png"

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,6 +99,10 @@ ovl_err ovl_malloc(size_t n, void *ptr_out);
 ovl_err ovl_calloc(size_t n, void *ptr_out);
 /* Free memory from ovl_malloc/ovl_calloc and null the pointer. LOCAL. */
 void ovl_free(void *ptr_inout);
+
+/* Finish an atomic text write: close f (written to tmp), then rename tmp to
+ * path; on any failure tmp is removed and OVL_ERR_IO names the step. LOCAL. */
+ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path);
 
 /* ---- timers ------------------------------------------------------------ */
 

@@ -1,6 +1,7 @@
 /* Errors, collective agreement, memory, logging. */
 #include "ovl/core.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,3 +217,17 @@ void ovl_log_rank(const char *fmt, ...) {
 }
 
 const char *ovl_version(void) { return OVL_VERSION_STRING; }
+
+ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path) {
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad) {
+    remove(tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot write %s", tmp);
+  }
+  if (rename(tmp, path) != 0) {
+    int e = errno;
+    remove(tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
+  }
+  return OVL_OK;
+}

@@ -219,14 +219,5 @@ ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
     fprintf(f, "]}");
   }
   fprintf(f, "%s]\n}\n", m->nfbw ? "\n  " : "");
-  int bad_write = ferror(f);
-  if (fclose(f) != 0 || bad_write) {
-    remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write %s", tmp);
-  }
-  if (rename(tmp, path) != 0) {
-    remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  }
-  return OVL_OK;
+  return ovl_file_commit(f, tmp, path);
 }

@@ -142,6 +142,10 @@ int cmd_bench_machine(int argc, char **argv) {
     double a = 0, b = 0;
     if (nx[reg] >= 2) rc = ovl_hockney_fit_weighted(xs[reg], ts[reg], NULL, nx[reg], &a, &b);
     if (a < 0) a = 0;
+    if (!(b > 0) && nx[reg] >= 2) { /* noisy or flat data: the largest message's time per byte */
+      int l = nx[reg] - 1;
+      b = ts[reg][l] > a ? (ts[reg][l] - a) / xs[reg][l] : ts[reg][l] / xs[reg][l];
+    }
     if (reg == 0) m.alpha = a, m.beta = b;
     else m.alpha_r = a, m.beta_r = b;
   }

@@ -126,16 +126,7 @@ static ovl_err tune_store(const char *path, ovl_model_family f, const ovl_model_
           ",\"G\":%d,\"lookahead\":%d,\"t_median\":%.6e,\"machine\":\"%s\"}\n",
           k_families[f], c->n, c->P, ovl_model_kernel_name(c->kernel), c->ndup, c->s, c->c, c->b, c->G, c->lookahead,
           tmed, mname);
-  int bad = ferror(o);
-  if (fclose(o) != 0 || bad) {
-    remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write %s", tmp);
-  }
-  if (rename(tmp, path) != 0) {
-    remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-  }
-  return OVL_OK;
+  return ovl_file_commit(o, tmp, path);
 }
 
 ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
