@@ -3,7 +3,8 @@
 Stampede2-like platform (smpi/platforms/make_platforms.py), beside the paper.
 
 usage: smpi/repro_ssc.py {table1,table3,table5,all} [--build build-smpi] [--net ideal|halfbw]
-                         [--out DIR] [--plot PNG]
+                         [--out DIR] [--rerun] [--timeout SECONDS] [--poll SECONDS]
+                         [--max-ranks P]
 Table I and II come from one set of runs (table1). Every run is ssc_sim under
 smpi/smpirun.sh with OVL_SMPI_FLOPS=skip (local products as 2mnk flops at the
 node's dgemm rate) and shared memory for the matrix blocks; results are
@@ -34,22 +35,30 @@ PAPER_T5 = [(2, 8, 2, 64, 24.39, 24.55), (5, 12, 2, 58, 26.36, 28.04), (8, 16, 2
             (6, 7, 7, 58, 18.96, 20.05), (8, 8, 8, 64, 20.28, 21.70)]
 
 
+DEFAULT_POLL = "1e-9"  # smpi/smpirun.sh's smpi/test and smpi/iprobe
+
+
 def run(args, np_, ppn, sim_args, tag):
   """Run ssc_sim; return {(alg, ndup): (tflops, t, t_comm, t_comp)}."""
   os.makedirs(args.out, exist_ok=True)
-  log = os.path.join(args.out, f"{tag}_{args.net}.txt")
+  log = os.path.join(args.out, f"{tag}_{args.net}{args.sfx}.txt")
   env = dict(os.environ, OVL_SMPI_FLOPS="skip", OVL_SMPI_SHARED_MALLOC="1048576", OVL_SMPI_PPN=str(ppn),
              OVL_SMPI_NET=args.net, OVL_SMPI_WORK=os.path.join(args.out, "platforms"))
-  cmd = [os.path.join(HERE, "smpirun.sh"), "-np", str(np_), os.path.join(args.build, "ssc_sim")] + sim_args + [
-      "--reps", "1", "--warmup", "0"]
+  if args.poll != DEFAULT_POLL:
+    env["OVL_SMPI_CFG"] = f"--cfg=smpi/test:{args.poll} --cfg=smpi/iprobe:{args.poll} " + env.get("OVL_SMPI_CFG", "")
+  cmd = ["timeout", str(args.timeout), os.path.join(HERE, "smpirun.sh"), "-np", str(np_),
+         os.path.join(args.build, "ssc_sim")] + sim_args + ["--reps", "1", "--warmup", "0"]
+  if not os.path.exists(log) and np_ > args.max_ranks:
+    return {}
   if not (os.path.exists(log) and not args.rerun):
     t0 = time.time()
     p = subprocess.run(cmd, env=env, cwd=args.out, capture_output=True, text=True)
+    if p.returncode != 0:  # no log: the next call runs it again; the table shows "-"
+      sys.stderr.write(p.stdout[-2000:] + p.stderr[-2000:])
+      print(f"repro_ssc: {tag} failed ({p.returncode}; 124: more than --timeout {args.timeout} s)", file=sys.stderr)
+      return {}
     with open(log, "w") as f:
-      f.write("# " + " ".join(cmd) + "\n" + p.stdout)
-    if p.returncode != 0:
-      sys.stderr.write(p.stdout + p.stderr)
-      raise SystemExit(f"repro_ssc: {tag} failed ({p.returncode})")
+      f.write("# " + " ".join(cmd[2:]) + "\n" + p.stdout + f"# host time {time.time() - t0:.0f} s\n")
     print(f"# {tag}: {np_} simulated ranks, PPN {ppn}: {time.time() - t0:.0f} s of host time", file=sys.stderr)
   res = {}
   for line in open(log):
@@ -83,6 +92,9 @@ def table3(args):
   csv = ["ppn,mesh,ndup1,ndup4,paper1,paper4"]
   for ppn, p, nodes, q1, q4 in PAPER_T3:
     r = run(args, p**3, ppn, ["-n", "7645", "--algo", "alg5", "--ndup", "1,4"], f"t3_ppn{ppn}")
+    if not r:
+      rows.append(f"| {ppn} | {p}x{p}x{p} | {-(-p**3 // ppn)} ({nodes}) | - ({q1}) | - ({q4}) | - ({q4 / q1:.2f}) |")
+      continue
     a, b = r[(5, 1)][0], r[(5, 4)][0]
     rows.append(f"| {ppn} | {p}x{p}x{p} | {-(-p**3 // ppn)} ({nodes}) | {a:.2f} ({q1}) | {b:.2f} ({q4}) | "
                 f"{b / a:.2f} ({q4 / q1:.2f}) |")
@@ -93,9 +105,15 @@ def table3(args):
 def table5(args):
   rows = ["| PPN | s x s x c | nodes | N_DUP=1 | N_DUP=4 |", "|---|---|---|---|---|"]
   csv = ["ppn,s,c,ndup1,ndup4,paper1,paper4"]
+  res = {}
+  for ppn, s, c, nodes, q1, q4 in sorted(PAPER_T5, key=lambda t: t[1] * t[1] * t[2]):  # smallest first
+    res[(ppn, s, c)] = run(args, s * s * c, ppn, ["-n", "7645", "--algo", "alg6", "--ndup", "1,4", "--grid",
+                                                  f"{s}x{s}x{c}"], f"t5_ppn{ppn}_{s}x{s}x{c}")
   for ppn, s, c, nodes, q1, q4 in PAPER_T5:
-    r = run(args, s * s * c, ppn, ["-n", "7645", "--algo", "alg6", "--ndup", "1,4", "--grid", f"{s}x{s}x{c}"],
-            f"t5_ppn{ppn}_{s}x{s}x{c}")
+    r = res[(ppn, s, c)]
+    if not r:
+      rows.append(f"| {ppn} | {s}x{s}x{c} | {-(-s * s * c // ppn)} ({nodes}) | - ({q1}) | - ({q4}) |")
+      continue
     a, b = r[(6, 1)][0], r[(6, 4)][0]
     rows.append(f"| {ppn} | {s}x{s}x{c} | {-(-s * s * c // ppn)} ({nodes}) | {a:.2f} ({q1}) | {b:.2f} ({q4}) |")
     csv.append(f"{ppn},{s},{c},{a:.4f},{b:.4f},{q1},{q4}")
@@ -109,15 +127,21 @@ def main():
   ap.add_argument("--net", default="ideal", choices=["ideal", "halfbw"])
   ap.add_argument("--out", default=None)
   ap.add_argument("--rerun", action="store_true", help="run again even when the raw output exists")
+  ap.add_argument("--max-ranks", type=int, default=1 << 30, help="skip configurations with more ranks (table: -)")
+  ap.add_argument("--timeout", type=int, default=3600, help="host seconds allowed per simulation (default 3600)")
+  ap.add_argument("--poll", default=DEFAULT_POLL,
+                  help="simulated seconds per failed MPI_Test/MPI_Iprobe (smpi/test, smpi/iprobe; default 1e-9); "
+                  "other values tag the output files _pollX")
   args = ap.parse_args()
   args.build = os.path.abspath(args.build)
   args.out = os.path.abspath(args.out or os.path.join(args.build, "repro"))
+  args.sfx = "" if args.poll == DEFAULT_POLL else f"_poll{args.poll}"
   for t in (["table1", "table3", "table5"] if args.table == "all" else [args.table]):
     text, csv = globals()[t](args)
     print(text)
-    with open(os.path.join(args.out, f"{t}_{args.net}.md"), "w") as f:
+    with open(os.path.join(args.out, f"{t}_{args.net}{args.sfx}.md"), "w") as f:
       f.write(text)
-    with open(os.path.join(args.out, f"{t}_{args.net}.csv"), "w") as f:
+    with open(os.path.join(args.out, f"{t}_{args.net}{args.sfx}.csv"), "w") as f:
       f.write("\n".join(csv) + "\n")
 
 
