@@ -20,10 +20,15 @@ done
 python3 - "$out" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-print("| matrix n | ranks | pdsyevd + pdgemm (s) | BLACS grid | purify (s) | ovl grid, algorithm | iterations | eig / purify | errors vs reference |")
-print("|---:|---:|---:|---|---:|---|---:|---:|---|")
-for e, p in zip(rows[0::2], rows[1::2]):
-    print("| %d | %d | %.4f | %s | %.4f | %s %s ndup=%d | %d | **%.2f** | %.0e / %.0e |" % (
-        e["n"], e["ranks"], e["t_median"], e["grid"], p["t_median"], p["grid"], p["algo"], p["ndup"],
-        p["iterations"], p["eig_over_purify"], e["relerr"], p["relerr"]))
+runs = {}
+for r in rows:
+    runs.setdefault((r["n"], r["ranks"]), {})[r["method"]] = r
+print("| matrix n | ranks | pdsyevd + pdgemm (s) | ELPA 2-stage + pdgemm (s) | purify (s) | ovl grid, algorithm | iterations | pdsyevd / purify | ELPA / purify | errors vs reference (pdsyevd, ELPA, purify) |")
+print("|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
+for (n, np_), m in sorted(runs.items()):
+    e, p, l = m["pdsyevd"], m["purify"], m.get("elpa")
+    print("| %d | %d | %.4f | %s | %.4f | %s %s ndup=%d | %d | **%.2f** | %s | %.0e, %s, %.0e |" % (
+        n, np_, e["t_median"], "%.4f" % l["t_median"] if l else "-", p["t_median"], p["grid"], p["algo"], p["ndup"],
+        p["iterations"], e["t_median"] / p["t_median"], "**%.2f**" % (l["t_median"] / p["t_median"]) if l else "-",
+        e["relerr"], "%.0e" % l["relerr"] if l else "-", p["relerr"]))
 PY
