@@ -6,7 +6,7 @@
 #include "ovl/grid.h"
 
 /* Lane sets made on demand, keyed by (direction, ndup). */
-#define LANE_CACHE 16
+#define LANE_CACHE 64 /* lane sets per grid: 3 directions x many N_DUP values (a sweep) */
 typedef struct lane_cache {
   int n;
   int dir[LANE_CACHE], ndup[LANE_CACHE];
