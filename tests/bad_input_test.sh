@@ -172,10 +172,10 @@ case_ "purify grid 1x2x1"       2 "--grid is SxSxC, got '1x2x1'" "$P" purify --f
 case_ "gemm grid 2x3"           1 "needs 6 ranks" "1 4" gemm -n 16 --grid 2x3
 case_ "gemm grid 0x2"           2 "expected positive integers" "$P3" gemm -n 16 --grid 0x2
 # N_DUP
-case_ "purify ndup 0"           2 "--ndup: value 0 is outside \[1, 64\]" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 0 "${o[@]}"
-case_ "purify ndup -3"          2 "--ndup: value -3 is outside \[1, 64\]" "$P3" purify --fock "$f/good.raw" --nocc 5 --ndup -3 "${o[@]}"
-case_ "purify ndup 65"          2 "--ndup: value 65 is outside \[1, 64\]" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 65 "${o[@]}"
-case_ "gemm ndup 2^40"          2 "--ndup: '1099511627776' is not an integer" "$P" gemm -n 16 --ndup 1099511627776
+case_ "purify ndup 0"           2 "--ndup(: value 0 is outside \[1, 64\]| expects an integer in \[1, 64\].*got '0')" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 0 "${o[@]}"
+case_ "purify ndup -3"          2 "--ndup(: value -3 is outside \[1, 64\]| expects an integer in \[1, 64\].*got '-3')" "$P3" purify --fock "$f/good.raw" --nocc 5 --ndup -3 "${o[@]}"
+case_ "purify ndup 65"          2 "--ndup(: value 65 is outside \[1, 64\]| expects an integer in \[1, 64\].*got '65')" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 65 "${o[@]}"
+case_ "gemm ndup 2^40"          2 "--ndup.*'?1099511627776'?" "$P" gemm -n 16 --ndup 1099511627776
 # block sizes (b > n is valid: the panel is clamped to the matrix)
 case_ "gemm b = 0"              2 "--block: value 0 is outside" "1 3" gemm -n 16 -b 0
 case_ "gemm b = -1"             2 "--block: size '-1' is negative" "$P" gemm -n 16 -b -1

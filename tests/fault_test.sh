@@ -69,7 +69,11 @@ finish() {
   if kill -0 "$job" 2>/dev/null; then kill -9 "$job"; rc=124; else wait "$job"; rc=$?; fi
   dt=$((SECONDS - t0))
 }
-ranks() { pgrep -P "$job"; }
+# the rank processes: descendants of mpiexec running ovl (Open MPI forks them
+# directly, MPICH's hydra through a proxy)
+desc() { local c; for c in $(pgrep -P "$1"); do echo "$c"; desc "$c"; done; }
+ranks() { local p; for p in $(desc "$job"); do [ "$(ps -o comm= -p "$p")" = ovl ] && echo "$p"; done; }
+ompi=""; "${MPIEXEC[0]}" --version 2>&1 | grep -q "Open MPI\|OpenRTE" && ompi=1
 consistent() { # PREFIX: the checkpoint is whole
   "$PY" - "$1" "$n" <<'PY'
 import json, os, sys
@@ -111,8 +115,9 @@ if start ck2 -o D.raw; then
   ok "SIGINT: no output" no_output
   ok "SIGINT: checkpoint consistent" consistent ck2
 else ok "SIGINT: a checkpoint appears" false; finish; fi
-# 3. SIGUSR1 to mpiexec
-if start ck3 -o D.raw; then
+# 3. SIGUSR1 to mpiexec (how other launchers pass signals on is not tested)
+if [ -z "$ompi" ]; then echo "faults: SKIP SIGUSR1 and SIGTERM to mpiexec: not Open MPI's mpiexec"
+elif start ck3 -o D.raw; then
   kill -USR1 "$job"; finish
   ok "SIGUSR1 to mpiexec: exit 138 (rc=$rc)" test "$rc" -eq 138
   ok "SIGUSR1 to mpiexec: message" has "stopped by SIGUSR1" err
@@ -120,7 +125,8 @@ if start ck3 -o D.raw; then
   ok "SIGUSR1 to mpiexec: checkpoint consistent" consistent ck3
 else ok "SIGUSR1: a checkpoint appears" false; finish; fi
 # 4. SIGTERM to mpiexec
-if start ck4 -o D.raw; then
+if [ -z "$ompi" ]; then :
+elif start ck4 -o D.raw; then
   kill -TERM "$job"; finish
   ok "SIGTERM to mpiexec: ends (rc=$rc, ${dt}s)" test "$rc" -ne 0 -a "$rc" -ne 124
   ok "SIGTERM to mpiexec: no output" no_output
