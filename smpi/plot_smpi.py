@@ -3,8 +3,9 @@
 smpi/repro_ssc.py and smpi/repro_hsumma.sh.
 
 usage: /usr/bin/python3 smpi/plot_smpi.py [BUILD_DIR] [OUT_DIR]   (defaults: build-smpi, docs/img)
-Writes whichever of smpi_table2.png, smpi_table3.png, smpi_hsumma_sweep.png,
-smpi_hsumma_scale.png has its data.
+Writes whichever of smpi_table2.png, smpi_table3.png, smpi_table5.png,
+smpi_hsumma_sweep.png, smpi_hsumma_scale.png has its data (for Tables III and V
+the CSV whose name sorts last; for HSUMMA the last sweep_*.csv and scale_*.csv).
 """
 import csv
 import glob
@@ -43,8 +44,13 @@ if os.path.exists(p):
   fig.tight_layout()
   fig.savefig(os.path.join(out, "smpi_table2.png"), dpi=110)
 
-p = os.path.join(bld, "repro", "table3_ideal.csv")
-if os.path.exists(p):
+def poll_of(path):
+  """The smpi/test value a repro_ssc.py CSV was made with (file name suffix _pollX; default 1e-9)."""
+  b = os.path.basename(path)[:-4]
+  return b.split("_poll")[1] if "_poll" in b else "1e-9"
+
+
+for p in sorted(glob.glob(os.path.join(bld, "repro", "table3_ideal*.csv")))[-1:]:
   r = rows(p)
   fig, ax = plt.subplots(figsize=(6.4, 4))
   x = [int(v["ppn"]) for v in r]
@@ -53,10 +59,29 @@ if os.path.exists(p):
     ax.plot(x, [float(v[key]) for v in r], st, label=lab)
   ax.set_xlabel("PPN (mesh 4^3 .. 8^3)")
   ax.set_ylabel("TFLOP/s")
-  ax.set_title(f"SymmSquareCube Alg. 5, n = 7645, multiple PPN (Table III)\n{TAG}", fontsize=9)
+  ax.set_title(f"SymmSquareCube Alg. 5, n = 7645, multiple PPN (Table III), poll {poll_of(p)} s\n{TAG}", fontsize=9)
+  ax.set_ylim(bottom=0)
   ax.legend(fontsize=8)
   fig.tight_layout()
   fig.savefig(os.path.join(out, "smpi_table3.png"), dpi=110)
+
+for p in sorted(glob.glob(os.path.join(bld, "repro", "table5_ideal*.csv")))[-1:]:
+  r = rows(p)
+  fig, ax = plt.subplots(figsize=(8, 4))
+  lab = [f"{v['s']}x{v['s']}x{v['c']}\nPPN {v['ppn']}" for v in r]
+  xs = range(len(r))
+  w = 0.2
+  for i, (key, name, col) in enumerate((("ndup1", "N_DUP=1 simulated", "C0"), ("ndup4", "N_DUP=4 simulated", "C1"),
+                                        ("paper1", "N_DUP=1 paper", "C2"), ("paper4", "N_DUP=4 paper", "C3"))):
+    ax.bar([x + (i - 1.5) * w for x in xs], [float(v[key]) for v in r], w, label=name, color=col,
+           alpha=1.0 if "sim" in name else 0.55)
+  ax.set_xticks(list(xs))
+  ax.set_xticklabels(lab, fontsize=7)
+  ax.set_ylabel("TFLOP/s")
+  ax.set_title(f"SymmSquareCube Alg. 6 (2.5D), n = 7645 (Table V), poll {poll_of(p)} s\n{TAG}", fontsize=9)
+  ax.legend(fontsize=7, ncol=2)
+  fig.tight_layout()
+  fig.savefig(os.path.join(out, "smpi_table5.png"), dpi=110)
 
 for p in sorted(glob.glob(os.path.join(bld, "hsumma", "sweep_*.csv"))):
   r = rows(p)
@@ -72,7 +97,7 @@ for p in sorted(glob.glob(os.path.join(bld, "hsumma", "sweep_*.csv"))):
   ax.set_xscale("log", base=2)
   ax.set_xlabel("groups G")
   ax.set_ylabel("seconds")
-  ax.set_title(f"HSUMMA G sweep, {os.path.basename(p)[6:-4]}, BlueGene/P-like torus (Fig. 10 style)\n{TAG}",
+  ax.set_title(f"HSUMMA G sweep, {os.path.basename(p)[6:-4]}, b = M, BlueGene/P-like torus (Fig. 10 style)\n{TAG}",
                fontsize=9)
   ax.legend(fontsize=8)
   fig.tight_layout()
