@@ -19,7 +19,12 @@ endforeach()
 math(EXPR OVL_HARD_BAD_TIMEOUT "300 * ${OVL_TIMEOUT_SCALE}")
 add_test(NAME hard_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_test.sh $<TARGET_FILE:ovl_cli>
          ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
-set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} ENVIRONMENT "${OVL_TEST_ENV}" PROCESSORS 2)
+# Under the sanitizers each case runs once, on its largest rank count.
+set(OVL_HARD_BAD_ENV ${OVL_TEST_ENV})
+if(OVL_SANITIZE)
+  list(APPEND OVL_HARD_BAD_ENV OVL_BAD_INPUT_LAST_NP=1)
+endif()
+set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} ENVIRONMENT "${OVL_HARD_BAD_ENV}" PROCESSORS 2)
 
 if(NOT OVL_SANITIZE)
   # A bounded libFuzzer run (clang; skipped with a message when missing).

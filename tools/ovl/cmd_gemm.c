@@ -133,6 +133,16 @@ int cmd_gemm(int argc, char **argv) {
   if (rc == OVL_OK && outer > 0 && outer < b)
     rc = ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, outer, b);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("gemm", rc);
+  /* an operand of more than 2^60 bytes (1 EiB) cannot be held anywhere, and
+   * the memory estimate (up to 7 such blocks) must not overflow int64 */
+  {
+    const int64_t dim[3][2] = {{m, k}, {k, n}, {m, n}};
+    for (int x = 0; x < 3 && rc == OVL_OK; x++)
+      if (dim[x][1] > 0 && dim[x][0] > ((int64_t)1 << 57) / dim[x][1])
+        rc = ovl_err_set(OVL_ERR_NOMEM, "a %" PRId64 " x %" PRId64 " matrix of doubles would take more than 2^60 bytes",
+                         dim[x][0], dim[x][1]);
+    if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("gemm", rc);
+  }
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
 
   double blas = no_blas_check ? 0.0 : ovl_check_local_blas(MPI_COMM_WORLD, 0);
