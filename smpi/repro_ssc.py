@@ -58,7 +58,8 @@ def run(args, np_, ppn, sim_args, tag):
       print(f"repro_ssc: {tag} failed ({p.returncode}; 124: more than --timeout {args.timeout} s)", file=sys.stderr)
       return {}
     with open(log, "w") as f:
-      f.write("# " + " ".join(cmd[2:]) + "\n" + p.stdout + f"# host time {time.time() - t0:.0f} s\n")
+      cfg = f"OVL_SMPI_CFG='{env['OVL_SMPI_CFG']}' " if "OVL_SMPI_CFG" in env else ""
+      f.write(f"# OVL_SMPI_FLOPS=skip OVL_SMPI_PPN={ppn} {cfg}" + " ".join(cmd[2:]) + "\n" + p.stdout + f"# host time {time.time() - t0:.0f} s\n")
     print(f"# {tag}: {np_} simulated ranks, PPN {ppn}: {time.time() - t0:.0f} s of host time", file=sys.stderr)
   res = {}
   for line in open(log):
