@@ -4,8 +4,8 @@ smpi/repro_ssc.py and smpi/repro_hsumma.sh.
 
 usage: /usr/bin/python3 smpi/plot_smpi.py [BUILD_DIR] [OUT_DIR]   (defaults: build-smpi, docs/img)
 Writes whichever of smpi_table2.png, smpi_table3.png, smpi_table5.png,
-smpi_hsumma_sweep.png, smpi_hsumma_scale.png has its data (for Tables III and V
-the CSV whose name sorts last; for HSUMMA the last sweep_*.csv and scale_*.csv).
+smpi_hsumma_sweep_P<P>.png (one per P), smpi_hsumma_scale.png has its data (for
+Tables III and V the CSV whose name sorts last; for the scale plot the last scale_*.csv).
 """
 import csv
 import glob
@@ -101,7 +101,7 @@ for p in sorted(glob.glob(os.path.join(bld, "hsumma", "sweep_*.csv"))):
                fontsize=9)
   ax.legend(fontsize=8)
   fig.tight_layout()
-  fig.savefig(os.path.join(out, "smpi_hsumma_sweep.png"), dpi=110)
+  fig.savefig(os.path.join(out, f"smpi_hsumma_sweep_{os.path.basename(p)[6:-4].split('_')[0]}.png"), dpi=110)
 
 for p in sorted(glob.glob(os.path.join(bld, "hsumma", "scale_*.csv"))):
   r = rows(p)
