@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Faults injected into running `ovl purify` jobs on 4 ranks (a 2 x 2 x 1 grid,
-# alg6) of a synthetic n = 500 Fock matrix (about 25 iterations), with
+# alg6) of a synthetic n = 700 Fock matrix (about 25 iterations), with
 # checkpoints every 2 iterations:
 #  1. SIGTERM to every rank (what batch systems do): the job stops at the next
 #     iteration boundary with exit code 143, writes a final checkpoint, no -o
@@ -18,7 +18,7 @@
 #     an error naming ENOSPC, and no file left, neither for -o nor for
 #     checkpoints.
 # "Consistent checkpoint": PREFIX.state.json parses, names a data file whose
-# sidecar says 500 x 500 symmetric and whose size is 500*500*8 bytes, and the
+# sidecar says 700 x 700 symmetric and whose size is 700*700*8 bytes, and the
 # data is finite and symmetric (to 1e-12, the writer's test).
 # usage: fault_test.sh OVL MPIEXEC [MPIEXEC_FLAGS...]
 set -u
@@ -32,7 +32,7 @@ cleanup() { for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done; rm -rf "$
 trap cleanup EXIT
 cd "$tmp" || exit 1
 T=$((60 * ${OVL_TEST_TIMEOUT_SCALE:-1}))
-n=500; nocc=250
+n=700; nocc=350
 
 ok() { # NAME COMMAND...
   local name=$1; shift
@@ -59,7 +59,14 @@ start() { # PREFIX [extra args]
   "${MPIEXEC[@]}" -n 4 "$OVL" "${base[@]}" --checkpoint "$pre" --checkpoint-every 2 "$@" >out 2>err &
   job=$!
   local i
-  for ((i = 0; i < 600; i++)); do [ -f "$pre.state.json" ] && return 0; sleep 0.05; done
+  # the rank processes first (so that no time is lost between the checkpoint
+  # and the signal), then the first checkpoint
+  for ((i = 0; i < 1200; i++)); do
+    rank_pids=$(ranks)
+    [ "$(wc -w <<<"$rank_pids")" -eq 4 ] && break
+    sleep 0.05
+  done
+  for ((i = 0; i < 1200; i++)); do [ -f "$pre.state.json" ] && return 0; sleep 0.02; done
   return 1
 }
 # wait for the job at most T seconds; sets rc and dt
@@ -100,7 +107,7 @@ no_output() { [ ! -e D.raw ] && [ ! -e D.raw.json ] && [ -z "$(ls D.raw.tmp.* 2>
 
 # 1. SIGTERM to every rank
 if start ck1 -o D.raw; then
-  kill -TERM $(ranks); finish
+  kill -TERM $rank_pids; finish
   ok "SIGTERM: exit 143 (rc=$rc)" test "$rc" -eq 143
   ok "SIGTERM: message" has "stopped by SIGTERM after [0-9]+ iterations.*checkpoint of iteration [0-9]+ in ck1.state.json" err
   ok "SIGTERM: no output" no_output
@@ -109,7 +116,7 @@ if start ck1 -o D.raw; then
 else ok "SIGTERM: a checkpoint appears" false; finish; fi
 # 2. SIGINT to every rank
 if start ck2 -o D.raw; then
-  kill -INT $(ranks); finish
+  kill -INT $rank_pids; finish
   ok "SIGINT: exit 130 (rc=$rc)" test "$rc" -eq 130
   ok "SIGINT: message" has "stopped by SIGINT" err
   ok "SIGINT: no output" no_output
@@ -129,7 +136,14 @@ if [ -z "$ompi" ]; then :
 elif start ck4 -o D.raw; then
   kill -TERM "$job"; finish
   ok "SIGTERM to mpiexec: ends (rc=$rc, ${dt}s)" test "$rc" -ne 0 -a "$rc" -ne 124
-  ok "SIGTERM to mpiexec: no output" no_output
+  # the ranks see SIGTERM a second after mpiexec: a run that converged in the
+  # meantime has written its output in full and says so
+  if grep -q "arrived after the purification had finished" err; then
+    ok "SIGTERM to mpiexec after convergence: output whole" test -f D.raw -a -f D.raw.json
+    rm -f D.raw D.raw.json
+  else
+    ok "SIGTERM to mpiexec: no output" no_output
+  fi
   ok "SIGTERM to mpiexec: checkpoint consistent" consistent ck4
 else ok "SIGTERM to mpiexec: a checkpoint appears" false; finish; fi
 # 5. kill -9 of one rank, with an earlier output of the same name
@@ -137,7 +151,7 @@ timeout -k 5 "$T" "${MPIEXEC[@]}" -n 4 "$OVL" "${base[@]}" -q -o D.raw >out 2>er
 ok "reference run" test -f D.raw
 sum0=$(cat D.raw D.raw.json | md5sum)
 if start ck5 -o D.raw; then
-  victim=$(ranks | sed -n 3p)
+  victim=$(tr -s " \n" "\n\n" <<<"$rank_pids" | sed -n 3p)
   kill -9 "$victim"; finish
   ok "kill -9: the job ends (rc=$rc, ${dt}s)" test "$rc" -ne 0 -a "$rc" -ne 124
   ok "kill -9: message names the rank" has "exited on signal 9|signal 9|Killed" err
@@ -160,8 +174,8 @@ if mount -t tmpfs -o size=1m ovl-full full 2>/dev/null; then
   ok "full disk checkpoint: exit 1 (rc=$rc)" test "$rc" -eq 1
   ok "full disk checkpoint: message" has "cannot write 'full/ck.it2.raw'.*No space left on device" err
   ok "full disk checkpoint: nothing left" test -z "$(ls -A full)"
-  # room for the 2,000,000 bytes of data (489 pages) but not for the sidecar
-  if mount -t tmpfs -o size=$((489 * 4096)) ovl-tight tight 2>/dev/null; then
+  # room for the n*n*8 bytes of data (whole pages) but not for the sidecar
+  if mount -t tmpfs -o size=$(((n * n * 8 + 4095) / 4096 * 4096)) ovl-tight tight 2>/dev/null; then
     mounts+=("$tmp/tight")
     timeout -k 5 "$T" "${MPIEXEC[@]}" -n 4 "$OVL" "${base[@]}" -q -o tight/D.raw >out 2>err; rc=$?
     ok "no room for the sidecar: exit 1 (rc=$rc)" test "$rc" -eq 1
