@@ -10,8 +10,12 @@ foreach(t sidecar mtx opts)
   target_link_libraries(hard_fuzz_replay_${t} PRIVATE ovl)
   target_include_directories(hard_fuzz_replay_${t} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_compile_definitions(hard_fuzz_replay_${t} PRIVATE _POSIX_C_SOURCE=200809L)
-  add_test(NAME hard_fuzz_replay_${t} COMMAND hard_fuzz_replay_${t} ${PROJECT_SOURCE_DIR}/fuzz/corpus/${t}
-           ${PROJECT_SOURCE_DIR}/fuzz/regressions/${t})
+  # fuzz/regressions/<t> exists once a crash of that target has been found
+  set(OVL_FUZZ_DIRS ${PROJECT_SOURCE_DIR}/fuzz/corpus/${t})
+  if(EXISTS ${PROJECT_SOURCE_DIR}/fuzz/regressions/${t})
+    list(APPEND OVL_FUZZ_DIRS ${PROJECT_SOURCE_DIR}/fuzz/regressions/${t})
+  endif()
+  add_test(NAME hard_fuzz_replay_${t} COMMAND hard_fuzz_replay_${t} ${OVL_FUZZ_DIRS})
   set_tests_properties(hard_fuzz_replay_${t} PROPERTIES TIMEOUT 60 ENVIRONMENT "${OVL_TEST_ENV}")
 endforeach()
 
