@@ -87,6 +87,8 @@ for p in sorted(glob.glob(os.path.join(bld, "hsumma", "sweep_*.csv"))):
   r = rows(p)
   s = [v for v in r if v["G"] == "summa"]
   h = [v for v in r if v["G"] != "summa"]
+  if not h:  # a sweep that did not get past SUMMA
+    continue
   fig, ax = plt.subplots(figsize=(6.4, 4))
   g = [int(v["G"]) for v in h]
   ax.plot(g, [float(v["t"]) for v in h], "o-", label="HSUMMA total")
