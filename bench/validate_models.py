@@ -82,17 +82,35 @@ def main():
         print("| %s | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |" % (
             label, nn, np_, p["total"], p["latency"], p["bandwidth"], p["compute"], tmed, tmin, tmed / p["total"]))
     print()
+    tfile = os.path.join(a.out, "tune.json")
+    if os.path.exists(tfile):
+        os.remove(tfile)
     for fam, nn in (("ssc", a.ssc_n), ("gemm", n)):
+        # 1. the tuner (what `auto` then runs), 2. an exhaustive sweep in a separate launch
+        tuned = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "-i", r, "-x", "1", "-q", "-o", tfile],
+                    a.ovl)
+        choice = re.search(r"# choice: (.*) \(", tuned).group(1).strip()
         out = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-x", "1", "-q"],
                   a.ovl)
         with open(os.path.join(a.out, "tune_%s.txt" % fam), "w") as f:
-            f.write(out)
+            f.write(tuned + "\n" + out)
         cfgs = [l for l in out.splitlines() if re.match(r"^\s+\d+\s", l)]
+        med = {}
+        for l in cfgs:
+            m = re.match(r"^\s+(\d+)\s+(.*?)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", l)
+            med[m.group(2).strip()] = float(m.group(5))
+        best = min(med.values())
+        first = re.match(r"^\s+\d+\s+(.*?)\s+\S+\s+\S+\s+\S+\s+\S+$", cfgs[0]).group(1).strip()
         print("exhaustive sweep, %s n=%d on %d ranks (%d configurations, median of %s):" % (fam, nn, P, len(cfgs), r))
         print("```")
         print("\n".join(cfgs))
-        print("\n".join(l for l in out.splitlines() if l.startswith("# choice") or l.startswith("# exhaustive")))
         print("```")
+        print("- best of the sweep: %s, %.4f s" % (min(med, key=med.get), best))
+        print("- `auto` after `ovl tune` (tune file, chosen in a separate launch): **%s**, %.4f s in the sweep = "
+              "**%.3fx** the best" % (choice, med[choice], med[choice] / best))
+        print("- `auto` without a tune file (the model's first choice): %s, %.4f s = %.3fx the best" %
+              (first, med[first], med[first] / best))
+        print()
 
 
 if __name__ == "__main__":

@@ -77,10 +77,10 @@ expect "tune ssc np=8 rc" test "$rc" -eq 0
 expect "tune ssc: all 13 configurations timed" test "$(grep -c "^ *[0-9]* *alg[3-6]" <<<"$out")" -eq 13
 expect "tune ssc: exhaustive line" has "# exhaustive: best" "$out"
 expect "tune file entry" test "$(grep -c '"family":"ssc","n":48,"P":8' "$tmp/tune.json")" -eq 1
-run 8 tune -k ssc -n 48 --top 2 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune -k ssc -n 48 --top 2 --band 0 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune again replaces the entry" test "$(grep -c '"family":"ssc"' "$tmp/tune.json")" -eq 1
 fi
-run 4 tune -k gemm -n 64 --top 3 -i 1 -x 0 -q -o "$tmp/tune.json"
+run 4 tune -k gemm -n 64 --top 3 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
 expect "tune gemm np=4 rc" test "$rc" -eq 0
 expect "tune gemm: 3 timed" test "$(grep -c "^ *[1-3]  " <<<"$out")" -eq 3
 expect "tune file has the gemm entry" test "$(grep -c '"family":"gemm","n":64,"P":4' "$tmp/tune.json")" -eq 1
@@ -94,7 +94,7 @@ expect "gemm auto: n far from the tuned one uses the model" has "(cost model" "$
 run 4 gemm -n 70 --algo auto --tune-file "$tmp/tune.json" --ndup 3 -i 1 -x 0 --no-blas-check
 expect "explicit --ndup wins over auto" has "ndup=3" "$out"
 DATA=${OVL_TEST_DATA:-$(dirname "$0")/../data}
-run 8 tune -k ssc -n 24 --top 2 -i 1 -x 0 -q -o "$tmp/tune.json"
+run 8 tune -k ssc -n 24 --top 2 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
 expect "tune ssc n=24 rc" test "$rc" -eq 0
 choice=$(grep -o '# choice: [^(]*' <<<"$out" | sed 's/# choice: //; s/ *$//; s/ [0-9]*x[0-9]*x[0-9]*//')
 run 8 purify --fock "$DATA/water_ccpvdz/fock.raw" --algo auto --ndup auto --tune-file "$tmp/tune.json" --check
