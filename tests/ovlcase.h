@@ -16,32 +16,6 @@
 
 #ifndef OVL_CASE_NAME
 #define OVL_CASE_NAME "test"
-/* Communicator size and rank. */
-static int csize(MPI_Comm c) {
-  int s;
-  MPI_Comm_size(c, &s);
-  return s;
-}
-static int crank(MPI_Comm c) {
-  int r;
-  MPI_Comm_rank(c, &r);
-  return r;
-}
-
-/* Buffer of n elements followed by GUARD guard values. */
-static double *tb(int64_t n) {
-  double *b = malloc((size_t)(n + GUARD) * sizeof *b);
-  if (!b) {
-    fprintf(stderr, OVL_CASE_NAME ": out of memory\n");
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-  for (int k = 0; k < GUARD; k++) b[n + k] = GUARDV;
-  return b;
-}
-
-/* Contribution of rank r, element i: small nonzero integer. */
-static double val(int r, int64_t i, int salt) { return (double)((r + 1) * (int)((i + salt) % 97 + 1)); }
-
 #endif
 
 #define LARGE 100003

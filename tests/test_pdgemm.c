@@ -24,15 +24,7 @@
 #include "ovltest.h"
 
 #ifdef OVL_TEST_HAVE_SCALAPACK
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-void Cblacs_exit(int notdone);
-void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
-             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
-             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
-             const int *descc);
+#include "scalapack.h"
 #endif
 
 /* Same sequence on every rank, so every rank picks the same cases. */

@@ -22,22 +22,11 @@
 #include <string.h>
 
 #include "ovl/ovl.h"
+#include "scalapack.h"
 #ifdef OVL_HAVE_ELPA
 #include <elpa/elpa.h>
 #endif
 
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-void Cblacs_exit(int notdone);
-void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
-              const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz, double *work,
-              const int *lwork, int *iwork, const int *liwork, int *info);
-void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
-             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
-             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
-             const int *descc);
 
 enum { MAXREP = 200 };
 
@@ -65,12 +54,6 @@ static int elpa_solve(int n, int nb, int mp, int nq, int myrow, int mycol, int c
 }
 #endif
 
-static int64_t numroc(int64_t n, int64_t nb, int ip, int np) {
-  int64_t nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
-  if (ip < extra) num += nb;
-  else if (ip == extra) num += n % nb;
-  return num;
-}
 
 static int64_t g_of(int64_t l, int64_t nb, int ip, int np) { return (l / nb * np + ip) * nb + l % nb; }
 
@@ -199,7 +182,7 @@ int main(int argc, char **argv) {
   Cblacs_get(-1, 0, &ctxt);
   Cblacs_gridinit(&ctxt, "Row", p, q);
   Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
-  int64_t mp = numroc(n, nb, myrow, nprow), nq = numroc(n, nb, mycol, npcol), lld = mp > 1 ? mp : 1;
+  int64_t mp = peer_numroc(n, nb, myrow, nprow), nq = peer_numroc(n, nb, mycol, npcol), lld = mp > 1 ? mp : 1;
   int desc[9] = {1, ctxt, (int)n, (int)n, (int)nb, (int)nb, 0, 0, (int)lld};
   size_t loc = (size_t)(lld * (nq > 0 ? nq : 1));
   double *a = NULL, *z = NULL, *d = NULL, *w = NULL, *work = NULL, wq = 0;

@@ -25,17 +25,9 @@
 #include <string.h>
 
 #include "ovl/ovl.h"
+#include "scalapack.h"
 #include "ovl/pdgemm.h"
 
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-void Cblacs_exit(int notdone);
-void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
-             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
-             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
-             const int *descc);
 
 enum { MAXREP = 1000, NIMPL = 3 };
 static const char *const k_impl[NIMPL] = {"scalapack", "ovl_pdgemm", "ovl_summa"};
@@ -45,17 +37,11 @@ typedef struct phases {
   double in[MAXREP], comm[MAXREP], comp[MAXREP], out[MAXREP];
 } phases;
 
-static int64_t numroc(int64_t n, int64_t nb, int ip, int np) {
-  int64_t nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
-  if (ip < extra) num += nb;
-  else if (ip == extra) num += n % nb;
-  return num;
-}
 
 /* Block-cyclic local array (RSRC = CSRC = 0) holding ovl_fill_value(seed, i, j). */
 static double *bc_alloc(int64_t n, int64_t nb, int nprow, int npcol, int myrow, int mycol, uint64_t seed, int *desc,
                         int ctxt) {
-  int64_t mp = numroc(n, nb, myrow, nprow), nq = numroc(n, nb, mycol, npcol), lld = mp > 1 ? mp : 1;
+  int64_t mp = peer_numroc(n, nb, myrow, nprow), nq = peer_numroc(n, nb, mycol, npcol), lld = mp > 1 ? mp : 1;
   int d[9] = {1, ctxt, (int)n, (int)n, (int)nb, (int)nb, 0, 0, (int)lld};
   memcpy(desc, d, sizeof d);
   double *x = NULL;
@@ -180,7 +166,7 @@ int main(int argc, char **argv) {
   double *cref = bc_alloc(n, nb, p, q, myrow, mycol, 3, descc, ctxt);
   double *covl = bc_alloc(n, nb, p, q, myrow, mycol, 3, descc, ctxt);
   double *c0 = bc_alloc(n, nb, p, q, myrow, mycol, 3, descc, ctxt);
-  int64_t clen = (int64_t)descc[8] * (numroc(n, nb, mycol, q) > 0 ? numroc(n, nb, mycol, q) : 1);
+  int64_t clen = (int64_t)descc[8] * (peer_numroc(n, nb, mycol, q) > 0 ? peer_numroc(n, nb, mycol, q) : 1);
   ovl_grid2d g = NULL;
   ovl_dmat A = NULL, B = NULL, C = NULL, C0 = NULL;
   rc = (a && b && cref && covl && c0) ? OVL_OK : OVL_ERR_NOMEM;
