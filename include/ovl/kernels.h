@@ -120,7 +120,8 @@ ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B,
  * processes (3D/2.5D: p = q = s and `repl` = c): its blocks of A, B and C,
  * the temporaries of transposed operands, and the algorithm's workspace
  * (panels, shift buffers, partial products). Scratch inside the MPI library
- * is not counted. LOCAL; pure function. */
+ * is not counted. Returns -1 for invalid arguments or a footprint of 2^62
+ * bytes or more (no overflow for any int64 sizes). LOCAL; pure function. */
 int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p,
                       int q, int repl);
 

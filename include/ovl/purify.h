@@ -77,6 +77,17 @@ typedef struct ovl_purify_result {
  * no convergence within max_iter), OVL_ERR_IO (checkpoints), OVL_ERR_GRID. */
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
+/* Memory query before allocating: the most bytes any rank of an s x s x c
+ * grid holds during ovl_purify for an n x n F with these options (alg,
+ * checkpoint_every, restart), counting its blocks of F and D (which the
+ * caller allocates), D^2, D^3, SymmSquareCube's workspace (ovl_ssc_memory)
+ * and the transients: the transpose that checks F's symmetry (3 blocks while
+ * F and D exist), a checkpoint's write buffer (1), a restart's read (2).
+ * The peak is over phases, not their sum. Scratch inside the MPI library is
+ * not counted. -1 for invalid arguments or 2^62 bytes or more. LOCAL; pure
+ * function. */
+int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

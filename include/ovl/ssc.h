@@ -50,8 +50,16 @@ ovl_err ovl_ssc_destroy(ovl_ssc *s);
  * COLLECTIVE over the grid's parent. */
 ovl_err ovl_ssc_run(ovl_ssc s, ovl_dmat D, ovl_dmat D2, ovl_dmat D3, ovl_kstats *st);
 
-/* Bytes of workspace one rank holds (besides D, D2, D3). LOCAL. */
+/* Bytes of workspace this object holds on this rank (besides D, D2, D3).
+ * LOCAL. */
 int64_t ovl_ssc_workspace(ovl_ssc s);
+/* Memory query before creating: the most bytes of workspace any rank of an
+ * s x s x c grid holds during ovl_ssc_create + ovl_ssc_run for n (the blocks
+ * of P(0,0,0), including Algorithm 6's Cannon buffers that each run
+ * allocates and frees), besides D, D2 and D3. Scratch inside the MPI library
+ * is not counted. -1 for invalid arguments (the grid shapes ovl_ssc_create
+ * refuses) or 2^62 bytes or more. LOCAL; pure function. */
+int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_ssc_alg alg);
 /* "alg5 ndup=4 grid=2x2x2 n=1000 backend=mpi". LOCAL. */
 int ovl_ssc_str(ovl_ssc s, char *buf, size_t n);
 /* "alg3".."alg6" <-> enum. LOCAL. */

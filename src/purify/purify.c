@@ -168,6 +168,22 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
   return ovl_err_agree(pc, rc);
 }
 
+/* ---- memory query ---------------------------------------------------------- */
+
+int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) {
+  if (!opts) return -1;
+  int64_t work = ovl_ssc_memory(n, s, c, opts->alg);
+  if (work < 0) return -1;
+  /* P(0,0,0) holds the largest blocks; as ovl_malloc sizes them */
+  double b = (double)ovl_block_len(n, s, 0), blk = ceil(b * b * 8.0 / 64.0) * 64.0;
+  double held = (opts->alg == OVL_SSC_ALG6 ? 3 : 6) * blk; /* what the SymmSquareCube object keeps between runs */
+  double peak = 5 * blk;                                    /* F, D and the symmetry check's T, send and receive */
+  peak = fmax(peak, 4 * blk + (double)work);               /* F, D, D^2, D^3 and a run's workspace */
+  if (opts->checkpoint_every > 0) peak = fmax(peak, 5 * blk + held);
+  if (opts->restart) peak = fmax(peak, 6 * blk + held);
+  return peak < 4611686018427387904.0 ? (int64_t)peak : -1;
+}
+
 /* ---- the iteration ------------------------------------------------------------ */
 
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {

@@ -64,13 +64,28 @@ typedef struct purify_job {
   const char *fock, *out, *trace;
   int64_t nocc;
   int check, json, grid[3], have_grid, allow_idle;
+  int64_t mem_limit; /* bytes per rank (0: the node's available memory) */
   ovl_purify_opts po;
   /* outputs */
   ovl_purify_result res;
   double ref_err, ref_trace_err, t_eig, e_ref;
-  int64_t n;
+  int64_t n, mem_est;
   char gridstr[64];
 } purify_job;
+
+static ovl_err fock_size(MPI_Comm comm, const char *fock, int64_t *n);
+
+/* Peak bytes per rank of `ovl purify` on an s x s x c grid: ovl_purify's
+ * (which covers reading F and writing D: 2 and 3 blocks), or, with --check,
+ * rank 0's F, D, a gather buffer, the gathered F and D and LAPACK dsyevd's
+ * workspace (1 + 6n + 2n^2 doubles, 3 + 5n integers). LOCAL. */
+static int64_t job_memory(const purify_job *j, int64_t n, int s, int c) {
+  int64_t mem = ovl_purify_memory(n, s, c, &j->po);
+  if (mem < 0 || !j->check) return mem;
+  double b = (double)ovl_block_len(n, s, 0), N = (double)n;
+  double chk = 3 * ceil(b * b / 8.0) * 64.0 + 8.0 * (4 * N * N + 7 * N + 1) + 4.0 * (5 * N + 3);
+  return chk >= 4611686018427387904.0 ? -1 : (int64_t)fmax((double)mem, chk);
+}
 
 /* Reference density from LAPACK dsyevd on rank 0 of the plane: D = C_occ C_occ^T. */
 static ovl_err reference_check(purify_job *j, ovl_dmat F, ovl_dmat D) {
@@ -140,10 +155,25 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int on0 = ovl_grid3d_active(g) && gk == 0;
   ovl_grid2d pl = ovl_grid3d_plane(g);
   MPI_Comm parent = ovl_grid3d_parent(g);
-  /* F is read on plane 0; the other planes hold handles of the same layout */
-  ovl_dmat F = NULL, D = NULL;
+  /* memory: ask before allocating (an unreadable header is left to the reader's message) */
   ovl_err rc = OVL_OK;
   int64_t n = 0;
+  if (fock_size(comm, j->fock, &n) == OVL_OK) {
+    j->mem_est = job_memory(j, n, s, c);
+    if (j->mem_est < 0) /* n is agreed, so is this */
+      rc = ovl_err_set(OVL_ERR_NOMEM, "n = %" PRId64 " needs 2^62 bytes or more per rank on a %d x %d x %d grid", n,
+                       s, s, c);
+    else
+      rc = ovl_check_memory(comm, j->mem_est, j->mem_limit);
+    if (rc) {
+      ovl_grid3d_destroy(&g);
+      return rc;
+    }
+    if (!j->json) ovl_log(OVL_LOG_INFO, "# memory: %.1f MiB per rank (estimate)\n", (double)j->mem_est / 1048576.0);
+  }
+  n = 0;
+  /* F is read on plane 0; the other planes hold handles of the same layout */
+  ovl_dmat F = NULL, D = NULL;
   if (on0) {
     rc = ovl_dmat_read(pl, j->fock, 1, &F);
     if (!rc) n = ovl_dmat_rows(F);
@@ -193,17 +223,19 @@ static ovl_err int_or_auto(const char *opt, const char *s, int lo, int hi, int *
 }
 
 /* n of the Fock matrix from its header: the JSON sidecar (raw) or the size
- * line (Matrix Market). COLLECTIVE over MPI_COMM_WORLD. */
-static ovl_err fock_size(const char *fock, int64_t *n) {
+ * line (Matrix Market). COLLECTIVE over comm. */
+static ovl_err fock_size(MPI_Comm comm, const char *fock, int64_t *n) {
   size_t len = strlen(fock);
   if (len < 4 || strcmp(fock + len - 4, ".mtx") != 0) {
     ovl_matrix_meta m;
-    OVL_TRY(ovl_raw_read_meta(MPI_COMM_WORLD, fock, &m));
+    OVL_TRY(ovl_raw_read_meta(comm, fock, &m));
     *n = m.rows;
     return OVL_OK;
   }
   long long r = -1;
-  if (ovl_world_rank() == 0) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank == 0) {
     FILE *f = fopen(fock, "r");
     char line[1024];
     while (f && fgets(line, sizeof line, f))
@@ -213,7 +245,7 @@ static ovl_err fock_size(const char *fock, int64_t *n) {
       }
     if (f) fclose(f);
   }
-  MPI_Bcast(&r, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&r, 1, MPI_LONG_LONG, 0, comm);
   if (r < 0) return ovl_err_set(OVL_ERR_FORMAT, "cannot read the size line of %s", fock);
   *n = r;
   return OVL_OK;
@@ -225,7 +257,7 @@ static ovl_err fock_size(const char *fock, int64_t *n) {
 static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int ndup_auto, int ppn_auto, int *ppn,
                             const char *machine, const char *tune_file, char *why, size_t nwhy) {
   int64_t n = 0;
-  OVL_TRY(fock_size(fock, &n));
+  OVL_TRY(fock_size(MPI_COMM_WORLD, fock, &n));
   int P = 0, rpn = 1, nodes = 1, consec = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int kernel = alg_auto ? -1 : (int)OVL_MK_SSC3 + ((int)j->po.alg - (int)OVL_SSC_ALG3);
@@ -273,6 +305,7 @@ int cmd_purify(int argc, char **argv) {
   double mu = NAN, tol = 1e-11;
   const char *fock = NULL, *out = NULL, *method = "canonical", *alg = "alg5", *grid = NULL, *backend = "mpi";
   const char *ckpt = NULL, *trace = NULL;
+  int64_t mem_limit = 0;
   ovl_opt opts[] = {
       {"fock", 'F', OVL_OPT_STRING, &fock, "FILE",
        "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)", NULL, 0, -1},
@@ -294,6 +327,9 @@ int cmd_purify(int argc, char **argv) {
       {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
        -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
+      {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES",
+       "refuse to run above this many bytes per rank (0: the node's available memory shared among its ranks)", NULL, 0,
+       INT64_MAX},
       {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
       {"tol", 0, OVL_OPT_DOUBLE, &tol, "T", "idempotency tolerance on ||D^2 - D||_F", NULL, 0, -1},
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "write D (raw + .json), atomically", NULL, 0, -1},
@@ -316,6 +352,7 @@ int cmd_purify(int argc, char **argv) {
   purify_job j;
   memset(&j, 0, sizeof j);
   j.fock = fock, j.out = out, j.trace = trace, j.check = check, j.json = json, j.allow_idle = allow_idle;
+  j.mem_limit = mem_limit;
   j.po = ovl_purify_opts_default();
   ovl_err rc = OVL_OK;
   if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
@@ -415,10 +452,11 @@ int cmd_purify(int argc, char **argv) {
             "{\"cmd\":\"purify\",\"fock\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64 ",\"method\":\"%s\",\"algo\":\"%s\","
             "\"ndup\":%d,\"backend\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"iterations\":%d,"
             "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"energy\":%.12f,\"t_total\":%.6e,\"t_ssc\":%.6e,"
-            "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mpi\":\"%s\"}\n",
+            "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mem_estimate\":%" PRId64
+            ",\"mpi\":\"%s\"}\n",
             fock, j.n, j.nocc, method, alg, ndup, backend, P, nactive, j.gridstr, r->iterations, r->idem_err,
             r->trace_err, r->energy, wall, r->t_ssc, r->ssc_gflops, check ? (pass ? "PASS" : "FAIL") : "not checked",
-            check ? j.ref_err : -1.0, check ? j.t_eig : -1.0, cli_mpi_library());
+            check ? j.ref_err : -1.0, check ? j.t_eig : -1.0, j.mem_est, cli_mpi_library());
   } else {
     ovl_log(OVL_LOG_QUIET,
             "purify: n=%" PRId64 " n_occ=%" PRId64 " grid %s (%d active): %d iterations, ||D^2-D||_F %.2e, "
