@@ -66,12 +66,20 @@ name="ppn"; run 4 --fock "$H" --ppn 1 --check -q; ok has "PASS" "$out"; ok has "
 # checkpoint + restart reaches the same answer as an uninterrupted run
 name="checkpoint"
 run 8 --fock "$H" -o "$tmp/full.raw" -q
+# leftovers of an earlier run killed while writing (4194305 is above Linux's
+# largest pid) and its unreferenced data go; another prefix's files stay
+touch "$tmp/ck.it3.raw.tmp.4194305" "$tmp/ck.state.json.tmp.4194305" "$tmp/ck.it1.raw" "$tmp/ck.it1.raw.json" \
+  "$tmp/ckx.it1.raw" "$tmp/ck.it2.raw.bak"
 run 8 --fock "$H" -q --checkpoint "$tmp/ck" --checkpoint-every 4 --max-iter 10
 ok test "$rc" -eq 1
 ok test -f "$tmp/ck.state.json"
+ok test "$(cd "$tmp" && ls ck.* | tr '\n' ' ')" = "ck.it2.raw.bak ck.it8.raw ck.it8.raw.json ck.state.json "
+ok test -f "$tmp/ckx.it1.raw"
+touch "$tmp/ck.it12.raw.tmp.4194305"
 run 8 --fock "$H" -q --checkpoint "$tmp/ck" --restart -o "$tmp/restarted.raw"
 ok test "$rc" -eq 0
 ok cmp -s "$tmp/full.raw" "$tmp/restarted.raw"
+ok test ! -e "$tmp/ck.it12.raw.tmp.4194305"
 # bad input: one message, exit 1, no output written
 name="nocc > n"; run 8 --fock "$W" --nocc 25 -o "$tmp/bad.raw"; ok test "$rc" -eq 1; ok has "occupied" "$err"; ok test ! -e "$tmp/bad.raw"
 name="missing"; run 8 --fock "$tmp/none.raw" --nocc 1; ok test "$rc" -eq 1; ok test "$(grep -c error <<<"$err")" -eq 1

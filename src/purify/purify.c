@@ -1,5 +1,6 @@
 /* Density-matrix purification: canonical (Palser-Manolopoulos), McWeeny,
  * TRS2 (Niklasson), on SymmSquareCube; checkpoints and restart. */
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -101,9 +102,60 @@ static void ckpt_data_path(const char *prefix, int it, char *buf, size_t n) {
   snprintf(buf, n, "%s.it%d.raw", prefix, it);
 }
 
+/* Digits at *p (advanced past them); 0 when there are none. */
+static int skip_digits(const char **p, long *v) {
+  const char *q = *p;
+  long x = 0;
+  while (*q >= '0' && *q <= '9' && x < 100000000L) x = 10 * x + (*q++ - '0');
+  if (q == *p) return 0;
+  *p = q, *v = x;
+  return 1;
+}
+
+/* Remove what earlier writers of this prefix left behind: the data of
+ * iterations other than `keep` (PREFIX.itK.raw and its sidecar, which no
+ * state file names once the state names iteration keep) and temporaries of
+ * other processes (PREFIX.itK.raw[.json].tmp.PID, PREFIX.state.json.tmp.PID:
+ * a writer killed mid-write). Rank 0 of plane 0, after the state is in
+ * place. Best effort: a file that cannot be removed stays. */
+static void ckpt_sweep(const char *prefix, int keep) {
+  char dir[4096];
+  const char *slash = strrchr(prefix, '/'), *base = slash ? slash + 1 : prefix;
+  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - prefix) + 1 : 1, slash ? prefix : ".");
+  size_t blen = strlen(base);
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, base, blen) != 0) continue;
+    const char *r = e->d_name + blen;
+    long it = -1, pid = -1;
+    int data = 0;
+    if (!strncmp(r, ".it", 3)) {
+      r += 3;
+      if (!skip_digits(&r, &it) || strncmp(r, ".raw", 4)) continue;
+      r += 4, data = 1;
+      if (!strncmp(r, ".json", 5)) r += 5;
+    } else if (!strncmp(r, ".state.json", 11)) {
+      r += 11;
+    } else {
+      continue;
+    }
+    if (!strncmp(r, ".tmp.", 5)) {
+      r += 5;
+      if (!skip_digits(&r, &pid) || *r || pid == (long)getpid()) continue;
+    } else if (*r || !data || it == keep) {
+      continue;
+    }
+    char path[8192];
+    snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
+    unlink(path);
+  }
+  if (d) closedir(d);
+}
+
 /* Write D (iteration it) and then the state file that points to it; remove
  * the previous iteration's data. Plane-0 ranks; errors agreed by the caller. */
-static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, int prev, const ovl_purify_opts *o) {
+static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_purify_opts *o) {
   char data[4096], state[4096], tmp[4160];
   ckpt_data_path(prefix, it, data, sizeof data);
   OVL_TRY(ovl_dmat_write_raw(D, data, 1));
@@ -123,13 +175,8 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, int prev, cons
     if (!ok || rename(tmp, state) != 0) {
       unlink(tmp);
       rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s'", state);
-    } else if (prev >= 0) {
-      char old[4096];
-      ckpt_data_path(prefix, prev, old, sizeof old);
-      unlink(old);
-      char oldj[4160];
-      snprintf(oldj, sizeof oldj, "%s.json", old);
-      unlink(oldj);
+    } else {
+      ckpt_sweep(prefix, it);
     }
   }
   return ovl_err_agree(ovl_grid2d_parent(D->grid), rc);
@@ -165,7 +212,9 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
                                                   " matrix, expected %" PRId64, data, X->m, X->n, D->m);
   ovl_dmat_destroy(&X);
   *it = iter;
-  return ovl_err_agree(pc, rc);
+  rc = ovl_err_agree(pc, rc);
+  if (rc == OVL_OK && rank == 0) ckpt_sweep(prefix, iter); /* what a killed run left */
+  return rc;
 }
 
 /* ---- memory query ---------------------------------------------------------- */
@@ -317,7 +366,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       break;
     }
     if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
-      if (on0) rc = ckpt_write(D, opts->checkpoint, it, prev_ckpt, opts);
+      if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts);
       rc = ovl_err_agree(parent, rc);
       if (rc == OVL_OK) prev_ckpt = it;
     }
@@ -327,7 +376,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
         ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
       if (stop) {
         if (opts->checkpoint && prev_ckpt != it) {
-          if (on0) rc = ckpt_write(D, opts->checkpoint, it, prev_ckpt, opts);
+          if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts);
           rc = ovl_err_agree(parent, rc);
           if (rc == OVL_OK) prev_ckpt = it;
         }
