@@ -72,11 +72,30 @@ expect "bench machine needs -o" test "$rc" -eq 2
 # ---- ovl tune and auto ---------------------------------------------------------------------------------------------
 # OVL_TEST_QUICK=1 (the sanitizer build) skips the slowest runs: the exhaustive sweep and --ppn auto.
 if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then
-run 8 tune -k ssc -n 48 --exhaustive -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune -k ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune ssc np=8 rc" test "$rc" -eq 0
 expect "tune ssc: all 13 configurations timed" test "$(grep -c "^ *[0-9]* *alg[3-6]" <<<"$out")" -eq 13
-expect "tune ssc: exhaustive line" has "# exhaustive: best" "$out"
+expect "tune ssc: sweep line" has "# sweep: best .* auto (tune file $tmp/tune.json, measured at n=48): .*x the best" "$out"
 expect "tune file entry" test "$(grep -c '"family":"ssc","n":48,"P":8' "$tmp/tune.json")" -eq 1
+# the JSON form: the tuner's set timed in its rounds, auto found among the candidates and equal to the tuner's
+# choice (it reads the tune file just written), every ratio >= 1 and the best's = 1
+run 8 tune -k ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --json --machine "$tmp/m.json" -o "$tmp/tune.json"
+expect "tune --exhaustive --json" "$PY" -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+cands = [r for r in rows if r["cmd"] == "tune"]
+sw = [r for r in rows if r["cmd"] == "tune-sweep"][0]
+assert len(cands) == 13 == sw["configurations"] and sw["rounds"] == 2, sw
+tuned = [r for r in cands if r["tuner"]]
+assert len(tuned) >= 3 and all(r["t_median_tuner"] > 0 for r in tuned)
+assert all(r["t_median_tuner"] == -1 for r in cands if not r["tuner"])
+best = min(cands, key=lambda r: r["t_median"])
+assert sw["best"] == best["config"] and abs(sw["t_best"] - best["t_median"]) <= 1e-6 * best["t_median"], sw
+choice = min(tuned, key=lambda r: r["t_median_tuner"])
+assert sw["tuner"] == choice["config"] == sw["auto"], sw
+assert abs(sw["auto_ratio"] - choice["t_median"] / best["t_median"]) < 1e-3, sw
+assert min(sw["model_ratio"], sw["tuner_ratio"], sw["auto_ratio"]) >= 1.0, sw
+' <<<"$out"
 run 8 tune -k ssc -n 48 --top 2 --band 0 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune again replaces the entry" test "$(grep -c '"family":"ssc"' "$tmp/tune.json")" -eq 1
 fi

@@ -105,27 +105,39 @@ static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc
   return OVL_OK;
 }
 
-ovl_err bench_ssc_time(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, int iters, int warmup,
-                       const ovl_coll_cfg *cc, double *tmin, double *tmed) {
-  ssc_bench B;
-  memset(&B, 0, sizeof B);
-  ovl_err rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, OVL_GRID_ALLOW_IDLE, &B.cube);
-  if (rc) return rc;
-  ssc_cfg *x = &B.c[B.ncfg++];
-  x->alg = alg, x->ndup = ndup, x->g = B.cube;
-  rc = cfg_setup(x, n, iters, cc, 42);
-  for (int r = 0; r < warmup + iters && !rc; r++) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = ovl_time();
-    rc = ovl_ssc_run(x->s, x->D, x->D2, x->D3, NULL);
-    if (r >= warmup) x->t[r - warmup] = ovl_time() - t0;
+ovl_err bench_ssc_open(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, const ovl_coll_cfg *cc, void **h) {
+  *h = NULL;
+  ssc_bench *B = calloc(1, sizeof *B);
+  OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, B ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a benchmark")));
+  ovl_err rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, OVL_GRID_ALLOW_IDLE, &B->cube);
+  if (!rc) {
+    ssc_cfg *x = &B->c[B->ncfg++];
+    x->alg = alg, x->ndup = ndup, x->g = B->cube;
+    rc = cfg_setup(x, n, 1, cc, 42);
   }
-  ovl_stats st;
-  memset(&st, 0, sizeof st);
-  if (!rc) rc = ovl_stats_max_over_ranks(MPI_COMM_WORLD, x->t, iters, &st);
-  *tmin = st.min, *tmed = st.median;
-  bench_free(&B);
+  if (rc) {
+    bench_free(B);
+    free(B);
+    return rc;
+  }
+  *h = B;
+  return OVL_OK;
+}
+
+ovl_err bench_ssc_once(void *h, double *t) {
+  ssc_cfg *x = &((ssc_bench *)h)->c[0];
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = ovl_time();
+  ovl_err rc = ovl_ssc_run(x->s, x->D, x->D2, x->D3, NULL);
+  *t = ovl_time() - t0;
   return rc;
+}
+
+void bench_ssc_close(void **h) {
+  if (!h || !*h) return;
+  bench_free(*h);
+  free(*h);
+  *h = NULL;
 }
 
 int cmd_bench_ssc(int argc, char **argv) {

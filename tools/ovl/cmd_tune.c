@@ -182,72 +182,131 @@ ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, cons
   return cli_auto_ex(f, n, P, 1, -1, 0, machine, tune_file, out, NULL, why, nwhy);
 }
 
-/* ---- measuring a candidate -------------------------------------------------------- */
+/* ---- measuring candidates, interleaved ------------------------------------------------
+ *
+ * Each candidate gets its grid, plan and operands up front (a tune_run); the
+ * repetitions then run in rounds, each round timing every candidate of the
+ * set once, so that the slow drifts of a shared machine fall on all
+ * candidates alike (as in `ovl bench ssc`). Time of a repetition = MAX over
+ * ranks; min and median over the rounds. */
 
-static ovl_err gemm_time(const ovl_model_cfg *c, int iters, int warmup, double *tmin, double *tmed) {
-  ovl_mm_plan plan = ovl_mm_plan_default(OVL_MM_SUMMA, c->b);
-  plan.ndup = c->ndup, plan.lookahead = c->lookahead, plan.outer = c->outer;
-  ovl_grid2d g = NULL;
-  ovl_grid3d g3 = NULL;
+typedef struct tune_run {
+  ovl_model_family f;
+  ovl_mm_plan plan; /* gemm */
+  ovl_grid2d g;
+  ovl_grid3d g3;
+  ovl_dmat A, B, C;
+  void *ssc; /* ssc: bench_ssc_open's handle */
+  int64_t mem;
+} tune_run;
+
+static void run_close(tune_run *r) {
+  ovl_dmat_destroy(&r->A), ovl_dmat_destroy(&r->B), ovl_dmat_destroy(&r->C);
+  if (r->g3) ovl_grid3d_destroy(&r->g3), r->g = NULL;
+  else if (r->g) ovl_grid2d_destroy(&r->g);
+  bench_ssc_close(&r->ssc);
+}
+
+/* Set up one candidate if what is already open (*used bytes per rank) and
+ * its own footprint fit the node. COLLECTIVE over MPI_COMM_WORLD. */
+static ovl_err run_open(ovl_model_family f, const ovl_model_cfg *c, int64_t *used, tune_run *r) {
+  memset(r, 0, sizeof *r);
+  r->f = f;
   ovl_err rc = OVL_OK;
   int P = c->P;
+  if (f == OVL_MF_SSC) {
+    ovl_ssc_alg a = (ovl_ssc_alg)(OVL_SSC_ALG3 + (c->kernel - OVL_MK_SSC3));
+    int s = c->s, cc = c->c;
+    if (a != OVL_SSC_ALG6 || s <= 0)
+      for (s = 1, cc = 1; (s + 1) * (s + 1) * (s + 1) <= P; s++, cc++) {}
+    int64_t b = ovl_block_len(c->n, s, 0), w = ovl_ssc_memory(c->n, s, cc, a);
+    r->mem = w < 0 ? INT64_MAX / 2 : w + 3 * ((b * b * 8 + 63) / 64) * 64;
+    OVL_TRY(ovl_check_memory(MPI_COMM_WORLD, *used + r->mem, 0));
+    ovl_coll_cfg col = ovl_coll_cfg_default();
+    OVL_TRY(bench_ssc_open(a, c->ndup, a == OVL_SSC_ALG6 ? c->s : 0, a == OVL_SSC_ALG6 ? c->c : 0, c->n, &col,
+                           &r->ssc));
+    *used += r->mem;
+    return OVL_OK;
+  }
+  ovl_mm_plan *plan = &r->plan;
+  *plan = ovl_mm_plan_default(OVL_MM_SUMMA, c->b);
+  plan->ndup = c->ndup, plan->lookahead = c->lookahead, plan->outer = c->outer;
+  int p = 0, q = 0, rep = 1;
   if (c->kernel == OVL_MK_3D || c->kernel == OVL_MK_25D) {
-    plan.algo = c->kernel == OVL_MK_3D ? OVL_MM_3D : OVL_MM_25D;
+    plan->algo = c->kernel == OVL_MK_3D ? OVL_MM_3D : OVL_MM_25D;
     rc = ovl_grid3d_create(MPI_COMM_WORLD, c->kernel == OVL_MK_3D ? 0 : c->s, c->kernel == OVL_MK_3D ? 0 : c->c,
-                           OVL_GRID_ALLOW_IDLE, &g3);
-    if (!rc) g = ovl_grid3d_plane(g3);
+                           OVL_GRID_ALLOW_IDLE, &r->g3);
+    if (!rc) r->g = ovl_grid3d_plane(r->g3), ovl_grid3d_dims(r->g3, &p, &rep), q = p;
   } else {
-    int p = 0, q = 0;
-    plan.algo = c->kernel == OVL_MK_CANNON ? OVL_MM_CANNON : c->kernel == OVL_MK_HSUMMA ? OVL_MM_HSUMMA : OVL_MM_SUMMA;
+    plan->algo = c->kernel == OVL_MK_CANNON ? OVL_MM_CANNON : c->kernel == OVL_MK_HSUMMA ? OVL_MM_HSUMMA : OVL_MM_SUMMA;
     if (c->kernel == OVL_MK_CANNON) {
       for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
       q = p;
     }
-    rc = ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g);
-    if (!rc && c->kernel == OVL_MK_HSUMMA) {
-      ovl_grid2d_dims(g, &p, &q);
-      rc = ovl_err_agree(MPI_COMM_WORLD, ovl_hgroups_auto_dims(p, q, c->G, &plan.groups_i, &plan.groups_j));
-    }
+    rc = ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &r->g);
+    if (!rc) ovl_grid2d_dims(r->g, &p, &q);
+    if (!rc && c->kernel == OVL_MK_HSUMMA)
+      rc = ovl_err_agree(MPI_COMM_WORLD, ovl_hgroups_auto_dims(p, q, c->G, &plan->groups_i, &plan->groups_j));
   }
+  if (!rc) {
+    r->mem = ovl_mm_memory(plan, 'N', 'N', c->n, c->n, c->n, p, q, rep);
+    rc = ovl_check_memory(MPI_COMM_WORLD, *used + (r->mem < 0 ? INT64_MAX / 2 : r->mem), 0);
+  }
+  if (!rc) rc = ovl_dmat_create(r->g, c->n, c->n, &r->A);
+  if (!rc) rc = ovl_dmat_create(r->g, c->n, c->n, &r->B);
+  if (!rc) rc = ovl_dmat_create(r->g, c->n, c->n, &r->C);
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (!rc) rc = ovl_dmat_fill(r->A, OVL_FILL_RANDOM, 1);
+  if (!rc) rc = ovl_dmat_fill(r->B, OVL_FILL_RANDOM, 2);
   if (rc) {
-    if (g3) ovl_grid3d_destroy(&g3);
-    else ovl_grid2d_destroy(&g);
+    run_close(r);
     return rc;
   }
-  ovl_dmat A = NULL, B = NULL, C = NULL;
-  rc = ovl_dmat_create(g, c->n, c->n, &A);
-  if (!rc) rc = ovl_dmat_create(g, c->n, c->n, &B);
-  if (!rc) rc = ovl_dmat_create(g, c->n, c->n, &C);
-  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
-  double t[1000];
-  for (int it = 0; !rc && it < warmup + iters; it++) {
-    ovl_dmat_fill(A, OVL_FILL_RANDOM, 1), ovl_dmat_fill(B, OVL_FILL_RANDOM, 2);
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = ovl_time();
-    rc = ovl_gemm('N', 'N', 1.0, A, B, 0.0, C, &plan, g3, NULL);
-    if (it >= warmup) t[it - warmup] = ovl_time() - t0;
-  }
-  ovl_stats st;
-  memset(&st, 0, sizeof st);
-  if (!rc) rc = ovl_stats_max_over_ranks(MPI_COMM_WORLD, t, iters, &st);
-  *tmin = st.min, *tmed = st.median;
-  ovl_dmat_destroy(&A), ovl_dmat_destroy(&B), ovl_dmat_destroy(&C);
-  if (g3) ovl_grid3d_destroy(&g3);
-  else ovl_grid2d_destroy(&g);
+  *used += r->mem;
+  return OVL_OK;
+}
+
+/* One repetition (this rank's seconds). COLLECTIVE over MPI_COMM_WORLD. */
+static ovl_err run_once(tune_run *r, double *t) {
+  if (r->f == OVL_MF_SSC) return bench_ssc_once(r->ssc, t);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = ovl_time();
+  ovl_err rc = ovl_gemm('N', 'N', 1.0, r->A, r->B, 0.0, r->C, &r->plan, r->g3, NULL);
+  *t = ovl_time() - t0;
   return rc;
 }
 
-static ovl_err measure(ovl_model_family f, const ovl_model_cfg *c, int iters, int warmup, double *tmin,
-                       double *tmed) {
-  if (f == OVL_MF_GEMM) return gemm_time(c, iters, warmup, tmin, tmed);
-  ovl_coll_cfg cc = ovl_coll_cfg_default();
-  ovl_ssc_alg a = (ovl_ssc_alg)(OVL_SSC_ALG3 + (c->kernel - OVL_MK_SSC3));
-  return bench_ssc_time(a, c->ndup, c->kernel == OVL_MK_SSC6 ? c->s : 0, c->kernel == OVL_MK_SSC6 ? c->c : 0, c->n,
-                        iters, warmup, &cc, tmin, tmed);
+/* Time the candidates idx[0..m-1] in warmup + rounds interleaved rounds:
+ * tmin/tmed[idx[k]] over the timed rounds. prog (may be NULL) steps per
+ * round. COLLECTIVE over MPI_COMM_WORLD. */
+static ovl_err interleave(tune_run *runs, const int *idx, int m, int rounds, int warmup, double *tmin, double *tmed,
+                          bench_progress *prog, const char *what) {
+  double *t = calloc((size_t)m * (size_t)rounds, sizeof *t);
+  ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, t ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate timings"));
+  for (int r = 0; r < warmup + rounds && !rc; r++) {
+    for (int k = 0; k < m && !rc; k++) {
+      double x = 0;
+      rc = run_once(&runs[idx[k]], &x);
+      if (r >= warmup) t[(size_t)k * (size_t)rounds + (size_t)(r - warmup)] = x;
+    }
+    if (prog) bench_progress_step(prog, "%s round %d%s", what, r + 1, r < warmup ? " (warm-up)" : "");
+  }
+  for (int k = 0; k < m && !rc; k++) {
+    ovl_stats st;
+    rc = ovl_stats_max_over_ranks(MPI_COMM_WORLD, t + (size_t)k * (size_t)rounds, rounds, &st);
+    tmin[idx[k]] = st.min, tmed[idx[k]] = st.median;
+  }
+  free(t);
+  return rc;
+}
+
+static int cfg_equal(const ovl_model_cfg *a, const ovl_model_cfg *b) {
+  return a->kernel == b->kernel && a->ndup == b->ndup && a->b == b->b && a->G == b->G && a->lookahead == b->lookahead &&
+         ((a->kernel != OVL_MK_25D && a->kernel != OVL_MK_SSC6) || (a->s == b->s && a->c == b->c));
 }
 
 int cmd_tune(int argc, char **argv) {
-  int help = 0, top = 3, iters = 3, warmup = 1, exhaustive = 0, json = 0, quiet = 0;
+  int help = 0, top = 3, iters = 3, warmup = 1, exhaustive = 0, rounds = 9, json = 0, quiet = 0;
   double band = 0.10;
   int64_t n = 1024;
   const char *family = "ssc", *machine = NULL, *out = NULL;
@@ -261,10 +320,14 @@ int cmd_tune(int argc, char **argv) {
       {"band", 0, OVL_OPT_DOUBLE, &band, "F",
        "also time every configuration predicted within (1 + F) x the best prediction (the model cannot tell them "
        "apart)", NULL, 0, -1},
-      {"exhaustive", 0, OVL_OPT_FLAG, &exhaustive, NULL, "time every configuration (the sweep auto is judged by)", NULL,
-       0, -1},
-      {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per configuration", NULL, 1, 1000},
-      {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 100},
+      {"exhaustive", 0, OVL_OPT_FLAG, &exhaustive, NULL,
+       "after choosing, time every configuration in interleaved rounds and judge the choice against the best", NULL, 0,
+       -1},
+      {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds of the tuner (each times its set once)", NULL, 1,
+       1000},
+      {"rounds", 'r', OVL_OPT_INT, &rounds, "R", "timed rounds of the exhaustive sweep (each times every configuration)",
+       NULL, 1, 1000},
+      {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up rounds before each timing", NULL, 0, 100},
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "tune file to store the choice in (default: $OVL_TUNE_FILE)", NULL,
        0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
@@ -273,10 +336,11 @@ int cmd_tune(int argc, char **argv) {
   };
   int prc = cli_parse("usage: mpiexec -n P ovl tune --kernel gemm|ssc -n N [options]\n\n"
                       "Ranks the configurations of a kernel (algorithm, N_DUP, G, c, panel width, lookahead) by the\n"
-                      "cost model, times the K best on these ranks (time = MAX over ranks, median over repetitions)\n"
-                      "and stores the fastest in the tune file, where `ovl gemm --algo auto` and `ovl purify --algo\n"
-                      "auto` find it. --exhaustive times every configuration and reports how far the model's and the\n"
-                      "tuner's choices are from the best one.",
+                      "cost model, times the K best (and those predicted within the band) on these ranks in\n"
+                      "interleaved rounds (time = MAX over ranks, median over rounds) and stores the fastest in the\n"
+                      "tune file, where `ovl gemm --algo auto` and `ovl purify --algo auto` find it. --exhaustive then\n"
+                      "times every configuration in fresh interleaved rounds and reports how far the model's, the\n"
+                      "tuner's and auto's choices are from the best one.",
                       opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
   if (prc >= 0) return prc;
   const char *env = getenv("OVL_TUNE_FILE");
@@ -304,53 +368,96 @@ int cmd_tune(int argc, char **argv) {
   int nm = exhaustive ? nc : nt;
   if (!json)
     ovl_log(OVL_LOG_INFO,
-            "# ovl tune: %s n=%" PRId64 " on %d ranks, %d configurations, timing %s%d; machine %s\n# MPI: %s\n"
-            "# time = MAX over ranks, median of %d (+%d warm-up); rank = position in the model's order; the tuner times "
-            "the top %d and those predicted within %.0f%% of the best: %d\n"
-            "# %4s  %-34s %12s %12s %12s %8s\n",
-            family, n, P, nc, exhaustive ? "all " : "the best ", nm, src, cli_mpi_library(), iters, warmup, top,
-            100 * band, nt, "rank",
-            "configuration", "predicted(s)", "t_min(s)", "t_med(s)", "pred/med");
-  bench_progress prog;
-  bench_progress_start(&prog, "tune", nm, !quiet && !json);
-  double tmed[TUNE_MAXCAND], tmin[TUNE_MAXCAND];
-  int best = -1, tbest = -1; /* fastest of all timed; fastest of the tuner's set */
+            "# ovl tune: %s n=%" PRId64 " on %d ranks, %d configurations; machine %s\n# MPI: %s\n"
+            "# time = MAX over ranks, median over rounds, configurations interleaved in each round; rank = position "
+            "in the model's order\n# tuner: the top %d and those predicted within %.0f%% of the best (%d), %d rounds "
+            "(+%d warm-up)%s\n",
+            family, n, P, nc, src, cli_mpi_library(), top, 100 * band, nt, iters, warmup,
+            exhaustive ? "; then every configuration" : "");
+  if (!json && exhaustive)
+    ovl_log(OVL_LOG_INFO, "# exhaustive sweep: all %d, %d rounds (+%d warm-up)\n", nc, rounds, warmup);
+  /* every configuration to time gets its operands up front */
+  tune_run *runs = calloc((size_t)nm, sizeof *runs);
+  int idx[TUNE_MAXCAND], nopen = 0;
+  int64_t used = 0;
+  rc = ovl_err_agree(MPI_COMM_WORLD, runs ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the candidates"));
   for (int k = 0; k < nm && !rc; k++) {
+    rc = run_open(f, &cand[k], &used, &runs[k]);
+    if (!rc) idx[nopen++] = k;
+  }
+  double tmed1[TUNE_MAXCAND], tmin1[TUNE_MAXCAND], tmed[TUNE_MAXCAND], tmin[TUNE_MAXCAND];
+  bench_progress prog;
+  bench_progress_start(&prog, "tune", warmup + iters + (exhaustive ? warmup + rounds : 0), !quiet && !json);
+  /* the tuner: its set in interleaved rounds; the fastest median is the choice */
+  if (!rc) rc = interleave(runs, idx, nt, iters, warmup, tmin1, tmed1, &prog, "tuner");
+  int tbest = 0, best = 0, ai = -1;
+  for (int k = 1; k < nt && !rc; k++)
+    if (tmed1[k] < tmed1[tbest]) tbest = k;
+  /* the sweep: every configuration in fresh rounds */
+  if (!rc && exhaustive) rc = interleave(runs, idx, nc, rounds, warmup, tmin, tmed, &prog, "sweep");
+  for (int k = 0; k < nopen; k++) run_close(&runs[k]);
+  free(runs);
+  if (rc) return cli_fail("tune", rc);
+  if (!exhaustive)
+    for (int k = 0; k < nt; k++) tmin[k] = tmin1[k], tmed[k] = tmed1[k];
+  for (int k = 1; k < nm; k++)
+    if (tmed[k] < tmed[best]) best = k;
+  for (int k = 0; k < nm; k++) {
     char cs[96];
     cli_cfg_str(&cand[k], cs, sizeof cs);
-    rc = measure(f, &cand[k], iters, warmup, &tmin[k], &tmed[k]);
-    if (rc) break;
-    if (best < 0 || tmed[k] < tmed[best]) best = k;
-    if (k < nt && (tbest < 0 || tmed[k] < tmed[tbest])) tbest = k;
     if (json)
       ovl_log(OVL_LOG_QUIET,
               "{\"cmd\":\"tune\",\"family\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"rank\":%d,\"config\":\"%s\","
-              "\"predicted\":%.6e,\"t_min\":%.6e,\"t_median\":%.6e}\n",
-              family, n, P, k + 1, cs, pred[k].total, tmin[k], tmed[k]);
-    else
-      ovl_log(OVL_LOG_QUIET, "  %4d  %-34s %12.4e %12.4e %12.4e %8.2f\n", k + 1, cs, pred[k].total, tmin[k], tmed[k],
-              pred[k].total / tmed[k]);
-    bench_progress_step(&prog, "%s: %.4e s", cs, tmed[k]);
+              "\"predicted\":%.6e,\"tuner\":%d,\"t_median_tuner\":%.6e,\"t_min\":%.6e,\"t_median\":%.6e}\n",
+              family, n, P, k + 1, cs, pred[k].total, k < nt, k < nt ? tmed1[k] : -1.0, tmin[k], tmed[k]);
+    else {
+      if (k == 0)
+        ovl_log(OVL_LOG_QUIET, "# %4s  %-34s %12s %12s %12s %12s %8s\n", "rank", "configuration", "predicted(s)",
+                "tuner_med(s)", exhaustive ? "sweep_min(s)" : "t_min(s)", exhaustive ? "sweep_med(s)" : "t_med(s)",
+                "pred/med");
+      char tt[32] = "           -";
+      if (k < nt) snprintf(tt, sizeof tt, "%12.4e", tmed1[k]);
+      ovl_log(OVL_LOG_QUIET, "  %4d  %-34s %12.4e %12s %12.4e %12.4e %8.2f\n", k + 1, cs, pred[k].total, tt, tmin[k],
+              tmed[k], pred[k].total / tmed[k]);
+    }
   }
-  if (rc) return cli_fail("tune", rc);
-  /* the choice stored is the tuner's (an exhaustive run reports it against the best of all) */
+  /* the choice stored is the tuner's */
   char bs[96];
   cli_cfg_str(&cand[tbest], bs, sizeof bs);
-  if (!json) {
-    ovl_log(OVL_LOG_QUIET, "# choice: %s (%.4e s)\n", bs, tmed[tbest]);
-    if (exhaustive)
-      ovl_log(OVL_LOG_QUIET,
-              "# exhaustive: best %.4e s; the model's first choice %.4e s (%.3fx the best); the tuner's (fastest of "
-              "the %d it times) %.4e s (%.3fx)\n",
-              tmed[best], tmed[0], tmed[0] / tmed[best], nt, tmed[tbest], tmed[tbest] / tmed[best]);
-  }
-  best = tbest;
+  if (!json) ovl_log(OVL_LOG_QUIET, "# choice: %s (%.4e s in the tuner's rounds)\n", bs, tmed1[tbest]);
   if (out) {
-    cand[best].n = n;
-    if (ovl_world_rank() == 0) rc = tune_store(out, f, &cand[best], tmed[best], m.name);
+    ovl_model_cfg st = cand[tbest];
+    st.n = n;
+    if (ovl_world_rank() == 0) rc = tune_store(out, f, &st, tmed1[tbest], m.name);
     rc = ovl_err_agree(MPI_COMM_WORLD, rc);
     if (rc) return cli_fail("tune", rc);
     if (!json) ovl_log(OVL_LOG_QUIET, "# stored in %s\n", out);
+  }
+  if (exhaustive) {
+    /* what `auto` resolves to now (the tune file just written, else the model), found among the candidates */
+    ovl_model_cfg ac;
+    char why[600] = "";
+    rc = cli_auto(f, n, P, machine, out, &ac, why, sizeof why);
+    if (rc) return cli_fail("tune", rc);
+    for (int k = 0; k < nc && ai < 0; k++)
+      if (cfg_equal(&cand[k], &ac)) ai = k;
+    char as[96], be[96];
+    cli_cfg_str(&ac, as, sizeof as);
+    cli_cfg_str(&cand[best], be, sizeof be);
+    double ar = ai >= 0 ? tmed[ai] / tmed[best] : -1.0;
+    if (json)
+      ovl_log(OVL_LOG_QUIET,
+              "{\"cmd\":\"tune-sweep\",\"family\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"configurations\":%d,"
+              "\"rounds\":%d,\"best\":\"%s\",\"t_best\":%.6e,\"model_ratio\":%.4f,\"tuner\":\"%s\","
+              "\"tuner_ratio\":%.4f,\"auto\":\"%s\",\"auto_from\":\"%s\",\"auto_ratio\":%.4f}\n",
+              family, n, P, nc, rounds, be, tmed[best], tmed[0] / tmed[best], bs, tmed[tbest] / tmed[best], as, why,
+              ar);
+    else
+      ovl_log(OVL_LOG_QUIET,
+              "# sweep: best %s %.4e s; the model's first choice %.3fx the best; the tuner's %.3fx; auto (%s): %s "
+              "%s%.3fx the best\n",
+              be, tmed[best], tmed[0] / tmed[best], tmed[tbest] / tmed[best], why, as, ai < 0 ? "(not a candidate) " : "",
+              ar);
   }
   return CLI_OK;
 }
