@@ -2,16 +2,19 @@
 """Predicted vs measured time for every algorithm ovl models, and how close
 `auto` comes to the best configuration of an exhaustive sweep.
 
-usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--out DIR] [--ovl build/ovl]
+usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--rounds 9] [--out DIR]
+                                [--ovl build/ovl]
 
 1. `ovl bench machine` measures this machine's parameters (machine.json);
 2. each algorithm runs with `ovl gemm --json` / `ovl bench ssc --json`
    (median of --reps repetitions, MAX over ranks) and is predicted by
    `ovl model --json` with the same configuration and machine file;
-3. `ovl tune --exhaustive` times every configuration of the gemm and ssc
-   families; the model's first choice (what `auto` runs without a tune file)
-   and the tuner's choice (best of the model's top 3) are compared with the
-   best one.
+3. `ovl tune --exhaustive` (one launch per family) lets the tuner choose
+   (the model's top 3 and its 10% band, --reps interleaved rounds) and store
+   the choice in a tune file, then re-times every configuration in --rounds
+   fresh interleaved rounds; auto's choice (resolved through that tune file)
+   and the model's first choice (what `auto` runs without a tune file) are
+   compared with the best of the sweep.
 Prints Markdown tables; the raw JSON lines go to --out.
 """
 import argparse
@@ -43,6 +46,7 @@ def main():
     ap.add_argument("--n", type=int, default=1536)
     ap.add_argument("--ssc-n", type=int, default=1200)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--ovl", default=os.path.join(ROOT, "build", "ovl"))
     a = ap.parse_args()
@@ -86,30 +90,28 @@ def main():
     if os.path.exists(tfile):
         os.remove(tfile)
     for fam, nn in (("ssc", a.ssc_n), ("gemm", n)):
-        # 1. the tuner (what `auto` then runs), 2. an exhaustive sweep in a separate launch
-        tuned = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "-i", r, "-x", "1", "-q", "-o", tfile],
-                    a.ovl)
-        choice = re.search(r"# choice: (.*) \(", tuned).group(1).strip()
-        out = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-x", "1", "-q"],
-                  a.ovl)
-        with open(os.path.join(a.out, "tune_%s.txt" % fam), "w") as f:
-            f.write(tuned + "\n" + out)
-        cfgs = [l for l in out.splitlines() if re.match(r"^\s+\d+\s", l)]
-        med = {}
-        for l in cfgs:
-            m = re.match(r"^\s+(\d+)\s+(.*?)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", l)
-            med[m.group(2).strip()] = float(m.group(5))
-        best = min(med.values())
-        first = re.match(r"^\s+\d+\s+(.*?)\s+\S+\s+\S+\s+\S+\s+\S+$", cfgs[0]).group(1).strip()
-        print("exhaustive sweep, %s n=%d on %d ranks (%d configurations, median of %s):" % (fam, nn, P, len(cfgs), r))
-        print("```")
-        print("\n".join(cfgs))
-        print("```")
-        print("- best of the sweep: %s, %.4f s" % (min(med, key=med.get), best))
-        print("- `auto` after `ovl tune` (tune file, chosen in a separate launch): **%s**, %.4f s in the sweep = "
-              "**%.3fx** the best" % (choice, med[choice], med[choice] / best))
-        print("- `auto` without a tune file (the model's first choice): %s, %.4f s = %.3fx the best" %
-              (first, med[first], med[first] / best))
+        # one launch: the tuner chooses (its set in interleaved rounds) and stores the choice; then every
+        # candidate is re-timed in fresh interleaved rounds, and auto's choice (resolved through the tune
+        # file) is judged against the best of those rounds
+        out = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-r",
+                      str(a.rounds), "-x", "1", "-q", "--json", "-o", tfile], a.ovl)
+        with open(os.path.join(a.out, "tune_%s.json" % fam), "w") as f:
+            f.write(out)
+        rows_t = [x for x in jlines(out) if x["cmd"] == "tune"]
+        sw = [x for x in jlines(out) if x["cmd"] == "tune-sweep"][0]
+        print("exhaustive sweep, %s n=%d on %d ranks (%d configurations; tuner %s rounds, sweep %d rounds, "
+              "interleaved):" % (fam, nn, P, len(rows_t), r, a.rounds))
+        print()
+        print("| rank | configuration | predicted (s) | tuner median (s) | sweep median (s) | sweep min (s) | / best |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
+        for x in rows_t:
+            print("| %d | %s | %.4f | %s | %.4f | %.4f | %.3f |" % (
+                x["rank"], x["config"], x["predicted"], "%.4f" % x["t_median_tuner"] if x["tuner"] else "-",
+                x["t_median"], x["t_min"], x["t_median"] / sw["t_best"]))
+        print()
+        print("- best of the sweep: %s, %.4f s" % (sw["best"], sw["t_best"]))
+        print("- `auto` (%s): **%s** = **%.3fx** the best" % (sw["auto_from"], sw["auto"], sw["auto_ratio"]))
+        print("- the model's first choice (`auto` without a tune file): %.3fx the best" % sw["model_ratio"])
         print()
 
 

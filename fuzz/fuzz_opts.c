@@ -12,9 +12,9 @@
 
 #include "ovl/opts.h"
 
-#define FUZZ_ASSERT(c) \
-  do {                 \
-    if (!(c)) abort(); \
+#define FUZZ_ASSERT(c)                                                                                                 \
+  do {                                                                                                                 \
+    if (!(c)) abort();                                                                                                 \
   } while (0)
 
 enum { MAX_ARGS = 64 };

@@ -9,9 +9,9 @@
 
 #include "dist/io_util.h"
 
-#define FUZZ_ASSERT(c) \
-  do {                 \
-    if (!(c)) abort(); \
+#define FUZZ_ASSERT(c)                                                                                                 \
+  do {                                                                                                                 \
+    if (!(c)) abort();                                                                                                 \
   } while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

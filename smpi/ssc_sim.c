@@ -87,7 +87,8 @@ static int run_one(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, ovl_backe
       snprintf(grid, sizeof grid, "%dx%dx%d", gs, gs, gc);
       double tm = t[reps / 2];
       printf("  alg%d %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", (int)alg, ndup, (long long)n, grid,
-             gs * gs * gc, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12, tc[reps / 2], tp[reps / 2], verdict);
+             gs * gs * gc, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12, tc[reps / 2], tp[reps / 2],
+             verdict);
       fflush(stdout);
     }
   }
@@ -120,15 +121,17 @@ int main(int argc, char **argv) {
     else bad = 1;
     if (bad || n < 1 || reps < 1 || reps > 64 || warm < 0) {
       if (rank == 0)
-        fprintf(stderr, "ssc_sim: bad argument '%s'\nusage: ssc_sim -n N [--algo alg3,alg4,alg5,alg6] [--ndup 1,2,4] "
-                        "[--grid SxSxC] [--backend own|mpi] [--reps R] [--warmup W] [--check]\n",
+        fprintf(stderr,
+                "ssc_sim: bad argument '%s'\nusage: ssc_sim -n N [--algo alg3,alg4,alg5,alg6] [--ndup 1,2,4] "
+                "[--grid SxSxC] [--backend own|mpi] [--reps R] [--warmup W] [--check]\n",
                 argv[a < argc ? a : argc - 1]);
       MPI_Finalize();
       return 2;
     }
   }
   int fails = 0;
-  if (rank == 0) printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, be == OVL_BACKEND_OWN ? "own" : "mpi");
+  if (rank == 0)
+    printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, be == OVL_BACKEND_OWN ? "own" : "mpi");
   if (rank == 0) printf("# alg ndup     n grid       ranks     t_med(s)   tflops   t_comm(s)   t_comp(s) check\n");
   for (int ia = 0; ia < nalg; ia++)
     for (int id = 0; id < nnd; id++) { /* a fresh grid each time: a grid caches a bounded number of lane sets */

@@ -13,7 +13,7 @@
 #include <stdio.h>
 
 static long g_comms, g_wins, g_reqs, g_types, g_files; /* live */
-static long g_made[5];                                /* created, same order */
+static long g_made[5];                                 /* created, same order */
 
 static void comm_made(int rc, const MPI_Comm *c) {
   if (rc == MPI_SUCCESS && *c != MPI_COMM_NULL) g_comms++, g_made[0]++;
@@ -70,9 +70,9 @@ int MPI_Win_free(MPI_Win *win) {
   return rc;
 }
 
-#define REQ_MADE(call) \
-  int rc = call;       \
-  if (rc == MPI_SUCCESS) g_reqs++, g_made[2]++; \
+#define REQ_MADE(call)                                                                                                 \
+  int rc = call;                                                                                                       \
+  if (rc == MPI_SUCCESS) g_reqs++, g_made[2]++;                                                                        \
   return rc
 int MPI_Isend(const void *b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request *r) {
   REQ_MADE(PMPI_Isend(b, n, t, d, tag, c, r));
@@ -104,10 +104,10 @@ static int live(int n, const MPI_Request *r) {
   for (int i = 0; i < n; i++) k += r[i] != MPI_REQUEST_NULL;
   return k;
 }
-#define REQ_DONE(n, reqs, call)  \
-  int before = live(n, reqs);    \
-  int rc = call;                 \
-  g_reqs -= before - live(n, reqs); \
+#define REQ_DONE(n, reqs, call)                                                                                        \
+  int before = live(n, reqs);                                                                                          \
+  int rc = call;                                                                                                       \
+  g_reqs -= before - live(n, reqs);                                                                                    \
   return rc
 int MPI_Wait(MPI_Request *r, MPI_Status *s) { REQ_DONE(1, r, PMPI_Wait(r, s)); }
 int MPI_Test(MPI_Request *r, int *flag, MPI_Status *s) { REQ_DONE(1, r, PMPI_Test(r, flag, s)); }
@@ -125,16 +125,16 @@ int MPI_Testsome(int n, MPI_Request r[], int *outn, int idx[], MPI_Status s[]) {
 }
 int MPI_Request_free(MPI_Request *r) { REQ_DONE(1, r, PMPI_Request_free(r)); }
 
-#define TYPE_MADE(call) \
-  int rc = call;        \
-  if (rc == MPI_SUCCESS) g_types++, g_made[3]++; \
+#define TYPE_MADE(call)                                                                                                \
+  int rc = call;                                                                                                       \
+  if (rc == MPI_SUCCESS) g_types++, g_made[3]++;                                                                       \
   return rc
 int MPI_Type_contiguous(int n, MPI_Datatype old, MPI_Datatype *t) { TYPE_MADE(PMPI_Type_contiguous(n, old, t)); }
 int MPI_Type_vector(int n, int bl, int stride, MPI_Datatype old, MPI_Datatype *t) {
   TYPE_MADE(PMPI_Type_vector(n, bl, stride, old, t));
 }
-int MPI_Type_create_subarray(int nd, const int sizes[], const int sub[], const int start[], int order,
-                             MPI_Datatype old, MPI_Datatype *t) {
+int MPI_Type_create_subarray(int nd, const int sizes[], const int sub[], const int start[], int order, MPI_Datatype old,
+                             MPI_Datatype *t) {
   TYPE_MADE(PMPI_Type_create_subarray(nd, sizes, sub, start, order, old, t));
 }
 int MPI_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *t) {

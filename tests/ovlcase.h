@@ -5,10 +5,10 @@
 #define OVL_CASE_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,10 +18,10 @@
 #define OVL_CASE_NAME "test"
 #endif
 
-#define LARGE 100003
-#define GUARD 8
-#define GUARDV (-4242.0)
-#define SENT (-7777.0)
+#define LARGE      100003
+#define GUARD      8
+#define GUARDV     (-4242.0)
+#define SENT       (-7777.0)
 #define WATCHDOG_S 90
 
 static int W_rank, W_size;
@@ -71,21 +71,21 @@ static void cfail_(int line, const char *fmt, ...) {
   va_end(ap);
   t_fail_(__FILE__, line, "case {%s}: %s", g_case, msg);
 }
-#define C_CHECK(cond, ...)                                                     \
-  do {                                                                         \
-    t_checks_++;                                                               \
-    if (!(cond)) cfail_(__LINE__, __VA_ARGS__);                                \
+#define C_CHECK(cond, ...)                                                                                             \
+  do {                                                                                                                 \
+    t_checks_++;                                                                                                       \
+    if (!(cond)) cfail_(__LINE__, __VA_ARGS__);                                                                        \
   } while (0)
-#define C_OK(call)                                                             \
-  do {                                                                         \
-    ovl_err c_rc_ = (call);                                                    \
-    C_CHECK(c_rc_ == OVL_OK, "%s returned %s: %s", #call, ovl_err_name(c_rc_), ovl_errmsg()); \
+#define C_OK(call)                                                                                                     \
+  do {                                                                                                                 \
+    ovl_err c_rc_ = (call);                                                                                            \
+    C_CHECK(c_rc_ == OVL_OK, "%s returned %s: %s", #call, ovl_err_name(c_rc_), ovl_errmsg());                          \
   } while (0)
-#define C_ERR(call, code)                                                      \
-  do {                                                                         \
-    ovl_err c_rc_ = (call);                                                    \
-    C_CHECK(c_rc_ == (code), "%s returned %s, expected %s (%s)", #call, ovl_err_name(c_rc_), ovl_err_name(code), \
-            ovl_errmsg());                                                     \
+#define C_ERR(call, code)                                                                                              \
+  do {                                                                                                                 \
+    ovl_err c_rc_ = (call);                                                                                            \
+    C_CHECK(c_rc_ == (code), "%s returned %s, expected %s (%s)", #call, ovl_err_name(c_rc_), ovl_err_name(code),       \
+            ovl_errmsg());                                                                                             \
   } while (0)
 
 /* Communicator size and rank. */

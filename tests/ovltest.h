@@ -25,30 +25,28 @@ static void t_fail_(const char *file, int line, const char *fmt, ...) {
 }
 
 /* Check a condition; on failure print the formatted message and count it. */
-#define T_CHECK(cond, ...)                                                     \
-  do {                                                                         \
-    t_checks_++;                                                               \
-    if (!(cond)) t_fail_(__FILE__, __LINE__, __VA_ARGS__);                     \
+#define T_CHECK(cond, ...)                                                                                             \
+  do {                                                                                                                 \
+    t_checks_++;                                                                                                       \
+    if (!(cond)) t_fail_(__FILE__, __LINE__, __VA_ARGS__);                                                             \
   } while (0)
 
 /* Check an ovl call returns OVL_OK. */
-#define T_OK(call)                                                             \
-  do {                                                                         \
-    ovl_err t_rc_ = (call);                                                    \
-    t_checks_++;                                                               \
-    if (t_rc_ != OVL_OK)                                                       \
-      t_fail_(__FILE__, __LINE__, "%s returned %s: %s", #call,                 \
-              ovl_err_name(t_rc_), ovl_errmsg());                              \
+#define T_OK(call)                                                                                                     \
+  do {                                                                                                                 \
+    ovl_err t_rc_ = (call);                                                                                            \
+    t_checks_++;                                                                                                       \
+    if (t_rc_ != OVL_OK) t_fail_(__FILE__, __LINE__, "%s returned %s: %s", #call, ovl_err_name(t_rc_), ovl_errmsg());  \
   } while (0)
 
 /* Check an ovl call fails with the expected code. */
-#define T_ERR(call, code)                                                      \
-  do {                                                                         \
-    ovl_err t_rc_ = (call);                                                    \
-    t_checks_++;                                                               \
-    if (t_rc_ != (code))                                                       \
-      t_fail_(__FILE__, __LINE__, "%s returned %s, expected %s (%s)", #call,   \
-              ovl_err_name(t_rc_), ovl_err_name(code), ovl_errmsg());          \
+#define T_ERR(call, code)                                                                                              \
+  do {                                                                                                                 \
+    ovl_err t_rc_ = (call);                                                                                            \
+    t_checks_++;                                                                                                       \
+    if (t_rc_ != (code))                                                                                               \
+      t_fail_(__FILE__, __LINE__, "%s returned %s, expected %s (%s)", #call, ovl_err_name(t_rc_), ovl_err_name(code),  \
+              ovl_errmsg());                                                                                           \
   } while (0)
 
 /* Agree the verdict over MPI_COMM_WORLD; returns the process exit code. */

@@ -18,7 +18,7 @@
  * more ranks on the node than cores (oversubscribed MPICH busy-polls, and 2000
  * duplications then take minutes), no AddressSanitizer. Elsewhere the loops
  * only exercise create/destroy. */
-#define LEAK_SPARE 40
+#define LEAK_SPARE    40
 #define LEAK_MAX_HELD 2100
 static MPI_Comm g_held[LEAK_MAX_HELD];
 static int g_nheld = 0, g_leak_checked = 0;
@@ -111,11 +111,11 @@ static expect expected_layout(MPI_Comm comm, int k) {
 }
 
 typedef struct work_ctx {
-  MPI_Comm comm;   /* active_comm */
-  int calls;       /* times fn ran on this rank */
-  int seen;        /* active ranks counted by an allreduce inside fn */
-  int fail_rank;   /* rank of active_comm that fails (-1: none) */
-  double ms;       /* simulated work */
+  MPI_Comm comm; /* active_comm */
+  int calls;     /* times fn ran on this rank */
+  int seen;      /* active ranks counted by an allreduce inside fn */
+  int fail_rank; /* rank of active_comm that fails (-1: none) */
+  double ms;     /* simulated work */
 } work_ctx;
 
 static ovl_err work(void *p) {
@@ -140,8 +140,8 @@ static void test_layout(MPI_Comm comm, int k, const char *what) {
           e.active);
   T_CHECK(ovl_active_nodes(a) == e.nodes, "%s k=%d: %d nodes, want %d", what, k, ovl_active_nodes(a), e.nodes);
   MPI_Comm node = ovl_active_node_comm(a), act = ovl_active_comm(a);
-  T_CHECK(csize(node) == e.local_size && crank(node) == e.local_rank, "%s k=%d: node comm %d/%d, want %d/%d", what,
-          k, crank(node), csize(node), e.local_rank, e.local_size);
+  T_CHECK(csize(node) == e.local_size && crank(node) == e.local_rank, "%s k=%d: node comm %d/%d, want %d/%d", what, k,
+          crank(node), csize(node), e.local_rank, e.local_size);
   if (e.active) {
     T_CHECK(csize(act) == e.nactive, "%s k=%d: active comm size %d, want %d", what, k, csize(act), e.nactive);
     T_CHECK(crank(act) == e.pos, "%s k=%d: active comm rank %d, want %d", what, k, crank(act), e.pos);
@@ -214,8 +214,8 @@ static void test_bad_input(int P, int rank) {
     fails += ovl_active_destroy(&a) != OVL_OK;
   }
   leak_release();
-  T_CHECK(fails == 0, "%d failures in %d create/destroy cycles (%d context ids held): leaked communicators?", fails,
-          nc, held);
+  T_CHECK(fails == 0, "%d failures in %d create/destroy cycles (%d context ids held): leaked communicators?", fails, nc,
+          held);
 }
 
 /* Sleepers' CPU time during 200 ms of work, against ranks blocked in
@@ -322,8 +322,8 @@ static void test_shm(int P, int rank) {
     fails += ovl_shm_destroy(&s) != OVL_OK;
   }
   leak_release();
-  T_CHECK(fails == 0, "%d failures in %d shm create/destroy cycles (%d context ids held): leaked communicators?",
-          fails, nc, held);
+  T_CHECK(fails == 0, "%d failures in %d shm create/destroy cycles (%d context ids held): leaked communicators?", fails,
+          nc, held);
 
   /* ranks of a node disagreeing on the size */
   if (L > 1) {

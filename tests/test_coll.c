@@ -138,10 +138,8 @@ static ccase mk(int k, ovl_backend be, ovl_alg alg, int64_t seg, int hg, int64_t
   c.cfg.segment = seg;
   c.cfg.hier_group = hg;
   c.maxn = maxn;
-  if (be == OVL_BACKEND_MPI)
-    snprintf(c.label, sizeof c.label, "backend=mpi");
-  else
-    snprintf(c.label, sizeof c.label, "backend=own alg=%d(%s)", (int)alg, ovl_alg_name(alg));
+  if (be == OVL_BACKEND_MPI) snprintf(c.label, sizeof c.label, "backend=mpi");
+  else snprintf(c.label, sizeof c.label, "backend=own alg=%d(%s)", (int)alg, ovl_alg_name(alg));
   size_t l = strlen(c.label);
   if (alg == OVL_BCAST_CHAIN) snprintf(c.label + l, sizeof c.label - l, " segment=%lld", (long long)seg);
   if (alg == OVL_BCAST_HIER) snprintf(c.label + l, sizeof c.label - l, " hier_group=%d", hg);
@@ -160,7 +158,7 @@ static int cases_of(int k, int p, ccase *out) {
     out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_BINOMIAL, 0, 0, LARGE);
     out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_SCATTER_ALLGATHER, 0, 0, LARGE);
     out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_CHAIN, 0, 0, LARGE);
-    out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_CHAIN, 1, 0, 1000); /* 100003 one-element segments: too slow */
+    out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_CHAIN, 1, 0, 1000);  /* 100003 one-element segments: too slow */
     out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_CHAIN, 7, 0, LARGE); /* 14287 segments: ~5 s at 8 ranks */
     out[m - 1].large_root0 = 1;
     out[m++] = mk(k, OVL_BACKEND_OWN, OVL_BCAST_CHAIN, 1000, 0, LARGE);
@@ -215,16 +213,16 @@ static int posted_ok(ovl_err rc, ovl_req req, int64_t live0, int tolerant) {
     fprintf(stderr, "unspecified input %s: %s\n", rc == OVL_OK ? "accepted" : "refused", g_case);
   if (tolerant && rc == OVL_ERR_ARG) {
     C_CHECK(req == NULL, "refused with OVL_ERR_ARG but *req is not NULL");
-    C_CHECK(ovl_req_live() == live0, "refused with OVL_ERR_ARG but ovl_req_live() went %lld -> %lld",
-            (long long)live0, (long long)ovl_req_live());
+    C_CHECK(ovl_req_live() == live0, "refused with OVL_ERR_ARG but ovl_req_live() went %lld -> %lld", (long long)live0,
+            (long long)ovl_req_live());
     return 0;
   }
   C_CHECK(rc == OVL_OK, "post returned %s: %s", ovl_err_name(rc), ovl_errmsg());
   return rc == OVL_OK;
 }
 
-static void run_bcast(MPI_Comm comm, const char *cname, const ovl_coll_cfg *cfg, const char *label, int root,
-                      int64_t n, int tolerant) {
+static void run_bcast(MPI_Comm comm, const char *cname, const ovl_coll_cfg *cfg, const char *label, int root, int64_t n,
+                      int tolerant) {
   int p = csize(comm), r = crank(comm), salt = (int)(n % 13) + root;
   set_case("bcast %s root=%d n=%lld comm=%s p=%d rank=%d", label, root, (long long)n, cname, p, r);
   double *buf = tb(n), *ref = tb(n);
@@ -255,8 +253,8 @@ static const char *const RVAR[3] = {"sep", "null-rbuf-nonroot", "in-place-root"}
 static void run_reduce(MPI_Comm comm, const char *cname, const ovl_coll_cfg *cfg, const char *label, int root,
                        int64_t n, int variant, int tolerant) {
   int p = csize(comm), r = crank(comm), salt = (int)(n % 11) + 3 * root + variant;
-  set_case("reduce %s root=%d n=%lld variant=%s comm=%s p=%d rank=%d", label, root, (long long)n, RVAR[variant],
-           cname, p, r);
+  set_case("reduce %s root=%d n=%lld variant=%s comm=%s p=%d rank=%d", label, root, (long long)n, RVAR[variant], cname,
+           p, r);
   double *sbuf = tb(n), *rbuf = tb(n), *ref = tb(n);
   fill_val(sbuf, r, n, salt);
   fill_const(rbuf, n, SENT);
@@ -303,10 +301,8 @@ static void run_allreduce(MPI_Comm comm, const char *cname, const ovl_coll_cfg *
   double *sbuf = tb(n), *rbuf = tb(n), *ref = tb(n);
   fill_val(sbuf, r, n, salt);
   MPI_Allreduce(sbuf, ref, (int)n, MPI_DOUBLE, MPI_SUM, comm);
-  if (variant == 1)
-    fill_val(rbuf, r, n, salt);
-  else
-    fill_const(rbuf, n, SENT);
+  if (variant == 1) fill_val(rbuf, r, n, salt);
+  else fill_const(rbuf, n, SENT);
   int64_t live0 = ovl_req_live();
   ovl_req req = NULL;
   ovl_err rc = ovl_iallreduce(variant == 1 ? rbuf : sbuf, rbuf, n, comm, cfg, &req);
@@ -415,12 +411,10 @@ static void test_matrix(MPI_Comm comm, const char *cname) {
               if (n < LARGE || g_full || ri == 0 || v == 0) run_reduce(comm, cname, cfg, lb, roots[ri], n, v, 0);
           break;
         case K_ALLREDUCE:
-          for (int v = 0; v < 2; v++)
-            run_allreduce(comm, cname, cfg, lb, n, v, 0);
+          for (int v = 0; v < 2; v++) run_allreduce(comm, cname, cfg, lb, n, v, 0);
           break;
         case K_ALLGATHER:
-          for (int v = 0; v < 2; v++)
-            run_allgather(comm, cname, cfg, lb, n, v, 0);
+          for (int v = 0; v < 2; v++) run_allgather(comm, cname, cfg, lb, n, v, 0);
           break;
         default: run_alltoall(comm, cname, cfg, lb, n, 0); break;
         }
@@ -477,10 +471,8 @@ static void flight_post(flight *f, MPI_Comm comm, const ovl_coll_cfg cfg[NF]) {
   f->b5 = tb(F_N[5]);
   f->s6 = tb(1);
   f->r6 = tb(1);
-  if (r == p - 1)
-    fill_val(f->b0, r, F_N[0], 1);
-  else
-    fill_const(f->b0, F_N[0], SENT);
+  if (r == p - 1) fill_val(f->b0, r, F_N[0], 1);
+  else fill_const(f->b0, F_N[0], SENT);
   fill_val(f->s1, r, F_N[1], 2);
   fill_const(f->r1, F_N[1], SENT);
   fill_val(f->b2, r, F_N[2], 3);
@@ -489,10 +481,8 @@ static void flight_post(flight *f, MPI_Comm comm, const ovl_coll_cfg cfg[NF]) {
   for (int j = 0; j < p; j++)
     for (int64_t i = 0; i < F_N[4]; i++) f->s4[j * F_N[4] + i] = a2a(r, j, i);
   fill_const(f->r4, p * F_N[4], SENT);
-  if (r == 0)
-    fill_val(f->b5, r, F_N[5], 5);
-  else
-    fill_const(f->b5, F_N[5], SENT);
+  if (r == 0) fill_val(f->b5, r, F_N[5], 5);
+  else fill_const(f->b5, F_N[5], SENT);
   f->s6[0] = 1;
   f->r6[0] = SENT;
   for (int k = 0; k < NF; k++) f->req[k] = NULL;
@@ -691,10 +681,8 @@ static void test_many(MPI_Comm comm, const char *cname) {
   }
   for (int b = 0; b < NB; b++) {
     int root = b % p;
-    if (r == root)
-      fill_val(bb + b * N, root, N, b);
-    else
-      fill_const(bb + b * N, N, SENT);
+    if (r == root) fill_val(bb + b * N, root, N, b);
+    else fill_const(bb + b * N, N, SENT);
     req[NA + b] = NULL;
     C_OK(ovl_ibcast(bb + b * N, N, root, comm, &cfg[b % 4], &req[NA + b]));
   }
@@ -733,15 +721,11 @@ static void test_two_comms(MPI_Comm A, MPI_Comm B) {
   own.allreduce = OVL_ALLREDUCE_RING;
   const int64_t n = 1000;
   double *a1 = tb(n), *a2 = tb(n), *b1 = tb(n), *b2 = tb(n);
-  if (r == p - 1)
-    fill_val(a1, r, n, 21);
-  else
-    fill_const(a1, n, SENT);
+  if (r == p - 1) fill_val(a1, r, n, 21);
+  else fill_const(a1, n, SENT);
   fill_val(a2, r, n, 22);
-  if (rb == 0)
-    fill_val(b1, rb, n, 23);
-  else
-    fill_const(b1, n, SENT);
+  if (rb == 0) fill_val(b1, rb, n, 23);
+  else fill_const(b1, n, SENT);
   fill_val(b2, rb, n, 24);
   ovl_req q[4] = {NULL, NULL, NULL, NULL};
   int wr = W_rank;
@@ -828,8 +812,8 @@ static void test_ring(MPI_Comm comm, const char *cname) {
   int p = csize(comm), r = crank(comm), next = (r + 1) % p, prev = (r + p - 1) % p;
   for (int si = 0; si < NSIZES; si++) {
     int64_t n = SIZES[si];
-    set_case("isend/irecv ring n=%lld (tag 5 forward, tag 6 backward), comm=%s p=%d rank=%d", (long long)n, cname,
-             p, r);
+    set_case("isend/irecv ring n=%lld (tag 5 forward, tag 6 backward), comm=%s p=%d rank=%d", (long long)n, cname, p,
+             r);
     double *sf = tb(n), *sb = tb(n), *rf = tb(n), *rbk = tb(n);
     fill_val(sf, r, n, 30);
     fill_val(sb, r, n, 31);
@@ -950,21 +934,20 @@ static void test_bad_args(MPI_Comm comm, const char *cname) {
     expect_refused("iallreduce n=-1", ovl_iallreduce(b, c, -1, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
     expect_refused("iallgather n=-1", ovl_iallgather(b, -1, c, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
     expect_refused("ialltoall n=-1", ovl_ialltoall(b, -1, c, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
-    expect_refused("ibcast n=INT64_MIN", ovl_ibcast(b, INT64_MIN, 0, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q,
-                   l0);
+    expect_refused("ibcast n=INT64_MIN", ovl_ibcast(b, INT64_MIN, 0, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
     /* roots out of range */
     expect_refused("ibcast root=-1", ovl_ibcast(b, 4, -1, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
     expect_refused("ibcast root=p", ovl_ibcast(b, 4, p, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
     expect_refused("ireduce root=-1", ovl_ireduce(b, c, 4, -1, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
     expect_refused("ireduce root=p", ovl_ireduce(b, c, 4, p, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q, l0);
-    expect_refused("ireduce root=p+100", ovl_ireduce(b, c, 4, p + 100, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG,
-                   q, l0);
+    expect_refused("ireduce root=p+100", ovl_ireduce(b, c, 4, p + 100, comm, &cfg, &q), OVL_ERR_ARG, OVL_ERR_ARG, q,
+                   l0);
     /* MPI_COMM_NULL (errors on no communicator are raised on
      * MPI_COMM_WORLD: make them return, so an unchecked NULL shows up as
      * OVL_ERR_MPI instead of aborting the job) */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    expect_refused("ibcast comm=MPI_COMM_NULL", ovl_ibcast(b, 4, 0, MPI_COMM_NULL, &cfg, &q), OVL_ERR_ARG,
-                   OVL_ERR_MPI, q, l0);
+    expect_refused("ibcast comm=MPI_COMM_NULL", ovl_ibcast(b, 4, 0, MPI_COMM_NULL, &cfg, &q), OVL_ERR_ARG, OVL_ERR_MPI,
+                   q, l0);
     expect_refused("iallreduce comm=MPI_COMM_NULL", ovl_iallreduce(b, c, 4, MPI_COMM_NULL, &cfg, &q), OVL_ERR_ARG,
                    OVL_ERR_MPI, q, l0);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -1096,8 +1079,8 @@ static void test_names(void) {
   }
   for (int a = 0; a < OVL_ALG_COUNT; a++) C_CHECK(covered[a], "enum value %d not covered by the name table", a);
   ovl_alg a;
-  static const char *const bad[][2] = {{"bcast", "ring"},        {"reduce", "ring"},   {"allgather", "pairwise"},
-                                       {"alltoall", "recdbl"},   {"bcast", "nope"},    {"scan", "auto"},
+  static const char *const bad[][2] = {{"bcast", "ring"},         {"reduce", "ring"},  {"allgather", "pairwise"},
+                                       {"alltoall", "recdbl"},    {"bcast", "nope"},   {"scan", "auto"},
                                        {"allreduce", "binomial"}, {"reduce", "chain"}, {"bcast", ""}};
   for (int k = 0; k < (int)(sizeof bad / sizeof bad[0]); k++)
     C_CHECK(ovl_alg_parse(bad[k][0], bad[k][1], &a) == OVL_ERR_ARG, "ovl_alg_parse(%s, %s) accepted", bad[k][0],
@@ -1121,11 +1104,11 @@ static void test_names(void) {
 /* ---- main ----------------------------------------------------------------------------------- */
 
 /* Run one section; OVL_TEST_VERBOSE=1 prints its time on rank 0. */
-#define SECTION(call)                                                          \
-  do {                                                                         \
-    double t_s_ = MPI_Wtime();                                                 \
-    call;                                                                      \
-    if (g_verbose && W_rank == 0) fprintf(stderr, "section %-45s %7.2f s\n", #call, MPI_Wtime() - t_s_); \
+#define SECTION(call)                                                                                                  \
+  do {                                                                                                                 \
+    double t_s_ = MPI_Wtime();                                                                                         \
+    call;                                                                                                              \
+    if (g_verbose && W_rank == 0) fprintf(stderr, "section %-45s %7.2f s\n", #call, MPI_Wtime() - t_s_);               \
   } while (0)
 
 int main(int argc, char **argv) {

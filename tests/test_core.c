@@ -44,8 +44,8 @@ static void test_opts(void) {
       {"pick", 'p', OVL_OPT_CHOICE, &c, "C", "c", choices, 0, -1},
   };
   int no = (int)(sizeof o / sizeof o[0]);
-  char *argv1[] = {"prog", "-i", "7", "-m", "4K:1M", "--size=64M", "-f", "--json", "-x", "2.5", "--name", "foo",
-                   "-pbb"};
+  char *argv1[] = {"prog",   "-i", "7",   "-m",     "4K:1M", "--size=64M", "-f",
+                   "--json", "-x", "2.5", "--name", "foo",   "-pbb"};
   unsigned char given[8];
   T_OK(ovl_opts_parse(o, no, 13, argv1, 1, given));
   T_CHECK(iters == 7, "iters %d", iters);

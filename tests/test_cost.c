@@ -133,7 +133,8 @@ static void test_hsumma(void) {
   T_CHECK(ovl_hsumma_gopt(al, be, n, b, P) == 32, "gopt latency-bound");
   double t32 = ovl_hsumma_comm_sag(al, be, n, b, b, P, 32);
   T_CHECK(t32 < summa && t32 < ovl_hsumma_comm_sag(al, be, n, b, b, P, 16) &&
-              t32 < ovl_hsumma_comm_sag(al, be, n, b, b, P, 64), "minimum at 32");
+              t32 < ovl_hsumma_comm_sag(al, be, n, b, b, P, 64),
+          "minimum at 32");
   /* alpha/beta = 100 < 1024: G = sqrt(p) is the maximum, SUMMA is best */
   T_CHECK(ovl_hsumma_gopt(1e-7, be, n, b, P) == 1, "gopt bandwidth-bound");
   T_CHECK(ovl_hsumma_comm_sag(1e-7, be, n, b, b, P, 32) > ovl_hsumma_comm_sag(1e-7, be, n, b, b, P, 1), "maximum");
@@ -225,9 +226,13 @@ static void test_machine_file(void) {
   fclose(f);
   T_OK(ovl_machine_read(path, &r));
   T_CHECK(r.beta_r == 1e-9 && r.alpha == 0, "rendezvous defaults to eager; unknown keys skipped");
-  const char *bad[] = {"{\"beta\": 1e-9}", "{\"beta\": -1, \"gamma\": 1}", "{\"beta\": 1e-9, \"gamma\": 1",
-                       "[1]", "{\"beta\": 1e-9, \"gamma\": 1, \"fbw\": [{\"coll\": \"scan\", \"p\": 2}]}",
-                       "{\"beta\": nan, \"gamma\": 1}", "{\"beta\": 1, \"gamma\": 1} x",
+  const char *bad[] = {"{\"beta\": 1e-9}",
+                       "{\"beta\": -1, \"gamma\": 1}",
+                       "{\"beta\": 1e-9, \"gamma\": 1",
+                       "[1]",
+                       "{\"beta\": 1e-9, \"gamma\": 1, \"fbw\": [{\"coll\": \"scan\", \"p\": 2}]}",
+                       "{\"beta\": nan, \"gamma\": 1}",
+                       "{\"beta\": 1, \"gamma\": 1} x",
                        "{\"beta\": 1, \"gamma\": 1, \"fbw\": [{\"coll\": \"bcast\", \"p\": 2, \"size\": [1, 2], "
                        "\"bw\": [1]}]}"};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {

@@ -101,8 +101,9 @@ static double fill_expect(ovl_fill_kind kind, uint64_t seed, int64_t i, int64_t 
 static void check_fill(ovl_dmat A, int64_t m, int64_t n, ovl_fill_kind kind, uint64_t seed, const char *what) {
   T_CHECK(A != NULL, "%s: no matrix", what);
   if (A == NULL) return;
-  T_CHECK(ovl_dmat_rows(A) == m && ovl_dmat_cols(A) == n, "%s: got %" PRId64 " x %" PRId64 ", expected %" PRId64
-          " x %" PRId64, what, ovl_dmat_rows(A), ovl_dmat_cols(A), m, n);
+  T_CHECK(ovl_dmat_rows(A) == m && ovl_dmat_cols(A) == n,
+          "%s: got %" PRId64 " x %" PRId64 ", expected %" PRId64 " x %" PRId64, what, ovl_dmat_rows(A),
+          ovl_dmat_cols(A), m, n);
   int bad = 0;
   const double *a = ovl_dmat_data(A);
   int64_t ld = ovl_dmat_ld(A), ro = ovl_dmat_row_off(A), co = ovl_dmat_col_off(A);
@@ -116,8 +117,9 @@ static void check_fill(ovl_dmat A, int64_t m, int64_t n, ovl_fill_kind kind, uin
 static void check_array(ovl_dmat A, int64_t m, int64_t n, const double *e, const char *what) {
   T_CHECK(A != NULL, "%s: no matrix", what);
   if (A == NULL) return;
-  T_CHECK(ovl_dmat_rows(A) == m && ovl_dmat_cols(A) == n, "%s: got %" PRId64 " x %" PRId64 ", expected %" PRId64
-          " x %" PRId64, what, ovl_dmat_rows(A), ovl_dmat_cols(A), m, n);
+  T_CHECK(ovl_dmat_rows(A) == m && ovl_dmat_cols(A) == n,
+          "%s: got %" PRId64 " x %" PRId64 ", expected %" PRId64 " x %" PRId64, what, ovl_dmat_rows(A),
+          ovl_dmat_cols(A), m, n);
   if (ovl_dmat_rows(A) != m || ovl_dmat_cols(A) != n) return;
   int bad = 0;
   const double *a = ovl_dmat_data(A);
@@ -260,9 +262,9 @@ static void test_mtx_roundtrip(void) {
 }
 
 static void test_mtx_handwritten(void) {
-  static const double e_ag[] = {1, 2, 3, 4, 5, 6};                /* 3 x 2 */
-  static const double e_as[] = {1, 2, 3, 2, 4, 5, 3, 5, 6};       /* 3 x 3 */
-  static const double e_cg[] = {7, 0, 10, 0, 0, 0, 0, 5, 0, 0, 0, -2}; /* 3 x 4 */
+  static const double e_ag[] = {1, 2, 3, 4, 5, 6};                                           /* 3 x 2 */
+  static const double e_as[] = {1, 2, 3, 2, 4, 5, 3, 5, 6};                                  /* 3 x 3 */
+  static const double e_cg[] = {7, 0, 10, 0, 0, 0, 0, 5, 0, 0, 0, -2};                       /* 3 x 4 */
   static const double e_cs[] = {1.5, -2.25, 0, 0, -2.25, 0, 0, 3, 0, 0, 0.5, 0, 0, 3, 0, 4}; /* 4 x 4 */
   put_text("ag.mtx", "%%MatrixMarket matrix array real general\n% a comment\n%\n3 2\n1\n2\n3\n4\n5\n6\n");
   put_text("as.mtx", "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6");

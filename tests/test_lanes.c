@@ -166,8 +166,7 @@ static void test_create(MPI_Comm comm, const char *cname) {
 static void test_create_agreed(MPI_Comm comm, const char *cname) {
   int p = csize(comm), r = crank(comm);
   if (p < 2) return;
-  set_case("ovl_lanes_create agreement: rank 0 ndup=0, rank p-1 ndup=65, others 2, comm=%s p=%d rank=%d", cname, p,
-           r);
+  set_case("ovl_lanes_create agreement: rank 0 ndup=0, rank p-1 ndup=65, others 2, comm=%s p=%d rank=%d", cname, p, r);
   ovl_lanes L = NULL;
   int nd = r == 0 ? 0 : r == p - 1 ? OVL_LANES_MAX + 1 : 2;
   C_ERR(ovl_lanes_create(comm, nd, &L), OVL_ERR_ARG);
@@ -239,10 +238,8 @@ static void lanes_colls(ovl_lanes L, MPI_Comm comm, const char *cname, const bca
   double *as = tb(n), *ar = tb(n), *aref = tb(n);
   double *gs = tb(n), *gr = tb(tot), *gref = tb(tot);
   /* inputs and references */
-  if (r == broot)
-    fill_val(bb, r, n, salt);
-  else
-    fill_const(bb, n, SENT);
+  if (r == broot) fill_val(bb, r, n, salt);
+  else fill_const(bb, n, SENT);
   memcpy(bref, bb, sizeof(double) * (size_t)n);
   MPI_Bcast(bref, (int)n, MPI_DOUBLE, broot, comm);
   fill_val(rs, r, n, salt + 1);
@@ -288,10 +285,8 @@ static void lanes_colls(ovl_lanes L, MPI_Comm comm, const char *cname, const bca
   }
   expect_buf("bcast", bb, bref, n);
   expect_guard("bcast", bb, n);
-  if (r == rroot)
-    expect_buf("reduce at root", rr, rref, n);
-  else if (rrp)
-    expect_fill("reduce rbuf at non-root (not significant, must stay untouched)", rr, n, SENT);
+  if (r == rroot) expect_buf("reduce at root", rr, rref, n);
+  else if (rrp) expect_fill("reduce rbuf at non-root (not significant, must stay untouched)", rr, n, SENT);
   expect_guard("reduce", rr, n);
   if (rsp == rs) expect_val("reduce sbuf (const)", rs, r, n, salt + 1);
   expect_buf("allreduce", ar, aref, n);
@@ -483,8 +478,8 @@ static void test_alg2(MPI_Comm world) {
             if (!withev && (k != 1 || mid)) continue; /* events = NULL: one configuration */
             int ns = mid ? 3 : 2;
             set_case("pipeline Algorithm 2 (%d stages%s) q=%d ndup=%d nb=%lld backend=%s events=%s (i=%d j=%d)", ns,
-                     mid ? ", middle stage local/NULL" : "", q, nd, (long long)nb, bc.label, withev ? "yes" : "NULL",
-                     i, j);
+                     mid ? ", middle stage local/NULL" : "", q, nd, (long long)nb, bc.label, withev ? "yes" : "NULL", i,
+                     j);
             fill_const(yout, nb, SENT);
             alg2 ctx = {Lr, Lc, i, j, nd, mid, nb, yloc, yout, &bc.cfg, 0};
             ovl_pipe_event ev[3 * 8];
@@ -521,10 +516,10 @@ typedef struct lp {
   int seq[256]; /* part*ns + stage in the order posted */
   int fail_part, fail_stage;
   ovl_err fail_code;
-  int real;     /* stage requests: 0 = all NULL, 1 = allreduce on lane `part` except NULL pattern,
-                   2 = allreduce in stage 0 only, later stages local */
-  ovl_lanes L;  /* for real requests */
-  double *d;    /* np x 3 */
+  int real;    /* stage requests: 0 = all NULL, 1 = allreduce on lane `part` except NULL pattern,
+                  2 = allreduce in stage 0 only, later stages local */
+  ovl_lanes L; /* for real requests */
+  double *d;   /* np x 3 */
   int p;
 } lp;
 
@@ -744,11 +739,11 @@ static void test_pipeline_errors(MPI_Comm comm, const char *cname) {
 /* ---- main --------------------------------------------------------------------------------- */
 
 /* Run one section; OVL_TEST_VERBOSE=1 prints its time on rank 0. */
-#define SECTION(call)                                                          \
-  do {                                                                         \
-    double t_s_ = MPI_Wtime();                                                 \
-    call;                                                                      \
-    if (g_verbose && W_rank == 0) fprintf(stderr, "section %-40s %7.2f s\n", #call, MPI_Wtime() - t_s_); \
+#define SECTION(call)                                                                                                  \
+  do {                                                                                                                 \
+    double t_s_ = MPI_Wtime();                                                                                         \
+    call;                                                                                                              \
+    if (g_verbose && W_rank == 0) fprintf(stderr, "section %-40s %7.2f s\n", #call, MPI_Wtime() - t_s_);               \
   } while (0)
 
 int main(int argc, char **argv) {

@@ -44,7 +44,8 @@ static void compare(long before, long peak, int can, int64_t est_bytes, const ch
   double est = (double)est_bytes / 1024.0, got = (double)(peak - before);
   T_CHECK(est > 0 && got <= 1.10 * est + 2048 && got >= 0.90 * est - 2048,
           "%s: measured peak growth %.0f KiB, estimate %.0f KiB (ratio %.3f)", what, got, est, got / est);
-  if (getenv("OVL_TEST_VERBOSE")) printf("%s: measured %.0f KiB, estimate %.0f KiB, ratio %.3f\n", what, got, est, got / est);
+  if (getenv("OVL_TEST_VERBOSE"))
+    printf("%s: measured %.0f KiB, estimate %.0f KiB, ratio %.3f\n", what, got, est, got / est);
 }
 
 static void measure(ovl_mm_plan plan, int64_t nn, int is3, int s, int c, const char *what) {

@@ -41,8 +41,10 @@ static void run(ovl_grid2d g2, ovl_grid3d g3, ovl_mm_plan *plan, char ta, char t
     /* the reference uses the untransposed operands op(A), op(B) */
     ovl_dmat_create(g2, m, k, &Ar);
     ovl_dmat_create(g2, k, n, &Br);
-    if (ta == 'N') ovl_dmat_copy(Ar, A); else ovl_dmat_transpose(A, Ar);
-    if (tb == 'N') ovl_dmat_copy(Br, B); else ovl_dmat_transpose(B, Br);
+    if (ta == 'N') ovl_dmat_copy(Ar, A);
+    else ovl_dmat_transpose(A, Ar);
+    if (tb == 'N') ovl_dmat_copy(Br, B);
+    else ovl_dmat_transpose(B, Br);
     double e = -1;
     ovl_err rc = ovl_verify_gemm(-0.75, Ar, Br, 0.5, C0, C, OVL_VERIFY_EXACT, 1e-13, &e);
     char ps[160];

@@ -120,8 +120,8 @@ static void exchange_case(ovl_grid2d g, ovl_bcyclic_ws *ws) {
       int64_t si = trans ? co + c : ro + r, sj = trans ? ro + r : co + c; /* submatrix index */
       if (d[r + c * ld] != ovl_fill_value(s1, i0 + si, j0 + sj)) bad++;
     }
-  T_CHECK(bad == 0, "to_dmat grid %dx%d %dx%d mb=%d nb=%d src=(%d,%d) sub %dx%d at (%d,%d) trans %d: %d wrong", p, q,
-          M, N, mb, nb, rsrc, csrc, sm, sn, i0, j0, trans, bad);
+  T_CHECK(bad == 0, "to_dmat grid %dx%d %dx%d mb=%d nb=%d src=(%d,%d) sub %dx%d at (%d,%d) trans %d: %d wrong", p, q, M,
+          N, mb, nb, rsrc, csrc, sm, sn, i0, j0, trans, bad);
   ovl_dmat_fill(D, OVL_FILL_RANDOM, s2);
   T_OK(ovl_bcyclic_from_dmat(D, trans, &v, ws));
   bad = 0;
@@ -133,8 +133,8 @@ static void exchange_case(ovl_grid2d g, ovl_bcyclic_ws *ws) {
         want = trans ? ovl_fill_value(s2, b - j0, a - i0) : ovl_fill_value(s2, a - i0, b - j0);
       if (!same_bits(got, want)) bad++;
     }
-  T_CHECK(bad == 0, "from_dmat grid %dx%d %dx%d mb=%d nb=%d src=(%d,%d) sub %dx%d at (%d,%d) trans %d: %d wrong", p,
-          q, M, N, mb, nb, rsrc, csrc, sm, sn, i0, j0, trans, bad);
+  T_CHECK(bad == 0, "from_dmat grid %dx%d %dx%d mb=%d nb=%d src=(%d,%d) sub %dx%d at (%d,%d) trans %d: %d wrong", p, q,
+          M, N, mb, nb, rsrc, csrc, sm, sn, i0, j0, trans, bad);
   /* wrong shape: the same error everywhere */
   ovl_dmat W = NULL;
   T_OK(ovl_dmat_create(g, (trans ? sn : sm) + 1, trans ? sm : sn, &W));
@@ -182,8 +182,8 @@ typedef struct layout {
 
 static layout random_layout(const grid_ctx *G) {
   static const int blocks[] = {1, 3, 8, 64};
-  layout L = {pick(blocks, 4), pick(blocks, 4), rnd(G->nprow), rnd(G->npcol), rnd(2) * 3, rnd(3) * 2,
-              rnd(3) * 3, rnd(2) * 2, rnd(2)};
+  layout L = {pick(blocks, 4), pick(blocks, 4), rnd(G->nprow), rnd(G->npcol), rnd(2) * 3,
+              rnd(3) * 2,      rnd(3) * 3,      rnd(2) * 2,    rnd(2)};
   return L;
 }
 
@@ -195,8 +195,8 @@ static void make_operand(tmat *X, const grid_ctx *G, const layout *L, int r, int
 
 static int g_cases = 0;
 
-static void gemm_case(const grid_ctx *G, const char *ta, const char *tb, int m, int n, int k, double alpha,
-                      double beta, const layout *La, const layout *Lb, const layout *Lc) {
+static void gemm_case(const grid_ctx *G, const char *ta, const char *tb, int m, int n, int k, double alpha, double beta,
+                      const layout *La, const layout *Lb, const layout *Lc) {
   int at = ta[0] != 'N' && ta[0] != 'n', bt = tb[0] != 'N' && tb[0] != 'n';
   tmat A, B, C, R;
   make_operand(&A, G, La, at ? k : m, at ? m : k, 101);
@@ -218,8 +218,8 @@ static void gemm_case(const grid_ctx *G, const char *ta, const char *tb, int m, 
     pdgemm_(ta, tb, &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, R.data, &ic, &jc,
             R.desc);
   }
-  ovl_err rc = ovl_pdgemm(ta, tb, &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta,
-                          C.data, &ic, &jc, C.desc);
+  ovl_err rc = ovl_pdgemm(ta, tb, &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
+                          &ic, &jc, C.desc);
   T_CHECK(rc == OVL_OK, "ovl_pdgemm returned %s: %s", ovl_err_name(rc), ovl_errmsg());
   double tol = 1e-12 * (fabs(alpha) * (k > 0 ? k : 1) + fabs(beta) + 1.0);
   for (int64_t c = 0; G->in && c < C.nq; c++)
@@ -281,27 +281,27 @@ static void bad_input(const grid_ctx *G) {
   make_operand(&C, G, &L, m, n, 3);
   int ib = 2, jb = 3;
   ovl_err rc;
-  rc = ovl_pdgemm("X", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("X", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "transa 'X'");
-  rc = ovl_pdgemm("N", "q", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "q", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "transb 'q'");
   int mneg = -1;
   rc = ovl_pdgemm("N", "N", &mneg, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
                   &ic, &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "m = -1");
   int ia_far = 4; /* rows 4..10 of an 8 x 8 A */
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia_far, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta,
-                  C.data, &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia_far, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
+                  &ic, &jc, C.desc);
   expect_error(G, rc, OVL_ERR_SIZE, "sub(A) out of range");
   int jc_far = 5;
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc_far, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc_far, C.desc);
   expect_error(G, rc, OVL_ERR_SIZE, "sub(C) out of range");
   /* A^T is k x m = 6 x 7 at (2, 3): columns 3..9 of an 8 x 8 A */
-  rc = ovl_pdgemm("T", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("T", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_SIZE, "sub(A^T) out of range");
   int zero = 0;
   rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &zero, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
@@ -309,25 +309,25 @@ static void bad_input(const grid_ctx *G) {
   expect_error(G, rc, OVL_ERR_ARG, "IA = 0");
   int saved = B.desc[1];
   B.desc[1] = G->ctxt + 100;
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "B in another context");
   B.desc[1] = saved;
   saved = A.desc[6];
   A.desc[6] = G->nprow;
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "RSRC out of range");
   A.desc[6] = saved;
   A.desc[6] = -1;
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_UNSUPPORTED, "RSRC -1 (replicated A)");
   A.desc[6] = saved;
   saved = A.desc[0];
   A.desc[0] = 502;
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   expect_error(G, rc, OVL_ERR_ARG, "DTYPE 502");
   A.desc[0] = saved;
   /* LLD_ = 1 for a 4 x 7 C with MB = 3: too small where a process owns 3 rows
@@ -346,16 +346,16 @@ static void bad_input(const grid_ctx *G) {
   A.desc[8] = 1;
   int k0 = 0;
   double one = 1.0;
-  rc = ovl_pdgemm("N", "N", &m, &n, &k0, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &one, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k0, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &one, C.data, &ic,
+                  &jc, C.desc);
   T_CHECK(rc == OVL_OK, "k = 0 with LLD_ of A = 1: %s: %s", ovl_err_name(rc), ovl_errmsg());
   A.desc[8] = saved;
   /* after all that, C is untouched and a good call works */
   int bad = 0;
   for (int64_t i = 0; G->in && i < C.len; i++) bad += !same_bits(C.data[i], C.init[i]);
   T_CHECK(bad == 0, "failed calls modified C (%d entries)", bad);
-  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data,
-                  &ic, &jc, C.desc);
+  rc = ovl_pdgemm("N", "N", &m, &n, &k, &alpha, A.data, &ia, &ja, A.desc, B.data, &ib, &jb, B.desc, &beta, C.data, &ic,
+                  &jc, C.desc);
   T_CHECK(rc == OVL_OK, "good call after bad ones: %s: %s", ovl_err_name(rc), ovl_errmsg());
   tmat_free(&A);
   tmat_free(&B);
@@ -390,11 +390,11 @@ static void grid_cases(int p, int q, const char *order, int ncases) {
   }
   /* quick returns and a full-size case with default layouts */
   layout L0 = {8, 8, 0, 0, 0, 0, 0, 0, 0}, L1 = {3, 64, S.nprow - 1, S.npcol - 1, 2, 1, 2, 1, 1};
-  gemm_case(&G, "N", "N", 0, 7, 5, 1.0, 2.0, &L0, &L0, &L1);   /* m = 0 */
-  gemm_case(&G, "N", "T", 7, 0, 5, 1.0, 2.0, &L1, &L0, &L1);   /* n = 0 */
-  gemm_case(&G, "T", "N", 7, 5, 0, 1.0, -2.0, &L0, &L1, &L1);  /* k = 0: C = beta C */
-  gemm_case(&G, "N", "N", 7, 5, 9, 0.0, 0.0, &L1, &L1, &L1);   /* alpha = 0, beta = 0 (NaN in C) */
-  gemm_case(&G, "T", "T", 7, 5, 9, 0.0, 3.0, &L1, &L0, &L1);   /* alpha = 0 */
+  gemm_case(&G, "N", "N", 0, 7, 5, 1.0, 2.0, &L0, &L0, &L1);  /* m = 0 */
+  gemm_case(&G, "N", "T", 7, 0, 5, 1.0, 2.0, &L1, &L0, &L1);  /* n = 0 */
+  gemm_case(&G, "T", "N", 7, 5, 0, 1.0, -2.0, &L0, &L1, &L1); /* k = 0: C = beta C */
+  gemm_case(&G, "N", "N", 7, 5, 9, 0.0, 0.0, &L1, &L1, &L1);  /* alpha = 0, beta = 0 (NaN in C) */
+  gemm_case(&G, "T", "T", 7, 5, 9, 0.0, 3.0, &L1, &L0, &L1);  /* alpha = 0 */
   gemm_case(&G, "N", "N", 100, 100, 100, 1.0, 1.0, &L0, &L0, &L0);
   /* a non-default configuration: 3 lanes, own collectives, panel 5 */
   T_OK(ovl_pdgemm_config(3, OVL_BACKEND_OWN, 5));
@@ -449,9 +449,9 @@ int main(int argc, char **argv) {
   /* without ScaLAPACK, ovl_pdgemm says so on every rank */
   int one = 1, desc[9] = {1, 0, 1, 1, 1, 1, 0, 0, 1};
   double x = 1.0, y = 0.0;
-  T_ERR(ovl_pdgemm("N", "N", &one, &one, &one, &x, &x, &one, &one, desc, &x, &one, &one, desc, &x, &y, &one, &one,
-                   desc),
-        OVL_ERR_UNSUPPORTED);
+  T_ERR(
+      ovl_pdgemm("N", "N", &one, &one, &one, &x, &x, &one, &one, desc, &x, &one, &one, desc, &x, &y, &one, &one, desc),
+      OVL_ERR_UNSUPPORTED);
   if (rank == 0) printf("test_pdgemm: built without ScaLAPACK: exchanges tested, no comparison with pdgemm_\n");
 #endif
   int rc = t_finish("test_pdgemm");

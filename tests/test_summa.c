@@ -30,8 +30,9 @@ static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, d
   ovl_err rc = ovl_verify_gemm(alpha, A, B, beta, C0, C, OVL_VERIFY_EXACT, 1e-13, &e);
   int p, q;
   ovl_grid2d_dims(g, &p, &q);
-  T_CHECK(rc == OVL_OK, "lookahead %d ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e", g_lookahead, g_ndup, ovl_backend_name(g_backend), p, q, (long long)m,
-          (long long)n, (long long)k, (long long)b, beta, e);
+  T_CHECK(rc == OVL_OK, "lookahead %d ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e",
+          g_lookahead, g_ndup, ovl_backend_name(g_backend), p, q, (long long)m, (long long)n, (long long)k,
+          (long long)b, beta, e);
   if (m > 2 && n > 2 && k > 2) {
     double ep = -1;
     T_OK(ovl_verify_gemm(alpha, A, B, beta, C0, C, OVL_VERIFY_PROBABILISTIC, 1e-13, &ep));
@@ -53,24 +54,24 @@ int main(int argc, char **argv) {
   /* every p x q with p*q == P; N_DUP 1, 3, 4; both back ends; lookahead off/on */
   int ndups[] = {1, 3, 1, 4, 1, 4};
   int looks[] = {0, 0, 0, 0, 1, 1};
-  ovl_backend bes[] = {OVL_BACKEND_MPI, OVL_BACKEND_MPI, OVL_BACKEND_OWN, OVL_BACKEND_OWN, OVL_BACKEND_MPI,
-                       OVL_BACKEND_OWN};
+  ovl_backend bes[] = {OVL_BACKEND_MPI, OVL_BACKEND_MPI, OVL_BACKEND_OWN,
+                       OVL_BACKEND_OWN, OVL_BACKEND_MPI, OVL_BACKEND_OWN};
   for (int v = 0; v < 6; v++)
-  for (int p = 1; p <= P; p++) {
-    g_ndup = ndups[v];
-    g_backend = bes[v];
-    g_lookahead = looks[v];
-    if (P % p) continue;
-    ovl_grid2d g = NULL;
-    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, P / p, 0, &g));
-    int64_t cases[][4] = {{1, 1, 1, 1},  {2, 3, 1, 1},   {13, 13, 13, 4}, {17, 5, 11, 3},
-                          {5, 17, 29, 64}, {64, 64, 64, 8}, {31, 37, 41, 7}, {3, 3, 3, 2}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-      run_case(g, cases[c][0], cases[c][1], cases[c][2], cases[c][3], 1.0, 0.0);
-    run_case(g, 19, 23, 29, 5, -0.5, 2.0);
-    run_case(g, 8, 8, 0, 4, 1.0, 0.5); /* k = 0: C = beta C */
-    ovl_grid2d_destroy(&g);
-  }
+    for (int p = 1; p <= P; p++) {
+      g_ndup = ndups[v];
+      g_backend = bes[v];
+      g_lookahead = looks[v];
+      if (P % p) continue;
+      ovl_grid2d g = NULL;
+      T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, P / p, 0, &g));
+      int64_t cases[][4] = {{1, 1, 1, 1},    {2, 3, 1, 1},    {13, 13, 13, 4}, {17, 5, 11, 3},
+                            {5, 17, 29, 64}, {64, 64, 64, 8}, {31, 37, 41, 7}, {3, 3, 3, 2}};
+      for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        run_case(g, cases[c][0], cases[c][1], cases[c][2], cases[c][3], 1.0, 0.0);
+      run_case(g, 19, 23, 29, 5, -0.5, 2.0);
+      run_case(g, 8, 8, 0, 4, 1.0, 0.5); /* k = 0: C = beta C */
+      ovl_grid2d_destroy(&g);
+    }
   /* a grid with idle ranks */
   if (P >= 3) {
     ovl_grid2d g = NULL;
@@ -85,8 +86,7 @@ int main(int argc, char **argv) {
   T_OK(ovl_dmat_create(g, 8, 6, &A));
   T_OK(ovl_dmat_create(g, 5, 8, &B));
   T_OK(ovl_dmat_create(g, 8, 8, &C));
-  ovl_summa_plan plan = ovl_summa_plan_default(4), bad = ovl_summa_plan_default(0),
-                 badd = ovl_summa_plan_default(4);
+  ovl_summa_plan plan = ovl_summa_plan_default(4), bad = ovl_summa_plan_default(0), badd = ovl_summa_plan_default(4);
   badd.ndup = 0;
   T_ERR(ovl_summa(1.0, A, B, 0.0, C, &plan, NULL), OVL_ERR_SIZE);
   ovl_dmat_destroy(&B);

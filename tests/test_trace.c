@@ -23,8 +23,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k < 3 + rank; k++) {
     OVL_TRACE_BEGIN("phase");
     double t0 = MPI_Wtime();
-    while (MPI_Wtime() - t0 < 20e-6) {
-    }
+    while (MPI_Wtime() - t0 < 20e-6) {}
     OVL_TRACE_END("phase", 8 * k);
   }
   /* a broadcast split over 3 lanes: 3 posts and 3 completions per rank */

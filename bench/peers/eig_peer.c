@@ -27,7 +27,6 @@
 #include <elpa/elpa.h>
 #endif
 
-
 enum { MAXREP = 200 };
 
 #ifdef OVL_HAVE_ELPA
@@ -53,7 +52,6 @@ static int elpa_solve(int n, int nb, int mp, int nq, int myrow, int mycol, int c
   return err;
 }
 #endif
-
 
 static int64_t g_of(int64_t l, int64_t nb, int ip, int np) { return (l / nb * np + ip) * nb + l % nb; }
 
@@ -215,14 +213,14 @@ int main(int argc, char **argv) {
 #endif
   for (int it = 0; it < warmup + iters && !rc; it++) {
     for (int64_t c = 0; c < nq; c++)
-      for (int64_t r = 0; r < mp; r++)
-        a[r + c * lld] = F[g_of(r, nb, myrow, nprow) + g_of(c, nb, mycol, npcol) * n];
+      for (int64_t r = 0; r < mp; r++) a[r + c * lld] = F[g_of(r, nb, myrow, nprow) + g_of(c, nb, mycol, npcol) * n];
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = ovl_time();
     pdsyevd_("V", "U", &ni, a, &one, &one, desc, w, z, &one, &one, desc, work, &lwork, iwork, &liwork, &info);
     double t1 = ovl_time();
     double al = 1.0, be = 0.0;
-    if (nk > 0) pdgemm_("N", "T", &ni, &ni, &nk, &al, z, &one, &one, desc, z, &one, &one, desc, &be, d, &one, &one, desc);
+    if (nk > 0)
+      pdgemm_("N", "T", &ni, &ni, &nk, &al, z, &one, &one, desc, z, &one, &one, desc, &be, d, &one, &one, desc);
     double t2 = ovl_time();
     if (info != 0) rc = ovl_err_set(OVL_ERR_NUMERIC, "pdsyevd failed (info %d)", info);
     rc = ovl_err_agree(MPI_COMM_WORLD, rc);
@@ -230,8 +228,7 @@ int main(int argc, char **argv) {
 #ifdef OVL_HAVE_ELPA
     if (have_elpa) {
       for (int64_t c = 0; c < nq; c++)
-        for (int64_t r = 0; r < mp; r++)
-          a[r + c * lld] = F[g_of(r, nb, myrow, nprow) + g_of(c, nb, mycol, npcol) * n];
+        for (int64_t r = 0; r < mp; r++) a[r + c * lld] = F[g_of(r, nb, myrow, nprow) + g_of(c, nb, mycol, npcol) * n];
       MPI_Barrier(MPI_COMM_WORLD);
       double e0 = ovl_time();
       int ee = elpa_solve(ni, (int)nb, (int)mp, (int)nq, myrow, mycol, ctxt, a, w, z);
@@ -309,8 +306,8 @@ int main(int argc, char **argv) {
              fock, n, nocc, P, warmup, iters);
       printf("# %-8s %-22s %10s %10s %10s %9s %s\n", "method", "layout", "t_min(s)", "t_med(s)", "syevd(s)", "relerr",
              "vs");
-      printf("  %-8s BLACS %dx%d NB=%-9" PRId64 " %10.4e %10.4e %10.4e %9.2e %s\n", "pdsyevd", nprow, npcol, nb,
-             se.min, se.median, ss.median, err[0], against);
+      printf("  %-8s BLACS %dx%d NB=%-9" PRId64 " %10.4e %10.4e %10.4e %9.2e %s\n", "pdsyevd", nprow, npcol, nb, se.min,
+             se.median, ss.median, err[0], against);
       if (have_elpa)
         printf("  %-8s BLACS %dx%d NB=%-9" PRId64 " %10.4e %10.4e %10s %9.2e %s\n", "elpa2", nprow, npcol, nb, sl.min,
                sl.median, "-", err[2], against);

@@ -25,9 +25,8 @@
 #include <string.h>
 
 #include "ovl/ovl.h"
-#include "scalapack.h"
 #include "ovl/pdgemm.h"
-
+#include "scalapack.h"
 
 enum { MAXREP = 1000, NIMPL = 3 };
 static const char *const k_impl[NIMPL] = {"scalapack", "ovl_pdgemm", "ovl_summa"};
@@ -36,7 +35,6 @@ static const char *const k_impl[NIMPL] = {"scalapack", "ovl_pdgemm", "ovl_summa"
 typedef struct phases {
   double in[MAXREP], comm[MAXREP], comp[MAXREP], out[MAXREP];
 } phases;
-
 
 /* Block-cyclic local array (RSRC = CSRC = 0) holding ovl_fill_value(seed, i, j). */
 static double *bc_alloc(int64_t n, int64_t nb, int nprow, int npcol, int myrow, int mycol, uint64_t seed, int *desc,
@@ -93,8 +91,7 @@ static int run_dgemm(int64_t n, int iters, int warmup, int json) {
     printf("# %d warm-up + %d timed repetitions\n", warmup, iters);
     printf("# %-10s %10s %10s %10s %12s %12s\n", "impl", "t_min(s)", "t_med(s)", "t_max(s)", "GFLOP/s_med",
            "GFLOP/s_best");
-    printf("  %-10s %10.4e %10.4e %10.4e %12.2f %12.2f\n", "dgemm", s.min, s.median, s.max, fl / s.median,
-           fl / s.min);
+    printf("  %-10s %10.4e %10.4e %10.4e %12.2f %12.2f\n", "dgemm", s.min, s.median, s.max, fl / s.median, fl / s.min);
   }
   ovl_free(&a);
   ovl_free(&b);
@@ -121,10 +118,9 @@ int main(int argc, char **argv) {
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 1000},
       {"alpha", 0, OVL_OPT_DOUBLE, &alpha, "A", "alpha", NULL, 0, -1},
       {"beta", 0, OVL_OPT_DOUBLE, &beta, "B", "beta", NULL, 0, -1},
-      {"dgemm", 0, OVL_OPT_FLAG, &dgemm_only, NULL, "one process: time one cblas_dgemm (OPENBLAS_NUM_THREADS)",
-       NULL, 0, -1},
-      {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per implementation instead of the table", NULL, 0,
+      {"dgemm", 0, OVL_OPT_FLAG, &dgemm_only, NULL, "one process: time one cblas_dgemm (OPENBLAS_NUM_THREADS)", NULL, 0,
        -1},
+      {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per implementation instead of the table", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
   const int nopts = (int)(sizeof opts / sizeof opts[0]);
@@ -141,8 +137,8 @@ int main(int argc, char **argv) {
   if (help || rc != OVL_OK) {
     if (rank == 0) {
       if (rc != OVL_OK) fprintf(stderr, "pdgemm_peer: %s\n", ovl_errmsg());
-      else ovl_opts_help(stdout, "usage: mpiexec -n P pdgemm_peer [options] | pdgemm_peer --dgemm [options]", opts,
-                         nopts);
+      else
+        ovl_opts_help(stdout, "usage: mpiexec -n P pdgemm_peer [options] | pdgemm_peer --dgemm [options]", opts, nopts);
     }
     MPI_Finalize();
     return rc != OVL_OK ? 2 : 0;
@@ -283,10 +279,8 @@ int main(int argc, char **argv) {
         if (impl == 0) printf(" %9s %9s %9s %9s\n", "-", "-", "-", "-");
         else printf(" %9.3e %9.3e %9.3e %9.3e\n", pin[impl], pcomm[impl], pcomp[impl], pout[impl]);
       }
-      printf("# ratio ovl_pdgemm/scalapack: best %.3f, median %.3f\n", s[0].min / s[1].min,
-             s[0].median / s[1].median);
-      printf("# ratio ovl_summa/scalapack:  best %.3f, median %.3f\n", s[0].min / s[2].min,
-             s[0].median / s[2].median);
+      printf("# ratio ovl_pdgemm/scalapack: best %.3f, median %.3f\n", s[0].min / s[1].min, s[0].median / s[1].median);
+      printf("# ratio ovl_summa/scalapack:  best %.3f, median %.3f\n", s[0].min / s[2].min, s[0].median / s[2].median);
     }
   }
   ovl_dmat_destroy(&A);

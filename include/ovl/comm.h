@@ -153,8 +153,8 @@ void ovl_lanes_part(int64_t n, int ndup, int c, int64_t *off, int64_t *len);
  * and fill reqs[0..ndup-1]; the plain forms also wait. COLLECTIVE over the
  * lanes' communicator. With ndup == 1 they are the plain operation. */
 ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg, ovl_req *reqs);
-ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
-                          const ovl_coll_cfg *cfg, ovl_req *reqs);
+ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root, const ovl_coll_cfg *cfg,
+                          ovl_req *reqs);
 ovl_err ovl_lanes_iallreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
                              ovl_req *reqs);
 /* Each rank's n elements are split into parts; part c of every rank travels
@@ -165,8 +165,7 @@ ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl
 ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *reqs);
 
 ovl_err ovl_lanes_bcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg);
-ovl_err ovl_lanes_reduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
-                         const ovl_coll_cfg *cfg);
+ovl_err ovl_lanes_reduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root, const ovl_coll_cfg *cfg);
 ovl_err ovl_lanes_allreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg);
 ovl_err ovl_lanes_allgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg);
 
@@ -221,7 +220,7 @@ ovl_err ovl_active_destroy(ovl_active *a);
 /* Choose the release (the same on every rank). LOCAL. */
 ovl_err ovl_active_set_wake(ovl_active a, ovl_active_wake mode);
 int ovl_active_is_active(ovl_active a);
-MPI_Comm ovl_active_comm(ovl_active a);  /* MPI_COMM_NULL on sleepers */
+MPI_Comm ovl_active_comm(ovl_active a);      /* MPI_COMM_NULL on sleepers */
 MPI_Comm ovl_active_node_comm(ovl_active a); /* all ranks of this node */
 int ovl_active_nodes(ovl_active a);
 /* Run fn(ctx) on the active ranks while the others sleep; returns fn's

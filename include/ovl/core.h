@@ -45,8 +45,7 @@ const char *ovl_errmsg(void);
 
 /* Record a formatted message for code and return code. LOCAL.
  * Typical use: return ovl_err_set(OVL_ERR_ARG, "n must be > 0, got %d", n); */
-ovl_err ovl_err_set(ovl_err code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Clear the recorded error. LOCAL. */
 void ovl_err_clear(void);
@@ -61,8 +60,7 @@ ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local);
 /* Print "ovl: fatal: <message>" on this rank and MPI_Abort(comm). For
  * failures after data has started moving, when a clean return could leave
  * other ranks waiting. LOCAL, does not return. */
-_Noreturn void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+_Noreturn void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Convert an MPI return code into OVL_ERR_MPI with the MPI error string.
  * LOCAL. */
@@ -71,23 +69,23 @@ ovl_err ovl_err_mpi(int mpi_rc, const char *call);
 /* ---- macros (the only three) ------------------------------------------ */
 
 /* Evaluate an ovl call and return its code on failure. */
-#define OVL_TRY(call)                                                          \
-  do {                                                                         \
-    ovl_err ovl_try_rc_ = (call);                                              \
-    if (ovl_try_rc_ != OVL_OK) return ovl_try_rc_;                             \
+#define OVL_TRY(call)                                                                                                  \
+  do {                                                                                                                 \
+    ovl_err ovl_try_rc_ = (call);                                                                                      \
+    if (ovl_try_rc_ != OVL_OK) return ovl_try_rc_;                                                                     \
   } while (0)
 
 /* Check a condition; on failure record a message and return code. */
-#define OVL_CHECK(cond, code, ...)                                             \
-  do {                                                                         \
-    if (!(cond)) return ovl_err_set((code), __VA_ARGS__);                      \
+#define OVL_CHECK(cond, code, ...)                                                                                     \
+  do {                                                                                                                 \
+    if (!(cond)) return ovl_err_set((code), __VA_ARGS__);                                                              \
   } while (0)
 
 /* Evaluate an MPI call; on failure return OVL_ERR_MPI with its message. */
-#define OVL_MPI(call)                                                          \
-  do {                                                                         \
-    int ovl_mpi_rc_ = (call);                                                  \
-    if (ovl_mpi_rc_ != MPI_SUCCESS) return ovl_err_mpi(ovl_mpi_rc_, #call);    \
+#define OVL_MPI(call)                                                                                                  \
+  do {                                                                                                                 \
+    int ovl_mpi_rc_ = (call);                                                                                          \
+    if (ovl_mpi_rc_ != MPI_SUCCESS) return ovl_err_mpi(ovl_mpi_rc_, #call);                                            \
   } while (0)
 
 /* ---- memory ------------------------------------------------------------ */
@@ -120,8 +118,7 @@ ovl_stats ovl_stats_of(const double *x, int n);
 
 /* For each repetition r, t[r] becomes the MAX over ranks of comm, then the
  * statistics of those maxima are returned on every rank. COLLECTIVE. */
-ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n,
-                                 ovl_stats *out);
+ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n, ovl_stats *out);
 
 /* ---- logging ------------------------------------------------------------ */
 
@@ -133,8 +130,7 @@ ovl_log_level ovl_log_get_level(void);
 
 /* printf to stdout on rank 0 of MPI_COMM_WORLD only, when level allows.
  * LOCAL (no communication). */
-void ovl_log(ovl_log_level level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void ovl_log(ovl_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* "ovl: warning: ..." to stderr on rank 0 of MPI_COMM_WORLD only, whatever
  * the level (so machine-readable stdout stays clean). LOCAL. */
@@ -150,9 +146,7 @@ int ovl_world_rank(void);
 
 /* Balanced block partition of n items over p parts: part i gets
  * n/p + (i < n%p) items starting at i*(n/p) + min(i, n%p). LOCAL. */
-static inline int64_t ovl_block_len(int64_t n, int p, int i) {
-  return n / p + (i < n % p ? 1 : 0);
-}
+static inline int64_t ovl_block_len(int64_t n, int p, int i) { return n / p + (i < n % p ? 1 : 0); }
 static inline int64_t ovl_block_off(int64_t n, int p, int i) {
   int64_t r = n % p;
   return (int64_t)i * (n / p) + (i < r ? i : r);

@@ -26,9 +26,9 @@ enum { OVL_GRID_ALLOW_IDLE = 1 };
 
 /* Directions of a grid's communicators. */
 typedef enum ovl_grid_dir {
-  OVL_DIR_ROW = 0, /* 2D: same i; 3D: row_comm P(:,j,k) */
-  OVL_DIR_COL = 1, /* 2D: same j; 3D: col_comm P(i,:,k) */
-  OVL_DIR_GRD = 2, /* 3D: grd_comm P(i,j,:) */
+  OVL_DIR_ROW = 0,       /* 2D: same i; 3D: row_comm P(:,j,k) */
+  OVL_DIR_COL = 1,       /* 2D: same j; 3D: col_comm P(i,:,k) */
+  OVL_DIR_GRD = 2,       /* 3D: grd_comm P(i,j,:) */
   OVL_DIR_OUTER_ROW = 3, /* HSUMMA groups (see ovl_hgroups_create) */
   OVL_DIR_OUTER_COL = 4,
   OVL_DIR_INNER_ROW = 5,

@@ -36,9 +36,9 @@ typedef enum ovl_mm_algo {
  * (ovl_mm_plan_str). Fields an algorithm does not use are ignored. */
 typedef struct ovl_mm_plan {
   ovl_mm_algo algo;
-  int64_t b;         /* panel width (SUMMA, HSUMMA inner block), > 0 */
-  int64_t outer;     /* HSUMMA outer block M >= b (0: M = b) */
-  int groups_i;      /* HSUMMA groups I x J (G = I*J) */
+  int64_t b;     /* panel width (SUMMA, HSUMMA inner block), > 0 */
+  int64_t outer; /* HSUMMA outer block M >= b (0: M = b) */
+  int groups_i;  /* HSUMMA groups I x J (G = I*J) */
   int groups_j;
   int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
   int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
@@ -94,8 +94,8 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
  * P(i,k,k), which sends C_ik to P(i,k,0). Every phase is split over
  * plan->ndup lanes; reduce(c) -> send(c) is pipelined in arrival order.
  * COLLECTIVE over the 3D grid's parent. */
-ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
-                 const ovl_mm_plan *plan, ovl_kstats *stats);
+ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+                 ovl_kstats *stats);
 
 /* 2.5D multiplication (Solomonik & Demmel) on an s x s x c grid (c | s):
  * A and B are broadcast from plane 0 along grd_comm, each layer k performs
@@ -103,8 +103,8 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
  * reduced along grd_comm to plane 0. Operands as for ovl_mm3d. Each
  * collective is split over plan->ndup lanes. COLLECTIVE over the 3D grid's
  * parent. Errors: OVL_ERR_GRID (c does not divide s). */
-ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
-                  const ovl_mm_plan *plan, ovl_kstats *stats);
+ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+                  ovl_kstats *stats);
 
 /* C = alpha * op(A) * op(B) + beta * C with the algorithm of plan->algo.
  * transa/transb: 'N' or 'T' (op(X) = X or X^T; a transposed operand is
@@ -122,8 +122,8 @@ ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B,
  * (panels, shift buffers, partial products). Scratch inside the MPI library
  * is not counted. Returns -1 for invalid arguments or a footprint of 2^62
  * bytes or more (no overflow for any int64 sizes). LOCAL; pure function. */
-int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p,
-                      int q, int repl);
+int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
+                      int repl);
 
 /* Refuse a footprint that does not fit: OVL_ERR_NOMEM (agreed over comm) when
  * bytes exceeds limit (> 0: a user limit per rank) or this node's available

@@ -34,8 +34,8 @@ ovl_err ovl_hockney_fit(const double *size, const double *time, int n, double *a
  * weight == NULL is that relative weighting. Errors as ovl_hockney_fit, plus
  * a weight that is not finite and > 0 (or a time <= 0 when weight == NULL).
  * LOCAL. */
-ovl_err ovl_hockney_fit_weighted(const double *size, const double *time, const double *weight, int n,
-                                 double *alpha, double *beta);
+ovl_err ovl_hockney_fit_weighted(const double *size, const double *time, const double *weight, int n, double *alpha,
+                                 double *beta);
 
 /* t(s) = alpha + beta * s. LOCAL. */
 static inline double ovl_hockney_time(double alpha, double beta, double s) { return alpha + beta * s; }
@@ -77,7 +77,6 @@ double ovl_overlap_imb(double t_pure, double t_cpu, double t_ovrl);
  * speedup t_seq / t_ovl: > 1 means overlapping pays, < 1 that it costs.
  * 0 when t_ovl <= 0. LOCAL. */
 double ovl_nbc_eff_speedup(double t_seq, double t_ovl);
-
 
 /* ==== cost models (Huang-Chow Sections III-A and V-A; HSUMMA Section 4) ====
  * Pure functions of a machine description and a configuration: no MPI, no
@@ -132,13 +131,13 @@ double ovl_fbw_eval(const ovl_machine *m, ovl_mcoll coll, int p, double bytes);
 
 /* ---- collective models: T = L(p) alpha + m W(p) beta ------------------------ */
 typedef enum ovl_cmodel {
-  OVL_CM_BINOMIAL = 0,       /* bcast: log2 p rounds of the whole message */
-  OVL_CM_SCATTER_ALLGATHER,  /* bcast: (log2 p + p - 1) alpha + 2 (p-1)/p m beta */
-  OVL_CM_CHAIN,              /* pipelined linear tree, X segments: (X + p - 1)(alpha + m/X beta) */
-  OVL_CM_REDUCE_BINOMIAL,    /* reduce: log2 p (alpha + m beta) */
-  OVL_CM_RABENSEIFNER,       /* reduce / allreduce: 2 log2 p alpha + 2 (p-1)/p m beta */
-  OVL_CM_RING_ALLGATHER,     /* m = gathered total: (p-1) alpha + (p-1)/p m beta */
-  OVL_CM_RING_ALLREDUCE      /* 2 (p-1) alpha + 2 (p-1)/p m beta */
+  OVL_CM_BINOMIAL = 0,      /* bcast: log2 p rounds of the whole message */
+  OVL_CM_SCATTER_ALLGATHER, /* bcast: (log2 p + p - 1) alpha + 2 (p-1)/p m beta */
+  OVL_CM_CHAIN,             /* pipelined linear tree, X segments: (X + p - 1)(alpha + m/X beta) */
+  OVL_CM_REDUCE_BINOMIAL,   /* reduce: log2 p (alpha + m beta) */
+  OVL_CM_RABENSEIFNER,      /* reduce / allreduce: 2 log2 p alpha + 2 (p-1)/p m beta */
+  OVL_CM_RING_ALLGATHER,    /* m = gathered total: (p-1) alpha + (p-1)/p m beta */
+  OVL_CM_RING_ALLREDUCE     /* 2 (p-1) alpha + 2 (p-1)/p m beta */
 } ovl_cmodel;
 typedef struct ovl_lw {
   double L, W;
@@ -169,22 +168,29 @@ int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int nd
 
 /* ---- algorithm models -------------------------------------------------------- */
 typedef enum ovl_model_kernel {
-  OVL_MK_SUMMA = 0, OVL_MK_HSUMMA, OVL_MK_CANNON, OVL_MK_3D, OVL_MK_25D, /* C = A B, n x n */
-  OVL_MK_SSC3, OVL_MK_SSC4, OVL_MK_SSC5, OVL_MK_SSC6,                  /* D -> D^2, D^3 */
+  OVL_MK_SUMMA = 0,
+  OVL_MK_HSUMMA,
+  OVL_MK_CANNON,
+  OVL_MK_3D,
+  OVL_MK_25D, /* C = A B, n x n */
+  OVL_MK_SSC3,
+  OVL_MK_SSC4,
+  OVL_MK_SSC5,
+  OVL_MK_SSC6, /* D -> D^2, D^3 */
   OVL_MK_N
 } ovl_model_kernel;
 typedef struct ovl_model_cfg {
   ovl_model_kernel kernel;
-  int64_t n;      /* matrix size */
-  int P;          /* ranks taking part (nodes x ppn) */
-  int p, q;       /* 2D grid (SUMMA, HSUMMA, Cannon); 0: the squarest */
-  int s, c;       /* 3D / 2.5D grid s x s x c; 0: derived from P */
-  int64_t b;      /* panel width (SUMMA, HSUMMA inner block) */
-  int64_t outer;  /* HSUMMA outer block M (0: b) */
-  int G;          /* HSUMMA groups (a square G = g x g on a square grid) */
-  int ndup;       /* lanes per phase */
-  int lookahead;  /* SUMMA: broadcasts overlap the dgemm */
-  int ppn;        /* ranks per node sharing a link (1) */
+  int64_t n;     /* matrix size */
+  int P;         /* ranks taking part (nodes x ppn) */
+  int p, q;      /* 2D grid (SUMMA, HSUMMA, Cannon); 0: the squarest */
+  int s, c;      /* 3D / 2.5D grid s x s x c; 0: derived from P */
+  int64_t b;     /* panel width (SUMMA, HSUMMA inner block) */
+  int64_t outer; /* HSUMMA outer block M (0: b) */
+  int G;         /* HSUMMA groups (a square G = g x g on a square grid) */
+  int ndup;      /* lanes per phase */
+  int lookahead; /* SUMMA: broadcasts overlap the dgemm */
+  int ppn;       /* ranks per node sharing a link (1) */
 } ovl_model_cfg;
 /* A configuration with documented defaults for a kernel: b = 256, G = 1,
  * ndup = 1, ppn = 1, grids derived from P. */
@@ -201,7 +207,6 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
 /* "summa", "hsumma", "cannon", "3d", "2.5d", "alg3".."alg6" and inverse. */
 const char *ovl_model_kernel_name(ovl_model_kernel k);
 ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out);
-
 
 /* ---- choosing: candidates of a kernel family, ranked by the model ------------- */
 typedef enum ovl_model_family { OVL_MF_GEMM = 0, OVL_MF_SSC } ovl_model_family;

@@ -40,8 +40,7 @@ typedef struct ovl_opt {
  * else nopts entries) is set to 1 for each option seen. Positional arguments
  * are an error. Returns OVL_ERR_ARG with a message naming the option and the
  * offending value. LOCAL. */
-ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first,
-                       unsigned char *given);
+ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first, unsigned char *given);
 
 /* Print usage and one line per option with its current (default) value.
  * LOCAL. */

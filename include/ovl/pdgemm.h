@@ -112,10 +112,10 @@ ovl_err ovl_pdgemm_get_config(int *ndup, ovl_backend *backend, int64_t *panel);
 /* Where the time of the last ovl_pdgemm call on this process went (this
  * process's view; take the MAX over ranks for a parallel picture). */
 typedef struct ovl_pdgemm_info {
-  double t_total; /* seconds inside ovl_pdgemm */
-  double t_setup; /* grid lookup or creation, validation, workspace */
-  double t_in;    /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0) */
-  double t_out;   /* ovl_dmat -> block-cyclic exchange of C */
+  double t_total;   /* seconds inside ovl_pdgemm */
+  double t_setup;   /* grid lookup or creation, validation, workspace */
+  double t_in;      /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0) */
+  double t_out;     /* ovl_dmat -> block-cyclic exchange of C */
   ovl_kstats summa; /* the SUMMA call: t_total, t_comm (broadcasts), t_comp (local dgemm), bytes, steps */
   int64_t b;        /* SUMMA panel width used (0 for quick returns) */
   int p, q;         /* grid shape (0 x 0 outside the grid) */

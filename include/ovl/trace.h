@@ -60,19 +60,27 @@ void ovl_trace_event_(ovl_trace_kind kind, const char *name, int part, int64_t b
 extern int ovl_trace_on_;
 
 #ifndef OVL_NO_TRACE
-#define OVL_TRACE_BEGIN(name) \
-  do { if (ovl_trace_on_) ovl_trace_event_(OVL_EV_BEGIN, (name), -1, 0); } while (0)
-#define OVL_TRACE_END(name, bytes) \
-  do { if (ovl_trace_on_) ovl_trace_event_(OVL_EV_END, (name), -1, (bytes)); } while (0)
-#define OVL_TRACE_POST(name, part, bytes) \
-  do { if (ovl_trace_on_) ovl_trace_event_(OVL_EV_POST, (name), (part), (bytes)); } while (0)
-#define OVL_TRACE_COMPLETE(name, part) \
-  do { if (ovl_trace_on_) ovl_trace_event_(OVL_EV_COMPLETE, (name), (part), 0); } while (0)
+#define OVL_TRACE_BEGIN(name)                                                                                          \
+  do {                                                                                                                 \
+    if (ovl_trace_on_) ovl_trace_event_(OVL_EV_BEGIN, (name), -1, 0);                                                  \
+  } while (0)
+#define OVL_TRACE_END(name, bytes)                                                                                     \
+  do {                                                                                                                 \
+    if (ovl_trace_on_) ovl_trace_event_(OVL_EV_END, (name), -1, (bytes));                                              \
+  } while (0)
+#define OVL_TRACE_POST(name, part, bytes)                                                                              \
+  do {                                                                                                                 \
+    if (ovl_trace_on_) ovl_trace_event_(OVL_EV_POST, (name), (part), (bytes));                                         \
+  } while (0)
+#define OVL_TRACE_COMPLETE(name, part)                                                                                 \
+  do {                                                                                                                 \
+    if (ovl_trace_on_) ovl_trace_event_(OVL_EV_COMPLETE, (name), (part), 0);                                           \
+  } while (0)
 #else
-#define OVL_TRACE_BEGIN(name) ((void)0)
-#define OVL_TRACE_END(name, bytes) ((void)0)
+#define OVL_TRACE_BEGIN(name)             ((void)0)
+#define OVL_TRACE_END(name, bytes)        ((void)0)
 #define OVL_TRACE_POST(name, part, bytes) ((void)0)
-#define OVL_TRACE_COMPLETE(name, part) ((void)0)
+#define OVL_TRACE_COMPLETE(name, part)    ((void)0)
 #endif
 
 #ifdef __cplusplus

@@ -60,8 +60,7 @@ static void comm_free(MPI_Comm *c) {
 static ovl_err active_validate(int k, int sleep_us, const ovl_active *out) {
   OVL_CHECK(out != NULL, OVL_ERR_ARG, "ovl_active_create: out is NULL");
   OVL_CHECK(k >= 1, OVL_ERR_ARG, "active ranks per node k must be >= 1, got %d", k);
-  OVL_CHECK(k <= ACTIVE_K_MAX, OVL_ERR_ARG, "active ranks per node k = %d is absurdly large (max %d)", k,
-            ACTIVE_K_MAX);
+  OVL_CHECK(k <= ACTIVE_K_MAX, OVL_ERR_ARG, "active ranks per node k = %d is absurdly large (max %d)", k, ACTIVE_K_MAX);
   OVL_CHECK(sleep_us >= 0, OVL_ERR_ARG, "sleep interval must be >= 0 us (0: default %d), got %d",
             ACTIVE_SLEEP_DEFAULT_US, sleep_us);
   OVL_CHECK(sleep_us <= ACTIVE_SLEEP_MAX_US, OVL_ERR_ARG, "sleep interval %d us is larger than the maximum %d us",
@@ -219,10 +218,8 @@ ovl_err ovl_active_run(ovl_active a, ovl_err (*fn)(void *ctx), void *ctx, int64_
   ovl_err rc = OVL_OK, worst = OVL_OK;
   if (a->active) rc = fn ? fn(ctx) : ovl_err_set(OVL_ERR_ARG, "ovl_active_run: fn is NULL");
   if (a->all_active) return ovl_err_agree(a->comm, rc);
-  if (a->active)
-    OVL_TRY(release_sleepers(a, rc, &worst));
-  else
-    OVL_TRY(sleep_until_released(a, &worst, &polls));
+  if (a->active) OVL_TRY(release_sleepers(a, rc, &worst));
+  else OVL_TRY(sleep_until_released(a, &worst, &polls));
   if (slept_polls) *slept_polls = polls;
   /* the lowest failing rank of comm is active and holds the agreed message */
   return worst == OVL_OK ? OVL_OK : ovl_err_agree(a->comm, a->active ? worst : OVL_OK);
@@ -257,8 +254,8 @@ static ovl_err shm_map(ovl_shm s, int local_rank) {
     int len = 0;
     s->win = MPI_WIN_NULL;
     MPI_Error_string(mrc, why, &len);
-    return ovl_err_set(OVL_ERR_NOMEM, "MPI_Win_allocate_shared of %zu bytes of node-shared memory failed: %s",
-                       s->bytes, why);
+    return ovl_err_set(OVL_ERR_NOMEM, "MPI_Win_allocate_shared of %zu bytes of node-shared memory failed: %s", s->bytes,
+                       why);
   }
   OVL_MPI(MPI_Win_set_errhandler(s->win, MPI_ERRORS_RETURN));
   /* Always query rank 0: its segment is the node buffer (SMPI answers with

@@ -101,8 +101,8 @@ static ovl_err check_cfg(const ovl_coll_cfg *cfg) {
 
 /* The MPI back end passes counts as int. */
 static ovl_err check_int(int64_t n) {
-  OVL_CHECK(n <= INT_MAX, OVL_ERR_SIZE, "%lld elements exceed what one MPI call can move; use lanes or the own back end",
-            (long long)n);
+  OVL_CHECK(n <= INT_MAX, OVL_ERR_SIZE,
+            "%lld elements exceed what one MPI call can move; use lanes or the own back end", (long long)n);
   return OVL_OK;
 }
 

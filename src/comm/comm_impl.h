@@ -69,8 +69,8 @@ struct ovl_req_s {
   req_kind kind;
   MPI_Request mreq;
   sched s;
-  const char *tname; /* traced operation name (static string), or NULL */
-  int tpart;         /* its lane / part */
+  const char *tname;  /* traced operation name (static string), or NULL */
+  int tpart;          /* its lane / part */
   ovl_req prev, next; /* live own schedules of this process (progressed by every wait) */
 };
 

@@ -59,15 +59,13 @@ ovl_err ovl_lanes_destroy(ovl_lanes *Lp) {
 }
 
 int ovl_lanes_count(ovl_lanes L) { return L->ndup; }
-MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane) {
-  return lane >= 0 && lane < L->ndup ? L->comm[lane] : MPI_COMM_NULL;
-}
+MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane) { return lane >= 0 && lane < L->ndup ? L->comm[lane] : MPI_COMM_NULL; }
 int ovl_lanes_size(ovl_lanes L) { return L->size; }
 int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
 
 /* Post one operation per non-empty part; on failure, wait for what was
  * posted (the other ranks posted it too) and return the error. */
-#define FOR_PARTS(L, n, NAME, body)                                                                                          \
+#define FOR_PARTS(L, n, NAME, body)                                                                                    \
   do {                                                                                                                 \
     for (int c = 0; c < (L)->ndup; c++) reqs[c] = OVL_REQ_NULL;                                                        \
     for (int c = 0; c < (L)->ndup; c++) {                                                                              \
@@ -90,8 +88,8 @@ ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ov
   FOR_PARTS(L, n, "bcast", ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
 }
 
-ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
-                          const ovl_coll_cfg *cfg, ovl_req *reqs) {
+ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root, const ovl_coll_cfg *cfg,
+                          ovl_req *reqs) {
   FOR_PARTS(L, n, "reduce", ovl_ireduce(sbuf + off, rbuf ? rbuf + off : NULL, len, root, lc, cfg, &reqs[c]));
 }
 
@@ -104,8 +102,8 @@ ovl_err ovl_lanes_iallgather(ovl_lanes L, const double *sbuf, int64_t n, double 
                              ovl_req *reqs) {
   const double *mine = sbuf == rbuf + (int64_t)L->rank * n ? NULL : sbuf;
   FOR_PARTS(L, n, "allgather",
-            coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc,
-                                    cfg, &reqs[c]));
+            coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc, cfg,
+                                    &reqs[c]));
 }
 
 ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl_req *reqs) {
@@ -126,8 +124,7 @@ ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *r
 ovl_err ovl_lanes_bcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg) {
   BLOCKING(L, ovl_lanes_ibcast(L, buf, n, root, cfg, reqs));
 }
-ovl_err ovl_lanes_reduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root,
-                         const ovl_coll_cfg *cfg) {
+ovl_err ovl_lanes_reduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root, const ovl_coll_cfg *cfg) {
   BLOCKING(L, ovl_lanes_ireduce(L, sbuf, rbuf, n, root, cfg, reqs));
 }
 ovl_err ovl_lanes_allreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg) {

@@ -34,7 +34,7 @@ ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, voi
   int order = 0, remaining = nparts;
   ovl_err rc = OVL_OK;
   /* Stage 0 of every part first, in part order. */
-#define EV(c, s) events[(c) * nstages + (s)]
+#define EV(c, s) events[(c)*nstages + (s)]
   for (int c = 0; c < nparts && rc == OVL_OK; c++) {
     if (events) EV(c, 0).t_post = ovl_time() - t0;
     rc = post_named(post, ctx, c, 0, &reqs[c], names);

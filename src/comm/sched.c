@@ -19,7 +19,7 @@
 
 /* ---- per-communicator tags ------------------------------------------------ */
 
-#define OVL_TAG_BASE 4096
+#define OVL_TAG_BASE  4096
 #define OVL_TAG_RANGE 16384
 
 static int g_tag_key = MPI_KEYVAL_INVALID;
@@ -145,8 +145,7 @@ ovl_err sched_progress(sched *s, int *done) {
         sop *o = &s->ops[i];
         if (o->kind == SOP_SUM)
           for (int k = 0; k < o->count; k++) o->a[k] += o->b[k];
-        else if (o->kind == SOP_COPY)
-          memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
+        else if (o->kind == SOP_COPY) memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
       }
       s->cur = i + 1;
       s->posted = 0;
@@ -231,7 +230,7 @@ ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p
     if (seg > n) seg = n; /* one segment; also keeps n + seg from overflowing */
     int64_t nseg = (n + seg - 1) / seg;
     int prev = absr(vr - 1, root, p), next = absr(vr + 1, root, p);
-#define SEG(i) (buf + (i) * seg), ((i) == nseg - 1 ? n - (i) * seg : seg)
+#define SEG(i) (buf + (i)*seg), ((i) == nseg - 1 ? n - (i)*seg : seg)
     if (vr == 0) {
       for (int64_t i = 0; i < nseg; i++) OVL_TRY(sched_send(s, next, SEG(i)));
     } else if (vr == p - 1) {

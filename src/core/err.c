@@ -31,9 +31,7 @@ const char *ovl_errmsg(void) { return g_msg; }
 
 void ovl_err_clear(void) { g_msg[0] = '\0'; }
 
-static void vset(const char *fmt, va_list ap) {
-  vsnprintf(g_msg, sizeof g_msg, fmt, ap);
-}
+static void vset(const char *fmt, va_list ap) { vsnprintf(g_msg, sizeof g_msg, fmt, ap); }
 
 ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) {
   va_list ap;

@@ -16,16 +16,24 @@ ovl_err ovl_parse_size(const char *s, int64_t *out) {
   if (end == s || errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size", s);
   int shift = 0;
   switch (toupper((unsigned char)*end)) {
-  case 'K': shift = 10; end++; break;
-  case 'M': shift = 20; end++; break;
-  case 'G': shift = 30; end++; break;
+  case 'K':
+    shift = 10;
+    end++;
+    break;
+  case 'M':
+    shift = 20;
+    end++;
+    break;
+  case 'G':
+    shift = 30;
+    end++;
+    break;
   default: break;
   }
   if (shift && (*end == 'i' || *end == 'I')) end++;
   if (shift && (*end == 'B' || *end == 'b')) end++;
   if (*end != '\0') return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size (expected N, NK, NM or NG)", s);
-  if (v > ((unsigned long long)INT64_MAX >> shift))
-    return ovl_err_set(OVL_ERR_ARG, "size '%s' is too large", s);
+  if (v > ((unsigned long long)INT64_MAX >> shift)) return ovl_err_set(OVL_ERR_ARG, "size '%s' is too large", s);
   *out = (int64_t)(v << shift);
   return OVL_OK;
 }
@@ -35,8 +43,7 @@ static ovl_err parse_i64(const char *s, int64_t *out) {
   errno = 0;
   char *end = NULL;
   long long v = strtoll(s, &end, 10);
-  if (end == s || *end != '\0' || errno == ERANGE)
-    return ovl_err_set(OVL_ERR_ARG, "'%s' is not an integer", s);
+  if (end == s || *end != '\0' || errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is not an integer", s);
   *out = (int64_t)v;
   return OVL_OK;
 }
@@ -69,20 +76,17 @@ ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims) {
 static int has_bounds(const ovl_opt *o) { return o->min <= o->max; }
 
 static void optname(const ovl_opt *o, char *buf, size_t n) {
-  if (o->sname && o->lname)
-    snprintf(buf, n, "-%c/--%s", o->sname, o->lname);
-  else if (o->lname)
-    snprintf(buf, n, "--%s", o->lname);
-  else
-    snprintf(buf, n, "-%c", o->sname);
+  if (o->sname && o->lname) snprintf(buf, n, "-%c/--%s", o->sname, o->lname);
+  else if (o->lname) snprintf(buf, n, "--%s", o->lname);
+  else snprintf(buf, n, "-%c", o->sname);
 }
 
 static ovl_err check_bounds(const ovl_opt *o, int64_t v) {
   if (!has_bounds(o) || (v >= o->min && v <= o->max)) return OVL_OK;
   char nm[64];
   optname(o, nm, sizeof nm);
-  return ovl_err_set(OVL_ERR_ARG, "option %s: value %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", nm,
-                     v, o->min, o->max);
+  return ovl_err_set(OVL_ERR_ARG, "option %s: value %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", nm, v, o->min,
+                     o->max);
 }
 
 /* The message of the last error, copied: ovl_err_set formats into the buffer
@@ -107,8 +111,7 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
     *(int *)o->dest = (int)v;
     return OVL_OK;
   case OVL_OPT_I64:
-    if (parse_i64(val, &v) != OVL_OK)
-      return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer", nm, val);
+    if (parse_i64(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer", nm, val);
     OVL_TRY(check_bounds(o, v));
     *(int64_t *)o->dest = v;
     return OVL_OK;
@@ -168,8 +171,7 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
   return ovl_err_set(OVL_ERR_INTERNAL, "option %s: unknown type", nm);
 }
 
-ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first,
-                       unsigned char *given) {
+ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first, unsigned char *given) {
   if (given) memset(given, 0, (size_t)nopts);
   for (int a = first; a < argc; a++) {
     const char *arg = argv[a];
@@ -213,9 +215,7 @@ static void current_value(const ovl_opt *o, char *buf, size_t n) {
   case OVL_OPT_INT: snprintf(buf, n, "%d", *(int *)o->dest); break;
   case OVL_OPT_I64:
   case OVL_OPT_SIZE: snprintf(buf, n, "%" PRId64, *(int64_t *)o->dest); break;
-  case OVL_OPT_RANGE:
-    snprintf(buf, n, "%" PRId64 ":%" PRId64, ((int64_t *)o->dest)[0], ((int64_t *)o->dest)[1]);
-    break;
+  case OVL_OPT_RANGE: snprintf(buf, n, "%" PRId64 ":%" PRId64, ((int64_t *)o->dest)[0], ((int64_t *)o->dest)[1]); break;
   case OVL_OPT_DOUBLE: snprintf(buf, n, "%g", *(double *)o->dest); break;
   case OVL_OPT_STRING:
   case OVL_OPT_CHOICE: {
@@ -232,12 +232,9 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
     const ovl_opt *o = &opts[k];
     char left[96], def[96], choices[160] = "";
     const char *mv = o->type == OVL_OPT_FLAG ? "" : (o->metavar ? o->metavar : "VAL");
-    if (o->sname && o->lname)
-      snprintf(left, sizeof left, "  -%c, --%s%s%s", o->sname, o->lname, *mv ? " " : "", mv);
-    else if (o->lname)
-      snprintf(left, sizeof left, "      --%s%s%s", o->lname, *mv ? " " : "", mv);
-    else
-      snprintf(left, sizeof left, "  -%c%s%s", o->sname, *mv ? " " : "", mv);
+    if (o->sname && o->lname) snprintf(left, sizeof left, "  -%c, --%s%s%s", o->sname, o->lname, *mv ? " " : "", mv);
+    else if (o->lname) snprintf(left, sizeof left, "      --%s%s%s", o->lname, *mv ? " " : "", mv);
+    else snprintf(left, sizeof left, "  -%c%s%s", o->sname, *mv ? " " : "", mv);
     current_value(o, def, sizeof def);
     if (o->type == OVL_OPT_CHOICE) {
       strcpy(choices, " {");

@@ -194,9 +194,11 @@ ovl_err ovl_trace_write(const char *prefix) {
       sb_printf(&js,
                 "{\"name\":\"%s%s\",\"ph\":\"%s\",%s\"ts\":%.3f,\"pid\":%d,\"tid\":%d,\"args\":{\"bytes\":%lld,"
                 "\"part\":%d}},\n",
-                e->kind == OVL_EV_POST ? "post " : e->kind == OVL_EV_COMPLETE ? "done " : "", e->name, ph,
-                *ph == 'i' ? "\"s\":\"t\"," : "", t * 1e6, rank, e->kind <= OVL_EV_END ? 0 : 1 + (e->part > 0 ? e->part : 0),
-                (long long)e->bytes, e->part);
+                e->kind == OVL_EV_POST       ? "post "
+                : e->kind == OVL_EV_COMPLETE ? "done "
+                                             : "",
+                e->name, ph, *ph == 'i' ? "\"s\":\"t\"," : "", t * 1e6, rank,
+                e->kind <= OVL_EV_END ? 0 : 1 + (e->part > 0 ? e->part : 0), (long long)e->bytes, e->part);
       sb_printf(&cs, "%d,%.3f,%s,%s,%d,%lld\n", rank, t * 1e6, kind_name(e->kind), e->name, e->part,
                 (long long)e->bytes);
     }

@@ -49,28 +49,27 @@ int64_t ovl_bcyclic_numroc(int64_t n, int64_t nb, int iproc, int isrc, int np) {
 
 /* ---- descriptors ------------------------------------------------------------- */
 
-ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol, int64_t i1,
-                          int64_t j1, int64_t sm, int64_t sn, const char *name, const char *iname, const char *jname) {
-  OVL_CHECK(sm >= 0 && sn >= 0, OVL_ERR_ARG, "sub(%s) must have sizes >= 0, got %" PRId64 " x %" PRId64, name, sm,
-            sn);
-  OVL_CHECK(i1 >= 1 && j1 >= 1, OVL_ERR_ARG, "%s and %s must be >= 1 (1-based), got %" PRId64 " and %" PRId64,
-            iname, jname, i1, j1);
+ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol, int64_t i1, int64_t j1,
+                          int64_t sm, int64_t sn, const char *name, const char *iname, const char *jname) {
+  OVL_CHECK(sm >= 0 && sn >= 0, OVL_ERR_ARG, "sub(%s) must have sizes >= 0, got %" PRId64 " x %" PRId64, name, sm, sn);
+  OVL_CHECK(i1 >= 1 && j1 >= 1, OVL_ERR_ARG, "%s and %s must be >= 1 (1-based), got %" PRId64 " and %" PRId64, iname,
+            jname, i1, j1);
   OVL_CHECK(desc != NULL, OVL_ERR_ARG, "the descriptor of %s is NULL", name);
   OVL_CHECK(desc[0] == 1, OVL_ERR_ARG, "descriptor of %s: DTYPE_ must be 1 (dense block-cyclic), got %d", name,
             desc[0]);
   OVL_CHECK(desc[1] == ctxt, OVL_ERR_ARG,
             "descriptor of %s: CTXT_ is %d but C's is %d (A, B and C must share one BLACS context)", name, desc[1],
             ctxt);
-  OVL_CHECK(desc[4] >= 1 && desc[5] >= 1, OVL_ERR_ARG, "descriptor of %s: MB_ and NB_ must be >= 1, got %d x %d",
-            name, desc[4], desc[5]);
+  OVL_CHECK(desc[4] >= 1 && desc[5] >= 1, OVL_ERR_ARG, "descriptor of %s: MB_ and NB_ must be >= 1, got %d x %d", name,
+            desc[4], desc[5]);
   OVL_CHECK(desc[6] != -1 && desc[7] != -1, OVL_ERR_UNSUPPORTED,
             "descriptor of %s: RSRC_ or CSRC_ = -1 (an operand replicated over the grid) is not supported", name);
   OVL_CHECK(desc[6] >= 0 && desc[6] < nprow, OVL_ERR_ARG,
             "descriptor of %s: RSRC_ must be in [0, %d) (process rows), got %d", name, nprow, desc[6]);
   OVL_CHECK(desc[7] >= 0 && desc[7] < npcol, OVL_ERR_ARG,
             "descriptor of %s: CSRC_ must be in [0, %d) (process columns), got %d", name, npcol, desc[7]);
-  OVL_CHECK(desc[2] >= 0 && desc[3] >= 0, OVL_ERR_ARG, "descriptor of %s: M_ and N_ must be >= 0, got %d x %d",
-            name, desc[2], desc[3]);
+  OVL_CHECK(desc[2] >= 0 && desc[3] >= 0, OVL_ERR_ARG, "descriptor of %s: M_ and N_ must be >= 0, got %d x %d", name,
+            desc[2], desc[3]);
   OVL_CHECK(desc[8] >= 1, OVL_ERR_ARG, "descriptor of %s: LLD_ must be >= 1, got %d", name, desc[8]);
   if (sm == 0 || sn == 0) return OVL_OK; /* an empty submatrix: nothing else matters (as in PBLAS) */
   OVL_CHECK(i1 - 1 + sm <= desc[2] && j1 - 1 + sn <= desc[3], OVL_ERR_SIZE,
@@ -244,8 +243,10 @@ static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat,
       sn = to_dmat ? mine_to_r : r_to_mine;
       rn = to_dmat ? r_to_mine : mine_to_r;
       if (sn > INT32_MAX - stot || rn > INT32_MAX - rtot) {
-        rc = ovl_err_set(OVL_ERR_SIZE, "a redistribution message exceeds 2^31 - 1 doubles (%" PRId64 " + %" PRId64
-                         ", %" PRId64 " + %" PRId64 ")", stot, sn, rtot, rn);
+        rc = ovl_err_set(OVL_ERR_SIZE,
+                         "a redistribution message exceeds 2^31 - 1 doubles (%" PRId64 " + %" PRId64 ", %" PRId64
+                         " + %" PRId64 ")",
+                         stot, sn, rtot, rn);
         break;
       }
       scnt[r] = (int)sn;

@@ -58,8 +58,8 @@ int64_t ovl_bcyclic_numroc(int64_t n, int64_t nb, int iproc, int isrc, int np);
  * always). name ("A"), iname ("IA") and jname ("JA") go into the messages.
  * LOCAL. Errors: OVL_ERR_ARG; OVL_ERR_SIZE (does not fit);
  * OVL_ERR_UNSUPPORTED (RSRC_ or CSRC_ = -1, PBLAS's replicated operands). */
-ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol, int64_t i1,
-                          int64_t j1, int64_t sm, int64_t sn, const char *name, const char *iname, const char *jname);
+ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int myrow, int mycol, int64_t i1, int64_t j1,
+                          int64_t sm, int64_t sn, const char *name, const char *iname, const char *jname);
 
 /* View of the sm x sn submatrix at 1-based (i1, j1) of the local array data
  * described by desc (already validated). LOCAL. */

@@ -31,12 +31,12 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
     A->ld = A->lm > 0 ? A->lm : 1;
     if (A->ln > 0 && (uint64_t)A->ld > (uint64_t)(INT64_MAX / 8) / (uint64_t)A->ln)
       rc = OVL_ERR_NOMEM; /* byte count overflows: reported below */
-    else
-      rc = ovl_calloc(sizeof(double) * (size_t)A->ld * (size_t)A->ln, &A->data);
+    else rc = ovl_calloc(sizeof(double) * (size_t)A->ld * (size_t)A->ln, &A->data);
     if (rc != OVL_OK) {
-      rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the %" PRId64 " x %" PRId64 " local block of a %" PRId64
-                       " x %" PRId64 " matrix (%.1f MiB)", A->lm, A->ln, m, n,
-                       8.0 * (double)A->lm * (double)A->ln / 1048576.0);
+      rc = ovl_err_set(OVL_ERR_NOMEM,
+                       "cannot allocate the %" PRId64 " x %" PRId64 " local block of a %" PRId64 " x %" PRId64
+                       " matrix (%.1f MiB)",
+                       A->lm, A->ln, m, n, 8.0 * (double)A->lm * (double)A->ln / 1048576.0);
     }
   }
   rc = ovl_err_agree(parent, rc);
@@ -122,7 +122,8 @@ static ovl_err scatter_gather(ovl_dmat A, double *global, int gather) {
   double *buf = NULL;
   ovl_err rc = OVL_OK;
   int64_t maxblk = ovl_block_len(A->m, p, 0) * ovl_block_len(A->n, q, 0);
-  if (maxblk > INT32_MAX) rc = ovl_err_set(OVL_ERR_SIZE, "a local block of %" PRId64 " entries is too large for one message", maxblk);
+  if (maxblk > INT32_MAX)
+    rc = ovl_err_set(OVL_ERR_SIZE, "a local block of %" PRId64 " entries is too large for one message", maxblk);
   if (rc == OVL_OK && rank == 0) {
     if (global == NULL && A->m * A->n > 0) rc = ovl_err_set(OVL_ERR_ARG, "the global array on rank 0 is NULL");
     else rc = ovl_malloc(sizeof(double) * (size_t)maxblk, &buf);
@@ -174,8 +175,8 @@ static void isect(int64_t a0, int64_t a1, int64_t b0, int64_t b1, int64_t *lo, i
 
 /* Region of src (global rows/cols) that maps into dst block (dro, dlm, dco,
  * dln): the block itself, or its transpose. */
-static void needed_region(int transpose, int64_t dro, int64_t dlm, int64_t dco, int64_t dln, int64_t *sro,
-                          int64_t *slm, int64_t *sco, int64_t *sln) {
+static void needed_region(int transpose, int64_t dro, int64_t dlm, int64_t dco, int64_t dln, int64_t *sro, int64_t *slm,
+                          int64_t *sco, int64_t *sln) {
   if (transpose) {
     *sro = dco, *slm = dln, *sco = dro, *sln = dlm;
   } else {
@@ -194,8 +195,8 @@ static ovl_err remap(ovl_dmat src, ovl_dmat dst, int transpose) {
   if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
     rc = ovl_err_set(OVL_ERR_ARG, "source and destination grids are not over the same ranks");
   else if (dst->m != em || dst->n != en)
-    rc = ovl_err_set(OVL_ERR_SIZE, "destination is %" PRId64 " x %" PRId64 ", expected %" PRId64 " x %" PRId64,
-                     dst->m, dst->n, em, en);
+    rc = ovl_err_set(OVL_ERR_SIZE, "destination is %" PRId64 " x %" PRId64 ", expected %" PRId64 " x %" PRId64, dst->m,
+                     dst->n, em, en);
   int ps, qs, pd, qd;
   ovl_grid2d_dims(src->grid, &ps, &qs);
   ovl_grid2d_dims(dst->grid, &pd, &qd);
@@ -246,9 +247,8 @@ static ovl_err remap(ovl_dmat src, ovl_dmat dst, int transpose) {
     isect(src->coff, src->coff + src->ln, sco, sco + sln, &b, &lb);
     copy_block(sbuf + sdsp[r], la, src->data + (a - src->roff) + (b - src->coff) * src->ld, src->ld, la, lb);
   }
-  rc = MPI_Alltoallv(sbuf, scnt, sdsp, MPI_DOUBLE, rbuf, rcnt, rdsp, MPI_DOUBLE, parent) == MPI_SUCCESS
-           ? OVL_OK
-           : OVL_ERR_MPI;
+  rc = MPI_Alltoallv(sbuf, scnt, sdsp, MPI_DOUBLE, rbuf, rcnt, rdsp, MPI_DOUBLE, parent) == MPI_SUCCESS ? OVL_OK
+                                                                                                        : OVL_ERR_MPI;
   if (rc != OVL_OK) ovl_fatal(parent, rc, "MPI_Alltoallv failed during redistribution");
   for (int r = 0; r < P && r < ps * qs && ovl_grid2d_active(dst->grid); r++) {
     if (rcnt[r] == 0) continue;
@@ -295,9 +295,10 @@ ovl_err ovl_dmat_check_finite(ovl_dmat A) {
 
 ovl_err ovl_dmat_check_symmetric(ovl_dmat A, double tol) {
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
-  OVL_TRY(ovl_err_agree(parent, A->m == A->n ? OVL_OK
-                                             : ovl_err_set(OVL_ERR_SIZE, "a symmetric matrix must be square, got %" PRId64
-                                                           " x %" PRId64, A->m, A->n)));
+  OVL_TRY(ovl_err_agree(
+      parent, A->m == A->n ? OVL_OK
+                           : ovl_err_set(OVL_ERR_SIZE, "a symmetric matrix must be square, got %" PRId64 " x %" PRId64,
+                                         A->m, A->n)));
   ovl_dmat T = NULL;
   OVL_TRY(ovl_dmat_create(A->grid, A->n, A->m, &T));
   ovl_err rc = ovl_dmat_transpose(A, T);

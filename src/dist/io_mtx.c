@@ -94,19 +94,16 @@ static ovl_err mm_header(mm_reader *r, int *coord, int *sym) {
     return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: the header has %s%d words; expected '%s'", r->path,
                        nt > 5 ? "more than " : "", nt > 5 ? 5 : nt, mm_expected);
   if (strcasecmp(tok[1], "matrix") != 0)
-    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown object '%s'; expected '%s'", r->path, tok[1],
-                       mm_expected);
+    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown object '%s'; expected '%s'", r->path, tok[1], mm_expected);
   if (strcasecmp(tok[2], "array") == 0) *coord = 0;
   else if (strcasecmp(tok[2], "coordinate") == 0) *coord = 1;
   else
-    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown format '%s'; expected '%s'", r->path, tok[2],
-                       mm_expected);
+    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown format '%s'; expected '%s'", r->path, tok[2], mm_expected);
   if (strcasecmp(tok[3], "complex") == 0 || strcasecmp(tok[3], "pattern") == 0)
     return ovl_err_set(OVL_ERR_UNSUPPORTED, "'%s': Matrix Market field '%s' is not supported (only real and integer)",
                        r->path, tok[3]);
   if (strcasecmp(tok[3], "real") != 0 && strcasecmp(tok[3], "integer") != 0 && strcasecmp(tok[3], "double") != 0)
-    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown field '%s'; expected '%s'", r->path, tok[3],
-                       mm_expected);
+    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown field '%s'; expected '%s'", r->path, tok[3], mm_expected);
   if (strcasecmp(tok[4], "skew-symmetric") == 0 || strcasecmp(tok[4], "hermitian") == 0)
     return ovl_err_set(OVL_ERR_UNSUPPORTED,
                        "'%s': Matrix Market symmetry '%s' is not supported (only general and symmetric)", r->path,
@@ -134,8 +131,9 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
   while (k < count) {
     OVL_TRY(mm_next(r, 1, &eof));
     if (eof)
-      return ovl_err_set(OVL_ERR_FORMAT, "'%s' is truncated: it ends at line %" PRId64 " after %" PRId64 " of %" PRId64
-                         " entries", r->path, r->lineno, k, count);
+      return ovl_err_set(OVL_ERR_FORMAT,
+                         "'%s' is truncated: it ends at line %" PRId64 " after %" PRId64 " of %" PRId64 " entries",
+                         r->path, r->lineno, k, count);
     char *p = r->line, *t;
     if (coord) {
       char *ti = mm_tok(&p), *tj = mm_tok(&p), *tv = mm_tok(&p);
@@ -144,8 +142,8 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
       if (tv == NULL)
         return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": expected 'row column value'", r->path, r->lineno);
       if ((t = mm_tok(&p)) != NULL)
-        return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": unexpected '%s' after the entry", r->path,
-                           r->lineno, t);
+        return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": unexpected '%s' after the entry", r->path, r->lineno,
+                           t);
       if (!parse_i64(ti, &ri) || ri < 1 || ri > m)
         return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": row index '%s' is not in 1..%" PRId64, r->path,
                            r->lineno, ti, m);
@@ -177,8 +175,8 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
       if (++ai == m) aj++, ai = sym ? aj : 0;
     }
     if ((t = mm_tok(&p)) != NULL)
-      return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": unexpected '%s' after the last of %" PRId64
-                         " entries", r->path, r->lineno, t, count);
+      return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": unexpected '%s' after the last of %" PRId64 " entries",
+                         r->path, r->lineno, t, count);
   }
   OVL_TRY(mm_next(r, 1, &eof));
   if (!eof)
@@ -187,8 +185,7 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
   return OVL_OK;
 }
 
-ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym,
-                         double **g) {
+ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym, double **g) {
   mm_reader r = {f, what, NULL, 0, 0};
   int coord = 0, eof = 0;
   int64_t count = 0;
@@ -208,17 +205,19 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
     int64_t nz = 0;
     if (nt != want || !parse_i64(t[0], m) || !parse_i64(t[1], n) || (coord && !parse_i64(t[2], &nz)) || *m < 0 ||
         *n < 0 || nz < 0)
-      rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": expected the sizes '%s' as non-negative integers",
-                       path, r.lineno, coord ? "rows columns entries" : "rows columns");
+      rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": expected the sizes '%s' as non-negative integers", path,
+                       r.lineno, coord ? "rows columns entries" : "rows columns");
     else if (*sym && *m != *n)
-      rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": a symmetric matrix must be square, got %" PRId64
-                       " x %" PRId64, path, r.lineno, *m, *n);
+      rc = ovl_err_set(OVL_ERR_FORMAT,
+                       "'%s' line %" PRId64 ": a symmetric matrix must be square, got %" PRId64 " x %" PRId64, path,
+                       r.lineno, *m, *n);
     else if (*m > INT_MAX || *n > INT_MAX || (*n > 0 && *m > INT64_MAX / 8 / *n))
       rc = ovl_err_set(OVL_ERR_SIZE, "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " is too large", path, r.lineno,
                        *m, *n);
     else if (max_elems > 0 && *m * *n > max_elems)
-      rc = ovl_err_set(OVL_ERR_SIZE, "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " exceeds the limit of %" PRId64
-                       " entries", path, r.lineno, *m, *n, max_elems);
+      rc = ovl_err_set(OVL_ERR_SIZE,
+                       "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " exceeds the limit of %" PRId64 " entries",
+                       path, r.lineno, *m, *n, max_elems);
     if (rc == OVL_OK) count = coord ? nz : *sym ? *n * (*n + 1) / 2 : *m * *n; /* sizes checked above */
   }
   if (rc == OVL_OK) {
@@ -227,8 +226,10 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
      * rest of the file cannot hold (small files get the line-exact message) */
     int64_t left = mm_bytes_left(r.f), least = coord ? 6 : 2;
     if (left >= 0 && *m * *n > ((int64_t)1 << 23) && count > (left + 1) / least)
-      rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' is truncated: line %" PRId64 " declares %" PRId64
-                       " entries but only %" PRId64 " bytes follow", path, r.lineno, count, left);
+      rc = ovl_err_set(OVL_ERR_FORMAT,
+                       "'%s' is truncated: line %" PRId64 " declares %" PRId64 " entries but only %" PRId64
+                       " bytes follow",
+                       path, r.lineno, count, left);
   }
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(*m * *n), g);
   if (rc == OVL_OK) rc = mm_entries(&r, coord, *sym, *m, *n, count, *g);

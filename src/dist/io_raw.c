@@ -56,9 +56,9 @@ static ovl_err check_data_file(const char *path, int64_t bytes) {
   if (fstat(fd, &st) != 0) rc = ovl_err_set(OVL_ERR_IO, "cannot stat '%s': %s", path, strerror(errno));
   else if (!S_ISREG(st.st_mode)) rc = ovl_err_set(OVL_ERR_IO, "'%s' is not a regular file", path);
   else if ((int64_t)st.st_size != bytes)
-    rc = ovl_err_set(OVL_ERR_FORMAT, "raw matrix file '%s' has %" PRId64 " bytes but its sidecar implies %" PRId64
-                     " bytes (%s)", path, (int64_t)st.st_size, bytes,
-                     (int64_t)st.st_size < bytes ? "truncated" : "oversized");
+    rc = ovl_err_set(OVL_ERR_FORMAT,
+                     "raw matrix file '%s' has %" PRId64 " bytes but its sidecar implies %" PRId64 " bytes (%s)", path,
+                     (int64_t)st.st_size, bytes, (int64_t)st.st_size < bytes ? "truncated" : "oversized");
   close(fd);
   return rc;
 }
@@ -116,8 +116,8 @@ static ovl_err raw_transfer(ovl_dmat A, const char *fname, const char *path, int
       mrc = MPI_File_get_size(fh, &size);
       if (mrc != MPI_SUCCESS) rc = mpi_io_err(mrc, "MPI_File_get_size", fname);
       else if (size != bytes)
-        rc = ovl_err_set(OVL_ERR_FORMAT, "raw matrix file '%s' has %lld bytes but its sidecar implies %lld bytes",
-                         path, (long long)size, (long long)bytes);
+        rc = ovl_err_set(OVL_ERR_FORMAT, "raw matrix file '%s' has %lld bytes but its sidecar implies %lld bytes", path,
+                         (long long)size, (long long)bytes);
     }
     rc = ovl_err_agree(parent, rc);
   }
@@ -211,8 +211,8 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
     rc = ovl_io_concat(path, ".json", &side);
     if (rc == OVL_OK) rc = ovl_io_write_file_atomic(side, text, (size_t)len);
     if (rc == OVL_OK && rename(tmp, path) != 0) {
-      rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", path, tmp,
-                       strerror(errno));
+      rc =
+          ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", path, tmp, strerror(errno));
       unlink(side); /* do not leave a sidecar that describes no data */
     }
     if (rc == OVL_OK) created = 0;

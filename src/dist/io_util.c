@@ -108,8 +108,10 @@ ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_ma
       if (!jis(&j, ':')) return jfail(&j, "expected ':' after \"%s\"", key);
       j.p++;
       jws(&j);
-      int *seen = strcmp(key, "rows") == 0 ? &have_rows : strcmp(key, "cols") == 0 ? &have_cols
-                 : strcmp(key, "symmetric") == 0 ? &have_sym : NULL;
+      int *seen = strcmp(key, "rows") == 0        ? &have_rows
+                  : strcmp(key, "cols") == 0      ? &have_cols
+                  : strcmp(key, "symmetric") == 0 ? &have_sym
+                                                  : NULL;
       if (seen == NULL) return jfail(&j, "unknown key \"%s\" (expected \"rows\", \"cols\", \"symmetric\")", key);
       if (*seen) return jfail(&j, "duplicate key \"%s\"", key);
       if (seen == &have_rows) OVL_TRY(jsize(&j, key, &mt.rows));
@@ -133,11 +135,15 @@ ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_ma
   if (j.p != j.e) return jfail(&j, "unexpected data after the JSON object");
   const char *missing = !have_rows ? "rows" : !have_cols ? "cols" : !have_sym ? "symmetric" : NULL;
   if (missing)
-    return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: missing key \"%s\" (expected {\"rows\": m, "
-                       "\"cols\": n, \"symmetric\": true|false})", what, missing);
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "sidecar '%s' is not valid: missing key \"%s\" (expected {\"rows\": m, "
+                       "\"cols\": n, \"symmetric\": true|false})",
+                       what, missing);
   if (mt.symmetric && mt.rows != mt.cols)
-    return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: it declares a symmetric %" PRId64 " x %" PRId64
-                       " matrix, which is not square", what, mt.rows, mt.cols);
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "sidecar '%s' is not valid: it declares a symmetric %" PRId64 " x %" PRId64
+                       " matrix, which is not square",
+                       what, mt.rows, mt.cols);
   if (mt.cols > 0 && mt.rows > INT64_MAX / 8 / mt.cols)
     return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: %" PRId64 " x %" PRId64 " is too large", what,
                        mt.rows, mt.cols);
@@ -241,8 +247,8 @@ ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path) {
   int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
   if (fd < 0) {
     int e = errno;
-    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path,
-                             w->tmp, strerror(e));
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path, w->tmp,
+                             strerror(e));
     ovl_free(&w->tmp);
     return rc;
   }

@@ -27,8 +27,7 @@ ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_ma
  * (OVL_ERR_SIZE); 0 means no limit. Does not close f. Errors:
  * OVL_ERR_FORMAT, OVL_ERR_UNSUPPORTED, OVL_ERR_SIZE, OVL_ERR_IO,
  * OVL_ERR_NOMEM. */
-ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym,
-                         double **g);
+ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym, double **g);
 
 /* Sidecar text of meta, with a trailing newline; returns snprintf's value. */
 int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta);

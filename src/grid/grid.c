@@ -74,8 +74,7 @@ void ovl_grid2d_auto_dims(int P, int *p, int *q) {
 }
 
 static ovl_err fit_check(int need, int P, int flags, const char *what) {
-  if (need > P)
-    return ovl_err_set(OVL_ERR_GRID, "%s needs %d ranks but the communicator has %d", what, need, P);
+  if (need > P) return ovl_err_set(OVL_ERR_GRID, "%s needs %d ranks but the communicator has %d", what, need, P);
   if (need < P && !(flags & OVL_GRID_ALLOW_IDLE))
     return ovl_err_set(OVL_ERR_GRID,
                        "%s uses %d ranks but the communicator has %d; run with %d ranks, or allow the "
@@ -190,7 +189,8 @@ static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
   } else if (*c == 0) {
     *c = *s;
   }
-  if (*s > (1 << 12) || *c > (1 << 12)) return ovl_err_set(OVL_ERR_ARG, "grid %d x %d x %d is absurdly large", *s, *s, *c);
+  if (*s > (1 << 12) || *c > (1 << 12))
+    return ovl_err_set(OVL_ERR_ARG, "grid %d x %d x %d is absurdly large", *s, *s, *c);
   if (*c > *s)
     return ovl_err_set(OVL_ERR_ARG, "replication c = %d exceeds the plane side s = %d (a 3D grid has c = s)", *c, *s);
   snprintf(what, sizeof what, "a %d x %d x %d grid", *s, *s, *c);
@@ -300,8 +300,8 @@ ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
     }
   }
   if (bestI == 0)
-    return ovl_err_set(OVL_ERR_ARG, "G = %d groups cannot tile a %d x %d grid (need I*J = G, I | %d, J | %d)", G,
-                       p, q, p, q);
+    return ovl_err_set(OVL_ERR_ARG, "G = %d groups cannot tile a %d x %d grid (need I*J = G, I | %d, J | %d)", G, p, q,
+                       p, q);
   *gI = bestI;
   *gJ = G / bestI;
   return OVL_OK;
@@ -310,11 +310,10 @@ ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
 ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
   ovl_err rc = OVL_OK;
   *out = NULL;
-  if (gI <= 0 || gJ <= 0)
-    rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA group dimensions must be > 0, got %d x %d", gI, gJ);
+  if (gI <= 0 || gJ <= 0) rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA group dimensions must be > 0, got %d x %d", gI, gJ);
   else if (g->p % gI || g->q % gJ)
-    rc = ovl_err_set(OVL_ERR_ARG, "%d x %d groups do not tile a %d x %d grid (I must divide %d, J must divide %d)",
-                     gI, gJ, g->p, g->q, g->p, g->q);
+    rc = ovl_err_set(OVL_ERR_ARG, "%d x %d groups do not tile a %d x %d grid (I must divide %d, J must divide %d)", gI,
+                     gJ, g->p, g->q, g->p, g->q);
   ovl_hgroups h = NULL;
   if (rc == OVL_OK) {
     h = calloc(1, sizeof *h);
@@ -361,8 +360,10 @@ ovl_err ovl_grid2d_hgroups(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
       return OVL_OK;
     }
   OVL_TRY(ovl_err_agree(g->parent, g->nhg < HG_CACHE ? OVL_OK
-                                                     : ovl_err_set(OVL_ERR_ARG, "a grid keeps at most %d group "
-                                                                   "layouts", HG_CACHE)));
+                                                     : ovl_err_set(OVL_ERR_ARG,
+                                                                   "a grid keeps at most %d group "
+                                                                   "layouts",
+                                                                   HG_CACHE)));
   OVL_TRY(ovl_hgroups_create(g, gI, gJ, &g->hg[g->nhg]));
   *out = g->hg[g->nhg++];
   return OVL_OK;

@@ -57,16 +57,16 @@ ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, 
     int cur = t % 2, l = (i + j + t0 + t) % s, ln = (l + 1) % s;
     int more = t + 1 < nsteps;
     if (more) { /* A to the left, B up; the next blocks arrive from the right and from below */
-      shift(parent, L->shA, (j - 1 + s) % s, ab[cur], L->mi * klen(L, l), (j + 1) % s, ab[1 - cur],
-            L->mi * klen(L, ln), j, ra);
-      shift(parent, L->shB, (i - 1 + s) % s, bb[cur], klen(L, l) * L->nj, (i + 1) % s, bb[1 - cur],
-            klen(L, ln) * L->nj, i, rb);
+      shift(parent, L->shA, (j - 1 + s) % s, ab[cur], L->mi * klen(L, l), (j + 1) % s, ab[1 - cur], L->mi * klen(L, ln),
+            j, ra);
+      shift(parent, L->shB, (i - 1 + s) % s, bb[cur], klen(L, l) * L->nj, (i + 1) % s, bb[1 - cur], klen(L, ln) * L->nj,
+            i, rb);
       st->bytes += 8 * (L->mi * klen(L, ln) + klen(L, ln) * L->nj);
     }
     double tm = ovl_time();
     OVL_TRACE_BEGIN("cannon.dgemm");
-    kern_dgemm(L->mi, L->nj, klen(L, l), alpha, ab[cur], L->mi > 0 ? L->mi : 1, bb[cur], klen(L, l) > 0 ? klen(L, l) : 1,
-               L->c, L->mi > 0 ? L->mi : 1, more ? 2 * OVL_LANES_MAX : 0, ra);
+    kern_dgemm(L->mi, L->nj, klen(L, l), alpha, ab[cur], L->mi > 0 ? L->mi : 1, bb[cur],
+               klen(L, l) > 0 ? klen(L, l) : 1, L->c, L->mi > 0 ? L->mi : 1, more ? 2 * OVL_LANES_MAX : 0, ra);
     OVL_TRACE_END("cannon.dgemm", 0);
     double tw = ovl_time();
     st->t_comp += tw - tm;
@@ -115,8 +115,8 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   return rc;
 }
 
-ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
-                  const ovl_mm_plan *plan, ovl_kstats *stats) {
+ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+                  ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_kstats st;
   memset(&st, 0, sizeof st);

@@ -16,7 +16,8 @@ ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B,
   MPI_Comm parent = is3 && g3 ? ovl_grid3d_parent(g3) : ovl_grid2d_parent(C->grid);
   ovl_err rc = OVL_OK;
   if (plan == NULL) rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: no plan given");
-  else if (is3 && g3 == NULL) rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: %s needs a 3D grid", ovl_mm_algo_name(plan->algo));
+  else if (is3 && g3 == NULL)
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: %s needs a 3D grid", ovl_mm_algo_name(plan->algo));
   else if ((transa != 'N' && transa != 'n' && transa != 'T' && transa != 't') ||
            (transb != 'N' && transb != 'n' && transb != 'T' && transb != 't'))
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: trans must be 'N' or 'T', got '%c' and '%c'", transa, transb);

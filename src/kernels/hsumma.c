@@ -41,8 +41,8 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   if (rc == OVL_OK) rc = kern_check_plan(plan, "HSUMMA");
   int64_t b = rc == OVL_OK ? plan->b : 1, M = rc == OVL_OK && plan->outer > 0 ? plan->outer : b;
   if (rc == OVL_OK && M < b)
-    rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: the outer block M = %lld must be >= the inner block b = %lld",
-                     (long long)M, (long long)b);
+    rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: the outer block M = %lld must be >= the inner block b = %lld", (long long)M,
+                     (long long)b);
   int gI = rc == OVL_OK ? plan->groups_i : 1, gJ = rc == OVL_OK ? plan->groups_j : 1;
   if (rc == OVL_OK && (gI < 1 || gJ < 1 || p % gI || q % gJ))
     rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: %d x %d groups do not tile the %d x %d grid", gI, gJ, p, q);

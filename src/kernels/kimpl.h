@@ -33,14 +33,13 @@ void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t
 /* One layer of Cannon's algorithm (see cannon.c). */
 typedef struct cannon_layer {
   int s, i, j;
-  int64_t mi, nj, K; /* rows of A/C block i, columns of B/C block j, inner size */
-  ovl_lanes shA;     /* varies j, rank j: A moves along it */
-  ovl_lanes shB;     /* varies i, rank i: B moves along it */
+  int64_t mi, nj, K;     /* rows of A/C block i, columns of B/C block j, inner size */
+  ovl_lanes shA;         /* varies j, rank j: A moves along it */
+  ovl_lanes shB;         /* varies i, rank i: B moves along it */
   const double *a0, *b0; /* A(i, j) and B(i, j) as held before the skew */
   double *c;             /* mi x nj accumulator, ld = max(1, mi) */
   int ndup;
 } cannon_layer;
-
 
 /* Run nsteps Cannon steps starting at step t0: c += alpha * sum A(i,l) B(l,j).
  * COLLECTIVE over parent (the ranks running the layers). */

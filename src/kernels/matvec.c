@@ -23,8 +23,7 @@ static ovl_err mv_post(void *vctx, int c, int stage, ovl_req *req) {
     ovl_lanes_part(m->ni, m->ndup, c, &off, &len);
     if (len == 0) return OVL_OK;
     /* the diagonal rank reduces straight into y (there y_i is y_j) */
-    return ovl_ireduce(m->t + off, m->i == m->j ? m->y + off : NULL, len, m->i, ovl_lanes_comm(m->row, c), m->cfg,
-                       req);
+    return ovl_ireduce(m->t + off, m->i == m->j ? m->y + off : NULL, len, m->i, ovl_lanes_comm(m->row, c), m->cfg, req);
   }
   ovl_lanes_part(m->nj, m->ndup, c, &off, &len);
   if (len == 0) return OVL_OK;
@@ -39,9 +38,12 @@ ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, i
   ovl_grid2d_coords(A->grid, &i, &j);
   ovl_err rc = OVL_OK;
   if (p != q) rc = ovl_err_set(OVL_ERR_GRID, "the mat-vec algorithms need a square grid, got %d x %d", p, q);
-  else if (A->m != A->n) rc = ovl_err_set(OVL_ERR_SIZE, "A must be square, got %lld x %lld", (long long)A->m, (long long)A->n);
-  else if (alg != OVL_MATVEC_ALG1 && alg != OVL_MATVEC_ALG2) rc = ovl_err_set(OVL_ERR_ARG, "unknown mat-vec algorithm %d", (int)alg);
-  else if (ndup < 1 || ndup > OVL_LANES_MAX) rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
+  else if (A->m != A->n)
+    rc = ovl_err_set(OVL_ERR_SIZE, "A must be square, got %lld x %lld", (long long)A->m, (long long)A->n);
+  else if (alg != OVL_MATVEC_ALG1 && alg != OVL_MATVEC_ALG2)
+    rc = ovl_err_set(OVL_ERR_ARG, "unknown mat-vec algorithm %d", (int)alg);
+  else if (ndup < 1 || ndup > OVL_LANES_MAX)
+    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
   if (alg == OVL_MATVEC_ALG1) ndup = 1;
   double *t = NULL;
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(A->lm + 1), &t);

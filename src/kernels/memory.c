@@ -17,8 +17,8 @@ static double alloc_bytes(double elems) { return ceil(elems * 8.0 / 64.0) * 64.0
 
 static int64_t mem_result(double bytes) { return bytes >= 0 && bytes < MEM_MAX ? (int64_t)bytes : -1; }
 
-int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p,
-                      int q, int repl) {
+int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
+                      int repl) {
   if (!plan || p < 1 || q < 1 || m < 0 || n < 0 || k < 0) return -1;
   /* the largest blocks are those of process (0, 0) */
   double mi = (double)ovl_block_len(m, p, 0), nj = (double)ovl_block_len(n, q, 0), kq = (double)ovl_block_len(k, q, 0),
@@ -59,7 +59,7 @@ int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_ssc_alg alg) {
   if (n < 0 || s < 1 || c < 1 || alg < OVL_SSC_ALG3 || alg > OVL_SSC_ALG6) return -1;
   if (alg != OVL_SSC_ALG6 ? c != s : s % c != 0) return -1;
   double b = (double)ovl_block_len(n, s, 0), blk = alloc_bytes(b * b); /* P(0,0,0) holds the largest blocks */
-  if (alg != OVL_SSC_ALG6) return mem_result(6 * blk); /* A, Bt, C, D2r, B2, D3r (ssc.c) */
+  if (alg != OVL_SSC_ALG6) return mem_result(6 * blk);                 /* A, Bt, C, D2r, B2, D3r (ssc.c) */
   /* A, C, B2; each run's Cannon steps add double buffers for A and B
    * (single ones when a layer takes one step) */
   return mem_result(3 * blk + (s / c > 1 ? 4 : 2) * alloc_bytes(b * b + 1));

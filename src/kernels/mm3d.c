@@ -94,8 +94,8 @@ static ovl_err post_c(void *vx, int c, int stage, ovl_req *req) {
   return OVL_OK;
 }
 
-ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
-                 const ovl_mm_plan *plan, ovl_kstats *stats) {
+ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+                 ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_kstats st;
   memset(&st, 0, sizeof st);
@@ -112,7 +112,8 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   if (rc == OVL_OK && active && A->grid != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "3D: the operands must live on the 3D grid's plane (ovl_grid3d_plane)");
   if (rc == OVL_OK) rc = kern_check_plan(plan, "3D");
-  if (rc == OVL_OK && c != x.s) rc = ovl_err_set(OVL_ERR_GRID, "3D needs a p x p x p grid, got %d x %d x %d", x.s, x.s, c);
+  if (rc == OVL_OK && c != x.s)
+    rc = ovl_err_set(OVL_ERR_GRID, "3D needs a p x p x p grid, got %d x %d x %d", x.s, x.s, c);
   int64_t m = active ? A->m : 0, K = active ? A->n : 0, n = active ? B->n : 0;
   int s = x.s;
   if (rc == OVL_OK && active) {

@@ -69,8 +69,7 @@ void kern_scale(ovl_dmat C, double beta) {
   if (beta == 1.0) return;
   for (int64_t c = 0; c < C->ln; c++) {
     double *col = C->data + c * C->ld;
-    if (beta == 0.0)
-      memset(col, 0, sizeof(double) * (size_t)C->lm);
+    if (beta == 0.0) memset(col, 0, sizeof(double) * (size_t)C->lm);
     else
       for (int64_t r = 0; r < C->lm; r++) col[r] *= beta;
   }

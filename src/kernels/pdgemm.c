@@ -27,8 +27,7 @@ ovl_err ovl_pdgemm_config(int ndup, ovl_backend backend, int64_t panel) {
             OVL_LANES_MAX, ndup);
   OVL_CHECK(backend == OVL_BACKEND_MPI || backend == OVL_BACKEND_OWN, OVL_ERR_ARG,
             "ovl_pdgemm_config: unknown collective back end %d (OVL_BACKEND_MPI or OVL_BACKEND_OWN)", (int)backend);
-  OVL_CHECK(panel >= 0, OVL_ERR_ARG, "ovl_pdgemm_config: panel width must be >= 0 (0: automatic), got %" PRId64,
-            panel);
+  OVL_CHECK(panel >= 0, OVL_ERR_ARG, "ovl_pdgemm_config: panel width must be >= 0 (0: automatic), got %" PRId64, panel);
   g_cfg.ndup = ndup;
   g_cfg.backend = backend;
   g_cfg.panel = panel;
@@ -125,8 +124,12 @@ static ovl_err context_grid(int ctxt, int nprow, int npcol, int myrow, int mycol
 /* 0 for 'N', 1 for 'T' or 'C' (either case), -1 otherwise. */
 static int trans_of(const char *t) {
   switch (t[0]) {
-  case 'N': case 'n': return 0;
-  case 'T': case 't': case 'C': case 'c': return 1;
+  case 'N':
+  case 'n': return 0;
+  case 'T':
+  case 't':
+  case 'C':
+  case 'c': return 1;
   default: return -1;
   }
 }
@@ -137,15 +140,15 @@ static ovl_err check_args(const char *transa, const char *transb, const int *m, 
                           const int *jb, const int *descb, const double *beta, const int *ic, const int *jc,
                           const int *descc, int nprow, int npcol, int myrow, int mycol) {
   const void *ptrs[] = {transa, transb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc};
-  const char *names[] = {"transa", "transb", "m", "n", "k", "alpha", "ia", "ja", "desca", "ib", "jb", "descb",
-                         "beta", "ic", "jc"};
+  const char *names[] = {"transa", "transb", "m",  "n",     "k",    "alpha", "ia", "ja",
+                         "desca",  "ib",     "jb", "descb", "beta", "ic",    "jc"};
   for (size_t i = 0; i < sizeof ptrs / sizeof ptrs[0]; i++)
     OVL_CHECK(ptrs[i] != NULL, OVL_ERR_ARG, "ovl_pdgemm: argument %s is NULL", names[i]);
   int ta = trans_of(transa), tb = trans_of(transb);
   OVL_CHECK(ta >= 0, OVL_ERR_ARG, "ovl_pdgemm: transa must be 'N', 'T' or 'C', got '%c'", transa[0]);
   OVL_CHECK(tb >= 0, OVL_ERR_ARG, "ovl_pdgemm: transb must be 'N', 'T' or 'C', got '%c'", transb[0]);
-  OVL_CHECK(*m >= 0 && *n >= 0 && *k >= 0, OVL_ERR_ARG, "ovl_pdgemm: m, n and k must be >= 0, got %d, %d and %d",
-            *m, *n, *k);
+  OVL_CHECK(*m >= 0 && *n >= 0 && *k >= 0, OVL_ERR_ARG, "ovl_pdgemm: m, n and k must be >= 0, got %d, %d and %d", *m,
+            *n, *k);
   int ctxt = descc[OVL_DESC_CTXT];
   OVL_TRY(ovl_bcyclic_check(desca, ctxt, nprow, npcol, myrow, mycol, *ia, *ja, ta ? *k : *m, ta ? *m : *k, "A", "IA",
                             "JA"));

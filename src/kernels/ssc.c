@@ -84,8 +84,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const
     rc = ovl_err_set(OVL_ERR_ARG, "unknown SymmSquareCube algorithm %d", (int)alg);
   else if (rc == OVL_OK && (ndup < 1 || ndup > OVL_LANES_MAX))
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
-  else if (rc == OVL_OK && n < 0)
-    rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
+  else if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
   else if (rc == OVL_OK && alg != OVL_SSC_ALG6 && cd != sd)
     rc = ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_ssc_alg_name(alg), sd, sd, cd);
   else if (rc == OVL_OK && alg == OVL_SSC_ALG6 && sd % cd)
@@ -126,7 +125,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const
 /* ---- helpers ------------------------------------------------------------------ */
 
 #define FAIL(s, what)                                                                                                  \
-  ovl_fatal(ovl_grid3d_parent((s)->g), OVL_ERR_MPI, "SymmSquareCube (%s): %s failed: %s", ovl_ssc_alg_name((s)->alg), \
+  ovl_fatal(ovl_grid3d_parent((s)->g), OVL_ERR_MPI, "SymmSquareCube (%s): %s failed: %s", ovl_ssc_alg_name((s)->alg),  \
             (what), ovl_errmsg())
 
 static void lanes_op(ovl_ssc s, ovl_err rc, const char *what) {
@@ -140,8 +139,7 @@ static void local_mult(ovl_ssc s, const double *b, int transb) {
   if (s->ni > 0 && s->nk > 0) {
     if (s->nj > 0)
       kern_dgemm_tb(transb, s->ni, s->nk, s->nj, 1.0, s->a, s->ni, b, transb ? s->nk : s->nj, 0.0, s->C, s->ni);
-    else
-      memset(s->C, 0, sizeof(double) * (size_t)(s->ni * s->nk));
+    else memset(s->C, 0, sizeof(double) * (size_t)(s->ni * s->nk));
   }
   OVL_TRACE_END("ssc.dgemm", 0);
   s->st->t_comp += ovl_time() - t;
@@ -158,7 +156,8 @@ static void p2p_part(ovl_ssc s, int send, double *buf, int64_t n, int peer, int 
     if (send && copy_to && copy_to != buf) memcpy(copy_to + off, buf + off, sizeof(double) * (size_t)len);
     return;
   }
-  ovl_err rc = send ? ovl_isend(buf + off, len, peer, tag + c, comm, req) : ovl_irecv(buf + off, len, peer, tag + c, comm, req);
+  ovl_err rc =
+      send ? ovl_isend(buf + off, len, peer, tag + c, comm, req) : ovl_irecv(buf + off, len, peer, tag + c, comm, req);
   if (rc != OVL_OK) FAIL(s, "point-to-point message");
   if (send) s->st->bytes += 8 * len;
 }
@@ -234,8 +233,8 @@ static void run_alg34(ovl_ssc s) {
     int self = ovl_grid3d_rank_of(s->g, s->i, s->j, s->k);
     for (int c = 0; c < s->ndup; c++) {
       if (s->i == s->k) /* P(k,j,k) receives D^2_jk from P(j,k,k) */
-        p2p_part(s, 0, s->B2, s->nj * s->nk, ovl_grid3d_rank_of(s->g, s->j, s->k, s->k), self, TAG_T, s->comm, c,
-                 &r[c], NULL);
+        p2p_part(s, 0, s->B2, s->nj * s->nk, ovl_grid3d_rank_of(s->g, s->j, s->k, s->k), self, TAG_T, s->comm, c, &r[c],
+                 NULL);
       if (s->j == s->k) /* P(i,k,k) sends D^2_ik to P(k,i,k) */
         p2p_part(s, 1, s->D2r, s->ni * s->nk, ovl_grid3d_rank_of(s->g, s->k, s->i, s->k), self, TAG_T, s->comm, c,
                  &r[OVL_LANES_MAX + c], s->B2);
@@ -379,8 +378,7 @@ static void run_alg6(ovl_ssc s) {
   double *d2 = s->k == 0 ? ovl_dmat_data(s->D2) : s->B2;
   if (s->c > 1)
     lanes_op(s, ovl_lanes_allreduce(s->grd, s->C, d2, nb, &s->cfg), "allreduce of D^2"), st->bytes += 8 * nb;
-  else
-    memcpy(d2, s->C, sizeof(double) * (size_t)nb);
+  else memcpy(d2, s->C, sizeof(double) * (size_t)nb);
   OVL_TRACE_END("ssc.allreduce", 0);
   st->t_comm += ovl_time() - t;
   /* 4: Cannon steps with B = D^2 */
@@ -393,8 +391,7 @@ static void run_alg6(ovl_ssc s) {
   double *d3 = s->k == 0 ? ovl_dmat_data(s->D3) : NULL;
   if (s->c > 1)
     lanes_op(s, ovl_lanes_reduce(s->grd, s->C, d3, nb, 0, &s->cfg), "reduction of D^3"), st->bytes += 8 * nb;
-  else
-    memcpy(d3, s->C, sizeof(double) * (size_t)nb);
+  else memcpy(d3, s->C, sizeof(double) * (size_t)nb);
   OVL_TRACE_END("ssc.reduce", 0);
   st->t_comm += ovl_time() - t;
 }

@@ -37,7 +37,7 @@ typedef struct summa_ws {
   const ovl_mm_plan *plan;
   int p, q, gi, gj;
   double *apan[2], *bpan[2];
-  const double *ap[2]; /* the A panel of each slot (in place at its owner) */
+  const double *ap[2];              /* the A panel of each slot (in place at its owner) */
   ovl_req rq[2][2 * OVL_LANES_MAX]; /* per slot: A's lanes, then B's */
   ovl_kstats *st;
 } summa_ws;

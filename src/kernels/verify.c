@@ -58,8 +58,7 @@ static ovl_err verify_exact(double alpha, ovl_dmat A, ovl_dmat B, double beta, o
   return OVL_OK;
 }
 
-static ovl_err verify_prob(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C,
-                           double *relerr) {
+static ovl_err verify_prob(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C, double *relerr) {
   MPI_Comm parent = ovl_grid2d_parent(C->grid);
   int64_t m = C->m, n = C->n, k = A->n;
   double *x = NULL, *t = NULL, *y1 = NULL, *y2 = NULL, *y3 = NULL;
@@ -110,10 +109,8 @@ ovl_err ovl_verify_gemm(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_d
                ? OVL_VERIFY_EXACT
                : OVL_VERIFY_PROBABILISTIC;
   double e = 0;
-  if (mode == OVL_VERIFY_EXACT)
-    OVL_TRY(verify_exact(alpha, A, B, beta, C0, C, &e));
-  else
-    OVL_TRY(verify_prob(alpha, A, B, beta, C0, C, &e));
+  if (mode == OVL_VERIFY_EXACT) OVL_TRY(verify_exact(alpha, A, B, beta, C0, C, &e));
+  else OVL_TRY(verify_prob(alpha, A, B, beta, C0, C, &e));
   if (relerr) *relerr = e;
   if (!(e <= tol))
     return ovl_err_set(OVL_ERR_NUMERIC, "verification failed (%s): relative error %.3e > tolerance %.3e",
@@ -182,7 +179,7 @@ double ovl_check_local_blas(MPI_Comm comm, int quiet) {
              "promises.\novl: warning: Debian's OpenBLAS 0.3.21 may not recognise this CPU and use a generic kernel; "
              "set OPENBLAS_CORETYPE=%s (now %s) and OPENBLAS_NUM_THREADS=1, or check that other jobs are not "
              "sharing the cores.\n",
-            g, peak, peak >= 60 ? "SkylakeX" : "Haswell", ct ? ct : "unset");
+             g, peak, peak >= 60 ? "SkylakeX" : "Haswell", ct ? ct : "unset");
   }
   return g;
 }

@@ -44,8 +44,10 @@ ovl_err ovl_machine_set_fbw(ovl_machine *m, ovl_mcoll coll, int p, const double 
                        OVL_FBW_MAXPTS);
   for (int k = 0; k < npts; k++)
     if (!(size[k] > 0) || !(bw[k] > 0) || !isfinite(size[k]) || !isfinite(bw[k]) || (k && size[k] <= size[k - 1]))
-      return ovl_err_set(OVL_ERR_ARG, "f_BW table of %s over %d ranks: point %d (%g B, %g B/s) is not positive or "
-                         "sizes do not increase", ovl_mcoll_name(coll), p, k, size[k], bw[k]);
+      return ovl_err_set(OVL_ERR_ARG,
+                         "f_BW table of %s over %d ranks: point %d (%g B, %g B/s) is not positive or "
+                         "sizes do not increase",
+                         ovl_mcoll_name(coll), p, k, size[k], bw[k]);
   int slot = -1;
   for (int t = 0; t < m->nfbw; t++)
     if (m->fbw[t].coll == coll && m->fbw[t].p == p) slot = t;
@@ -185,7 +187,7 @@ int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int nd
 
 /* ---- algorithm models ----------------------------------------------------------- */
 
-static const char *const k_kernels[OVL_MK_N] = {"summa", "hsumma", "cannon", "3d", "2.5d",
+static const char *const k_kernels[OVL_MK_N] = {"summa", "hsumma", "cannon", "3d",  "2.5d",
                                                 "alg3",  "alg4",   "alg5",   "alg6"};
 
 const char *ovl_model_kernel_name(ovl_model_kernel k) { return k >= 0 && k < OVL_MK_N ? k_kernels[k] : "?"; }
@@ -246,8 +248,8 @@ static double overlap(double comm, double comp, double steps) {
 ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_model_cost *out) {
   memset(out, 0, sizeof *out);
   ovl_model_cfg c = *cfg;
-  if (c.n < 0 || c.P < 1) return ovl_err_set(OVL_ERR_ARG, "model: n = %lld and P = %d must be >= 0 and >= 1",
-                                             (long long)c.n, c.P);
+  if (c.n < 0 || c.P < 1)
+    return ovl_err_set(OVL_ERR_ARG, "model: n = %lld and P = %d must be >= 0 and >= 1", (long long)c.n, c.P);
   if (c.ndup < 1 || c.ndup > OVL_LANES_MAX)
     return ovl_err_set(OVL_ERR_ARG, "model: N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, c.ndup);
   if (c.ppn < 1) return ovl_err_set(OVL_ERR_ARG, "model: PPN must be >= 1, got %d", c.ppn);

@@ -46,16 +46,15 @@ ovl_err ovl_hockney_fit(const double *size, const double *time, int n, double *a
   return OVL_OK;
 }
 
-ovl_err ovl_hockney_fit_weighted(const double *size, const double *time, const double *weight, int n,
-                                 double *alpha, double *beta) {
+ovl_err ovl_hockney_fit_weighted(const double *size, const double *time, const double *weight, int n, double *alpha,
+                                 double *beta) {
   OVL_TRY(check_inputs(size, time, n));
   for (int i = 0; i < n; i++) {
     if (weight)
       OVL_CHECK(isfinite(weight[i]) && weight[i] > 0, OVL_ERR_ARG, "Hockney fit: weight %d is %g, must be > 0", i,
                 weight[i]);
     else
-      OVL_CHECK(time[i] > 0, OVL_ERR_ARG, "Hockney fit with relative weights: time %d is %g, must be > 0", i,
-                time[i]);
+      OVL_CHECK(time[i] > 0, OVL_ERR_ARG, "Hockney fit with relative weights: time %d is %g, must be > 0", i, time[i]);
   }
   fit_centred(size, time, weight, 1, n, alpha, beta);
   return OVL_OK;

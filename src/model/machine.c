@@ -168,9 +168,14 @@ ovl_err ovl_machine_read(const char *path, ovl_machine *m) {
         rc = bad(&j, "expected ':'");
         break;
       }
-      dst = !strcmp(key, "alpha") ? &m->alpha : !strcmp(key, "beta") ? &m->beta : !strcmp(key, "alpha_r") ? &m->alpha_r
-            : !strcmp(key, "beta_r") ? &m->beta_r : !strcmp(key, "eager") ? &m->eager : !strcmp(key, "gamma") ? &m->gamma
-            : !strcmp(key, "peak_bw") ? &m->peak_bw : NULL;
+      dst = !strcmp(key, "alpha")     ? &m->alpha
+            : !strcmp(key, "beta")    ? &m->beta
+            : !strcmp(key, "alpha_r") ? &m->alpha_r
+            : !strcmp(key, "beta_r")  ? &m->beta_r
+            : !strcmp(key, "eager")   ? &m->eager
+            : !strcmp(key, "gamma")   ? &m->gamma
+            : !strcmp(key, "peak_bw") ? &m->peak_bw
+                                      : NULL;
       if (dst) {
         if ((rc = num(&j, dst))) break;
         if (*dst < 0) {
@@ -207,8 +212,9 @@ ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
     return ovl_err_set(OVL_ERR_ARG, "machine file path too long");
   FILE *f = fopen(tmp, "w");
   if (!f) return ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-  fprintf(f, "{\n  \"name\": \"%s\",\n  \"alpha\": %.6e,\n  \"beta\": %.6e,\n  \"alpha_r\": %.6e,\n  \"beta_r\": %.6e,\n"
-             "  \"eager\": %.0f,\n  \"gamma\": %.6e,\n  \"peak_bw\": %.6e,\n  \"fbw\": [",
+  fprintf(f,
+          "{\n  \"name\": \"%s\",\n  \"alpha\": %.6e,\n  \"beta\": %.6e,\n  \"alpha_r\": %.6e,\n  \"beta_r\": %.6e,\n"
+          "  \"eager\": %.0f,\n  \"gamma\": %.6e,\n  \"peak_bw\": %.6e,\n  \"fbw\": [",
           m->name, m->alpha, m->beta, m->alpha_r, m->beta_r, m->eager, m->gamma, m->peak_bw);
   for (int t = 0; t < m->nfbw; t++) {
     const ovl_fbw *b = &m->fbw[t];

@@ -26,9 +26,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
 
 static const char *const k_methods[] = {"canonical", "mcweeny", "trs2"};
 
-const char *ovl_purify_method_name(ovl_purify_method m) {
-  return (int)m >= 0 && (int)m < 3 ? k_methods[m] : "unknown";
-}
+const char *ovl_purify_method_name(ovl_purify_method m) { return (int)m >= 0 && (int)m < 3 ? k_methods[m] : "unknown"; }
 
 ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out) {
   for (int m = 0; m < 3; m++)
@@ -166,8 +164,10 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
     snprintf(state, sizeof state, "%s.state.json", prefix);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", state, (long)getpid());
     FILE *f = fopen(tmp, "w");
-    int ok = f && fprintf(f, "{\"iteration\": %d, \"method\": \"%s\", \"n\": %" PRId64 ", \"nocc\": %" PRId64
-                             ", \"data\": \"%s\"}\n", it, ovl_purify_method_name(o->method), D->m, o->nocc, data) > 0;
+    int ok = f && fprintf(f,
+                          "{\"iteration\": %d, \"method\": \"%s\", \"n\": %" PRId64 ", \"nocc\": %" PRId64
+                          ", \"data\": \"%s\"}\n",
+                          it, ovl_purify_method_name(o->method), D->m, o->nocc, data) > 0;
     /* the state reaches the disk before it is renamed into place, so that it
      * never names data that a crash could lose */
     if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
@@ -207,9 +207,10 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
   OVL_MPI(MPI_Bcast(data, (int)sizeof data, MPI_CHAR, 0, pc));
   ovl_dmat X = NULL;
   OVL_TRY(ovl_dmat_read_raw(D->grid, data, 1, &X));
-  rc = X->m == D->m && X->n == D->n ? ovl_dmat_copy(D, X)
-                                    : ovl_err_set(OVL_ERR_SIZE, "checkpoint '%s' holds a %" PRId64 " x %" PRId64
-                                                  " matrix, expected %" PRId64, data, X->m, X->n, D->m);
+  rc = X->m == D->m && X->n == D->n
+           ? ovl_dmat_copy(D, X)
+           : ovl_err_set(OVL_ERR_SIZE, "checkpoint '%s' holds a %" PRId64 " x %" PRId64 " matrix, expected %" PRId64,
+                         data, X->m, X->n, D->m);
   ovl_dmat_destroy(&X);
   *it = iter;
   rc = ovl_err_agree(pc, rc);
@@ -226,7 +227,7 @@ int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) 
   /* P(0,0,0) holds the largest blocks; as ovl_malloc sizes them */
   double b = (double)ovl_block_len(n, s, 0), blk = ceil(b * b * 8.0 / 64.0) * 64.0;
   double held = (opts->alg == OVL_SSC_ALG6 ? 3 : 6) * blk; /* what the SymmSquareCube object keeps between runs */
-  double peak = 5 * blk;                                    /* F, D and the symmetry check's T, send and receive */
+  double peak = 5 * blk;                                   /* F, D and the symmetry check's T, send and receive */
   peak = fmax(peak, 4 * blk + (double)work);               /* F, D, D^2, D^3 and a run's workspace */
   if (opts->checkpoint_every > 0) peak = fmax(peak, 5 * blk + held);
   if (opts->restart) peak = fmax(peak, 6 * blk + held);
@@ -248,15 +249,15 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
   if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify: no options");
   else if (active && (F->m != F->n || D->m != F->m || D->n != F->n))
-    rc = ovl_err_set(OVL_ERR_SIZE, "F and D must be n x n, got F %" PRId64 " x %" PRId64 " and D %" PRId64
-                     " x %" PRId64, F->m, F->n, D->m, D->n);
+    rc =
+        ovl_err_set(OVL_ERR_SIZE, "F and D must be n x n, got F %" PRId64 " x %" PRId64 " and D %" PRId64 " x %" PRId64,
+                    F->m, F->n, D->m, D->n);
   else if (opts->method != OVL_PURIFY_MCWEENY && (opts->nocc < 0 || opts->nocc > n))
     rc = ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
                      opts->nocc);
   else if (opts->max_iter < 1 || opts->max_iter > 100000)
     rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
-  else if (!(opts->tol > 0))
-    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be > 0, got %g", opts->tol);
+  else if (!(opts->tol > 0)) rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be > 0, got %g", opts->tol);
   else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
     rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
   OVL_TRY(ovl_err_agree(parent, rc));
@@ -346,8 +347,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       }
       if (err < best) best = err;
       if (opts->verbose)
-        ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (ssc %.3f s)\n", it + 1, err,
-                flag[3], ks.t_total);
+        ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (ssc %.3f s)\n", it + 1, err, flag[3],
+                ks.t_total);
     }
     /* rank 0 of the parent is P(0,0,0) on plane 0: it tells every rank */
     if (MPI_Bcast(flag, 4, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)

@@ -307,7 +307,8 @@ ovl_err bench_int_list(const char *what, const char *s, int lo, int hi, int *out
   while (p && *p) {
     char *end = NULL;
     long a = strtol(p, &end, 10), b;
-    if (end == p) return ovl_err_set(OVL_ERR_ARG, "%s: expected a list of integers like 1,2,4 or 1-6, got '%s'", what, s);
+    if (end == p)
+      return ovl_err_set(OVL_ERR_ARG, "%s: expected a list of integers like 1,2,4 or 1-6, got '%s'", what, s);
     b = a;
     if (*end == '-') {
       const char *q = end + 1;

@@ -46,8 +46,8 @@ void bench_ssc_close(void **h);
  * of 2, else the model's best candidate on the machine (cli_machine).
  * why receives where the choice came from. COLLECTIVE over MPI_COMM_WORLD
  * (rank 0 reads, the choice is broadcast). */
-ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
-                 ovl_model_cfg *out, char *why, size_t nwhy);
+ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
+                 char *why, size_t nwhy);
 /* The same with constraints: kernel (an ovl_model_kernel, or -1 for any) and
  * ndup (0: any) fixed by the caller; ppn > 1 models P ranks as nodes x ppn
  * sharing links (the tune file is not used then). predicted (may be NULL)

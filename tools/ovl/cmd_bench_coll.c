@@ -24,7 +24,7 @@
 #include "ovl/model.h"
 
 enum { CASE_BLOCKING = 0, CASE_NDUP = 1, CASE_PPN = 2, NCASES = 3 };
-static const char *const k_case_names[NCASES] = {"blocking", "ndup", "ppn"}; /* trace phases, columns */
+static const char *const k_case_names[NCASES] = {"blocking", "ndup", "ppn"};                /* trace phases, columns */
 static const char *const k_case_keys[NCASES] = {"blocking", "ndup_overlap", "ppn_overlap"}; /* JSON */
 
 typedef struct coll_ctx {
@@ -134,8 +134,8 @@ int cmd_bench_coll(int argc, char **argv) {
       {"op", 'o', OVL_OPT_CHOICE, &op, "OP", "the collective (sum for reductions; root 0)", bench_op_names, 0, -1},
       {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX",
        "message sizes n in bytes, rounded to whole doubles (allgather: the gathered result, alltoall: the send buffer, "
-       "both p equal blocks)", NULL, 1,
-       (int64_t)1 << 34},
+       "both p equal blocks)",
+       NULL, 1, (int64_t)1 << 34},
       {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) of the nonblocking-overlap case", NULL, 1, OVL_LANES_MAX},
       {"ppn", 'k', OVL_OPT_INT, &ppn, "K",
        "ranks per \"node\" (consecutive ranks); collectives run over p = P/K ranks (default: ranks per node from "
@@ -153,10 +153,10 @@ int cmd_bench_coll(int argc, char **argv) {
        "default: 2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
        NULL, 0, (int64_t)1 << 40},
       {"timeline", 't', OVL_OPT_STRING, &timeline, "FILE.json",
-       "also trace every case at one size: post/completion per rank and lane (writes FILE.json and FILE.csv)", NULL,
-       0, -1},
-      {"timeline-size", 0, OVL_OPT_SIZE, &tl_size, "BYTES", "message size of the timeline (0: the largest size)",
-       NULL, 0, (int64_t)1 << 34},
+       "also trace every case at one size: post/completion per rank and lane (writes FILE.json and FILE.csv)", NULL, 0,
+       -1},
+      {"timeline-size", 0, OVL_OPT_SIZE, &tl_size, "BYTES", "message size of the timeline (0: the largest size)", NULL,
+       0, (int64_t)1 << 34},
       {"timeline-reps", 0, OVL_OPT_INT, &tl_reps, "R", "traced repetitions of each case", NULL, 1, 1000},
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "also print min and max times of each case", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per size instead of the table", NULL, 0, -1},

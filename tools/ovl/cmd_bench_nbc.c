@@ -78,9 +78,9 @@ static ovl_err post(nbc_ctx *x, int64_t e, ovl_req *req) {
 }
 
 typedef struct nbc_res {
-  double osu[7];   /* pure, overall, compute, test, init, wait, overlap (means over reps and ranks) */
-  double imb[4];   /* pure, cpu, ovrl, overlap (rank with the largest t_ovrl) */
-  double eff[6];   /* comm, comp, seq, ovl, speedup, ideal speedup (medians of per-rep MAX over ranks) */
+  double osu[7]; /* pure, overall, compute, test, init, wait, overlap (means over reps and ranks) */
+  double imb[4]; /* pure, cpu, ovrl, overlap (rank with the largest t_ovrl) */
+  double eff[6]; /* comm, comp, seq, ovl, speedup, ideal speedup (medians of per-rep MAX over ranks) */
   int64_t imb_calls;
 } nbc_res;
 
@@ -204,8 +204,8 @@ int cmd_bench_nbc(int argc, char **argv) {
        0, -1},
       {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX",
        "message sizes in bytes, rounded to whole doubles (allgather: the gathered result, alltoall: the send buffer, "
-       "both P equal blocks)", NULL, 1,
-       (int64_t)1 << 34},
+       "both P equal blocks)",
+       NULL, 1, (int64_t)1 << 34},
       {"mode", 'M', OVL_OPT_CHOICE, &mode, "MODE", "which measures: osu, imb, eff (NBC-Eff) or all", modes, 0, -1},
       {"num-tests", 't', OVL_OPT_INT, &ntests, "T",
        "osu and eff: the computation is cut into T equal parts, each followed by one ovl_req_test (0: none)", NULL, 0,
@@ -215,8 +215,8 @@ int cmd_bench_nbc(int argc, char **argv) {
        "kernel calls, the same on every rank)",
        NULL, 0, -1},
       {"backend", 'b', OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
-      {"alg", 'a', OVL_OPT_STRING, &alg, "NAME", "algorithm of the own back end (see `ovl bench coll --help`)", NULL,
-       0, -1},
+      {"alg", 'a', OVL_OPT_STRING, &alg, "NAME", "algorithm of the own back end (see `ovl bench coll --help`)", NULL, 0,
+       -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and measurement", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and measurement", NULL, 0,
        1000000},

@@ -80,8 +80,8 @@ int cmd_bench_pingpong(int argc, char **argv) {
   if (bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
     return cli_fail("bench pingpong", OVL_ERR_MPI);
   ovl_opt opts[] = {
-      {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX", "message sizes in bytes: MIN, 2 MIN, 4 MIN, ... and MAX", NULL, 1,
-       (int64_t)1 << 30},
+      {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX", "message sizes in bytes: MIN, 2 MIN, 4 MIN, ... and MAX",
+       NULL, 1, (int64_t)1 << 30},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size up to --large", NULL, 1, 10000000},
       {"iterations-large", 0, OVL_OPT_INT, &iters_large, "I", "timed repetitions per size above --large", NULL, 1,
        10000000},
@@ -222,10 +222,9 @@ int cmd_bench_pingpong(int argc, char **argv) {
       ovl_log(OVL_LOG_INFO,
               "# Hockney fit (%s least squares over %d sizes): L = alpha = %.3f us, B = 1/beta = %.1f MB/s, "
               "N_half = B*L = %.0f B%s\n",
-              strcmp(fit, "abs") == 0 ? "ordinary" : "relative", nfit, alpha * 1e6, beta > 0 ? 1e-6 / beta : 0.0,
-              nhalf, alpha < 0 ? " (alpha < 0: the sizes do not follow one line; try --fit-range)" : "");
-    else
-      ovl_log(OVL_LOG_INFO, "# Hockney fit: not enough sizes (%d)\n", nfit);
+              strcmp(fit, "abs") == 0 ? "ordinary" : "relative", nfit, alpha * 1e6, beta > 0 ? 1e-6 / beta : 0.0, nhalf,
+              alpha < 0 ? " (alpha < 0: the sizes do not follow one line; try --fit-range)" : "");
+    else ovl_log(OVL_LOG_INFO, "# Hockney fit: not enough sizes (%d)\n", nfit);
     if (window) ovl_log(OVL_LOG_INFO, "# window method: alpha is the time per message of a stream, not a latency\n");
     ovl_log(OVL_LOG_QUIET, "# %10s %12s %12s %12s %14s", "size(B)", window ? "t_msg(us)" : "lat(us)", "bw(MB/s)",
             "model(MB/s)", "agg_bw(MB/s)");

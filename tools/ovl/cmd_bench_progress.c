@@ -21,8 +21,8 @@ typedef struct prog_bufs {
 } prog_bufs;
 
 static void chunk(prog_bufs *w) {
-  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, w->nb, w->nb, w->nb, 1.0, w->a, w->nb, w->b, w->nb, 0.0,
-              w->c, w->nb);
+  cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, w->nb, w->nb, w->nb, 1.0, w->a, w->nb, w->b, w->nb, 0.0, w->c,
+              w->nb);
 }
 
 /* mode: 0 comm, 1 comp, 2 overlap without progress, 3 overlap with progress */
@@ -81,8 +81,8 @@ int cmd_bench_progress(int argc, char **argv) {
     ovl_log(OVL_LOG_INFO,
             "# ovl bench progress: %d ranks, bcast %" PRId64 " bytes from rank 0 (own: %s), %d dgemm chunks of %d^3, "
             "progress every %d chunks\n# MPI: %s\n# %-8s %11s %11s %11s %11s %11s %9s %9s\n",
-            P, size, alg, chunks, nb, every, cli_mpi_library(), "backend", "comm(s)", "comp(s)", "no_prog(s)", "prog(s)",
-            "serial(s)", "ovl_noprog", "ovl_prog");
+            P, size, alg, chunks, nb, every, cli_mpi_library(), "backend", "comm(s)", "comp(s)", "no_prog(s)",
+            "prog(s)", "serial(s)", "ovl_noprog", "ovl_prog");
   for (int be = 0; be < 2 && rc == OVL_OK; be++) {
     ovl_coll_cfg cfg = ovl_coll_cfg_default();
     cfg.backend = be ? OVL_BACKEND_OWN : OVL_BACKEND_MPI;
@@ -103,7 +103,8 @@ int cmd_bench_progress(int argc, char **argv) {
     if (rc != OVL_OK) break;
     double serial = med[0] + med[1], ideal = med[0] > med[1] ? med[0] : med[1];
     /* overlap achieved: 0 = none (comm + comp), 1 = perfect (max of both) */
-    double o2 = serial > ideal ? (serial - med[2]) / (serial - ideal) : 0, o3 = serial > ideal ? (serial - med[3]) / (serial - ideal) : 0;
+    double o2 = serial > ideal ? (serial - med[2]) / (serial - ideal) : 0,
+           o3 = serial > ideal ? (serial - med[3]) / (serial - ideal) : 0;
     if (json)
       ovl_log(OVL_LOG_QUIET,
               "{\"bench\":\"progress\",\"backend\":\"%s\",\"ranks\":%d,\"bytes\":%" PRId64 ",\"chunks\":%d,"

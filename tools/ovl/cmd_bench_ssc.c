@@ -185,8 +185,7 @@ int cmd_bench_ssc(int argc, char **argv) {
     if (!rc) rc = bench_int_list("--ndup", ndup_s, 1, OVL_LANES_MAX, nd, 16, &nnd);
     if (!rc && grid25) {
       rc = ovl_parse_dims(grid25, g25, &ngd);
-      if (!rc && (ngd != 3 || g25[0] != g25[1]))
-        rc = ovl_err_set(OVL_ERR_ARG, "--grid25 is SxSxC, got '%s'", grid25);
+      if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid25 is SxSxC, got '%s'", grid25);
     }
   }
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench ssc", rc);
@@ -202,7 +201,8 @@ int cmd_bench_ssc(int argc, char **argv) {
   if (!rc && need25) {
     int s = g25[0], c = g25[2];
     if (!grid25) ovl_grid25d_dims(P, &s, &c);
-    if (!grid25 && s == 0) rc = ovl_err_set(OVL_ERR_GRID, "no 2.5D grid s x s x c with c | s has %d ranks: give --grid25", P);
+    if (!grid25 && s == 0)
+      rc = ovl_err_set(OVL_ERR_GRID, "no 2.5D grid s x s x c with c | s has %d ranks: give --grid25", P);
     else rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, flags, &B.g25);
   }
   for (int a = 0; a < na && !rc; a++) {
@@ -282,8 +282,8 @@ int cmd_bench_ssc(int argc, char **argv) {
               sp, x->relerr, ok ? "PASS" : "FAIL", iters, cli_mpi_library());
     else
       ovl_log(OVL_LOG_QUIET, "  %-5s %4d %8s %11.4e %11.4e %11.4e %10.2f %10.3e %8.3f %9.2e %s\n",
-              ovl_ssc_alg_name(x->alg), x->ndup, gs, S[k].min, S[k].median, S[k].max, gf, SC[k].median, sp,
-              x->relerr, ok ? "PASS" : "FAIL");
+              ovl_ssc_alg_name(x->alg), x->ndup, gs, S[k].min, S[k].median, S[k].max, gf, SC[k].median, sp, x->relerr,
+              ok ? "PASS" : "FAIL");
   }
   bench_free(&B);
   if (bad) {

@@ -30,8 +30,7 @@ int cmd_gemm(int argc, char **argv) {
       {"algo", 'a', OVL_OPT_CHOICE, &algo, "NAME",
        "algorithm (auto: the tune file's choice, else the cost model's; explicit options win)", k_algos, 0, -1},
       {"machine", 0, OVL_OPT_STRING, &machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
-      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
-       -1},
+      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0, -1},
       {"n", 'n', OVL_OPT_SIZE, &n, "N", "matrix size (C is m x n, op(A) m x k, op(B) k x n; m = k = n unless given)",
        NULL, 0, (int64_t)1 << 40},
       {"m", 0, OVL_OPT_SIZE, &m, "M", "rows of op(A) and C (default: n)", NULL, 0, (int64_t)1 << 40},
@@ -40,11 +39,11 @@ int cmd_gemm(int argc, char **argv) {
       {"transb", 0, OVL_OPT_CHOICE, &tb, "T", "op(B)", k_trans, 0, -1},
       {"block", 'b', OVL_OPT_SIZE, &b, "B", "panel width (SUMMA; HSUMMA inner block)", NULL, 1, (int64_t)1 << 40},
       {"outer", 0, OVL_OPT_SIZE, &outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 40},
-      {"groups", 'G', OVL_OPT_STRING, &groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL,
-       0, -1},
+      {"groups", 'G', OVL_OPT_STRING, &groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL, 0,
+       -1},
       {"grid", 'g', OVL_OPT_STRING, &grid, "PxQ|SxSxC",
-       "process grid: PxQ for summa/hsumma/cannon, SxSxC for 3d (C = S) and 2.5d (default: from the rank count)",
-       NULL, 0, -1},
+       "process grid: PxQ for summa/hsumma/cannon, SxSxC for 3d (C = S) and 2.5d (default: from the rank count)", NULL,
+       0, -1},
       {"repl", 'c', OVL_OPT_INT, &repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) per communication phase", NULL, 1, OVL_LANES_MAX},
@@ -52,8 +51,10 @@ int cmd_gemm(int argc, char **argv) {
        NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
       {"bcast-alg", 0, OVL_OPT_CHOICE, &bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
-      {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES", "refuse to run above this many bytes per rank (0: the node's "
-       "available memory)", NULL, 0, INT64_MAX},
+      {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES",
+       "refuse to run above this many bytes per rank (0: the node's "
+       "available memory)",
+       NULL, 0, INT64_MAX},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 1000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 1000000},
       {"alpha", 0, OVL_OPT_DOUBLE, &alpha, "A", "alpha", NULL, 0, -1},
@@ -95,10 +96,11 @@ int cmd_gemm(int argc, char **argv) {
     int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
     rc = cli_auto(OVL_MF_GEMM, big, P, machine, tune_file, &ac, auto_why, sizeof auto_why);
     if (rc) return cli_fail("gemm", rc);
-    plan.algo = ac.kernel == OVL_MK_HSUMMA ? OVL_MM_HSUMMA : ac.kernel == OVL_MK_CANNON ? OVL_MM_CANNON
-                : ac.kernel == OVL_MK_3D    ? OVL_MM_3D
-                : ac.kernel == OVL_MK_25D   ? OVL_MM_25D
-                                            : OVL_MM_SUMMA;
+    plan.algo = ac.kernel == OVL_MK_HSUMMA   ? OVL_MM_HSUMMA
+                : ac.kernel == OVL_MK_CANNON ? OVL_MM_CANNON
+                : ac.kernel == OVL_MK_3D     ? OVL_MM_3D
+                : ac.kernel == OVL_MK_25D    ? OVL_MM_25D
+                                             : OVL_MM_SUMMA;
     if (!was_given(opts, nopts, given, "block")) plan.b = b = ac.b;
     if (!was_given(opts, nopts, given, "ndup")) ndup = ac.ndup;
     if (!was_given(opts, nopts, given, "lookahead")) lookahead = ac.lookahead;
@@ -271,7 +273,7 @@ int cmd_gemm(int argc, char **argv) {
   double relerr = -1.0;
   ovl_err vrc = OVL_OK;
   if (!rc && check) {
-    ovl_verify_mode mode = strcmp(check_mode, "exact") == 0   ? OVL_VERIFY_EXACT
+    ovl_verify_mode mode = strcmp(check_mode, "exact") == 0  ? OVL_VERIFY_EXACT
                            : strcmp(check_mode, "prob") == 0 ? OVL_VERIFY_PROBABILISTIC
                                                              : OVL_VERIFY_AUTO;
     /* the reference uses op(A) and op(B) explicitly */
@@ -324,9 +326,7 @@ int cmd_gemm(int argc, char **argv) {
   ovl_dmat_destroy(&B);
   ovl_dmat_destroy(&C);
   ovl_dmat_destroy(&C0);
-  if (g3)
-    ovl_grid3d_destroy(&g3);
-  else
-    ovl_grid2d_destroy(&g);
+  if (g3) ovl_grid3d_destroy(&g3);
+  else ovl_grid2d_destroy(&g);
   return exitc;
 }

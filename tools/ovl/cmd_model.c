@@ -9,8 +9,8 @@
 
 #include "cli.h"
 
-static const char *const k_kernels[] = {"summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg4", "alg5", "alg6",
-                                        NULL};
+static const char *const k_kernels[] = {"summa", "hsumma", "cannon", "3d",   "2.5d",
+                                        "alg3",  "alg4",   "alg5",   "alg6", NULL};
 static const char *const k_sweeps[] = {"none", "G", "ndup", "c", "ppn", "P", "algo", NULL};
 
 ovl_err cli_machine(const char *path, ovl_machine *m, char *source, size_t n) {
@@ -41,14 +41,14 @@ static void row(const ovl_model_cfg *c, const ovl_model_cost *r, ovl_err rc, int
   if (c->kernel == OVL_MK_SUMMA || c->kernel == OVL_MK_HSUMMA)
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, " b=%" PRId64, c->b);
   if (c->kernel == OVL_MK_HSUMMA) l += (size_t)snprintf(cfg + l, sizeof cfg - l, " G=%d", c->G);
-  if (c->kernel == OVL_MK_25D || c->kernel == OVL_MK_SSC6) l += (size_t)snprintf(cfg + l, sizeof cfg - l, " c=%d", c->c);
+  if (c->kernel == OVL_MK_25D || c->kernel == OVL_MK_SSC6)
+    l += (size_t)snprintf(cfg + l, sizeof cfg - l, " c=%d", c->c);
   snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c->ndup, c->ppn, c->lookahead ? " lookahead" : "");
   if (rc) {
     if (json)
       printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"error\":\"%s\"}\n", cfg,
              ovl_model_kernel_name(c->kernel), ovl_errmsg());
-    else
-      printf("  %-44s %s\n", cfg, ovl_errmsg());
+    else printf("  %-44s %s\n", cfg, ovl_errmsg());
     return;
   }
   double gf = r->total > 0 ? kernel_flops(c->kernel, c->n) / r->total * 1e-9 : 0;
@@ -56,10 +56,9 @@ static void row(const ovl_model_cfg *c, const ovl_model_cost *r, ovl_err rc, int
     printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"b\":%" PRId64
            ",\"G\":%d,\"c\":%d,\"ndup\":%d,\"ppn\":%d,\"lookahead\":%d,\"latency\":%.6e,\"bandwidth\":%.6e,"
            "\"compute\":%.6e,\"total\":%.6e,\"gflops\":%.3f,\"machine\":\"%s\"}\n",
-           cfg, ovl_model_kernel_name(c->kernel), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead,
-           r->latency, r->bandwidth, r->compute, r->total, gf, mname);
-  else
-    printf("  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r->latency, r->bandwidth, r->compute, r->total, gf);
+           cfg, ovl_model_kernel_name(c->kernel), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead, r->latency,
+           r->bandwidth, r->compute, r->total, gf, mname);
+  else printf("  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r->latency, r->bandwidth, r->compute, r->total, gf);
 }
 
 static void predict_row(const ovl_machine *m, ovl_model_cfg c, int json) {

@@ -161,10 +161,9 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   if (fock_size(comm, j->fock, &n) == OVL_OK) {
     j->mem_est = job_memory(j, n, s, c);
     if (j->mem_est < 0) /* n is agreed, so is this */
-      rc = ovl_err_set(OVL_ERR_NOMEM, "n = %" PRId64 " needs 2^62 bytes or more per rank on a %d x %d x %d grid", n,
-                       s, s, c);
-    else
-      rc = ovl_check_memory(comm, j->mem_est, j->mem_limit);
+      rc = ovl_err_set(OVL_ERR_NOMEM, "n = %" PRId64 " needs 2^62 bytes or more per rank on a %d x %d x %d grid", n, s,
+                       s, c);
+    else rc = ovl_check_memory(comm, j->mem_est, j->mem_limit);
     if (rc) {
       ovl_grid3d_destroy(&g);
       return rc;
@@ -307,8 +306,8 @@ int cmd_purify(int argc, char **argv) {
   const char *ckpt = NULL, *trace = NULL;
   int64_t mem_limit = 0;
   ovl_opt opts[] = {
-      {"fock", 'F', OVL_OPT_STRING, &fock, "FILE",
-       "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)", NULL, 0, -1},
+      {"fock", 'F', OVL_OPT_STRING, &fock, "FILE", "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)",
+       NULL, 0, -1},
       {"nocc", 'k', OVL_OPT_I64, &nocc, "K", "occupied orbitals (default: n_occ of meta.json beside the Fock file)",
        NULL, 0, INT64_MAX},
       {"method", 'M', OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
@@ -321,11 +320,10 @@ int cmd_purify(int argc, char **argv) {
        NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_STRING, &ppn_s, "K|auto",
-       "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks) [default: 0]",
-       NULL, 0, -1},
+       "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks) [default: 0]", NULL,
+       0, -1},
       {"machine", 0, OVL_OPT_STRING, &machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
-      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
-       -1},
+      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
       {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES",
        "refuse to run above this many bytes per rank (0: the node's available memory shared among its ranks)", NULL, 0,
@@ -362,7 +360,8 @@ int cmd_purify(int argc, char **argv) {
   if (!rc) rc = int_or_auto("--ndup", ndup_s, 1, OVL_LANES_MAX, &ndup, &ndup_auto);
   if (!rc) rc = int_or_auto("--ppn", ppn_s, 0, 1 << 20, &ppn, &ppn_auto);
   if (!rc) rc = ovl_backend_parse(backend, &j.po.coll.backend);
-  if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu)) rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
+  if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu))
+    rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
   if (!rc && j.po.method != OVL_PURIFY_MCWEENY && !isnan(mu))
     rc = ovl_err_set(OVL_ERR_ARG, "--mu applies to --method mcweeny only");
   if (!rc && grid) {
@@ -441,15 +440,15 @@ int cmd_purify(int argc, char **argv) {
       if (ckpt && r->checkpoint >= 0)
         fprintf(stderr, "checkpoint of iteration %d in %s.state.json: continue with --checkpoint %s --restart\n",
                 r->checkpoint, ckpt, ckpt);
-      else
-        fprintf(stderr, "no checkpoint (--checkpoint PREFIX --checkpoint-every K keeps one)\n");
+      else fprintf(stderr, "no checkpoint (--checkpoint PREFIX --checkpoint-every K keeps one)\n");
     }
     return 128 + r->stopped;
   }
   int pass = !check || (j.ref_err <= 1e-8 && (j.po.method == OVL_PURIFY_MCWEENY || r->trace_err <= 1e-8));
   if (json) {
     ovl_log(OVL_LOG_QUIET,
-            "{\"cmd\":\"purify\",\"fock\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64 ",\"method\":\"%s\",\"algo\":\"%s\","
+            "{\"cmd\":\"purify\",\"fock\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64
+            ",\"method\":\"%s\",\"algo\":\"%s\","
             "\"ndup\":%d,\"backend\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"iterations\":%d,"
             "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"energy\":%.12f,\"t_total\":%.6e,\"t_ssc\":%.6e,"
             "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mem_estimate\":%" PRId64

@@ -26,7 +26,8 @@ int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n) {
   case OVL_MK_SUMMA:
     return snprintf(buf, n, "%s b=%" PRId64 " ndup=%d%s", k, c->b, c->ndup, c->lookahead ? " lookahead" : "");
   case OVL_MK_HSUMMA:
-    return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup, c->lookahead ? " lookahead" : "");
+    return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup,
+                    c->lookahead ? " lookahead" : "");
   case OVL_MK_25D:
   case OVL_MK_SSC6: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
   default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
@@ -177,8 +178,8 @@ ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, i
   return OVL_OK;
 }
 
-ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file,
-                 ovl_model_cfg *out, char *why, size_t nwhy) {
+ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
+                 char *why, size_t nwhy) {
   return cli_auto_ex(f, n, P, 1, -1, 0, machine, tune_file, out, NULL, why, nwhy);
 }
 
@@ -223,8 +224,8 @@ static ovl_err run_open(ovl_model_family f, const ovl_model_cfg *c, int64_t *use
     r->mem = w < 0 ? INT64_MAX / 2 : w + 3 * ((b * b * 8 + 63) / 64) * 64;
     OVL_TRY(ovl_check_memory(MPI_COMM_WORLD, *used + r->mem, 0));
     ovl_coll_cfg col = ovl_coll_cfg_default();
-    OVL_TRY(bench_ssc_open(a, c->ndup, a == OVL_SSC_ALG6 ? c->s : 0, a == OVL_SSC_ALG6 ? c->c : 0, c->n, &col,
-                           &r->ssc));
+    OVL_TRY(
+        bench_ssc_open(a, c->ndup, a == OVL_SSC_ALG6 ? c->s : 0, a == OVL_SSC_ALG6 ? c->c : 0, c->n, &col, &r->ssc));
     *used += r->mem;
     return OVL_OK;
   }
@@ -319,14 +320,15 @@ int cmd_tune(int argc, char **argv) {
       {"top", 't', OVL_OPT_INT, &top, "K", "time the K best configurations by the model", NULL, 1, TUNE_MAXCAND},
       {"band", 0, OVL_OPT_DOUBLE, &band, "F",
        "also time every configuration predicted within (1 + F) x the best prediction (the model cannot tell them "
-       "apart)", NULL, 0, -1},
+       "apart)",
+       NULL, 0, -1},
       {"exhaustive", 0, OVL_OPT_FLAG, &exhaustive, NULL,
        "after choosing, time every configuration in interleaved rounds and judge the choice against the best", NULL, 0,
        -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds of the tuner (each times its set once)", NULL, 1,
        1000},
-      {"rounds", 'r', OVL_OPT_INT, &rounds, "R", "timed rounds of the exhaustive sweep (each times every configuration)",
-       NULL, 1, 1000},
+      {"rounds", 'r', OVL_OPT_INT, &rounds, "R",
+       "timed rounds of the exhaustive sweep (each times every configuration)", NULL, 1, 1000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up rounds before each timing", NULL, 0, 100},
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "tune file to store the choice in (default: $OVL_TUNE_FILE)", NULL,
        0, -1},
@@ -334,14 +336,15 @@ int cmd_tune(int argc, char **argv) {
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
-  int prc = cli_parse("usage: mpiexec -n P ovl tune --kernel gemm|ssc -n N [options]\n\n"
-                      "Ranks the configurations of a kernel (algorithm, N_DUP, G, c, panel width, lookahead) by the\n"
-                      "cost model, times the K best (and those predicted within the band) on these ranks in\n"
-                      "interleaved rounds (time = MAX over ranks, median over rounds) and stores the fastest in the\n"
-                      "tune file, where `ovl gemm --algo auto` and `ovl purify --algo auto` find it. --exhaustive then\n"
-                      "times every configuration in fresh interleaved rounds and reports how far the model's, the\n"
-                      "tuner's and auto's choices are from the best one.",
-                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
+  int prc =
+      cli_parse("usage: mpiexec -n P ovl tune --kernel gemm|ssc -n N [options]\n\n"
+                "Ranks the configurations of a kernel (algorithm, N_DUP, G, c, panel width, lookahead) by the\n"
+                "cost model, times the K best (and those predicted within the band) on these ranks in\n"
+                "interleaved rounds (time = MAX over ranks, median over rounds) and stores the fastest in the\n"
+                "tune file, where `ovl gemm --algo auto` and `ovl purify --algo auto` find it. --exhaustive then\n"
+                "times every configuration in fresh interleaved rounds and reports how far the model's, the\n"
+                "tuner's and auto's choices are from the best one.",
+                opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
   if (prc >= 0) return prc;
   const char *env = getenv("OVL_TUNE_FILE");
   if (!out && env && *env) out = env;
@@ -456,8 +459,8 @@ int cmd_tune(int argc, char **argv) {
       ovl_log(OVL_LOG_QUIET,
               "# sweep: best %s %.4e s; the model's first choice %.3fx the best; the tuner's %.3fx; auto (%s): %s "
               "%s%.3fx the best\n",
-              be, tmed[best], tmed[0] / tmed[best], tmed[tbest] / tmed[best], why, as, ai < 0 ? "(not a candidate) " : "",
-              ar);
+              be, tmed[best], tmed[0] / tmed[best], tmed[tbest] / tmed[best], why, as,
+              ai < 0 ? "(not a candidate) " : "", ar);
   }
   return CLI_OK;
 }

@@ -44,10 +44,8 @@ static void print_error(const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  if (errors_all_ranks())
-    fprintf(stderr, "[rank %d] %s\n", ovl_world_rank(), msg);
-  else
-    fprintf(stderr, "%s\n", msg);
+  if (errors_all_ranks()) fprintf(stderr, "[rank %d] %s\n", ovl_world_rank(), msg);
+  else fprintf(stderr, "%s\n", msg);
 }
 
 int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char **argv, int first, const int *help,
@@ -76,17 +74,16 @@ int cli_usage_fail(const char *cmd, ovl_err rc) {
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: ovl <command> [options]      (run under mpiexec/srun; `ovl <command> --help` for options)\n"
-          "\n"
-          "commands:\n"
-          "  gemm      distributed C = alpha*A*B + beta*C (SUMMA), with verification and timings\n"
-          "  purify    density matrix of a Fock matrix by purification (SymmSquareCube), with --check\n"
-          "  bench     micro-benchmarks (`ovl bench --help`)\n"
-          "  model     predicted time of a kernel from the cost models, and sweeps over its parameters\n"
-          "  tune      rank configurations by the model, time the best few, store the choice for `auto`\n"
-          "  version   print the ovl version and the MPI library\n"
-          "  help      this text\n");
+  fprintf(out, "usage: ovl <command> [options]      (run under mpiexec/srun; `ovl <command> --help` for options)\n"
+               "\n"
+               "commands:\n"
+               "  gemm      distributed C = alpha*A*B + beta*C (SUMMA), with verification and timings\n"
+               "  purify    density matrix of a Fock matrix by purification (SymmSquareCube), with --check\n"
+               "  bench     micro-benchmarks (`ovl bench --help`)\n"
+               "  model     predicted time of a kernel from the cost models, and sweeps over its parameters\n"
+               "  tune      rank configurations by the model, time the best few, store the choice for `auto`\n"
+               "  version   print the ovl version and the MPI library\n"
+               "  help      this text\n");
 }
 
 int main(int argc, char **argv) {
