@@ -2,8 +2,8 @@
 """Predicted vs measured time for every algorithm ovl models, and how close
 `auto` comes to the best configuration of an exhaustive sweep.
 
-usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--rounds 9] [--out DIR]
-                                [--ovl build/ovl]
+usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--rounds 9] [--tune-only]
+                                [--out DIR] [--ovl build/ovl]
 
 1. `ovl bench machine` measures this machine's parameters (machine.json);
 2. each algorithm runs with `ovl gemm --json` / `ovl bench ssc --json`
@@ -47,6 +47,7 @@ def main():
     ap.add_argument("--ssc-n", type=int, default=1200)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--tune-only", action="store_true", help="skip the predicted-vs-measured table (step 2)")
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--ovl", default=os.path.join(ROOT, "build", "ovl"))
     a = ap.parse_args()
@@ -54,6 +55,12 @@ def main():
     mfile = os.path.join(a.out, "machine.json")
     print(run(a.np, ["bench", "machine", "-o", mfile, "-q"], a.ovl).strip())
     P, n, r = a.np, a.n, str(a.reps)
+    if not a.tune_only:
+        table(a, mfile, P, n, r)
+    tune(a, mfile, P, n, r)
+
+
+def table(a, mfile, P, n, r):
     rows = []
     # (label, ranks, gemm args, model args)
     gemm_cases = [
@@ -86,6 +93,9 @@ def main():
         print("| %s | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |" % (
             label, nn, np_, p["total"], p["latency"], p["bandwidth"], p["compute"], tmed, tmin, tmed / p["total"]))
     print()
+
+
+def tune(a, mfile, P, n, r):
     tfile = os.path.join(a.out, "tune.json")
     if os.path.exists(tfile):
         os.remove(tfile)

@@ -187,6 +187,10 @@ case_ "gemm --mem-limit 1M"     1 "OVL_ERR_NOMEM.*needs .* MiB per rank, above t
 case_ "gemm n = 256K"           1 "OVL_ERR_NOMEM.*needs .* MiB per rank, but the node has" "$P3" gemm -n 256K
 case_ "gemm n = 1G"             1 "OVL_ERR_NOMEM.*1073741824 x 1073741824 matrix of doubles would take more than 2\^60 bytes" "$P" gemm -n 1G
 case_ "gemm n = 2^41"           2 "--n: value 2199023255552 is outside" "$P" gemm -n 2048G
+# purify checks before it reads F: the limit, and a 100000 x 100000 F (a sparse file: only its header is read)
+truncate -s 80000000000 "$f/huge.raw" && printf '{"rows": 100000, "cols": 100000, "symmetric": true}\n' >"$f/huge.raw.json"
+case_ "purify --mem-limit 1K"   1 "OVL_ERR_NOMEM.*needs [0-9.]* KiB per rank, above the limit of 1.0 KiB" "$P" purify --fock "$f/good.raw" --nocc 5 --algo alg6 --mem-limit 1K "${o[@]}"
+case_ "purify n = 100000"       1 "OVL_ERR_NOMEM.*needs .* MiB per rank, but the node has" "$P" purify --fock "$f/huge.raw" --nocc 5 --algo alg6 "${o[@]}"
 # conflicting options
 case_ "--mu with canonical"     2 "--mu applies to --method mcweeny only" "$P" purify --fock "$f/good.raw" --nocc 5 --mu 0.1 "${o[@]}"
 case_ "mcweeny without --mu"    2 "--method mcweeny needs --mu" "$P3" purify --fock "$f/good.raw" --method mcweeny "${o[@]}"

@@ -77,6 +77,13 @@ static int64_t mem_available(void) {
   return kb > 0 ? kb * 1024 : -1;
 }
 
+/* "12.5 MiB", or "40.0 KiB" below 1 MiB. */
+static const char *size_str(double bytes, char *buf, size_t n) {
+  if (bytes < 1048576.0) snprintf(buf, n, "%.1f KiB", bytes / 1024.0);
+  else snprintf(buf, n, "%.1f MiB", bytes / 1048576.0);
+  return buf;
+}
+
 ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit) {
   ovl_err rc = OVL_OK;
   MPI_Comm node = MPI_COMM_NULL;
@@ -86,13 +93,14 @@ ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit) {
     MPI_Comm_free(&node);
   }
   int64_t avail = mem_available();
+  char a[32], b[32], c[32];
   if (limit > 0 && bytes > limit)
-    rc = ovl_err_set(OVL_ERR_NOMEM, "this run needs %.1f MiB per rank, above the limit of %.1f MiB",
-                     (double)bytes / 1048576.0, (double)limit / 1048576.0);
+    rc = ovl_err_set(OVL_ERR_NOMEM, "this run needs %s per rank, above the limit of %s",
+                     size_str((double)bytes, a, sizeof a), size_str((double)limit, b, sizeof b));
   else if (avail > 0 && bytes > avail / local)
     rc = ovl_err_set(OVL_ERR_NOMEM,
-                     "this run needs %.1f MiB per rank, but the node has %.1f MiB available for its %d ranks "
-                     "(%.1f MiB each)",
-                     (double)bytes / 1048576.0, (double)avail / 1048576.0, local, (double)avail / local / 1048576.0);
+                     "this run needs %s per rank, but the node has %s available for its %d ranks (%s each)",
+                     size_str((double)bytes, a, sizeof a), size_str((double)avail, b, sizeof b), local,
+                     size_str((double)avail / local, c, sizeof c));
   return ovl_err_agree(comm, rc);
 }
