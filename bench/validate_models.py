@@ -3,7 +3,7 @@
 `auto` comes to the best configuration of an exhaustive sweep.
 
 usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--rounds 9] [--tune-only]
-                                [--out DIR] [--ovl build/ovl]
+                                [--families ssc,gemm] [--out DIR] [--ovl build/ovl]
 
 1. `ovl bench machine` measures this machine's parameters (machine.json);
 2. each algorithm runs with `ovl gemm --json` / `ovl bench ssc --json`
@@ -48,6 +48,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--tune-only", action="store_true", help="skip the predicted-vs-measured table (step 2)")
+    ap.add_argument("--families", default="ssc,gemm", help="kernel families of step 3 (ssc needs a cube or 2.5D grid)")
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--ovl", default=os.path.join(ROOT, "build", "ovl"))
     a = ap.parse_args()
@@ -99,7 +100,7 @@ def tune(a, mfile, P, n, r):
     tfile = os.path.join(a.out, "tune.json")
     if os.path.exists(tfile):
         os.remove(tfile)
-    for fam, nn in (("ssc", a.ssc_n), ("gemm", n)):
+    for fam, nn in [(f, a.ssc_n if f == "ssc" else n) for f in a.families.split(",")]:
         # one launch: the tuner chooses (its set in interleaved rounds) and stores the choice; then every
         # candidate is re-timed in fresh interleaved rounds, and auto's choice (resolved through the tune
         # file) is judged against the best of those rounds
