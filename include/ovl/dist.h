@@ -35,6 +35,11 @@ typedef struct ovl_dmat_s *ovl_dmat;
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out);
 /* NULL-safe, nulls *A. LOCAL (frees memory only). */
 ovl_err ovl_dmat_destroy(ovl_dmat *A);
+/* Memory query: the bytes of the largest local block of an m x n matrix on
+ * a p x q grid (process (0, 0)'s), in 64-byte allocation granules as the
+ * other memory queries count them. -1 for invalid arguments or 2^62 bytes or
+ * more. LOCAL; pure function. */
+int64_t ovl_dmat_memory(int64_t m, int64_t n, int p, int q);
 
 /* Accessors. LOCAL. */
 ovl_grid2d ovl_dmat_grid(ovl_dmat A);

@@ -8,6 +8,12 @@
 
 #include "dist/dmat_impl.h"
 
+int64_t ovl_dmat_memory(int64_t m, int64_t n, int p, int q) {
+  if (m < 0 || n < 0 || p < 1 || q < 1) return -1;
+  double b = ceil((double)ovl_block_len(m, p, 0) * (double)ovl_block_len(n, q, 0) * 8.0 / 64.0) * 64.0;
+  return b < 4611686018427387904.0 ? (int64_t)b : -1; /* 2^62 */
+}
+
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
   MPI_Comm parent = ovl_grid2d_parent(g);
   ovl_err rc = OVL_OK;

@@ -28,12 +28,19 @@ static const char *const k_mcoll[OVL_MC_N] = {"bcast", "reduce", "allreduce", "a
 
 const char *ovl_mcoll_name(ovl_mcoll c) { return c >= 0 && c < OVL_MC_N ? k_mcoll[c] : "?"; }
 
+/* Index of name in t[0..n-1], or -1. */
+static int name_index(const char *const *t, int n, const char *name) {
+  for (int i = 0; name && i < n; i++)
+    if (strcmp(name, t[i]) == 0) return i;
+  return -1;
+}
+
 ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out) {
-  for (int c = 0; c < OVL_MC_N; c++)
-    if (name && strcmp(name, k_mcoll[c]) == 0) {
-      *out = (ovl_mcoll)c;
-      return OVL_OK;
-    }
+  int c = name_index(k_mcoll, OVL_MC_N, name);
+  if (c >= 0) {
+    *out = (ovl_mcoll)c;
+    return OVL_OK;
+  }
   return ovl_err_set(OVL_ERR_ARG, "'%s' is not a modelled collective (bcast, reduce, allreduce, allgather)",
                      name ? name : "(null)");
 }
@@ -193,11 +200,11 @@ static const char *const k_kernels[OVL_MK_N] = {"summa", "hsumma", "cannon", "3d
 const char *ovl_model_kernel_name(ovl_model_kernel k) { return k >= 0 && k < OVL_MK_N ? k_kernels[k] : "?"; }
 
 ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out) {
-  for (int k = 0; k < OVL_MK_N; k++)
-    if (name && strcmp(name, k_kernels[k]) == 0) {
-      *out = (ovl_model_kernel)k;
-      return OVL_OK;
-    }
+  int k = name_index(k_kernels, OVL_MK_N, name);
+  if (k >= 0) {
+    *out = (ovl_model_kernel)k;
+    return OVL_OK;
+  }
   return ovl_err_set(OVL_ERR_ARG, "'%s' is not a modelled kernel (summa, hsumma, cannon, 3d, 2.5d, alg3..alg6)",
                      name ? name : "(null)");
 }

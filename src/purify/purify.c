@@ -222,10 +222,9 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
 
 int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) {
   if (!opts) return -1;
-  int64_t work = ovl_ssc_memory(n, s, c, opts->alg);
-  if (work < 0) return -1;
-  /* P(0,0,0) holds the largest blocks; as ovl_malloc sizes them */
-  double b = (double)ovl_block_len(n, s, 0), blk = ceil(b * b * 8.0 / 64.0) * 64.0;
+  int64_t work = ovl_ssc_memory(n, s, c, opts->alg), blk64 = ovl_dmat_memory(n, n, s, s);
+  if (work < 0 || blk64 < 0) return -1;
+  double blk = (double)blk64;                              /* P(0,0,0)'s block of an n x n matrix, the largest */
   double held = (opts->alg == OVL_SSC_ALG6 ? 3 : 6) * blk; /* what the SymmSquareCube object keeps between runs */
   double peak = 5 * blk;                                   /* F, D and the symmetry check's T, send and receive */
   peak = fmax(peak, 4 * blk + (double)work);               /* F, D, D^2, D^3 and a run's workspace */

@@ -213,7 +213,7 @@ int cmd_gemm(int argc, char **argv) {
   if (g3) ovl_grid3d_dims(g3, &gp, &gc), gq = gp;
   else ovl_grid2d_dims(g, &gp, &gq);
   int64_t mem = ovl_mm_memory(&plan, ta[0], tb[0], m, n, k, gp, gq, gc);
-  if (beta != 0.0) mem += ((ovl_block_len(m, gp, 0) * ovl_block_len(n, gq, 0) * 8 + 63) / 64) * 64; /* C0 */
+  if (beta != 0.0) mem += ovl_dmat_memory(m, n, gp, gq); /* C0 */
   if ((rc = ovl_check_memory(MPI_COMM_WORLD, mem, mem_limit)) != OVL_OK) {
     if (g3) ovl_grid3d_destroy(&g3);
     else ovl_grid2d_destroy(&g);

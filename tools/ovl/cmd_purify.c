@@ -82,8 +82,8 @@ static ovl_err fock_size(MPI_Comm comm, const char *fock, int64_t *n);
 static int64_t job_memory(const purify_job *j, int64_t n, int s, int c) {
   int64_t mem = ovl_purify_memory(n, s, c, &j->po);
   if (mem < 0 || !j->check) return mem;
-  double b = (double)ovl_block_len(n, s, 0), N = (double)n;
-  double chk = 3 * ceil(b * b / 8.0) * 64.0 + 8.0 * (4 * N * N + 7 * N + 1) + 4.0 * (5 * N + 3);
+  double N = (double)n;
+  double chk = 3.0 * (double)ovl_dmat_memory(n, n, s, s) + 8.0 * (4 * N * N + 7 * N + 1) + 4.0 * (5 * N + 3);
   return chk >= 4611686018427387904.0 ? -1 : (int64_t)fmax((double)mem, chk);
 }
 

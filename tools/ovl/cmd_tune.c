@@ -220,8 +220,8 @@ static ovl_err run_open(ovl_model_family f, const ovl_model_cfg *c, int64_t *use
     int s = c->s, cc = c->c;
     if (a != OVL_SSC_ALG6 || s <= 0)
       for (s = 1, cc = 1; (s + 1) * (s + 1) * (s + 1) <= P; s++, cc++) {}
-    int64_t b = ovl_block_len(c->n, s, 0), w = ovl_ssc_memory(c->n, s, cc, a);
-    r->mem = w < 0 ? INT64_MAX / 2 : w + 3 * ((b * b * 8 + 63) / 64) * 64;
+    int64_t w = ovl_ssc_memory(c->n, s, cc, a), blk = ovl_dmat_memory(c->n, c->n, s, s);
+    r->mem = w < 0 || blk < 0 ? INT64_MAX / 2 : w + 3 * blk; /* workspace + D, D^2, D^3 */
     OVL_TRY(ovl_check_memory(MPI_COMM_WORLD, *used + r->mem, 0));
     ovl_coll_cfg col = ovl_coll_cfg_default();
     OVL_TRY(
