@@ -157,13 +157,10 @@ int cmd_gemm(int argc, char **argv) {
   char gridstr[64];
   if (is3) {
     int s = grid ? dims[0] : 0, c = grid ? dims[2] : (plan.algo == OVL_MM_3D ? 0 : repl);
-    if (plan.algo == OVL_MM_25D && c == 0) { /* the largest c with c | s and s*s*c == P */
-      for (int cc = 1; cc * cc * cc <= P; cc++) {
-        int ss = 1;
-        while ((ss + 1) * (ss + 1) * cc <= P) ss++;
-        if (ss * ss * cc == P && ss % cc == 0) c = cc;
-      }
-      if (c == 0) c = 1;
+    if (plan.algo == OVL_MM_25D && c == 0) { /* the largest c with c | s and s*s*c == P, else 1 */
+      int ss = 0, cc = 0;
+      ovl_grid25d_dims(P, &ss, &cc);
+      c = cc > 0 ? cc : 1;
     }
     rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, flags, &g3);
     if (rc) return cli_fail("gemm", rc);

@@ -139,13 +139,7 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int P = 0;
   MPI_Comm_size(comm, &P);
   int s = j->have_grid ? j->grid[0] : 0, c = j->have_grid ? j->grid[2] : 0;
-  if (!j->have_grid && j->po.alg == OVL_SSC_ALG6) { /* the largest c with c | s and s*s*c == P */
-    for (int cc = 1; cc * cc * cc <= P; cc++) {
-      int ss = 1;
-      while ((ss + 1) * (ss + 1) * cc <= P) ss++;
-      if (ss * ss * cc == P && ss % cc == 0) s = ss, c = cc;
-    }
-  }
+  if (!j->have_grid && j->po.alg == OVL_SSC_ALG6) ovl_grid25d_dims(P, &s, &c); /* 0 x 0 x 0 when none fits */
   ovl_grid3d g = NULL;
   OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
   ovl_grid3d_dims(g, &s, &c);
