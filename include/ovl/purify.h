@@ -10,12 +10,36 @@
  *    c >= 1/2, else ((1-2c) D + (1+c) D^2 - D^3)/(1-c). Trace-conserving.
  *  - OVL_PURIFY_MCWEENY: for a given chemical potential mu between the HOMO
  *    and the LUMO: D0 = (I + lambda (mu I - F))/2, D <- 3 D^2 - 2 D^3.
- *  - OVL_PURIFY_TRS2 (Niklasson 2002): D0 = (Hmax I - F)/(Hmax - Hmin); D <-
- *    D^2 or 2D - D^2, whichever trace is closer to n_occ.
- * Iterations stop when the idempotency error ||D^2 - D||_F falls below tol,
- * or stops decreasing once below sqrt(tol) (the rounding floor); a run that
- * reaches max_iter fails with a message that names the likely cause (a
- * HOMO-LUMO gap too small for the iteration cap).
+ *  - OVL_PURIFY_SP2 (Niklasson 2002, trace-correcting second-order spectral
+ *    projection; "trs2" is the same method): D0 = (Hmax I - F)/(Hmax - Hmin);
+ *    D <- D^2 or 2D - D^2, whichever trace is closer to n_occ. One symmetric
+ *    square per iteration (ovl/sq.h: n^3 flops instead of SymmSquareCube's 4 n^3).
+ *  - OVL_PURIFY_TRS4 (Niklasson, Tymczak & Challacombe 2003, trace-resetting
+ *    fourth order): D <- F(D) + gamma G(D), F(x) = x^2 (4x - 3x^2), G(x) =
+ *    x^2 (1 - x)^2, gamma = (n_occ - tr F(D)) / tr G(D) when it lies in [0, 6],
+ *    else D^2 (gamma < 0) or 2D - D^2 (gamma > 6). Each iteration takes D^2
+ *    and one more symmetric square (D^2 + a D)^2 (two more near gamma = 3,
+ *    where that form cancels: D^4 and (D + D^2)^2 give D^3); tr(D^3) = <D, D^2>
+ *    and tr(D^4) = ||D^2||_F^2 come free.
+ * Stopping. Canonical purification stops when ||D^2 - D||_F <= tol (default
+ * 1e-11), or when the error stops decreasing once below sqrt(tol) (three
+ * iterations without halving it: the rounding floor). SP2, TRS4 and McWeeny
+ * stop without a tolerance (Kruchinina, Rudberg & Rubensson 2016): in exact
+ * arithmetic their error e = ||D^2 - D||_F obeys e_new <= K e_old^2 near
+ * convergence (over the two iterations after a change of branch for SP2,
+ * K = 4; K = 4 for McWeeny, 6 for TRS4), so the first iteration whose error
+ * breaks that bound (with e below 1e-6, the asymptotic regime) is dominated by
+ * rounding and ends the run; a tol > 0 given by the caller stops it earlier.
+ * result.stop_reason names the criterion. A run that reaches max_iter fails
+ * with a message naming the likely cause.
+ * Precision (SP2 and TRS4). OVL_PURIFY_PREC_MIXED iterates with float32
+ * products and messages (half the bytes on the wire, twice the flop rate)
+ * until the same criterion finds the float32 rounding floor (e below 1e-2),
+ * then continues in float64 to the float64 floor. Idempotency and the trace
+ * then meet float64 accuracy, but the occupied subspace keeps the float32
+ * iterations' rounding: ||D - D_exact||_F / ||D_exact||_F is about 1e-6, not
+ * 1e-12 (docs/purification.md explains why no function of the iterate alone
+ * can remove it). OVL_PURIFY_PREC_DOUBLE (the default) is float64 throughout.
  *
  * F and D live on plane k = 0 of a 3D grid (see ovl/ssc.h); every rank of the
  * grid takes part.
@@ -25,21 +49,31 @@
 
 #include <signal.h>
 
+#include "ovl/sq.h"
 #include "ovl/ssc.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum ovl_purify_method { OVL_PURIFY_CANONICAL = 0, OVL_PURIFY_MCWEENY, OVL_PURIFY_TRS2 } ovl_purify_method;
+typedef enum ovl_purify_method {
+  OVL_PURIFY_CANONICAL = 0,
+  OVL_PURIFY_MCWEENY,
+  OVL_PURIFY_SP2,
+  OVL_PURIFY_TRS4,
+  OVL_PURIFY_TRS2 = OVL_PURIFY_SP2 /* the same method under its other name */
+} ovl_purify_method;
+
+typedef enum ovl_purify_prec { OVL_PURIFY_PREC_DOUBLE = 0, OVL_PURIFY_PREC_MIXED = 1 } ovl_purify_prec;
 
 typedef struct ovl_purify_opts {
   ovl_purify_method method;
   int64_t nocc;           /* occupied orbitals (canonical, TRS2); 0 <= nocc <= n */
   double mu;              /* chemical potential (McWeeny) */
   int max_iter;           /* iteration cap (default 200) */
-  double tol;             /* idempotency tolerance on ||D^2 - D||_F (default 1e-11) */
-  ovl_ssc_alg alg;        /* SymmSquareCube algorithm (default Alg. 5) */
+  double tol;             /* idempotency tolerance on ||D^2 - D||_F (0: the method's default, see above) */
+  ovl_purify_prec prec;   /* SP2 and TRS4: float64 throughout, or float32 first (default: double) */
+  ovl_ssc_alg alg;        /* SymmSquareCube algorithm of canonical and McWeeny (default Alg. 5) */
   int ndup;               /* N_DUP (default 4) */
   ovl_coll_cfg coll;      /* collective back end */
   int checkpoint_every;   /* write D every K iterations (0: never) */
@@ -56,19 +90,31 @@ typedef struct ovl_purify_opts {
 
 /* Defaults as documented above. LOCAL. */
 ovl_purify_opts ovl_purify_opts_default(void);
+/* Names: "canonical", "mcweeny", "sp2" (also parsed: "trs2"), "trs4";
+ * "double", "mixed". LOCAL. */
 const char *ovl_purify_method_name(ovl_purify_method m);
 ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out);
+const char *ovl_purify_prec_name(ovl_purify_prec p);
+ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out);
+/* 1 when the method iterates on the symmetric square (ovl/sq.h: SP2, TRS4),
+ * 0 when on SymmSquareCube (canonical, McWeeny). LOCAL. */
+int ovl_purify_uses_sq(ovl_purify_method m);
 
 typedef struct ovl_purify_result {
-  int iterations;    /* iterations done (including those before a restart) */
-  double idem_err;   /* ||D^2 - D||_F at the end */
-  double trace_err;  /* |tr D - n_occ| (canonical, TRS2) or |tr D - round(tr D)| */
-  double energy;     /* tr(D F) */
-  double t_total;    /* seconds */
-  double t_ssc;      /* seconds in SymmSquareCube */
-  double ssc_gflops; /* 4 n^3 flops per iteration / t_ssc */
-  int stopped;       /* the agreed *opts.stop that ended the run early, else 0 */
-  int checkpoint;    /* iteration of the last checkpoint written or read, else -1 */
+  int iterations;          /* iterations done (including those before a restart) */
+  double idem_err;         /* ||D^2 - D||_F at the end */
+  double trace_err;        /* |tr D - n_occ| (canonical, TRS2) or |tr D - round(tr D)| */
+  double energy;           /* tr(D F) */
+  double t_total;          /* seconds */
+  double t_ssc;            /* seconds in the kernel (SymmSquareCube or the symmetric square) */
+  double ssc_gflops;       /* flops the kernel needs (4 n^3 per SymmSquareCube, n^3 per symmetric square) / t_ssc */
+  double flops;            /* flops the kernel calls needed */
+  int products;            /* kernel calls (SymmSquareCube runs or symmetric squares) */
+  int iter_single;         /* iterations done in float32 (mixed precision) */
+  const char *stop_reason; /* "tolerance", "rounding floor" (stall or the quadratic bound broken), "signal",
+                              "iteration cap" (a static string) */
+  int stopped;             /* the agreed *opts.stop that ended the run early, else 0 */
+  int checkpoint;          /* iteration of the last checkpoint written or read, else -1 */
 } ovl_purify_result;
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the

@@ -1,5 +1,6 @@
-/* Density-matrix purification: canonical (Palser-Manolopoulos), McWeeny,
- * TRS2 (Niklasson), on SymmSquareCube; checkpoints and restart. */
+/* Density-matrix purification: canonical (Palser-Manolopoulos) and McWeeny
+ * on SymmSquareCube; SP2 and TRS4 (Niklasson) on the symmetric square, in
+ * float64 or float32-then-float64; checkpoints and restart. */
 #include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
@@ -17,25 +18,48 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   memset(&o, 0, sizeof o);
   o.method = OVL_PURIFY_CANONICAL;
   o.max_iter = 200;
-  o.tol = 1e-11;
+  o.tol = 0.0;
+  o.prec = OVL_PURIFY_PREC_DOUBLE;
   o.alg = OVL_SSC_ALG5;
   o.ndup = 4;
   o.coll = ovl_coll_cfg_default();
   return o;
 }
 
-static const char *const k_methods[] = {"canonical", "mcweeny", "trs2"};
+static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs4"};
+enum { NMETHODS = 4 };
 
-const char *ovl_purify_method_name(ovl_purify_method m) { return (int)m >= 0 && (int)m < 3 ? k_methods[m] : "unknown"; }
+const char *ovl_purify_method_name(ovl_purify_method m) {
+  return (int)m >= 0 && (int)m < NMETHODS ? k_methods[m] : "unknown";
+}
 
 ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out) {
-  for (int m = 0; m < 3; m++)
+  for (int m = 0; m < NMETHODS; m++)
     if (strcmp(name, k_methods[m]) == 0) {
       *out = (ovl_purify_method)m;
       return OVL_OK;
     }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, trs2)", name);
+  if (strcmp(name, "trs2") == 0) {
+    *out = OVL_PURIFY_SP2;
+    return OVL_OK;
+  }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, sp2 (or trs2), trs4)", name);
 }
+
+static const char *const k_precs[] = {"double", "mixed"};
+
+const char *ovl_purify_prec_name(ovl_purify_prec p) { return (int)p >= 0 && (int)p < 2 ? k_precs[p] : "unknown"; }
+
+ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out) {
+  for (int p = 0; p < 2; p++)
+    if (strcmp(name, k_precs[p]) == 0) {
+      *out = (ovl_purify_prec)p;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a precision (double, mixed)", name);
+}
+
+int ovl_purify_uses_sq(ovl_purify_method m) { return m == OVL_PURIFY_SP2 || m == OVL_PURIFY_TRS4; }
 
 /* ---- plane-0 helpers (LOCAL arithmetic + reductions over the plane) -------- */
 
@@ -51,7 +75,7 @@ static void combine(ovl_dmat D, double x, ovl_dmat D2, double y, ovl_dmat D3, do
   for (int64_t c = 0; c < D->ln; c++)
     for (int64_t r = 0; r < D->lm; r++) {
       int64_t q = r + c * D->ld;
-      D->data[q] = x * D->data[q] + y * D2->data[q] + z * D3->data[q];
+      D->data[q] = x * D->data[q] + y * D2->data[q] + (D3 ? z * D3->data[q] : 0.0);
     }
 }
 
@@ -64,6 +88,19 @@ static ovl_err plane_sums(ovl_dmat A, ovl_dmat B, ovl_dmat C, double out[2]) {
       double d = A->data[q] - B->data[q];
       s[0] += d * d;
       if (C) s[1] += A->data[q] * C->data[q];
+    }
+  OVL_MPI(MPI_Allreduce(s, out, 2, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(A->grid)));
+  return OVL_OK;
+}
+
+/* out = {<A, B>, ||B||_F^2}, reduced over the plane */
+static ovl_err plane_dots(ovl_dmat A, ovl_dmat B, double out[2]) {
+  double s[2] = {0, 0};
+  for (int64_t c = 0; c < A->ln; c++)
+    for (int64_t r = 0; r < A->lm; r++) {
+      int64_t q = r + c * A->ld;
+      s[0] += A->data[q] * B->data[q];
+      s[1] += B->data[q] * B->data[q];
     }
   OVL_MPI(MPI_Allreduce(s, out, 2, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(A->grid)));
   return OVL_OK;
@@ -222,23 +259,40 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
 
 int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) {
   if (!opts) return -1;
-  int64_t work = ovl_ssc_memory(n, s, c, opts->alg), blk64 = ovl_dmat_memory(n, n, s, s);
+  int sq = ovl_purify_uses_sq(opts->method);
+  int64_t work = sq ? ovl_sq_memory(n, s, c) : ovl_ssc_memory(n, s, c, opts->alg), blk64 = ovl_dmat_memory(n, n, s, s);
   if (work < 0 || blk64 < 0) return -1;
-  double blk = (double)blk64;                              /* P(0,0,0)'s block of an n x n matrix, the largest */
-  double held = (opts->alg == OVL_SSC_ALG6 ? 3 : 6) * blk; /* what the SymmSquareCube object keeps between runs */
-  double peak = 5 * blk;                                   /* F, D and the symmetry check's T, send and receive */
-  peak = fmax(peak, 4 * blk + (double)work);               /* F, D, D^2, D^3 and a run's workspace */
-  if (opts->checkpoint_every > 0) peak = fmax(peak, 5 * blk + held);
-  if (opts->restart) peak = fmax(peak, 6 * blk + held);
+  double blk = (double)blk64; /* P(0,0,0)'s block of an n x n matrix, the largest */
+  /* what the kernel object keeps between runs */
+  double held = sq ? (double)work : (opts->alg == OVL_SSC_ALG6 ? 3 : 6) * blk;
+  /* F, D and the iteration's matrices: D^2, D^3 (SymmSquareCube); D^2 (SP2);
+   * D^2, a scratch square and D^4 (TRS4) */
+  double mats = 2 + (opts->method == OVL_PURIFY_TRS4 ? 3 : sq ? 1 : 2);
+  double peak = 5 * blk;                        /* F, D and the symmetry check's T, send and receive */
+  peak = fmax(peak, mats * blk + (double)work); /* the iteration and a run's workspace */
+  if (opts->checkpoint_every > 0) peak = fmax(peak, (mats + 1) * blk + held);
+  if (opts->restart) peak = fmax(peak, (mats + 2) * blk + held);
   return peak < 4611686018427387904.0 ? (int64_t)peak : -1;
 }
 
 /* ---- the iteration ------------------------------------------------------------ */
 
+/* The state plane 0 measures after the kernel and every rank learns (rank 0 of
+ * the parent is P(0,0,0) on plane 0). */
+enum { V_TRD, V_TRD2, V_ERR, V_TRD3, V_TRD4, V_TERR, V_STOP, V_N };
+
+/* SP2 and TRS4's rounding-floor test (see purify.h): the error of this
+ * iteration breaks the quadratic bound e <= K e_ref^2 of a converging
+ * iteration, in the asymptotic regime (e < floor_guard). */
+static int quadratic_bound_broken(double e, double e_ref, double K, double floor_guard) {
+  return isfinite(e_ref) && e < floor_guard && e > K * e_ref * e_ref;
+}
+
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_purify_result R;
   memset(&R, 0, sizeof R);
+  R.stop_reason = "";
   double t_start = ovl_time();
   int gi = -1, gj = -1, gk = -1, active = ovl_grid3d_active(g);
   ovl_grid3d_coords(g, &gi, &gj, &gk);
@@ -246,17 +300,26 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   ovl_err rc = OVL_OK;
   int64_t n = active ? F->m : 0;
   MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
+  int sqm = opts ? ovl_purify_uses_sq(opts->method) : 0;
   if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify: no options");
   else if (active && (F->m != F->n || D->m != F->m || D->n != F->n))
     rc =
         ovl_err_set(OVL_ERR_SIZE, "F and D must be n x n, got F %" PRId64 " x %" PRId64 " and D %" PRId64 " x %" PRId64,
                     F->m, F->n, D->m, D->n);
+  else if ((int)opts->method < 0 || (int)opts->method >= NMETHODS)
+    rc = ovl_err_set(OVL_ERR_ARG, "unknown purification method %d", (int)opts->method);
   else if (opts->method != OVL_PURIFY_MCWEENY && (opts->nocc < 0 || opts->nocc > n))
     rc = ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
                      opts->nocc);
   else if (opts->max_iter < 1 || opts->max_iter > 100000)
     rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
-  else if (!(opts->tol > 0)) rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be > 0, got %g", opts->tol);
+  else if (!(opts->tol >= 0) || !isfinite(opts->tol))
+    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be finite and >= 0 (0: the method's default), got %g", opts->tol);
+  else if (opts->prec != OVL_PURIFY_PREC_DOUBLE && opts->prec != OVL_PURIFY_PREC_MIXED)
+    rc = ovl_err_set(OVL_ERR_ARG, "unknown precision %d", (int)opts->prec);
+  else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
+    rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2 or trs4 method, got %s",
+                     ovl_purify_method_name(opts->method));
   else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
     rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
   OVL_TRY(ovl_err_agree(parent, rc));
@@ -267,12 +330,18 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   }
   OVL_TRY(ovl_err_agree(parent, rc));
 
+  const ovl_purify_method method = opts->method;
+  const double tol = opts->tol > 0 ? opts->tol : method == OVL_PURIFY_CANONICAL ? 1e-11 : 0.0;
   ovl_grid2d pl = ovl_grid3d_plane(g);
-  ovl_dmat D2 = NULL, D3 = NULL;
+  ovl_dmat D2 = NULL, D3 = NULL, T = NULL;
   ovl_ssc ssc = NULL;
-  OVL_TRY(ovl_dmat_create(pl, n, n, &D2)); /* planes k > 0: workspace-free handles of the same layout */
-  rc = ovl_dmat_create(pl, n, n, &D3);
-  if (rc == OVL_OK) rc = ovl_ssc_create(g, n, opts->alg, opts->ndup, &opts->coll, &ssc);
+  ovl_sq sq = NULL;
+  /* planes k > 0: workspace-free handles of the same layout */
+  OVL_TRY(ovl_dmat_create(pl, n, n, &D2));
+  if (method != OVL_PURIFY_SP2) rc = ovl_dmat_create(pl, n, n, &D3);
+  if (rc == OVL_OK && method == OVL_PURIFY_TRS4) rc = ovl_dmat_create(pl, n, n, &T);
+  if (rc == OVL_OK && sqm) rc = ovl_sq_create(g, n, opts->ndup, &opts->coll, &sq);
+  else if (rc == OVL_OK) rc = ovl_ssc_create(g, n, opts->alg, opts->ndup, &opts->coll, &ssc);
   rc = ovl_err_agree(parent, rc);
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;
@@ -287,84 +356,157 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     rc = gershgorin(F, &hmin, &hmax);
     if (rc == OVL_OK) rc = ovl_dmat_trace(F, &trF);
     double mu = n > 0 ? trF / N : 0.0;
-    if (rc == OVL_OK && opts->method == OVL_PURIFY_CANONICAL) {
+    if (rc == OVL_OK && method == OVL_PURIFY_CANONICAL) {
       double l1 = hmax > mu ? Ne / (hmax - mu) : INFINITY, l2 = mu > hmin ? (N - Ne) / (mu - hmin) : INFINITY;
       double lambda = fmin(l1, l2);
       if (!isfinite(lambda)) lambda = 0.0; /* F = c I: D0 = (n_occ/n) I, already a fixed point of the trace */
       affine(D, F, -lambda / N, lambda * mu / N + Ne / N);
-    } else if (rc == OVL_OK && opts->method == OVL_PURIFY_MCWEENY) {
+    } else if (rc == OVL_OK && method == OVL_PURIFY_MCWEENY) {
       mu = opts->mu;
       if (!(mu > hmin && mu < hmax))
         rc = ovl_err_set(OVL_ERR_ARG, "the chemical potential %g is outside the spectrum bounds [%g, %g]", mu, hmin,
                          hmax);
       double lambda = fmin(1.0 / (hmax - mu), 1.0 / (mu - hmin));
       affine(D, F, -0.5 * lambda, 0.5 + 0.5 * lambda * mu);
-    } else if (rc == OVL_OK) { /* TRS2 */
+    } else if (rc == OVL_OK) { /* SP2, TRS4: the spectrum mapped onto [0, 1], reversed */
       double w = hmax - hmin > 0 ? hmax - hmin : 1.0;
       affine(D, F, -1.0 / w, hmax / w);
     }
   }
   rc = ovl_err_agree(parent, rc);
   /* ---- iterate ---- */
-  double err = INFINITY, best = INFINITY, flag[4] = {0, 0, 0, 0};
-  int converged = 0, stalled = 0;
+  ovl_prec prec = sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
+  double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
+  int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
+  int converged = 0, stalled = 0, failed = 0;
+  /* a symmetric square on every rank (COLLECTIVE), timed as the kernel */
+  ovl_kstats ks;
+#define SQUARE(X, X2)                                                                                                  \
+  do {                                                                                                                 \
+    double ts_ = ovl_time();                                                                                           \
+    OVL_TRACE_BEGIN("purify.square");                                                                                  \
+    rc = ovl_sq_run(sq, (X), (X2), prec, NULL, &ks);                                                                   \
+    OVL_TRACE_END("purify.square", 0);                                                                                 \
+    R.t_ssc += ovl_time() - ts_;                                                                                       \
+    R.products++;                                                                                                      \
+    R.flops += N * N * N;                                                                                              \
+  } while (0)
   while (rc == OVL_OK) {
-    ovl_kstats ks;
     double ts = ovl_time();
-    OVL_TRACE_BEGIN("purify.ssc");
-    rc = ovl_ssc_run(ssc, D, D2, D3, &ks);
-    OVL_TRACE_END("purify.ssc", 0);
-    R.t_ssc += ovl_time() - ts;
+    if (sqm) {
+      SQUARE(D, D2);
+    } else {
+      OVL_TRACE_BEGIN("purify.ssc");
+      rc = ovl_ssc_run(ssc, D, D2, D3, &ks);
+      OVL_TRACE_END("purify.ssc", 0);
+      R.t_ssc += ovl_time() - ts;
+      R.products++;
+      R.flops += 4.0 * N * N * N;
+    }
     if (rc != OVL_OK) break;
-    /* plane 0 decides; flag = {converged, stop-with-failure, idempotency error, trace error} */
+    /* plane 0 measures: traces, the idempotency error, tr(D^3), tr(D^4) */
     if (on0) {
-      double trD = 0, trD2 = 0, trD3 = 0, s[2];
-      ovl_dmat_trace(D, &trD);
-      ovl_dmat_trace(D2, &trD2);
-      ovl_dmat_trace(D3, &trD3);
-      plane_sums(D2, D, NULL, s);
-      err = sqrt(s[0]);
-      flag[2] = err;
-      flag[3] = opts->method == OVL_PURIFY_MCWEENY ? fabs(trD - round(trD)) : fabs(trD - Ne);
-      /* at the rounding floor the error stops decreasing: three iterations
-       * without halving it below sqrt(tol) count as converged */
-      stalled = err < sqrt(opts->tol) && err >= 0.5 * best ? stalled + 1 : 0;
-      if (err <= opts->tol || stalled >= 3) {
-        flag[0] = 1;
-      } else if (it + 1 >= opts->max_iter) {
-        flag[1] = 1;
-      } else if (opts->method == OVL_PURIFY_CANONICAL) {
-        double den = trD - trD2, cn = den != 0.0 ? (trD2 - trD3) / den : 0.5;
-        if (!(cn >= 0.0 && cn <= 1.0)) flag[err < 1e-5 ? 0 : 1] = 1; /* c leaves [0, 1] only at convergence */
-        else if (cn >= 0.5) combine(D, 0.0, D2, (1.0 + cn) / cn, D3, -1.0 / cn);
-        else combine(D, (1.0 - 2.0 * cn) / (1.0 - cn), D2, (1.0 + cn) / (1.0 - cn), D3, -1.0 / (1.0 - cn));
-      } else if (opts->method == OVL_PURIFY_MCWEENY) {
-        combine(D, 0.0, D2, 3.0, D3, -2.0);
-      } else {
-        if (fabs(trD2 - Ne) <= fabs(2.0 * trD - trD2 - Ne)) combine(D, 0.0, D2, 1.0, D3, 0.0);
-        else combine(D, 2.0, D2, -1.0, D3, 0.0);
-      }
-      if (err < best) best = err;
-      if (opts->verbose)
-        ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (ssc %.3f s)\n", it + 1, err, flag[3],
-                ks.t_total);
+      double s2[2] = {0, 0}, s34[2] = {0, 0};
+      ovl_dmat_trace(D, &v[V_TRD]);
+      ovl_dmat_trace(D2, &v[V_TRD2]);
+      plane_sums(D2, D, NULL, s2);
+      v[V_ERR] = sqrt(s2[0]);
+      if (method == OVL_PURIFY_TRS4) plane_dots(D, D2, s34);
+      else if (!sqm) ovl_dmat_trace(D3, &s34[0]);
+      v[V_TRD3] = s34[0], v[V_TRD4] = s34[1];
+      v[V_TERR] = method == OVL_PURIFY_MCWEENY ? fabs(v[V_TRD] - round(v[V_TRD])) : fabs(v[V_TRD] - Ne);
     }
-    /* rank 0 of the parent is P(0,0,0) on plane 0: it tells every rank */
-    if (MPI_Bcast(flag, 4, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
-      ovl_fatal(parent, OVL_ERR_MPI, "purification: broadcast of the convergence state failed");
+    if (MPI_Bcast(v, V_N, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
+      ovl_fatal(parent, OVL_ERR_MPI, "purification: broadcast of the iteration state failed");
+    /* every rank decides alike from the same numbers */
+    const double err = v[V_ERR], trD = v[V_TRD], trD2 = v[V_TRD2];
     it++;
-    if (flag[0]) {
-      converged = 1;
+    if (opts->verbose)
+      ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (%s %.3f s%s)\n", it, err, v[V_TERR],
+              sqm ? "square" : "ssc", ks.t_total, prec == OVL_PREC_SINGLE ? ", float32" : "");
+    /* stopping */
+    int floor_hit = 0;
+    if (sqm || method == OVL_PURIFY_MCWEENY) {
+      if (method == OVL_PURIFY_SP2) /* over the two iterations after a change of branch */
+        floor_hit = branch_hist[0] >= 0 && branch_hist[0] != branch_hist[1] &&
+                    quadratic_bound_broken(err, e_hist[1], 4.0, prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+      else
+        floor_hit = quadratic_bound_broken(err, e_hist[0], method == OVL_PURIFY_TRS4 ? 6.0 : 4.0,
+                                           prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+    } else { /* canonical: three iterations without halving the error below sqrt(tol) */
+      stalled = err < sqrt(tol) && err >= 0.5 * best ? stalled + 1 : 0;
+      floor_hit = stalled >= 3;
+    }
+    e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
+    if (err < best) best = err;
+    if (prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
+      /* float32's floor: continue in float64 from this iterate (D itself is float64) */
+      prec = OVL_PREC_DOUBLE;
+      R.iter_single = it;
+      e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1, best = INFINITY;
+      floor_hit = 0;
+    } else if (tol > 0 && err <= tol) {
+      converged = 1, R.stop_reason = "tolerance";
+    } else if (floor_hit) {
+      converged = 1, R.stop_reason = "rounding floor";
+    }
+    if (converged) break;
+    if (it >= opts->max_iter) {
+      failed = 1;
+      R.stop_reason = "iteration cap";
       break;
     }
-    if (flag[1]) {
-      rc = ovl_err_set(OVL_ERR_NUMERIC,
-                       "purification did not converge in %d iterations (||D^2 - D||_F = %.3e > %.1e); the HOMO-LUMO "
-                       "gap is probably too small relative to the spectral width for this cap: raise the iteration "
-                       "cap, or check n_occ",
-                       it, flag[2], opts->tol);
-      break;
+    /* the next iterate */
+    int branch = -1;
+    if (method == OVL_PURIFY_CANONICAL) {
+      double den = trD - trD2, cn = den != 0.0 ? (trD2 - v[V_TRD3]) / den : 0.5;
+      if (!(cn >= 0.0 && cn <= 1.0)) { /* c leaves [0, 1] only at convergence */
+        if (err < 1e-5) converged = 1, R.stop_reason = "rounding floor";
+        else failed = 1, R.stop_reason = "coefficient out of range";
+        break;
+      }
+      if (on0) {
+        if (cn >= 0.5) combine(D, 0.0, D2, (1.0 + cn) / cn, D3, -1.0 / cn);
+        else combine(D, (1.0 - 2.0 * cn) / (1.0 - cn), D2, (1.0 + cn) / (1.0 - cn), D3, -1.0 / (1.0 - cn));
+      }
+    } else if (method == OVL_PURIFY_MCWEENY) {
+      if (on0) combine(D, 0.0, D2, 3.0, D3, -2.0);
+    } else if (method == OVL_PURIFY_SP2) {
+      branch = fabs(trD2 - Ne) <= fabs(2.0 * trD - trD2 - Ne) ? 0 : 1;
+      if (on0) {
+        if (branch == 0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
+        else combine(D, 2.0, D2, -1.0, NULL, 0.0);
+      }
+    } else { /* TRS4 */
+      double tr3 = v[V_TRD3], tr4 = v[V_TRD4];
+      double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
+      double gamma = trG4 > 0 ? (Ne - trF4) / trG4 : 3.0;
+      if (gamma > 6.0) {
+        if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
+      } else if (gamma < 0.0) {
+        if (on0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
+      } else if (fabs(gamma - 3.0) >= 0.5) {
+        /* (g-3) D^4 + (4-2g) D^3 + g D^2 = c (D^2 + a D)^2 + (g - c a^2) D^2 */
+        double c = gamma - 3.0, a = (2.0 - gamma) / (gamma - 3.0);
+        if (on0) ovl_dmat_copy(T, D2), combine(T, 1.0, D, a, NULL, 0.0); /* T = D^2 + a D */
+        SQUARE(T, D3);
+        if (rc != OVL_OK) break;
+        if (on0) combine(D, 0.0, D3, c, D2, gamma - c * a * a);
+      } else {
+        /* near g = 3: D^3 = ((D + D^2)^2 - D^2 - D^4) / 2 */
+        SQUARE(D2, T); /* D^4 */
+        if (rc != OVL_OK) break;
+        if (on0) combine(D, 1.0, D2, 1.0, NULL, 0.0); /* D <- D + D^2 */
+        SQUARE(D, D3);                                /* (D + D^2)^2 */
+        if (rc != OVL_OK) break;
+        if (on0) { /* D^3 into D3, then the polynomial into D */
+          combine(D3, 0.5, D2, -0.5, T, -0.5);
+          combine(D, 0.0, T, gamma - 3.0, D3, 4.0 - 2.0 * gamma);
+          combine(D, 1.0, D2, gamma, NULL, 0.0);
+        }
+      }
     }
+    branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
     if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
       if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts);
       rc = ovl_err_agree(parent, rc);
@@ -381,29 +523,36 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
           if (rc == OVL_OK) prev_ckpt = it;
         }
         R.stopped = stop;
-        R.iterations = it;
-        R.idem_err = flag[2];
-        R.trace_err = flag[3];
+        R.stop_reason = "signal";
         break;
       }
     }
   }
+#undef SQUARE
   R.checkpoint = prev_ckpt;
+  R.iterations = it;
+  R.idem_err = v[V_ERR];
+  R.trace_err = v[V_TERR];
+  if (rc == OVL_OK && failed)
+    rc = ovl_err_set(OVL_ERR_NUMERIC,
+                     "purification did not converge in %d iterations (||D^2 - D||_F = %.3e%s%.1e); the HOMO-LUMO "
+                     "gap is probably too small relative to the spectral width for this cap: raise the iteration "
+                     "cap, or check n_occ",
+                     it, v[V_ERR], tol > 0 ? " > " : ", no tolerance; ", tol);
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && converged) {
-    R.iterations = it;
-    R.idem_err = flag[2];
-    R.trace_err = flag[3];
     double s[2] = {0, 0};
     if (on0) plane_sums(D, D, F, s);
     MPI_Bcast(s, 2, MPI_DOUBLE, 0, parent);
     R.energy = s[1];
   }
   ovl_ssc_destroy(&ssc);
+  ovl_sq_destroy(&sq);
   ovl_dmat_destroy(&D2);
   ovl_dmat_destroy(&D3);
+  ovl_dmat_destroy(&T);
   R.t_total = ovl_time() - t_start;
-  R.ssc_gflops = R.t_ssc > 0 ? 4.0 * N * N * N * (double)R.iterations / R.t_ssc * 1e-9 : 0.0;
+  R.ssc_gflops = R.t_ssc > 0 ? R.flops / R.t_ssc * 1e-9 : 0.0;
   if (res) *res = R;
   return rc;
 }

@@ -10,7 +10,8 @@
 #include "bench_util.h"
 #include "cli.h"
 
-static const char *const k_methods[] = {"canonical", "mcweeny", "trs2", NULL};
+static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", NULL};
+static const char *const k_precs[] = {"double", "mixed", NULL};
 static const char *const k_algs[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
 static const char *const k_backends[] = {"mpi", "own", NULL};
 
@@ -139,7 +140,8 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int P = 0;
   MPI_Comm_size(comm, &P);
   int s = j->have_grid ? j->grid[0] : 0, c = j->have_grid ? j->grid[2] : 0;
-  if (!j->have_grid && j->po.alg == OVL_SSC_ALG6) ovl_grid25d_dims(P, &s, &c); /* 0 x 0 x 0 when none fits */
+  if (!j->have_grid && (j->po.alg == OVL_SSC_ALG6 || ovl_purify_uses_sq(j->po.method)))
+    ovl_grid25d_dims(P, &s, &c); /* 0 x 0 x 0 when none fits */
   ovl_grid3d g = NULL;
   OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
   ovl_grid3d_dims(g, &s, &c);
@@ -295,7 +297,8 @@ int cmd_purify(int argc, char **argv) {
   const char *ndup_s = "4", *ppn_s = "0", *machine = NULL, *tune_file = NULL;
   int ppn = 0;
   int64_t nocc = -1;
-  double mu = NAN, tol = 1e-11;
+  double mu = NAN, tol = 0.0;
+  const char *precision = "double";
   const char *fock = NULL, *out = NULL, *method = "canonical", *alg = "alg5", *grid = NULL, *backend = "mpi";
   const char *ckpt = NULL, *trace = NULL;
   int64_t mem_limit = 0;
@@ -305,13 +308,17 @@ int cmd_purify(int argc, char **argv) {
       {"nocc", 'k', OVL_OPT_I64, &nocc, "K", "occupied orbitals (default: n_occ of meta.json beside the Fock file)",
        NULL, 0, INT64_MAX},
       {"method", 'M', OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
+      {"precision", 'P', OVL_OPT_CHOICE, &precision, "PREC",
+       "sp2/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
+       "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
+       k_precs, 0, -1},
       {"mu", 0, OVL_OPT_DOUBLE, &mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
-      {"algo", 'a', OVL_OPT_CHOICE, &alg, "ALG", "SymmSquareCube algorithm (auto: the tune file's or the model's)",
-       k_algs, 0, -1},
+      {"algo", 'a', OVL_OPT_CHOICE, &alg, "ALG",
+       "SymmSquareCube algorithm of canonical/mcweeny (auto: the tune file's or the model's)", k_algs, 0, -1},
       {"ndup", 'd', OVL_OPT_STRING, &ndup_s, "N|auto", "lanes (N_DUP) of each communication phase [default: 4]", NULL,
        0, -1},
-      {"grid", 'g', OVL_OPT_STRING, &grid, "SxSxC", "process grid (default: p x p x p, or the 2.5D grid for alg6)",
-       NULL, 0, -1},
+      {"grid", 'g', OVL_OPT_STRING, &grid, "SxSxC",
+       "process grid (default: p x p x p; the 2.5D grid for alg6, sp2 and trs4)", NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_STRING, &ppn_s, "K|auto",
        "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks) [default: 0]", NULL,
@@ -323,7 +330,10 @@ int cmd_purify(int argc, char **argv) {
        "refuse to run above this many bytes per rank (0: the node's available memory shared among its ranks)", NULL, 0,
        INT64_MAX},
       {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
-      {"tol", 0, OVL_OPT_DOUBLE, &tol, "T", "idempotency tolerance on ||D^2 - D||_F", NULL, 0, -1},
+      {"tol", 0, OVL_OPT_DOUBLE, &tol, "T",
+       "stop once ||D^2 - D||_F <= T (default: canonical 1e-11; sp2, trs4, mcweeny: none, they stop at the rounding "
+       "floor)",
+       NULL, 0, -1},
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "write D (raw + .json), atomically", NULL, 0, -1},
       {"checkpoint", 0, OVL_OPT_STRING, &ckpt, "PREFIX", "checkpoint path prefix", NULL, 0, -1},
       {"checkpoint-every", 0, OVL_OPT_INT, &ck_every, "K", "write a checkpoint every K iterations", NULL, 0, 1000000},
@@ -336,9 +346,10 @@ int cmd_purify(int argc, char **argv) {
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
   int prc = cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
-                      "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification built\n"
-                      "on SymmSquareCube (D -> D^2, D^3) over a p x p x p process grid, and reports iterations,\n"
-                      "idempotency and trace errors, the energy tr(D F) and timings.",
+                      "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification:\n"
+                      "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2 and trs4\n"
+                      "on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid. Reports iterations,\n"
+                      "idempotency and trace errors, the energy tr(D F), what stopped the run and timings.",
                       opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
   if (prc >= 0) return prc;
   purify_job j;
@@ -349,6 +360,9 @@ int cmd_purify(int argc, char **argv) {
   ovl_err rc = OVL_OK;
   if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
   if (!rc) rc = ovl_purify_method_parse(method, &j.po.method);
+  if (!rc) rc = ovl_purify_prec_parse(precision, &j.po.prec);
+  if (!rc && j.po.prec == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(j.po.method))
+    rc = ovl_err_set(OVL_ERR_ARG, "--precision mixed needs --method sp2 or trs4");
   int alg_auto = !strcmp(alg, "auto"), ndup_auto = 0, ppn_auto = 0;
   if (!rc && !alg_auto) rc = ovl_ssc_alg_parse(alg, &j.po.alg);
   if (!rc) rc = int_or_auto("--ndup", ndup_s, 1, OVL_LANES_MAX, &ndup, &ndup_auto);
@@ -368,7 +382,7 @@ int cmd_purify(int argc, char **argv) {
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint-every and --restart need --checkpoint PREFIX");
   if (!rc && ckpt && ck_every == 0 && !restart)
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint needs --checkpoint-every K (or --restart)");
-  if (!rc && !(tol > 0)) rc = ovl_err_set(OVL_ERR_ARG, "--tol must be > 0");
+  if (!rc && (!(tol >= 0) || !isfinite(tol))) rc = ovl_err_set(OVL_ERR_ARG, "--tol must be finite and > 0");
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   if (nocc < 0 && j.po.method != OVL_PURIFY_MCWEENY) {
     nocc = ovl_world_rank() == 0 ? nocc_from_meta(fock) : -1;
@@ -393,9 +407,11 @@ int cmd_purify(int argc, char **argv) {
   }
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
+  method = ovl_purify_method_name(j.po.method); /* trs2 is sp2 */
+  const char *kernel = ovl_purify_uses_sq(j.po.method) ? "square" : alg;
   if (!json)
-    ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s ndup=%d backend=%s, %d ranks%s\n# MPI: %s\n", fock, method,
-            alg, ndup, backend, P, ppn > 0 ? " (active subset)" : "", cli_mpi_library());
+    ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# MPI: %s\n", fock,
+            method, kernel, precision, ndup, backend, P, ppn > 0 ? " (active subset)" : "", cli_mpi_library());
   double t0 = ovl_time();
   int nactive = P;
   g_stop = 0;
@@ -442,21 +458,25 @@ int cmd_purify(int argc, char **argv) {
   if (json) {
     ovl_log(OVL_LOG_QUIET,
             "{\"cmd\":\"purify\",\"fock\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64
-            ",\"method\":\"%s\",\"algo\":\"%s\","
+            ",\"method\":\"%s\",\"algo\":\"%s\",\"precision\":\"%s\",\"stop_reason\":\"%s\",\"iter_single\":%d,"
+            "\"products\":%d,"
             "\"ndup\":%d,\"backend\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"iterations\":%d,"
             "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"energy\":%.12f,\"t_total\":%.6e,\"t_ssc\":%.6e,"
             "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mem_estimate\":%" PRId64
             ",\"mpi\":\"%s\"}\n",
-            fock, j.n, j.nocc, method, alg, ndup, backend, P, nactive, j.gridstr, r->iterations, r->idem_err,
-            r->trace_err, r->energy, wall, r->t_ssc, r->ssc_gflops, check ? (pass ? "PASS" : "FAIL") : "not checked",
-            check ? j.ref_err : -1.0, check ? j.t_eig : -1.0, j.mem_est, cli_mpi_library());
+            fock, j.n, j.nocc, method, kernel, precision, r->stop_reason, r->iter_single, r->products, ndup, backend, P,
+            nactive, j.gridstr, r->iterations, r->idem_err, r->trace_err, r->energy, wall, r->t_ssc, r->ssc_gflops,
+            check ? (pass ? "PASS" : "FAIL") : "not checked", check ? j.ref_err : -1.0, check ? j.t_eig : -1.0,
+            j.mem_est, cli_mpi_library());
   } else {
     ovl_log(OVL_LOG_QUIET,
-            "purify: n=%" PRId64 " n_occ=%" PRId64 " grid %s (%d active): %d iterations, ||D^2-D||_F %.2e, "
-            "|tr D - n_occ| %.2e, energy tr(DF) %.10f\n"
-            "purify: time %.4f s, SymmSquareCube %.4f s (%.2f GFLOP/s)%s%s\n",
-            j.n, j.nocc, j.gridstr, nactive, r->iterations, r->idem_err, r->trace_err, r->energy, wall, r->t_ssc,
-            r->ssc_gflops, out ? ", D written to " : "", out ? out : "");
+            "purify: n=%" PRId64 " n_occ=%" PRId64
+            " grid %s (%d active): %d iterations (%d in float32), stopped at the "
+            "%s, ||D^2-D||_F %.2e, |tr D - n_occ| %.2e, energy tr(DF) %.10f\n"
+            "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s)%s%s\n",
+            j.n, j.nocc, j.gridstr, nactive, r->iterations, r->iter_single, r->stop_reason, r->idem_err, r->trace_err,
+            r->energy, wall, ovl_purify_uses_sq(j.po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc,
+            r->products, r->ssc_gflops, out ? ", D written to " : "", out ? out : "");
     if (check)
       ovl_log(OVL_LOG_QUIET,
               "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
