@@ -58,7 +58,49 @@ PY
 # methods
 homo=$("$PY" -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
 name="mcweeny"; run 8 --fock "$H" --method mcweeny --mu "$homo" --check -q; ok has "PASS" "$out"
-name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"
+name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"; ok has "stopped at the rounding floor" "$out"
+# SP2 and TRS4 on the symmetric square: 1 rank, the 2D grid (4 ranks: 2x2x1), the 3D grid (8: 2x2x2),
+# the 2.5D grid (8 ranks as 2x2x2 is c = s; 4x4x... needs 16+), N_DUP 1 and 4, both back ends
+for np in 1 4 8; do
+  for m in sp2 trs4; do
+    for nd in 1 4; do
+      [ "${OVL_TEST_QUICK:-0}" = 1 ] && [ "$nd" = 1 ] && [ "$np" != 1 ] && continue
+      for f in "$W" "$A" "$H"; do
+        [ "${OVL_TEST_QUICK:-0}" = 1 ] && [ "$f" = "$H" ] && continue
+        name="np=$np $m ndup=$nd $(basename "$(dirname "$f")")"
+        be=mpi; [ "$nd" = 4 ] && be=own
+        run "$np" --fock "$f" --method "$m" --ndup "$nd" --backend "$be" --check --json
+        ok test "$rc" -eq 0
+        ok "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["ref_relerr"]<=1e-8 \
+          and d["trace_error"]<=1e-8 and d["stop_reason"]=="rounding floor" and d["iter_single"]==0, d' "$out"
+      done
+    done
+  done
+done
+# a tolerance stops earlier and says so
+name="sp2 --tol"; run 4 --fock "$A" --method sp2 --tol 1e-6 --json
+ok "$PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["stop_reason"]=="tolerance" and d["idempotency_error"]<=1e-6, d' "$out"
+# mixed precision: float32 first, then float64; idempotent and trace-exact, the density about 1e-6 accurate
+for np in 1 4 8; do
+  for m in sp2 trs4; do
+    name="np=$np $m mixed"
+    run "$np" --fock "$H" --method "$m" --precision mixed --json -o "$tmp/mixed.raw"
+    ok test "$rc" -eq 0
+    ok "$PY" - "$out" "$tmp/mixed.raw" "$DATA/h2o8_ccpvdz/dref.raw" <<'PY'
+import json, sys
+import numpy as np
+r = json.loads(sys.argv[1])
+d, ref = (np.fromfile(p, dtype="<f8") for p in sys.argv[2:4])
+rel = np.linalg.norm(d - ref) / np.linalg.norm(ref)
+print(f"mixed: {r['iter_single']} of {r['iterations']} iterations in float32, ||D - Dref||/||Dref|| = {rel:.2e}")
+assert 0 < r["iter_single"] < r["iterations"] and r["precision"] == "mixed", r
+assert r["idempotency_error"] <= 1e-10 and r["trace_error"] <= 1e-8, r
+assert 1e-12 < rel <= 1e-5, rel  # float32's rounding stays in the subspace (docs/purification.md)
+PY
+  done
+done
+name="mixed needs sp2/trs4"; run 1 --fock "$W" --method canonical --precision mixed -q
+ok test "$rc" -eq 2; ok has "needs --method sp2 or trs4" "$err"
 name="json"; run 8 --fock "$W" --json --check
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]>0' "$out"
 # multiple PPN: one active rank per node, the others sleep
