@@ -185,16 +185,11 @@ int main(int argc, char **argv) {
   ovl_ssc_alg alg = OVL_SSC_ALG5;
   if (algo) ovl_ssc_alg_parse(algo, &alg);
   else if (cube * cube * cube != P) alg = OVL_SSC_ALG6;
+  /* the 2.5D grid (alg6 and the symmetric square): P's, or the largest below P
+   * with the rest of the ranks idle (2 ranks form none) */
   int s3 = 0, c3 = 0;
-  ovl_grid25d_dims(P, &s3, &c3);
-  if (alg == OVL_SSC_ALG6 && s3 == 0) {
-    if (rank == 0) fprintf(stderr, "eig_peer: error: %d ranks form neither a p x p x p nor an s x s x c grid\n", P);
-    MPI_Finalize();
-    return 2;
-  }
-  /* the symmetric square's grid: the 2.5D one, or the largest that fits with the rest idle */
+  for (int Q = P; s3 == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, &s3, &c3);
   int sq_s = s3, sq_c = c3;
-  for (int Q = P; sq_s == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, &sq_s, &sq_c);
 
   double *F = NULL, *Dref = NULL;
   int64_t n = 0, nref = 0;
@@ -249,7 +244,7 @@ int main(int argc, char **argv) {
     rc = ovl_grid3d_create(MPI_COMM_WORLD, gs, gc, OVL_GRID_ALLOW_IDLE, &x->g);
     if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->F);
     if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->D);
-    if (!rc) rc = ovl_dmat_scatter(x->F, F);
+    if (!rc && ovl_grid3d_active(x->g)) rc = ovl_dmat_scatter(x->F, F); /* every plane, like plane 0 */
     x->po.nocc = nocc, x->po.alg = alg, x->po.ndup = ndup;
     int s_ = 0, c_ = 0;
     if (!rc) ovl_grid3d_dims(x->g, &s_, &c_);
@@ -304,7 +299,7 @@ int main(int argc, char **argv) {
   double *dp = NULL, *ref = Dref;
   if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1), &dp);
   for (int k = ncfg - 1; k >= 0 && !rc; k--) { /* the first entry last: it stays in dp as the fallback reference */
-    rc = ovl_dmat_gather(cfg[k].D, dp);
+    rc = ovl_grid3d_active(cfg[k].g) ? ovl_dmat_gather(cfg[k].D, dp) : OVL_OK; /* rank 0 is P(0,0,0) */
     if (rc) break;
     MPI_Bcast(dp, (int)(n * n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (!ref && k > 0) continue;
