@@ -12,6 +12,7 @@
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
 #include "ovl/purify.h"
+#include "ovl/sq.h"
 #include "ovl/ssc.h"
 #include "ovl/trace.h"
 
