@@ -3,7 +3,9 @@
  *   mm25d                 ovl_mm25d(D, D) (D^2 as a general product, 2 n^3 flops)
  *   ssc                   ovl_ssc_run (D^2 and D^3, two products, 4 n^3 flops)
  * on the same s x s x c grid. Each repetition runs the kernels once in that
- * order; the time of a run is the slowest rank's. Prints min and median.
+ * order; the time of a run is the slowest rank's. Prints min and median,
+ * and for the last repetition the slowest rank's compute and communication
+ * seconds (ovl_kstats) and the bytes counted by all ranks.
  *
  *   mpiexec -n 8 bench/sq_bench -n 2000 -r 5 [-c 2] [-d 4] [-a alg6]
  */
@@ -70,18 +72,27 @@ int main(int argc, char **argv) {
   plan.ndup = ndup;
   double *t = calloc((size_t)(K_COUNT * reps), sizeof(double));
   double tr[K_COUNT] = {0};
+  ovl_kstats st[K_COUNT];
+  memset(st, 0, sizeof st);
   for (int r = 0; r < reps; r++)
     for (int k = 0; k < K_COUNT; k++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = MPI_Wtime();
-      if (k == K_SQD) die(ovl_sq_run(sq, D, D2, OVL_PREC_DOUBLE, &tr[k], NULL), "sq double");
-      else if (k == K_SQS) die(ovl_sq_run(sq, D, D2, OVL_PREC_SINGLE, &tr[k], NULL), "sq single");
-      else if (k == K_MM) die(ovl_mm25d(g, 1.0, D, D, 0.0, C, &plan, NULL), "mm25d");
-      else die(ovl_ssc_run(ssc, D, D2, D3, NULL), "ssc");
+      if (k == K_SQD) die(ovl_sq_run(sq, D, D2, OVL_PREC_DOUBLE, &tr[k], &st[k]), "sq double");
+      else if (k == K_SQS) die(ovl_sq_run(sq, D, D2, OVL_PREC_SINGLE, &tr[k], &st[k]), "sq single");
+      else if (k == K_MM) die(ovl_mm25d(g, 1.0, D, D, 0.0, C, &plan, &st[k]), "mm25d");
+      else die(ovl_ssc_run(ssc, D, D2, D3, &st[k]), "ssc");
       double dt = MPI_Wtime() - t0;
       MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
       t[k * reps + r] = dt;
     }
+  /* last repetition: slowest rank's compute and communication times, bytes of all ranks */
+  double tcomp[K_COUNT], tcomm[K_COUNT];
+  long long bytes[K_COUNT];
+  for (int k = 0; k < K_COUNT; k++) tcomp[k] = st[k].t_comp, tcomm[k] = st[k].t_comm, bytes[k] = st[k].bytes;
+  MPI_Allreduce(MPI_IN_PLACE, tcomp, K_COUNT, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, tcomm, K_COUNT, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, bytes, K_COUNT, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   double trc = 0;
   int ii, jj, kk;
   ovl_grid3d_coords(g, &ii, &jj, &kk);
@@ -94,13 +105,15 @@ int main(int argc, char **argv) {
     printf("# n=%lld grid=%dx%dx%d ranks=%d ndup=%d reps=%d; GFLOP/s with n^3 per symmetric square, 2n^3 per "
            "product\n",
            (long long)n, s, s, c, P, ndup, reps);
-    printf("%-18s %10s %10s %10s %10s\n", "kernel", "min_s", "median_s", "GF/s(min)", "GF/s(med)");
+    printf("%-18s %10s %10s %10s %10s %10s %10s %12s\n", "kernel", "min_s", "median_s", "GF/s(min)", "GF/s(med)",
+           "comp_s", "comm_s", "bytes");
     for (int k = 0; k < K_COUNT; k++) {
       double *v = t + k * reps;
       qsort(v, (size_t)reps, sizeof(double), cmp_double);
       double med = reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
       double f = flops[k] * (double)n * (double)n * (double)n * 1e-9;
-      printf("%-18s %10.4f %10.4f %10.2f %10.2f\n", names[k] ? names[k] : ssc_name, v[0], med, f / v[0], f / med);
+      printf("%-18s %10.4f %10.4f %10.2f %10.2f %10.4f %10.4f %12lld\n", names[k] ? names[k] : ssc_name, v[0], med,
+             f / v[0], f / med, tcomp[k], tcomm[k], bytes[k]);
     }
     printf("# tr(D^2): sq-double %.15g, sq-single %.9g, mm25d %.15g\n", tr[K_SQD], tr[K_SQS], trc);
   }
