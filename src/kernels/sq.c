@@ -7,8 +7,9 @@
  *   i < j : H = X2_ij[r:n_i, :]   (n_i - r) x n_j, r = ceil(n_i/2)  (A[r:, :] B)
  *   i = j : H = lower triangle of X2_ii            (syrk: B = A^T)
  * (X2_ij[r:, :])^T is X2_ji[:, r:], the right columns of X2_ji: the pair
- * P(i,j), P(j,i) computes the block once. After the sum over layers, plane 0
- * swaps the halves of each pair (T, transposed into X2 on arrival).
+ * P(i,j), P(j,i) computes the block once. The sum over layers moves H (on
+ * diagonal ranks its lower triangle, packed), then plane 0 swaps the halves
+ * of each pair (T, transposed into X2 on arrival).
  * Workspace: A (X_ij on layers k > 0; X_ij rounded to float on every layer
  * in single precision), H, T, each sized for doubles, plus the Cannon
  * buffers of each run. */
@@ -242,6 +243,18 @@ static void put(int single, const void *src, int64_t lds, int mode, double *dst,
     }
 }
 
+/* The lower triangle of the n x n column-major block h (elements of e bytes)
+ * packed column by column at its start, in place: column c moves to
+ * c n - c (c - 1) / 2 <= c n + c, its old place, so the moves go forward in
+ * column order; unpacking goes backward. */
+static void tri_pack(char *h, int64_t n, size_t e, int unpack) {
+  for (int64_t x = 0; x < n; x++) {
+    int64_t c = unpack ? n - 1 - x : x, at = c * n - c * (c - 1) / 2;
+    char *full = h + e * (size_t)(c + c * n), *packed = h + e * (size_t)at;
+    memmove(unpack ? full : packed, unpack ? packed : full, e * (size_t)(n - c));
+  }
+}
+
 /* Sum the layers' parts onto plane 0 (in place there), over the grd lanes. */
 static void reduce_layers(ovl_sq s, int64_t elems) {
   if (!s->single) {
@@ -298,7 +311,7 @@ static void assemble(ovl_sq s, ovl_dmat X2) {
   t = ovl_time();
   if (ovl_req_waitall(2 * OVL_LANES_MAX, r) != OVL_OK) FAIL(s, "swap of halves");
   st->t_comm += ovl_time() - t;
-  OVL_TRACE_END("sq.swap", e * (size_t)(q->hm * q->hn));
+  OVL_TRACE_END("sq.swap", 0);
   if (s->i > s->j) put(s->single, s->T, ld1(q->tm), PUT_TRANS, x2 + q->hn * ld, ld, q->ni, q->tm);
   else put(s->single, s->T, ld1(q->tm), PUT_TRANS, x2, ld, q->tn, q->nj);
 }
@@ -324,7 +337,7 @@ static void run_sq(ovl_sq s, ovl_dmat X, ovl_dmat X2) {
     st->bytes += (int64_t)e * nb;
     st->ncoll++;
   }
-  OVL_TRACE_END("sq.bcast", s->c > 1 ? e * (size_t)nb : 0);
+  OVL_TRACE_END("sq.bcast", 0);
   st->t_comm += ovl_time() - t;
   /* 2: this layer's Cannon steps, each rank its share of the block product */
   memset(s->H, 0, e * (size_t)nh);
@@ -347,11 +360,15 @@ static void run_sq(ovl_sq s, ovl_dmat X, ovl_dmat X2) {
   t = ovl_time();
   OVL_TRACE_BEGIN("sq.reduce");
   if (s->c > 1) {
-    reduce_layers(s, nh);
-    st->bytes += (int64_t)e * nh;
+    int diag = s->i == s->j; /* the lower triangle only */
+    int64_t nr = diag ? q->ni * (q->ni + 1) / 2 : nh;
+    if (diag) tri_pack((char *)s->H, q->ni, e, 0);
+    reduce_layers(s, nr);
+    if (diag && s->k == 0) tri_pack((char *)s->H, q->ni, e, 1);
+    st->bytes += (int64_t)e * nr;
     st->ncoll++;
   }
-  OVL_TRACE_END("sq.reduce", s->c > 1 ? e * (size_t)nh : 0);
+  OVL_TRACE_END("sq.reduce", 0);
   st->t_comm += ovl_time() - t;
   /* 4: both halves of every block on plane 0 */
   if (s->k == 0) assemble(s, X2);
