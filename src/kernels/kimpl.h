@@ -27,6 +27,14 @@ void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, 
 void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                    const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
+/* The same products for elements of esz bytes: 8 (dgemm) or 4 (sgemm, alpha
+ * and beta rounded to float). kern_gemm is kern_dgemm, kern_gemm_one one
+ * call of kern_dgemm_tb. LOCAL. */
+void kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+               int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs);
+void kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
+
 /* Copy an m x n column-major block. LOCAL. */
 void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
 

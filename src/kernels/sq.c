@@ -23,7 +23,7 @@
 #include "kernels/kimpl.h"
 #include "ovl/sq.h"
 
-enum { TAG_SWAP = 3600, SQ_CHUNK = 256 };
+enum { TAG_SWAP = 3600, SQ_CHUNK = 256 /* as kern_gemm */ };
 
 /* The parts of P(i,j)'s block: its own (hm x hn) and its partner's (tm x tn). */
 typedef struct sq_geom {
@@ -165,31 +165,6 @@ static size_t esz_of(int single) { return single ? sizeof(float) : sizeof(double
 
 static int64_t ld1(int64_t m) { return m > 0 ? m : 1; }
 
-/* c(m x n) += a(m x k) op(b), op(b) = b^T when transb; float or double. */
-static void blas_gemm(int single, int transb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
-                      const void *b, int64_t ldb, void *c, int64_t ldc) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  enum CBLAS_TRANSPOSE tb = transb ? CblasTrans : CblasNoTrans;
-  if (single)
-    cblas_sgemm(CblasColMajor, CblasNoTrans, tb, (int)m, (int)n, (int)k, 1.0f, a, (int)lda, b, (int)ldb, 1.0f, c,
-                (int)ldc);
-  else
-    cblas_dgemm(CblasColMajor, CblasNoTrans, tb, (int)m, (int)n, (int)k, 1.0, a, (int)lda, b, (int)ldb, 1.0, c,
-                (int)ldc);
-}
-
-/* c(m x n) += a b in column chunks, progressing the requests between them. */
-static void gemm_chunked(int single, int64_t m, int64_t n, int64_t k, const char *a, int64_t lda, const char *b,
-                         int64_t ldb, char *c, int64_t ldc, int nreq, ovl_req *reqs) {
-  size_t e = esz_of(single);
-  int64_t step = nreq > 0 ? SQ_CHUNK : (n > 0 ? n : 1);
-  for (int64_t x = 0; x < n; x += step) {
-    int64_t w = n - x < step ? n - x : step;
-    blas_gemm(single, 0, m, w, k, a, lda, b + e * (size_t)(x * ldb), ldb, c + e * (size_t)(x * ldc), ldc);
-    if (nreq > 0 && x + w < n) ovl_req_progress(nreq, reqs, NULL);
-  }
-}
-
 /* Lower triangle of c(n x n) += a a^T (a is n x k) in column panels: syrk on
  * the panel's diagonal block, gemm below it. */
 static void syrk_chunked(int single, int64_t n, int64_t k, const char *a, int64_t lda, char *c, int64_t ldc, int nreq,
@@ -206,8 +181,8 @@ static void syrk_chunked(int single, int64_t n, int64_t k, const char *a, int64_
     else
       cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)w, (int)k, 1.0,
                   (const double *)(const void *)(a + e * (size_t)x), (int)lda, 1.0, (double *)(void *)cx, (int)ldc);
-    blas_gemm(single, 1, n - x - w, w, k, a + e * (size_t)(x + w), lda, a + e * (size_t)x, lda, cx + e * (size_t)w,
-              ldc);
+    kern_gemm_one(e, 1, n - x - w, w, k, 1.0, a + e * (size_t)(x + w), lda, a + e * (size_t)x, lda, 1.0,
+                  cx + e * (size_t)w, ldc);
     if (nreq > 0 && x + w < n) ovl_req_progress(nreq, reqs, NULL);
   }
 }
@@ -219,10 +194,11 @@ static void sq_mult(void *ctx, const void *a, const void *b, int64_t kl, int nre
   if (kl <= 0) return;
   const char *ac = a, *bc = b;
   char *h = (char *)s->H;
-  if (s->i > s->j) gemm_chunked(s->single, q->ni, q->hn, kl, ac, ld1(q->ni), bc, ld1(kl), h, ld1(q->hm), nreq, reqs);
+  size_t e = esz_of(s->single);
+  if (s->i > s->j) kern_gemm(e, q->ni, q->hn, kl, 1.0, ac, ld1(q->ni), bc, ld1(kl), h, ld1(q->hm), nreq, reqs);
   else if (s->i < s->j)
-    gemm_chunked(s->single, q->hm, q->nj, kl, ac + esz_of(s->single) * (size_t)(q->ni - q->hm), ld1(q->ni), bc, ld1(kl),
-                 h, ld1(q->hm), nreq, reqs);
+    kern_gemm(e, q->hm, q->nj, kl, 1.0, ac + e * (size_t)(q->ni - q->hm), ld1(q->ni), bc, ld1(kl), h, ld1(q->hm), nreq,
+              reqs);
   else syrk_chunked(s->single, q->ni, kl, ac, ld1(q->ni), h, ld1(q->hm), nreq, reqs);
 }
 
