@@ -118,6 +118,12 @@ static void refusals(ovl_grid3d g) {
   T_ERR(ovl_sq_create(g, -1, 1, NULL, &s), OVL_ERR_ARG);
   T_CHECK(s == NULL, "a refused create leaves NULL");
   T_OK(ovl_sq_create(g, 10, 2, NULL, &s));
+  int sd, c;
+  ovl_grid3d_dims(g, &sd, &c);
+  char buf[96], want[96];
+  snprintf(want, sizeof want, "sq ndup=2 grid=%dx%dx%d n=10 backend=mpi", sd, sd, c);
+  if (s) ovl_sq_str(s, buf, sizeof buf);
+  T_CHECK(s && strcmp(buf, want) == 0, "ovl_sq_str: '%s', expected '%s'", s ? buf : "", want);
   ovl_grid2d pl = ovl_grid3d_plane(g), other = NULL;
   T_OK(ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &other));
   ovl_dmat X = NULL, X2 = NULL, Y = NULL, Z = NULL;
