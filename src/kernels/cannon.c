@@ -14,16 +14,17 @@
 
 static int64_t klen(const cannon_layer *L, int l) { return ovl_block_len(L->K, L->s, l); }
 
-/* Move this rank's block to `to` and receive block `l` from `from` over lanes. */
-static void shift(MPI_Comm parent, ovl_lanes lanes, int to, const double *out, int64_t nout, int from, double *in,
-                  int64_t nin, int self, ovl_req *reqs) {
+/* Move this rank's block (nout elements of esz bytes) to `to` and receive
+ * block `l` (nin elements) from `from` over lanes, as whole doubles. */
+static void shift(MPI_Comm parent, ovl_lanes lanes, size_t esz, int to, const void *out, int64_t nout, int from,
+                  void *in, int64_t nin, int self, ovl_req *reqs) {
   for (int c = 0; c < 2 * OVL_LANES_MAX; c++) reqs[c] = OVL_REQ_NULL;
   if (to == self && from == self) {
-    if (in != out) memcpy(in, out, sizeof(double) * (size_t)nin);
+    if (in != out) memcpy(in, out, esz * (size_t)nin);
     return;
   }
-  if (ovl_lanes_irecv(lanes, in, nin, from, reqs) != OVL_OK ||
-      ovl_lanes_isend(lanes, out, nout, to, reqs + OVL_LANES_MAX) != OVL_OK)
+  if (ovl_lanes_irecv(lanes, in, kern_dbl_count(nin, esz), from, reqs) != OVL_OK ||
+      ovl_lanes_isend(lanes, out, kern_dbl_count(nout, esz), to, reqs + OVL_LANES_MAX) != OVL_OK)
     ovl_fatal(parent, OVL_ERR_MPI, "Cannon: shift failed: %s", ovl_errmsg());
 }
 
@@ -31,11 +32,12 @@ static void shift(MPI_Comm parent, ovl_lanes lanes, int to, const double *out, i
 ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st) {
   int s = L->s, i = L->i, j = L->j;
   int64_t kmax = ovl_block_len(L->K, s, 0);
-  double *ab[2] = {NULL, NULL}, *bb[2] = {NULL, NULL};
+  size_t esz = L->esz ? L->esz : sizeof(double);
+  char *ab[2] = {NULL, NULL}, *bb[2] = {NULL, NULL};
   ovl_err rc = OVL_OK;
-  for (int x = 0; x < (nsteps > 1 ? 2 : 1) && rc == OVL_OK; x++) {
-    rc = ovl_malloc(sizeof(double) * (size_t)(L->mi * kmax + 1), &ab[x]);
-    if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(kmax * L->nj + 1), &bb[x]);
+  for (int x = 0; x < (nsteps > 1 ? 2 : 1) && rc == OVL_OK; x++) { /* one spare double: floats pad to doubles */
+    rc = ovl_malloc(esz * (size_t)(L->mi * kmax) + sizeof(double), &ab[x]);
+    if (rc == OVL_OK) rc = ovl_malloc(esz * (size_t)(kmax * L->nj) + sizeof(double), &bb[x]);
   }
   rc = ovl_err_agree(parent, rc);
   if (rc != OVL_OK) goto done;
@@ -44,29 +46,32 @@ ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, 
   int l0 = (i + j + t0) % s;
   double tc = ovl_time();
   OVL_TRACE_BEGIN("cannon.skew");
-  shift(parent, L->shA, ((j - i - t0) % s + 2 * s) % s, L->a0, L->mi * klen(L, j), l0, ab[0], L->mi * klen(L, l0), j,
-        ra);
-  shift(parent, L->shB, ((i - j - t0) % s + 2 * s) % s, L->b0, klen(L, i) * L->nj, l0, bb[0], klen(L, l0) * L->nj, i,
-        rb);
+  shift(parent, L->shA, esz, ((j - i - t0) % s + 2 * s) % s, L->a0, L->mi * klen(L, j), l0, ab[0], L->mi * klen(L, l0),
+        j, ra);
+  shift(parent, L->shB, esz, ((i - j - t0) % s + 2 * s) % s, L->b0, klen(L, i) * L->nj, l0, bb[0], klen(L, l0) * L->nj,
+        i, rb);
   if (ovl_req_waitall(2 * OVL_LANES_MAX, ra) || ovl_req_waitall(2 * OVL_LANES_MAX, rb))
     ovl_fatal(parent, OVL_ERR_MPI, "Cannon: skew failed: %s", ovl_errmsg());
   OVL_TRACE_END("cannon.skew", 0);
   st->t_comm += ovl_time() - tc;
-  st->bytes += 8 * (L->mi * klen(L, l0) + klen(L, l0) * L->nj);
+  st->bytes += (int64_t)esz * (L->mi * klen(L, l0) + klen(L, l0) * L->nj);
   for (int t = 0; t < nsteps; t++) {
     int cur = t % 2, l = (i + j + t0 + t) % s, ln = (l + 1) % s;
     int more = t + 1 < nsteps;
     if (more) { /* A to the left, B up; the next blocks arrive from the right and from below */
-      shift(parent, L->shA, (j - 1 + s) % s, ab[cur], L->mi * klen(L, l), (j + 1) % s, ab[1 - cur], L->mi * klen(L, ln),
-            j, ra);
-      shift(parent, L->shB, (i - 1 + s) % s, bb[cur], klen(L, l) * L->nj, (i + 1) % s, bb[1 - cur], klen(L, ln) * L->nj,
-            i, rb);
-      st->bytes += 8 * (L->mi * klen(L, ln) + klen(L, ln) * L->nj);
+      shift(parent, L->shA, esz, (j - 1 + s) % s, ab[cur], L->mi * klen(L, l), (j + 1) % s, ab[1 - cur],
+            L->mi * klen(L, ln), j, ra);
+      shift(parent, L->shB, esz, (i - 1 + s) % s, bb[cur], klen(L, l) * L->nj, (i + 1) % s, bb[1 - cur],
+            klen(L, ln) * L->nj, i, rb);
+      st->bytes += (int64_t)esz * (L->mi * klen(L, ln) + klen(L, ln) * L->nj);
     }
     double tm = ovl_time();
     OVL_TRACE_BEGIN("cannon.dgemm");
-    kern_dgemm(L->mi, L->nj, klen(L, l), alpha, ab[cur], L->mi > 0 ? L->mi : 1, bb[cur],
-               klen(L, l) > 0 ? klen(L, l) : 1, L->c, L->mi > 0 ? L->mi : 1, more ? 2 * OVL_LANES_MAX : 0, ra);
+    if (L->mult) L->mult(L->mctx, ab[cur], bb[cur], klen(L, l), more ? 2 * OVL_LANES_MAX : 0, ra);
+    else
+      kern_dgemm(L->mi, L->nj, klen(L, l), alpha, (const double *)(void *)ab[cur], L->mi > 0 ? L->mi : 1,
+                 (const double *)(void *)bb[cur], klen(L, l) > 0 ? klen(L, l) : 1, L->c, L->mi > 0 ? L->mi : 1,
+                 more ? 2 * OVL_LANES_MAX : 0, ra);
     OVL_TRACE_END("cannon.dgemm", 0);
     double tw = ovl_time();
     st->t_comp += tw - tm;

@@ -27,19 +27,39 @@ void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, 
 void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                    const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
+/* The same products for elements of esz bytes: 8 (dgemm) or 4 (sgemm, alpha
+ * and beta rounded to float). kern_gemm is kern_dgemm, kern_gemm_one one
+ * call of kern_dgemm_tb. LOCAL. */
+void kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+               int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs);
+void kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
+
 /* Copy an m x n column-major block. LOCAL. */
 void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
+
+/* The local product of one Cannon step: a is mi x kl (ld max(1, mi)), b is
+ * kl x nj (ld max(1, kl)), both of the layer's element type; nreq/reqs are
+ * the next shifts, to progress between chunks of the product. */
+typedef void (*cannon_mult_fn)(void *ctx, const void *a, const void *b, int64_t kl, int nreq, ovl_req *reqs);
 
 /* One layer of Cannon's algorithm (see cannon.c). */
 typedef struct cannon_layer {
   int s, i, j;
-  int64_t mi, nj, K;     /* rows of A/C block i, columns of B/C block j, inner size */
-  ovl_lanes shA;         /* varies j, rank j: A moves along it */
-  ovl_lanes shB;         /* varies i, rank i: B moves along it */
-  const double *a0, *b0; /* A(i, j) and B(i, j) as held before the skew */
-  double *c;             /* mi x nj accumulator, ld = max(1, mi) */
+  int64_t mi, nj, K; /* rows of A/C block i, columns of B/C block j, inner size */
+  ovl_lanes shA;     /* varies j, rank j: A moves along it */
+  ovl_lanes shB;     /* varies i, rank i: B moves along it */
+  const void *a0;    /* A(i, j) and B(i, j) as held before the skew, padded to whole doubles */
+  const void *b0;
+  double *c; /* mi x nj accumulator, ld = max(1, mi) (default product) */
   int ndup;
+  size_t esz;          /* element size: 0 or 8 (double), 4 (float: blocks move as bytes in whole doubles) */
+  cannon_mult_fn mult; /* the local product; NULL: c += alpha A B with dgemm */
+  void *mctx;
 } cannon_layer;
+
+/* Doubles that carry n elements of esz bytes (rounded up). LOCAL. */
+static inline int64_t kern_dbl_count(int64_t n, size_t esz) { return (n * (int64_t)esz + 7) / 8; }
 
 /* Run nsteps Cannon steps starting at step t0: c += alpha * sum A(i,l) B(l,j).
  * COLLECTIVE over parent (the ranks running the layers). */

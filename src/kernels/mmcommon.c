@@ -99,29 +99,40 @@ static int kern_smpi_real(void) {
 }
 #endif
 
-static void kern_dgemm_one(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
-                           const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+void kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
+                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
 #ifdef OVL_SMPI
   smpi_execute_flops(2.0 * (double)m * (double)n * (double)k);
   if (!kern_smpi_real()) return;
 #endif
-  cblas_dgemm(CblasColMajor, CblasNoTrans, transb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k, alpha, a,
-              (int)lda, b, (int)ldb, beta, c, (int)ldc);
+  enum CBLAS_TRANSPOSE tb = transb ? CblasTrans : CblasNoTrans;
+  if (esz == sizeof(float))
+    cblas_sgemm(CblasColMajor, CblasNoTrans, tb, (int)m, (int)n, (int)k, (float)alpha, a, (int)lda, b, (int)ldb,
+                (float)beta, c, (int)ldc);
+  else
+    cblas_dgemm(CblasColMajor, CblasNoTrans, tb, (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c,
+                (int)ldc);
 }
 
-void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
-                int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs) {
+void kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda, const void *b,
+               int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   int64_t step = nreq > 0 ? KERN_CHUNK : n;
   for (int64_t j = 0; j < n; j += step) {
     int64_t w = n - j < step ? n - j : step;
-    kern_dgemm_one(0, m, w, k, alpha, a, lda, b + j * ldb, ldb, 1.0, c + j * ldc, ldc);
+    kern_gemm_one(esz, 0, m, w, k, alpha, a, lda, (const char *)b + esz * (size_t)(j * ldb), ldb, 1.0,
+                  (char *)c + esz * (size_t)(j * ldc), ldc);
     if (nreq > 0 && j + w < n) ovl_req_progress(nreq, reqs, NULL);
   }
 }
 
+void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
+                int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs) {
+  kern_gemm(sizeof(double), m, n, k, alpha, a, lda, b, ldb, c, ldc, nreq, reqs);
+}
+
 void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                    const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  kern_dgemm_one(transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  kern_gemm_one(sizeof(double), transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
