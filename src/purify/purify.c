@@ -2,6 +2,7 @@
  * on SymmSquareCube; SP2 and TRS4 (Niklasson) on the symmetric square, in
  * float64 or float32-then-float64; checkpoints and restart. */
 #include <dirent.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -480,7 +481,12 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     } else { /* TRS4 */
       double tr3 = v[V_TRD3], tr4 = v[V_TRD4];
       double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
-      double gamma = trG4 > 0 ? (Ne - trF4) / trG4 : 3.0;
+      /* tr G = sum x^2 (1-x)^2 is a difference of traces of size n_occ: once it
+       * is within their rounding, gamma is noise, and a noisy gamma outside
+       * [0, 6] would take a first-order step that spoils the trace; there the
+       * iteration is McWeeny's (gamma = 3), which keeps it */
+      double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
+      double gamma = trG4 > noise ? (Ne - trF4) / trG4 : 3.0;
       if (gamma > 6.0) {
         if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
       } else if (gamma < 0.0) {
