@@ -106,13 +106,17 @@ static void test_3d(int P, int rank) {
   } else {
     T_CHECK(rc == OVL_ERR_GRID, "P=%d is not a cube: %s", P, ovl_err_name(rc));
   }
-  /* 2.5D: 2x2x2 is c = s; 2x2x1 on 4 ranks; c > s refused */
+  /* 2.5D: 2x2x2 is c = s; 2x2x1 on 4 ranks; c > s refused except on a 1 x 1 x c stack */
   if (P == 4) {
     T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 0, 1, 0, &g));
     ovl_grid3d_dims(g, &s, &c);
     T_CHECK(s == 2 && c == 1, "2.5D 2x2x1");
     ovl_grid3d_destroy(&g);
-    T_ERR(ovl_grid3d_create(MPI_COMM_WORLD, 1, 4, 0, &g), OVL_ERR_ARG);
+    T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 1, 4, 0, &g));
+    ovl_grid3d_dims(g, &s, &c);
+    T_CHECK(s == 1 && c == 4, "1x1x4 stack");
+    ovl_grid3d_destroy(&g);
+    T_ERR(ovl_grid3d_create(MPI_COMM_WORLD, 2, 4, OVL_GRID_ALLOW_IDLE, &g), OVL_ERR_ARG);
   }
   if (P == 8) {
     T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 2, 2, 0, &g));

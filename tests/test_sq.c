@@ -99,8 +99,8 @@ static void bytes_half(ovl_grid3d g, int64_t n) {
   T_CHECK(sd.bytes == 2 * ss.bytes, "bytes: double %lld, single %lld", (long long)sd.bytes, (long long)ss.bytes);
   int sdim, c;
   ovl_grid3d_dims(g, &sdim, &c);
-  if (ovl_grid3d_active(g) && sdim > 1) T_CHECK(sd.bytes > 0, "no bytes counted on a %dx%dx%d grid", sdim, sdim, c);
-  if (sdim == 1) T_CHECK(sd.bytes == 0, "one rank moved %lld bytes", (long long)sd.bytes);
+  if (ovl_grid3d_active(g) && sdim * c > 1) T_CHECK(sd.bytes > 0, "no bytes counted on a %dx%dx%d grid", sdim, sdim, c);
+  if (sdim * c == 1) T_CHECK(sd.bytes == 0, "one rank moved %lld bytes", (long long)sd.bytes);
   /* the memory query is the largest workspace of any rank */
   int64_t ws = ovl_sq_workspace(s), mx = 0;
   MPI_Allreduce(&ws, &mx, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -173,11 +173,11 @@ int main(int argc, char **argv) {
   local_checks();
   int64_t ns[] = {1, 2, 7, 30, 61, 97};
   int nn = (int)(sizeof ns / sizeof ns[0]);
-  /* every s x s x c grid with c | s that fits: the exact fits in full, the
-   * ones with idle ranks reduced */
+  /* every s x s x c grid with c | s that fits, and the 1 x 1 x c stacks: the
+   * exact fits in full, the ones with idle ranks reduced */
   for (int sd = 1; sd * sd <= P; sd++)
-    for (int c = 1; c <= sd && sd * sd * c <= P; c++) {
-      if (sd % c) continue;
+    for (int c = 1; c <= (sd == 1 ? P : sd) && sd * sd * c <= P; c++) {
+      if (sd % c && sd != 1) continue;
       int exact = sd * sd * c == P;
       int some_exact = 0; /* with no exact fit (P = 2), the largest grid is run in full */
       for (int s2 = 1; s2 * s2 <= P; s2++)

@@ -14,8 +14,8 @@
  *            entry of --purify (METHOD[:PRECISION], comma-separated;
  *            default "canonical,sp2"): canonical and mcweeny on
  *            SymmSquareCube (alg5 on p x p x p, or alg6 on the 2.5D grid),
- *            sp2 and trs4 on the symmetric square (the 2.5D grid; on a rank
- *            count that forms none, the largest one, the rest idle).
+ *            sp2 and trs4 on the symmetric square (ovl_sq_grid_dims: the 2.5D
+ *            grid, or 1 x 1 x P).
  * All run interleaved (one repetition of each in turn); time per repetition
  * = MAX over ranks; min/median over the timed repetitions. Every density is
  * compared with the reference density dref.raw beside the Fock file (made by
@@ -189,7 +189,8 @@ int main(int argc, char **argv) {
    * with the rest of the ranks idle (2 ranks form none) */
   int s3 = 0, c3 = 0;
   for (int Q = P; s3 == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, &s3, &c3);
-  int sq_s = s3, sq_c = c3;
+  int sq_s = 0, sq_c = 0;
+  ovl_sq_grid_dims(P, &sq_s, &sq_c);
 
   double *F = NULL, *Dref = NULL;
   int64_t n = 0, nref = 0;

@@ -76,7 +76,8 @@ void ovl_grid2d_auto_dims(int P, int *p, int *q);
 typedef struct ovl_grid3d_s *ovl_grid3d;
 
 /* Create a 3D grid with s x s x c processes: c == s is the Huang-Chow p^3
- * grid, c < s is a 2.5D grid. Pass s = 0 to derive s from the parent size
+ * grid, c < s is a 2.5D grid; c > s only for s = 1 (a stack of c single
+ * ranks, which ovl_sq uses on rank counts that form no 2.5D grid). Pass s = 0 to derive s from the parent size
  * and c (c = 0 too: cube root, the 3D grid). Communicators, in the paper's
  * names, for process P(i,j,k):
  *   row_comm = P(:,j,k)  (size s, rank i)

@@ -40,7 +40,8 @@ typedef enum ovl_prec { OVL_PREC_DOUBLE = 0, OVL_PREC_SINGLE = 1 } ovl_prec;
 typedef struct ovl_sq_s *ovl_sq;
 
 /* Plan and allocate for an s x s x c grid (c divides s; c = s is the
- * p x p x p grid, c = 1 the 2D grid). COLLECTIVE over the grid's parent.
+ * p x p x p grid, c = 1 the 2D grid; or s = 1 and any c, see
+ * ovl_sq_grid_dims). COLLECTIVE over the grid's parent.
  * Errors (agreed on every rank): OVL_ERR_ARG (n < 0, ndup), OVL_ERR_GRID,
  * OVL_ERR_NOMEM. */
 ovl_err ovl_sq_create(ovl_grid3d g, int64_t n, int ndup, const ovl_coll_cfg *cfg, ovl_sq *out);
@@ -67,6 +68,10 @@ ovl_err ovl_sq_run(ovl_sq s, ovl_dmat X, ovl_dmat X2, ovl_prec prec, double *tr_
  * allocates and frees included (double precision, the larger). -1 for
  * invalid arguments (the grids ovl_sq_create refuses) or >= 2^62. LOCAL,
  * pure. */
+/* The grid ovl_sq runs on with P ranks: the 2.5D one (ovl_grid25d_dims),
+ * else 1 x 1 x P, whose layers split the inner dimension (one syrk each and
+ * a reduction of the lower triangle). LOCAL; pure function. */
+void ovl_sq_grid_dims(int P, int *s, int *c);
 int64_t ovl_sq_memory(int64_t n, int s, int c);
 /* This rank's workspace: the buffers the object holds plus the Cannon
  * buffers of a double-precision run. LOCAL. */

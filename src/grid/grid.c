@@ -191,7 +191,7 @@ static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
   }
   if (*s > (1 << 12) || *c > (1 << 12))
     return ovl_err_set(OVL_ERR_ARG, "grid %d x %d x %d is absurdly large", *s, *s, *c);
-  if (*c > *s)
+  if (*c > *s && *s != 1) /* 1 x 1 x c: a stack of single ranks (ovl_sq splits the inner dimension over it) */
     return ovl_err_set(OVL_ERR_ARG, "replication c = %d exceeds the plane side s = %d (a 3D grid has c = s)", *c, *s);
   snprintf(what, sizeof what, "a %d x %d x %d grid", *s, *s, *c);
   return fit_check(*s * *s * *c, P, flags, what);

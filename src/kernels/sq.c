@@ -55,8 +55,13 @@ static double rank_bytes(int64_t n, int s, int c, int i, int j) {
   return bytes;
 }
 
+void ovl_sq_grid_dims(int P, int *s, int *c) {
+  ovl_grid25d_dims(P, s, c);
+  if (*s == 0 && P > 0) *s = 1, *c = P;
+}
+
 int64_t ovl_sq_memory(int64_t n, int s, int c) {
-  if (n < 0 || s < 1 || c < 1 || s % c) return -1;
+  if (n < 0 || s < 1 || c < 1 || (s % c && s != 1)) return -1;
   /* blocks shrink with the index: the largest workspace is that of P(0,0),
    * P(1,0) or P(0,1) */
   double m = rank_bytes(n, s, c, 0, 0);
@@ -124,8 +129,9 @@ ovl_err ovl_sq_create(ovl_grid3d g, int64_t n, int ndup, const ovl_coll_cfg *cfg
   if (rc == OVL_OK && (ndup < 1 || ndup > OVL_LANES_MAX))
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
   else if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
-  else if (rc == OVL_OK && (cd < 1 || sd % cd))
-    rc = ovl_err_set(OVL_ERR_GRID, "sq needs the replication c = %d to divide the plane side s = %d", cd, sd);
+  else if (rc == OVL_OK && (cd < 1 || (sd % cd && sd != 1)))
+    rc =
+        ovl_err_set(OVL_ERR_GRID, "sq needs the replication c = %d to divide the plane side s = %d (or s = 1)", cd, sd);
   else if (rc == OVL_OK && ovl_sq_memory(n, sd, cd) < 0)
     rc = ovl_err_set(OVL_ERR_NOMEM, "sq: the workspace for n = %" PRId64 " does not fit in 2^62 bytes", n);
   if (rc == OVL_OK) {
@@ -317,10 +323,11 @@ static void run_sq(ovl_sq s, ovl_dmat X, ovl_dmat X2) {
   st->t_comm += ovl_time() - t;
   /* 2: this layer's Cannon steps, each rank its share of the block product */
   memset(s->H, 0, e * (size_t)nh);
-  if (s->s == 1) { /* one rank: the whole product is one syrk */
+  if (s->s == 1) { /* a 1 x 1 x c grid: layer k's syrk takes the k-th slice of the inner dimension */
+    int64_t off = ovl_block_off(s->n, s->c, s->k), len = ovl_block_len(s->n, s->c, s->k);
     t = ovl_time();
     OVL_TRACE_BEGIN("sq.syrk");
-    sq_mult(s, a, a, s->n, 0, NULL);
+    sq_mult(s, (const char *)a + e * (size_t)(off * q->ni), (const char *)a + e * (size_t)(off * q->ni), len, 0, NULL);
     OVL_TRACE_END("sq.syrk", 0);
     st->t_comp += ovl_time() - t;
     st->steps++;

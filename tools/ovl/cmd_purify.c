@@ -140,8 +140,8 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int P = 0;
   MPI_Comm_size(comm, &P);
   int s = j->have_grid ? j->grid[0] : 0, c = j->have_grid ? j->grid[2] : 0;
-  if (!j->have_grid && (j->po.alg == OVL_SSC_ALG6 || ovl_purify_uses_sq(j->po.method)))
-    ovl_grid25d_dims(P, &s, &c); /* 0 x 0 x 0 when none fits */
+  if (!j->have_grid && ovl_purify_uses_sq(j->po.method)) ovl_sq_grid_dims(P, &s, &c); /* 2.5D, or 1 x 1 x P */
+  else if (!j->have_grid && j->po.alg == OVL_SSC_ALG6) ovl_grid25d_dims(P, &s, &c);   /* 0 x 0 x 0 when none fits */
   ovl_grid3d g = NULL;
   OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
   ovl_grid3d_dims(g, &s, &c);
@@ -318,7 +318,8 @@ int cmd_purify(int argc, char **argv) {
       {"ndup", 'd', OVL_OPT_STRING, &ndup_s, "N|auto", "lanes (N_DUP) of each communication phase [default: 4]", NULL,
        0, -1},
       {"grid", 'g', OVL_OPT_STRING, &grid, "SxSxC",
-       "process grid (default: p x p x p; the 2.5D grid for alg6, sp2 and trs4)", NULL, 0, -1},
+       "process grid (default: p x p x p; the 2.5D grid for alg6; for sp2 and trs4 the 2.5D grid, else 1 x 1 x P)",
+       NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_STRING, &ppn_s, "K|auto",
        "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks) [default: 0]", NULL,
