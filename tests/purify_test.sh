@@ -59,9 +59,10 @@ PY
 homo=$("$PY" -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
 name="mcweeny"; run 8 --fock "$H" --method mcweeny --mu "$homo" --check -q; ok has "PASS" "$out"
 name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"; ok has "stopped at the rounding floor" "$out"
-# SP2 and TRS4 on the symmetric square: 1 rank, the 2D grid (4 ranks: 2x2x1), the 3D grid (8: 2x2x2),
-# the 2.5D grid (8 ranks as 2x2x2 is c = s; 4x4x... needs 16+), N_DUP 1 and 4, both back ends
-for np in 1 4 8; do
+# SP2 and TRS4 on the symmetric square: 1 rank, the 1x1x2 stack (2 ranks), the 2D grid (4 ranks: 2x2x1),
+# the 3D grid (8: 2x2x2; a 2.5D grid with 1 < c < s needs 32 ranks: test_sq covers the kernel there),
+# N_DUP 1 and 4, both back ends
+for np in 1 2 4 8; do
   for m in sp2 trs4; do
     for nd in 1 4; do
       [ "${OVL_TEST_QUICK:-0}" = 1 ] && [ "$nd" = 1 ] && [ "$np" != 1 ] && continue
