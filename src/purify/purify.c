@@ -94,16 +94,33 @@ static ovl_err plane_sums(ovl_dmat A, ovl_dmat B, ovl_dmat C, double out[2]) {
   return OVL_OK;
 }
 
-/* out = {<A, B>, ||B||_F^2}, reduced over the plane */
-static ovl_err plane_dots(ovl_dmat A, ovl_dmat B, double out[2]) {
-  double s[2] = {0, 0};
-  for (int64_t c = 0; c < A->ln; c++)
-    for (int64_t r = 0; r < A->lm; r++) {
-      int64_t q = r + c * A->ld;
-      s[0] += A->data[q] * B->data[q];
-      s[1] += B->data[q] * B->data[q];
+/* What an iteration needs from D, D^2 (and D^3), in one pass and one
+ * reduction over the plane: out = {tr D, tr D^2, ||D^2 - D||_F^2, tr D^3,
+ * tr D^4}; tr D^3 = <D, D^2> and tr D^4 = ||D^2||_F^2 for symmetric D (or
+ * the trace of D3 when given). */
+static ovl_err plane_stats(ovl_dmat D, ovl_dmat D2, ovl_dmat D3, double out[5]) {
+  double s[5] = {0, 0, 0, 0, 0};
+  for (int64_t c = 0; c < D->ln; c++) {
+    const double *d = D->data + c * D->ld, *d2 = D2->data + c * D2->ld;
+    double e = 0, t3 = 0, t4 = 0;
+    for (int64_t r = 0; r < D->lm; r++) {
+      double x = d2[r] - d[r];
+      e += x * x, t3 += d[r] * d2[r], t4 += d2[r] * d2[r];
     }
-  OVL_MPI(MPI_Allreduce(s, out, 2, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(A->grid)));
+    s[2] += e, s[3] += t3, s[4] += t4;
+    int64_t r = D->coff + c - D->roff; /* the diagonal element of this column, if local */
+    if (r >= 0 && r < D->lm) s[0] += d[r], s[1] += d2[r];
+  }
+  if (D3) { /* tr D^3 from D3's diagonal only */
+    double t3 = 0;
+    for (int64_t c = 0; c < D->ln; c++) {
+      int64_t r = D->coff + c - D->roff;
+      if (r >= 0 && r < D->lm) t3 += D3->data[r + c * D3->ld];
+    }
+    s[3] = t3;
+  }
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, s, 5, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(D->grid)));
+  memcpy(out, s, sizeof s);
   return OVL_OK;
 }
 
@@ -407,14 +424,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     if (rc != OVL_OK) break;
     /* plane 0 measures: traces, the idempotency error, tr(D^3), tr(D^4) */
     if (on0) {
-      double s2[2] = {0, 0}, s34[2] = {0, 0};
-      ovl_dmat_trace(D, &v[V_TRD]);
-      ovl_dmat_trace(D2, &v[V_TRD2]);
-      plane_sums(D2, D, NULL, s2);
-      v[V_ERR] = sqrt(s2[0]);
-      if (method == OVL_PURIFY_TRS4) plane_dots(D, D2, s34);
-      else if (!sqm) ovl_dmat_trace(D3, &s34[0]);
-      v[V_TRD3] = s34[0], v[V_TRD4] = s34[1];
+      double st[5] = {0, 0, 0, 0, 0};
+      plane_stats(D, D2, sqm ? NULL : D3, st);
+      v[V_TRD] = st[0], v[V_TRD2] = st[1], v[V_ERR] = sqrt(st[2]), v[V_TRD3] = st[3], v[V_TRD4] = st[4];
       v[V_TERR] = method == OVL_PURIFY_MCWEENY ? fabs(v[V_TRD] - round(v[V_TRD])) : fabs(v[V_TRD] - Ne);
     }
     if (MPI_Bcast(v, V_N, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
