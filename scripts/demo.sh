@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: density-matrix purification of real Hartree-Fock Fock matrices
 # (data/, made with tools/make-fock), SymmSquareCube Algorithm 5 against
-# Algorithm 4, verified against LAPACK's eigensolver, with timings.
+# Algorithm 4, verified against LAPACK's eigensolver, with timings; then the
+# methods (canonical, SP2, TRS4) against ScaLAPACK's pdsyevd and ELPA.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$here/..
@@ -39,4 +40,11 @@ for a, (tmin, tmed, r) in rows.items():
 if "alg4" in rows and "alg5" in rows:
     print(f"Alg. 5 over Alg. 4 (median time per SymmSquareCube): {rows['alg4'][1] / rows['alg5'][1]:.3f}x")
 PY
+EIG=${EIG:-$(dirname "$OVL")/bench/eig_peer}
+if [ -x "$EIG" ]; then
+  echo
+  echo "== Purification methods against the eigensolvers, $NP ranks, interleaved, median of $REPS =="
+  echo "   canonical on SymmSquareCube (4 n^3 flops per iteration); SP2 and TRS4 on the symmetric square (n^3 per square)"
+  run "$NP" "$EIG" --fock "$DATA/h2o24_ccpvdz/fock.raw" -i "$REPS" --purify canonical,sp2,trs4
+fi
 echo "demo: done"
