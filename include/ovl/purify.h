@@ -13,9 +13,16 @@
  *  - OVL_PURIFY_TRS2 (Niklasson 2002): D0 = (Hmax I - F)/(Hmax - Hmin); D <-
  *    D^2 or 2D - D^2, whichever trace is closer to n_occ.
  * Iterations stop when the idempotency error ||D^2 - D||_F falls below tol,
- * or stops decreasing once below sqrt(tol) (the rounding floor); a run that
- * reaches max_iter fails with a message that names the likely cause (a
- * HOMO-LUMO gap too small for the iteration cap).
+ * or stops decreasing once below sqrt(tol) (the rounding floor). A run whose
+ * D is then idempotent but whose trace is not n_occ (|tr D - n_occ| >
+ * max(1e-6, sqrt(tol)); canonical and TRS2) fails: it is not the density
+ * asked for. A run that reaches max_iter fails with a message that says
+ * whether the error was still falling (the cap is too low) or had stopped
+ * (a small HOMO-LUMO gap, or an input that is not what it should be).
+ *
+ * Checkpoints record what defines the problem: a checksum of F, n, n_occ,
+ * the method, mu and the precision; a restart refuses a state that differs
+ * in any of them or lacks one.
  *
  * F and D live on plane k = 0 of a 3D grid (see ovl/ssc.h); every rank of the
  * grid takes part.
@@ -52,7 +59,17 @@ typedef struct ovl_purify_opts {
    * checkpoint is set) and ovl_purify returns OVL_OK with result.stopped set
    * to that value. D is then an unconverged iterate. */
   const volatile sig_atomic_t *stop;
+  /* Set to 1 when the iterations start (NULL: not reported): before that
+   * point nothing has been written, so a caller may end the process at once
+   * on a signal; after it, stop above ends the run cleanly. */
+  volatile sig_atomic_t *started;
 } ovl_purify_opts;
+
+/* The accepted range of tol: below the minimum the rounding floor of double
+ * precision is reached long before (the iteration stops at the floor
+ * anyway), above the maximum D is not a density matrix in any useful sense. */
+#define OVL_PURIFY_TOL_MIN 1e-14
+#define OVL_PURIFY_TOL_MAX 1e-2
 
 /* Defaults as documented above. LOCAL. */
 ovl_purify_opts ovl_purify_opts_default(void);
@@ -62,7 +79,7 @@ ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out);
 typedef struct ovl_purify_result {
   int iterations;    /* iterations done (including those before a restart) */
   double idem_err;   /* ||D^2 - D||_F at the end */
-  double trace_err;  /* |tr D - n_occ| (canonical, TRS2) or |tr D - round(tr D)| */
+  double trace_err;  /* |tr D - n_occ| (canonical, TRS2) or |tr D - round(tr D)| (McWeeny: n_occ not used) */
   double energy;     /* tr(D F) */
   double t_total;    /* seconds */
   double t_ssc;      /* seconds in SymmSquareCube */
@@ -73,8 +90,11 @@ typedef struct ovl_purify_result {
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the
  * density matrix (plane 0). COLLECTIVE over the 3D grid's parent. Errors
- * (agreed): OVL_ERR_ARG (options), OVL_ERR_NUMERIC (F not symmetric/finite;
- * no convergence within max_iter), OVL_ERR_IO (checkpoints), OVL_ERR_GRID. */
+ * (agreed): OVL_ERR_ARG (options; a checkpoint of another problem),
+ * OVL_ERR_NUMERIC (F not symmetric/finite; no convergence within max_iter;
+ * a converged D of the wrong trace), OVL_ERR_IO (checkpoints),
+ * OVL_ERR_FORMAT (a checkpoint state that is malformed or lacks a field),
+ * OVL_ERR_GRID. */
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
 /* Memory query before allocating: the most bytes any rank of an s x s x c
