@@ -68,14 +68,30 @@ for sub, meta in (("nometa", None), ("bigocc", {"n": 24, "n_occ": 1000})):
     os.makedirs(os.path.join(d, sub))
     raw(os.path.join(sub, "fock.raw"), F)
     if meta: json.dump(meta, open(os.path.join(d, sub, "meta.json"), "w"))
+# another F of the same n, for a restart of a different problem
+A = F.copy(); A[1, 2] += 1e-2; A[2, 1] += 1e-2; raw("other.raw", A)
+# F byte-swapped (finite and symmetric, but not F), beside the meta.json of the real F
+os.makedirs(os.path.join(d, "swapped"))
+raw(os.path.join("swapped", "fock.raw"), F.byteswap())
+open(os.path.join(d, "swapped", "meta.json"), "w").write(open(os.path.join(os.path.dirname(src), "meta.json")).read())
 PY
 mkfifo "$f/fifo.raw"; cp "$f/good.raw.json" "$f/fifo.raw.json"
 mkdir "$f/dir.raw"; cp "$f/good.raw.json" "$f/dir.raw.json"
 cp "$f/good.raw" "$f/dirjson.raw"; mkdir "$f/dirjson.raw.json"
 mkdir -p "$f/ck"
 printf '{"iteration": oops}\n' >"$f/ck/bad.state.json"
-printf '{"iteration": 4, "method": "canonical", "n": 24, "nocc": 5, "data": "%s"}\n' "$f/trunc.raw" >"$f/ck/trunc.state.json"
-printf '{"iteration": 4, "method": "canonical", "n": 48, "nocc": 5, "data": "%s"}\n' "$f/rect.raw" >"$f/ck/rect.state.json"
+# a real checkpoint of iteration 2 (the run itself stops at its cap of 3), and states derived from it
+"$OVL" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/real" --checkpoint-every 2 --max-iter 3 -q >/dev/null 2>&1
+[ -f "$f/ck/real.state.json" ] || { echo "FAIL: no checkpoint to restart from"; exit 1; }
+for v in trunc rect; do sed -E "s|\"data\": \"[^\"]*\"|\"data\": \"$f/$v.raw\"|" "$f/ck/real.state.json" >"$f/ck/$v.state.json"; done
+# the state of an older ovl: no checksum of F, no mu, no precision
+printf '{"iteration": 2, "method": "canonical", "n": 24, "nocc": 5, "data": "%s"}\n' "$f/ck/real.it2.raw" >"$f/ck/old.state.json"
+# special files: nodes made here (never /dev/null itself)
+mknod "$f/null" c 1 3
+mkfifo "$f/fifo.mtx" "$f/fifo.json" "$f/ck/fifo.state.json" "$f/outfifo.raw"
+mkdir -p "$f/metafifo"; cp "$f/good.raw" "$f/good.raw.json" "$f/metafifo/"; mkfifo "$f/metafifo/meta.json"
+mknod "$f/ck/dev.state.json" c 1 3; mknod "$f/trdev.json" c 1 3
+good_sum=$(cat "$f/good.raw" "$f/good.raw.json" | md5sum)
 
 # ---- the checks -----------------------------------------------------------
 # case NAME RC PATTERN NPS CMD ARGS...: for each NP of NPS (e.g. "1 4"), run
@@ -196,12 +212,12 @@ case_ "--mu with canonical"     2 "--mu applies to --method mcweeny only" "$P" p
 case_ "mcweeny without --mu"    2 "--method mcweeny needs --mu" "$P3" purify --fock "$f/good.raw" --method mcweeny "${o[@]}"
 case_ "--restart alone"         2 "need --checkpoint PREFIX" "$P" purify --fock "$f/good.raw" --nocc 5 --restart "${o[@]}"
 case_ "--checkpoint alone"      2 "--checkpoint needs --checkpoint-every" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "@OUT@/ck" "${o[@]}"
-case_ "--tol 0"                 2 "--tol must be > 0" "$P3" purify --fock "$f/good.raw" --nocc 5 --tol 0 "${o[@]}"
+case_ "--tol 0"                 2 "--tol must be in \[1e-14, 0.01\]" "$P3" purify --fock "$f/good.raw" --nocc 5 --tol 0 "${o[@]}"
 case_ "gemm --groups with summa" 2 "--groups applies to --algo hsumma only" "$P" gemm -n 16 --groups 2x2
 case_ "gemm --repl vs --grid"   2 "--repl 2 conflicts with --grid 2x2x1" "$P" gemm --algo 2.5d -n 16 --repl 2 --grid 2x2x1
 case_ "flag with a value"       2 "option '--check=1' takes no value" "$P" gemm -n 16 --check=1
 # checkpoints to restart from
-case_ "restart: no checkpoint"  1 "cannot read checkpoint state" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/none" --restart "${o[@]}"
+case_ "restart: no checkpoint"  1 "cannot open checkpoint state .*none.state.json.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/none" --restart "${o[@]}"
 case_ "restart: malformed state" 1 "checkpoint state .*bad.state.json. is malformed" "$P3" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/bad" --restart "${o[@]}"
 case_ "restart: truncated data" 1 "trunc.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
 case_ "restart: wrong size"     1 "rect.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
@@ -209,12 +225,57 @@ case_ "restart: wrong size"     1 "rect.raw" "$P" purify --fock "$f/good.raw" --
 case_ "output in a missing dir" 1 "cannot write .*nodir/D.raw" "$P" purify --fock "$f/good.raw" --nocc 5 -o "@OUT@/nodir/D.raw"
 mkdir -p "$tmp/isdir"
 case_ "output is a directory"   1 "cannot write .*isdir" "$P3" purify --fock "$f/good.raw" --nocc 5 -o "$tmp/isdir"
+# ---- second round: special files, inputs that could block, memory, restarts, results ----
+# outputs never replace what is not theirs: special files, directories, the input itself
+case_ "-o a character device"   1 "cannot write output .*null.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 -o "$f/null"
+case_ "-o a FIFO"               1 "cannot write output .*outfifo.raw.: it exists and is a FIFO" "$P3" purify --fock "$f/good.raw" --nocc 5 -o "$f/outfifo.raw"
+case_ "-o the input"            2 "the output .*good.raw. is the input" "$P" purify --fock "$f/good.raw" --nocc 5 -o "$f/good.raw"
+case_ "-o the input's sidecar"  2 "the output .*good.raw.json. is the input" "$P" purify --fock "$f/good.raw" --nocc 5 -o "$f/good.raw.json"
+case_ "checkpoint state a device" 1 "cannot write checkpoint state .*dev.state.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/dev" --checkpoint-every 2 "${o[@]}"
+case_ "--trace onto a device"   1 "cannot write trace .*trdev.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 -t "$f/trdev" "${o[@]}"
+case_ "gemm --trace onto a device" 1 "cannot write trace .*trdev.json" "$P" gemm -n 16 -t "$f/trdev"
+case_ "bench machine -o a device" 1 "cannot write machine file .*null.: it exists and is a character device" "2" bench machine -o "$f/null"
+case_ "tune -o a device"        1 "cannot write tune file .*null.: it exists and is a character device" "$P" tune --kernel ssc -n 64 -o "$f/null"
+case_ "-o \"\""                  2 "option -o/--output: an empty value" "$P" purify --fock "$f/good.raw" --nocc 5 -o ""
+# inputs that could block: every file read goes through one check
+case_ "FIFO as --fock x.mtx"    1 "Matrix Market file .*fifo.mtx.: not a regular file \(a FIFO\)" "$P" purify --fock "$f/fifo.mtx" --nocc 5 "${o[@]}"
+case_ "FIFO as meta.json"       1 "metadata file .*metafifo/meta.json.: not a regular file \(a FIFO\)" "$P" purify --fock "$f/metafifo/good.raw" "${o[@]}"
+case_ "FIFO as the restart state" 1 "checkpoint state .*fifo.state.json.*a FIFO" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/fifo" --restart "${o[@]}"
+PLAIN=1 case_ "FIFO as --machine (auto)" 1 "machine file .*fifo.json.: not a regular file \(a FIFO\)" "$P" purify --fock "$f/good.raw" --nocc 5 --algo auto --machine "$f/fifo.json" "${o[@]}"
+case_ "gemm: FIFO as --machine" 1 "machine file .*fifo.json.: not a regular file" "$P" gemm -n 16 --algo auto --machine "$f/fifo.json"
+PLAIN=1 case_ "--tune-file missing (auto)" 1 "tune file .*none.tune.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 --algo auto --tune-file "$f/none.tune" "${o[@]}"
+# trace locations are checked before computing, on every rank count and in every command
+case_ "--trace into a missing dir" 1 "cannot write trace .*nodir/tr.json.: directory .*nodir.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 -t "@OUT@/nodir/tr" "${o[@]}"
+case_ "gemm --trace into a missing dir" 1 "cannot write trace .*nodir/tr.json.: directory .*: No such file" "1 2 4" gemm -n 16 -t "@OUT@/nodir/tr"
+# memory: every bench command estimates before allocating
+case_ "bench coll alltoall 8G"  1 "OVL_ERR_NOMEM.*needs 32768.0 MiB per rank, but the node has" "4" bench coll -o alltoall -m 8G:8G -i 1 -x 0
+case_ "bench coll bcast 16G"    1 "OVL_ERR_NOMEM.*needs 65536.0 MiB per rank" "2" bench coll -o bcast -m 16G:16G -i 1 -x 0
+case_ "bench nbc --mem-limit"   1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench nbc -m 8M:8M -i 1 -x 0 --mem-limit 1M
+case_ "bench pingpong --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench pingpong -m 8M:8M -i 1 --mem-limit 1M
+case_ "bench progress --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "$P" bench progress -n 8M --mem-limit 1M
+case_ "bench ssc n = 100000"    1 "OVL_ERR_NOMEM.*but the node has" "$P" bench ssc -n 100000 --allow-idle
+case_ "bench machine --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench machine -o "@OUT@/m.json" --mem-limit 1M
+# restarts continue the same problem or nothing
+case_ "restart: other n_occ"    1 "different problem: .nocc. is 5 there but 7 in this run" "$P" purify --fock "$f/good.raw" --nocc 7 --checkpoint "$f/ck/real" --restart "${o[@]}"
+case_ "restart: other F, same n" 1 "different problem: .f_checksum." "$P3" purify --fock "$f/other.raw" --nocc 5 --checkpoint "$f/ck/real" --restart "${o[@]}"
+case_ "restart: other method"   1 "different problem: .method. is \"canonical\" there but \"trs2\"" "$P" purify --fock "$f/good.raw" --nocc 5 --method trs2 --checkpoint "$f/ck/real" --restart "${o[@]}"
+case_ "restart: state lacks fields" 1 "old.state.json. lacks .f_checksum." "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/old" --restart "${o[@]}"
+# results are reported for what was computed
+case_ "--tol inf"               2 "option --tol: 'inf' is not a finite number" "$P" purify --fock "$f/good.raw" --nocc 5 --tol inf "${o[@]}"
+case_ "--tol 1e-20"             2 "--tol must be in \[1e-14, 0.01\]" "$P" purify --fock "$f/good.raw" --nocc 5 --tol 1e-20 "${o[@]}"
+case_ "--nocc with McWeeny"     2 "--nocc does not apply to --method mcweeny" "$P" purify --fock "$f/good.raw" --nocc 5 --method mcweeny --mu 0 "${o[@]}"
+case_ "--max-iter 1"            1 "did not converge in 1 iterations .*the iteration cap was reached while the error was still falling" "$P" purify --fock "$f/good.raw" --nocc 5 --max-iter 1 "${o[@]}"
+case_ "byte-swapped F"          1 "swapped/fock.raw. does not match its meta.json.*wrong byte order" "$P" purify --fock "$f/swapped/fock.raw" "${o[@]}"
 wait
 for r in "$res"/*; do
   if [ "$(head -n 1 "$r")" = PASS ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
   grep -v '^PASS$' "$r"
 done
 [ -z "$(ls -A "$tmp/isdir")" ] && [ -z "$(ls -d "$tmp"/isdir.* 2>/dev/null)" ] || { fail=$((fail + 1)); echo "FAIL: files left beside the output directory"; }
+# the special files are what they were, and nothing was written beside them or over the input
+[ -c "$f/null" ] && [ -p "$f/outfifo.raw" ] && [ -c "$f/ck/dev.state.json" ] && [ -c "$f/trdev.json" ] || { fail=$((fail + 1)); echo "FAIL: a special file was replaced"; }
+[ -z "$(ls -d "$f"/null?* "$f"/outfifo.raw?* "$f"/trdev.csv "$f"/ck/dev.* 2>/dev/null | grep -v 'dev.state.json$')" ] || { fail=$((fail + 1)); echo "FAIL: files left beside the special files: $(ls -d "$f"/null?* "$f"/outfifo.raw?* "$f"/ck/dev.* 2>/dev/null | tr '\n' ' ')"; }
+[ "$(cat "$f/good.raw" "$f/good.raw.json" | md5sum)" = "$good_sum" ] || { fail=$((fail + 1)); echo "FAIL: the input was replaced"; }
 
 echo "bad input: $cases cases, $runs runs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

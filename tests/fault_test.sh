@@ -13,6 +13,10 @@
 #  5. kill -9 of one rank: the job ends within a bounded time with a message
 #     naming the dead rank; an earlier output file with the same name is
 #     intact; the last checkpoint is consistent and --restart from it works.
+#  7. SIGTERM while the ranks wait before the iterations start (one rank is
+#     stopped with SIGSTOP as soon as the job prints its header, so the others
+#     block in their first collective): the first SIGTERM ends them at once
+#     with a message and exit code 143, and nothing is written.
 #  6. A full disk (a 1 MiB tmpfs, and one with room for the data but not for
 #     its sidecar, mounted by the test; skipped when mount is not allowed):
 #     an error naming ENOSPC, and no file left, neither for -o nor for
@@ -164,6 +168,37 @@ if start ck5 -o D.raw; then
 else ok "kill -9: a checkpoint appears" false; finish; fi
 rm -f D.raw D.raw.json
 echo "faults: stray temporaries: $(ls ./*.tmp.* 2>/dev/null | tr '\n' ' ')"
+
+# 7. SIGTERM before the iterations: a larger F (reading and checking it takes
+# a while), one rank stopped right after the header, SIGTERM to the others
+"$PY" - <<'PY'
+import json
+import numpy as np
+n = 3000
+r = np.random.default_rng(2).standard_normal((n, n)) * 1e-3
+F = np.diag(np.linspace(-1, 1, n)) + (r + r.T) / 2
+F.astype("<f8").tofile("G.raw")
+json.dump({"rows": n, "cols": n, "symmetric": True}, open("G.raw.json", "w"))
+PY
+"${MPIEXEC[@]}" -n 4 "$OVL" purify --fock G.raw --nocc 1500 --algo alg6 -o D7.raw >out 2>err &
+job=$!
+for ((i = 0; i < 1200; i++)); do grep -q "^# ovl purify" out 2>/dev/null && break; sleep 0.01; done
+rank_pids=$(ranks)
+stopped=$(tr -s " \n" "\n\n" <<<"$rank_pids" | sed -n 4p)
+[ -n "$stopped" ] && kill -STOP "$stopped"
+sleep 0.5
+if grep -q "# iter" out; then
+  echo "faults: SKIP SIGTERM before the iterations: the iterations had started before the rank was stopped"
+  kill -CONT "$stopped"; finish
+else
+  for p in $rank_pids; do [ "$p" != "$stopped" ] && kill -TERM "$p"; done
+  finish
+  [ -n "$stopped" ] && kill -CONT "$stopped" 2>/dev/null
+  ok "SIGTERM before the iterations: ends at once (rc=$rc, ${dt}s)" test "$rc" -ne 124 -a "$rc" -ne 0
+  ok "SIGTERM before the iterations: message" has "stopped by SIGTERM before the iterations started; nothing written" err
+  ok "SIGTERM before the iterations: no output" test ! -e D7.raw -a ! -e D7.raw.json -a -z "$(ls D7.raw.tmp.* 2>/dev/null)"
+fi
+rm -f G.raw G.raw.json
 
 # 6. a full disk
 mkdir -p full tight

@@ -242,6 +242,16 @@ if "$PLOT" check >/dev/null 2>&1; then
   expect "plot bw of nbc refused" test "$rc" -eq 1
   "$PLOT" bw "$tmp/missing.json" -o "$tmp/x.png" >/dev/null 2>&1; rc=$?
   expect "plot missing file" test "$rc" -eq 1
+  # special files: never replaced as outputs, never opened as inputs; the input is not an output
+  mknod "$tmp/plotdev" c 1 3; mkfifo "$tmp/plotfifo.json"
+  "$PLOT" bw "$tmp/pp1.json" -o "$tmp/plotdev" >/dev/null 2>"$tmp/plot.err"; rc=$?
+  expect "plot onto a device refused" test "$rc" -eq 1 -a -c "$tmp/plotdev"
+  expect "plot onto a device: message" has "plotdev: exists and is not a regular file" "$(cat "$tmp/plot.err")"
+  timeout 20 "$PLOT" bw "$tmp/plotfifo.json" -o "$tmp/x.png" >/dev/null 2>"$tmp/plot.err"; rc=$?
+  expect "plot from a FIFO refused" test "$rc" -eq 1 -a ! -e "$tmp/x.png"
+  cp "$tmp/pp1.json" "$tmp/ppcopy.json"
+  "$PLOT" bw "$tmp/ppcopy.json" -o "$tmp/ppcopy.json" >/dev/null 2>"$tmp/plot.err"; rc=$?
+  expect "plot over its input refused" cmp -s "$tmp/pp1.json" "$tmp/ppcopy.json"
 else
   skip=$((skip + 1))
   echo "SKIP: plotting: matplotlib is missing ($("$PLOT" check 2>&1 | tail -1))"

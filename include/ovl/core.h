@@ -102,6 +102,32 @@ void ovl_free(void *ptr_inout);
  * path; on any failure tmp is removed and OVL_ERR_IO names the step. LOCAL. */
 ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path);
 
+/* ---- files ------------------------------------------------------------- */
+
+/* The one check of every file ovl reads, before it is opened for data:
+ * path names an existing regular file that this process can open for
+ * reading, of exactly `size` bytes when size >= 0. what names the kind of
+ * file in messages ("machine file"). Never blocks: the file is opened with
+ * O_NONBLOCK and a FIFO, device, socket or directory is refused by fstat
+ * before any byte is read. LOCAL. Errors: OVL_ERR_IO (missing, not a regular
+ * file, unreadable: with strerror), OVL_ERR_FORMAT (the size differs:
+ * "truncated" or "oversized"). */
+ovl_err ovl_file_check_read(const char *path, const char *what, int64_t size);
+
+/* Open path for reading ("rb") after the same check (any size); *f receives
+ * the stream (fclose it). LOCAL. Errors: as ovl_file_check_read. */
+ovl_err ovl_file_open_read(const char *path, const char *what, FILE **f);
+
+/* The one check of every output target, made before any computation and
+ * again by the writers: path is not empty, its directory exists and is
+ * writable, and path either does not exist or is a regular file (a FIFO,
+ * device, socket or directory is never replaced), and it is none of the
+ * ninputs files of inputs (NULL entries skipped; the same file by device and
+ * inode, or the same name). what names the output in messages ("output",
+ * "trace"). LOCAL. Errors: OVL_ERR_ARG (empty, or one of the inputs),
+ * OVL_ERR_IO (with the reason). */
+ovl_err ovl_file_check_write(const char *path, const char *what, const char *const *inputs, int ninputs);
+
 /* ---- timers ------------------------------------------------------------ */
 
 /* Wall-clock seconds (MPI_Wtime). LOCAL. */

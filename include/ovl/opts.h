@@ -18,10 +18,10 @@ typedef enum ovl_opt_type {
   OVL_OPT_FLAG,   /* int*: set to 1 when present */
   OVL_OPT_INT,    /* int* */
   OVL_OPT_I64,    /* int64_t* */
-  OVL_OPT_DOUBLE, /* double* */
+  OVL_OPT_DOUBLE, /* double*: a finite number (inf and nan are refused) */
   OVL_OPT_SIZE,   /* int64_t*: integer with optional K/M/G suffix (powers of 2) */
   OVL_OPT_RANGE,  /* int64_t[2]: "min:max" sizes, or one size for both */
-  OVL_OPT_STRING, /* const char**: points into argv */
+  OVL_OPT_STRING, /* const char**: points into argv; never empty */
   OVL_OPT_CHOICE  /* const char**: one of choices[] (NULL-terminated) */
 } ovl_opt_type;
 

@@ -30,8 +30,16 @@
  * K = 4; K = 4 for McWeeny, 6 for TRS4), so the first iteration whose error
  * breaks that bound (with e below 1e-6, the asymptotic regime) is dominated by
  * rounding and ends the run; a tol > 0 given by the caller stops it earlier.
- * result.stop_reason names the criterion. A run that reaches max_iter fails
- * with a message naming the likely cause.
+ * result.stop_reason names the criterion. A run whose D is then idempotent
+ * but whose trace is not n_occ (|tr D - n_occ| > max(1e-6, sqrt(tol)); all
+ * methods but McWeeny) fails: it is not the density asked for. A run that
+ * reaches max_iter fails with a message that says whether the error was still
+ * falling (the cap is too low) or had stopped (a small HOMO-LUMO gap, or an
+ * input that is not what it should be).
+ *
+ * Checkpoints record what defines the problem: a checksum of F, n, n_occ,
+ * the method, mu and the precision; a restart refuses a state that differs
+ * in any of them or lacks one. A restart continues in float64.
  * Precision (SP2 and TRS4). OVL_PURIFY_PREC_MIXED iterates with float32
  * products and messages (half the bytes on the wire, twice the flop rate)
  * until the same criterion finds the float32 rounding floor (e below 1e-2),
@@ -71,7 +79,8 @@ typedef struct ovl_purify_opts {
   int64_t nocc;           /* occupied orbitals (canonical, TRS2); 0 <= nocc <= n */
   double mu;              /* chemical potential (McWeeny) */
   int max_iter;           /* iteration cap (default 200) */
-  double tol;             /* idempotency tolerance on ||D^2 - D||_F (0: the method's default, see above) */
+  double tol;             /* tolerance on ||D^2 - D||_F: 0 (the method's default, see above) or in
+                             [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
   ovl_purify_prec prec;   /* SP2 and TRS4: float64 throughout, or float32 first (default: double) */
   ovl_ssc_alg alg;        /* SymmSquareCube algorithm of canonical and McWeeny (default Alg. 5) */
   int ndup;               /* N_DUP (default 4) */
@@ -86,7 +95,17 @@ typedef struct ovl_purify_opts {
    * checkpoint is set) and ovl_purify returns OVL_OK with result.stopped set
    * to that value. D is then an unconverged iterate. */
   const volatile sig_atomic_t *stop;
+  /* Set to 1 when the iterations start (NULL: not reported): before that
+   * point nothing has been written, so a caller may end the process at once
+   * on a signal; after it, stop above ends the run cleanly. */
+  volatile sig_atomic_t *started;
 } ovl_purify_opts;
+
+/* The accepted range of tol: below the minimum the rounding floor of double
+ * precision is reached long before (the iteration stops at the floor
+ * anyway), above the maximum D is not a density matrix in any useful sense. */
+#define OVL_PURIFY_TOL_MIN 1e-14
+#define OVL_PURIFY_TOL_MAX 1e-2
 
 /* Defaults as documented above. LOCAL. */
 ovl_purify_opts ovl_purify_opts_default(void);
@@ -103,7 +122,7 @@ int ovl_purify_uses_sq(ovl_purify_method m);
 typedef struct ovl_purify_result {
   int iterations;          /* iterations done (including those before a restart) */
   double idem_err;         /* ||D^2 - D||_F at the end */
-  double trace_err;        /* |tr D - n_occ| (canonical, TRS2) or |tr D - round(tr D)| */
+  double trace_err;        /* |tr D - n_occ|, or |tr D - round(tr D)| (McWeeny: n_occ is not used) */
   double energy;           /* tr(D F) */
   double t_total;          /* seconds */
   double t_ssc;            /* seconds in the kernel (SymmSquareCube or the symmetric square) */
@@ -119,8 +138,11 @@ typedef struct ovl_purify_result {
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the
  * density matrix (plane 0). COLLECTIVE over the 3D grid's parent. Errors
- * (agreed): OVL_ERR_ARG (options), OVL_ERR_NUMERIC (F not symmetric/finite;
- * no convergence within max_iter), OVL_ERR_IO (checkpoints), OVL_ERR_GRID. */
+ * (agreed): OVL_ERR_ARG (options; a checkpoint of another problem),
+ * OVL_ERR_NUMERIC (F not symmetric/finite; no convergence within max_iter;
+ * a converged D of the wrong trace), OVL_ERR_IO (checkpoints),
+ * OVL_ERR_FORMAT (a checkpoint state that is malformed or lacks a field),
+ * OVL_ERR_GRID. */
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
 /* Memory query before allocating: the most bytes any rank of an s x s x c

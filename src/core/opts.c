@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,10 +151,14 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
     double d = strtod(val, &end);
     if (end == val || *end != '\0' || errno == ERANGE || d != d)
       return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not a number", nm, val);
+    if (!isfinite(d)) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not a finite number", nm, val);
     *(double *)o->dest = d;
     return OVL_OK;
   }
-  case OVL_OPT_STRING: *(const char **)o->dest = val; return OVL_OK;
+  case OVL_OPT_STRING:
+    if (val[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "option %s: an empty value", nm);
+    *(const char **)o->dest = val;
+    return OVL_OK;
   case OVL_OPT_CHOICE: {
     for (const char *const *c = o->choices; c && *c; c++)
       if (strcmp(*c, val) == 0) {

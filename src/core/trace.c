@@ -1,5 +1,6 @@
 /* The tracer: preallocated per-rank event log, clock offsets by ping-pong at
  * start and end (linear drift correction), Chrome JSON + CSV output. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,14 +159,17 @@ static ovl_err gather_text(MPI_Comm comm, const sbuf *mine, char **all, int64_t 
 
 static ovl_err write_atomic(const char *path, const char *head, const char *body, int64_t len, const char *tail) {
   char tmp[4096];
+  OVL_TRY(ovl_file_check_write(path, "trace", NULL, 0));
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "w");
-  if (!f) return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s'", tmp);
+  if (!f) return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", tmp, strerror(errno));
   int ok = fputs(head, f) >= 0 && (len == 0 || fwrite(body, 1, (size_t)len, f) == (size_t)len) && fputs(tail, f) >= 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok || rename(tmp, path) != 0) {
+  int e = ok ? 0 : errno;
+  if (fclose(f) != 0 && ok) ok = 0, e = errno;
+  if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
+  if (!ok) {
     unlink(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s'", path);
+    return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", path, strerror(e));
   }
   return OVL_OK;
 }
@@ -216,6 +220,7 @@ ovl_err ovl_trace_write(const char *prefix) {
     }
     free(all);
     all = NULL;
+    rc = ovl_err_agree(comm, rc); /* rank 0's write failed: no rank gathers the CSV */
     if (rc == OVL_OK) rc = gather_text(comm, &cs, &all, &len);
     if (rc == OVL_OK && rank == 0) {
       char path[4096];

@@ -241,9 +241,8 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
 /* Rank 0: parse path into a new m x n column-major array *g. */
 static ovl_err mm_read(const char *path, int64_t *m, int64_t *n, int *sym, double **g) {
   *g = NULL;
-  OVL_TRY(ovl_io_check_regular(path, "Matrix Market file"));
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return ovl_err_set(OVL_ERR_IO, "cannot open Matrix Market file '%s': %s", path, strerror(errno));
+  FILE *f = NULL;
+  OVL_TRY(ovl_file_open_read(path, "Matrix Market file", &f));
   ovl_err rc = ovl_io_mtx_parse(f, path, 0, m, n, sym, g);
   fclose(f);
   return rc;

@@ -197,7 +197,12 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   OVL_TRY(ovl_err_agree(parent, rc));
   if (symmetric) OVL_TRY(ovl_io_check_symmetric_write(A, path));
   if (rank == 0) {
-    rc = ovl_io_tmp_name(path, (long)getpid(), &tmp);
+    char *side = NULL;
+    rc = ovl_file_check_write(path, "output", NULL, 0); /* never replace a FIFO, a device, a directory */
+    if (rc == OVL_OK) rc = ovl_io_concat(path, ".json", &side);
+    if (rc == OVL_OK) rc = ovl_file_check_write(side, "output", NULL, 0);
+    ovl_free(&side);
+    if (rc == OVL_OK) rc = ovl_io_tmp_name(path, (long)getpid(), &tmp);
     if (rc == OVL_OK) rc = ovl_io_create_sized(tmp, path, A->m * A->n * 8);
     created = rc == OVL_OK;
   }

@@ -170,19 +170,13 @@ ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
 
 /* ---- files ------------------------------------------------------------------- */
 
-ovl_err ovl_io_check_regular(const char *path, const char *what) {
-  struct stat st;
-  if (stat(path, &st) != 0) return ovl_err_set(OVL_ERR_IO, "cannot open %s '%s': %s", what, path, strerror(errno));
-  if (!S_ISREG(st.st_mode)) return ovl_err_set(OVL_ERR_IO, "cannot read %s '%s': not a regular file", what, path);
-  return OVL_OK;
-}
+ovl_err ovl_io_check_regular(const char *path, const char *what) { return ovl_file_check_read(path, what, -1); }
 
 ovl_err ovl_io_slurp(const char *path, size_t max, char **text, size_t *len) {
   *text = NULL;
   *len = 0;
-  OVL_TRY(ovl_io_check_regular(path, "file"));
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return ovl_err_set(OVL_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+  FILE *f = NULL;
+  OVL_TRY(ovl_file_open_read(path, "file", &f));
   char *buf = NULL;
   ovl_err rc = ovl_malloc(max + 2, &buf);
   size_t n = 0;
@@ -243,6 +237,7 @@ ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path) {
   w->f = NULL;
   w->tmp = NULL;
   w->path = path;
+  OVL_TRY(ovl_file_check_write(path, "output", NULL, 0));
   OVL_TRY(ovl_io_tmp_name(path, (long)getpid(), &w->tmp));
   int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
   if (fd < 0) {

@@ -36,9 +36,9 @@ int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta);
  * OVL_ERR_NOMEM. */
 ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta);
 
-/* OVL_ERR_IO (with strerror) unless path is an existing regular file (so
- * that opening a FIFO or device can never block); what names the kind of
- * file in the message. */
+/* ovl_file_check_read(path, what, -1): OVL_ERR_IO (with strerror) unless
+ * path is an existing, readable regular file (so that opening a FIFO or
+ * device can never block); what names the kind of file in the message. */
 ovl_err ovl_io_check_regular(const char *path, const char *what);
 
 /* Read a whole file of at most max bytes into *text (NUL-terminated,
@@ -61,7 +61,8 @@ ovl_err ovl_io_tmp_name(const char *path, long pid, char **out);
  * Errors: OVL_ERR_IO (unlinks tmp). */
 ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes);
 
-/* An atomic text/binary writer: open writes "<path>.tmp.<pid>", commit
+/* An atomic text/binary writer: open checks path (ovl_file_check_write:
+ * a special file or a directory is never replaced), writes "<path>.tmp.<pid>", commit
  * flushes, fsyncs, closes and renames it to path; any failure (and abort)
  * closes and unlinks the temporary, so no partial file remains. */
 typedef struct ovl_io_atomic {

@@ -136,8 +136,8 @@ static ovl_err fbw_entry(jp *j, ovl_machine *m) {
 
 ovl_err ovl_machine_read(const char *path, ovl_machine *m) {
   memset(m, 0, sizeof *m);
-  FILE *f = fopen(path, "rb");
-  if (!f) return ovl_err_set(OVL_ERR_IO, "cannot open machine file %s: %s", path, strerror(errno));
+  FILE *f = NULL;
+  OVL_TRY(ovl_file_open_read(path, "machine file", &f));
   char *buf = NULL;
   size_t len = 0, cap = 0;
   for (;;) {
@@ -210,6 +210,7 @@ ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
   char tmp[4096];
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
     return ovl_err_set(OVL_ERR_ARG, "machine file path too long");
+  OVL_TRY(ovl_file_check_write(path, "machine file", NULL, 0));
   FILE *f = fopen(tmp, "w");
   if (!f) return ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
   fprintf(f,

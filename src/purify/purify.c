@@ -2,9 +2,11 @@
  * on SymmSquareCube; SP2 and TRS4 (Niklasson) on the symmetric square, in
  * float64 or float32-then-float64; checkpoints and restart. */
 #include <dirent.h>
+#include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,9 +208,99 @@ static void ckpt_sweep(const char *prefix, int keep) {
   if (d) closedir(d);
 }
 
+/* What defines the problem a checkpoint continues. The state file records
+ * every field; a restart compares them all (ckpt_same_problem) and refuses
+ * a mismatch or a missing field. A new field is one line in ckpt_problem. */
+enum { CKPT_NFIELDS = 6 };
+typedef struct ckpt_field {
+  const char *key;
+  char val[96]; /* the JSON value as written */
+} ckpt_field;
+
+static void ckpt_set(ckpt_field *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ckpt_set(ckpt_field *f, const char *key, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  f->key = key;
+  vsnprintf(f->val, sizeof f->val, fmt, ap);
+  va_end(ap);
+}
+
+static void ckpt_problem(const ovl_purify_opts *o, int64_t n, uint64_t fsum, ckpt_field f[CKPT_NFIELDS]) {
+  int mcw = o->method == OVL_PURIFY_MCWEENY;
+  ckpt_set(&f[0], "f_checksum", "\"%016" PRIx64 "\"", fsum);
+  ckpt_set(&f[1], "n", "%" PRId64, n);
+  ckpt_set(&f[2], "nocc", "%" PRId64, mcw ? (int64_t)-1 : o->nocc);
+  ckpt_set(&f[3], "method", "\"%s\"", ovl_purify_method_name(o->method));
+  ckpt_set(&f[4], "mu", mcw && isfinite(o->mu) ? "%.17g" : "null", o->mu);
+  ckpt_set(&f[5], "precision", "\"%s\"", ovl_purify_prec_name(o->prec));
+}
+
+/* The raw JSON value of "key" in text (a quoted string with its quotes, or
+ * the characters up to ',', '}' or white space); 0 when the key is absent. */
+static int json_token(const char *text, const char *key, char *out, size_t n) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(text, pat);
+  if (!p) return 0;
+  p += strlen(pat);
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+  size_t k = 0;
+  if (*p == '"') {
+    out[k++] = *p++;
+    while (*p && *p != '"' && k + 2 < n) out[k++] = *p++;
+    if (*p != '"') return 0;
+    out[k++] = '"';
+  } else {
+    while (*p && !strchr(",} \t\r\n", *p) && k + 1 < n) out[k++] = *p++;
+  }
+  out[k] = '\0';
+  return k > 0;
+}
+
+/* OVL_ERR_ARG unless the state text records exactly the problem of this run. LOCAL. */
+static ovl_err ckpt_same_problem(const char *text, const char *state, const ckpt_field want[CKPT_NFIELDS]) {
+  for (int k = 0; k < CKPT_NFIELDS; k++) {
+    char got[128];
+    if (!json_token(text, want[k].key, got, sizeof got))
+      return ovl_err_set(OVL_ERR_FORMAT,
+                         "checkpoint state '%s' lacks \"%s\", so it does not prove which problem it continues "
+                         "(written by an older ovl?): start without --restart",
+                         state, want[k].key);
+    if (strcmp(got, want[k].val) != 0)
+      return ovl_err_set(OVL_ERR_ARG,
+                         "checkpoint state '%s' is for a different problem: \"%s\" is %s there but %s in this run "
+                         "(restart with the same F, n_occ, method, mu and precision, or start without --restart)",
+                         state, want[k].key, got, want[k].val);
+  }
+  return OVL_OK;
+}
+
+/* A checksum of F's values that does not depend on the grid: the sum mod
+ * 2^64 of a hash of every entry's global position and bits. COLLECTIVE over
+ * the plane (plane-0 ranks). */
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static ovl_err f_checksum(ovl_dmat F, uint64_t *out) {
+  uint64_t s = 0;
+  for (int64_t c = 0; c < F->ln; c++)
+    for (int64_t r = 0; r < F->lm; r++) {
+      double v = F->data[r + c * F->ld];
+      uint64_t bits;
+      memcpy(&bits, &v, sizeof bits);
+      s += mix64(bits ^ mix64((uint64_t)((F->roff + r) * F->n + F->coff + c)));
+    }
+  OVL_MPI(MPI_Allreduce(&s, out, 1, MPI_UINT64_T, MPI_SUM, ovl_grid2d_parent(F->grid)));
+  return OVL_OK;
+}
+
 /* Write D (iteration it) and then the state file that points to it; remove
  * the previous iteration's data. Plane-0 ranks; errors agreed by the caller. */
-static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_purify_opts *o) {
+static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_purify_opts *o, uint64_t fsum) {
   char data[4096], state[4096], tmp[4160];
   ckpt_data_path(prefix, it, data, sizeof data);
   OVL_TRY(ovl_dmat_write_raw(D, data, 1));
@@ -216,29 +308,35 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
   MPI_Comm_rank(ovl_grid2d_parent(D->grid), &rank);
   ovl_err rc = OVL_OK;
   if (rank == 0) {
+    ckpt_field pf[CKPT_NFIELDS];
+    char fields[1024] = "";
+    ckpt_problem(o, D->m, fsum, pf);
+    for (int k = 0; k < CKPT_NFIELDS; k++)
+      snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "\"%s\": %s, ", pf[k].key, pf[k].val);
     snprintf(state, sizeof state, "%s.state.json", prefix);
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", state, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    int ok = f && fprintf(f,
-                          "{\"iteration\": %d, \"method\": \"%s\", \"n\": %" PRId64 ", \"nocc\": %" PRId64
-                          ", \"data\": \"%s\"}\n",
-                          it, ovl_purify_method_name(o->method), D->m, o->nocc, data) > 0;
+    rc = ovl_file_check_write(state, "checkpoint state", NULL, 0);
+    FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
+    int ok = f && fprintf(f, "{\"iteration\": %d, %s\"data\": \"%s\"}\n", it, fields, data) > 0;
     /* the state reaches the disk before it is renamed into place, so that it
      * never names data that a crash could lose */
     if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
     if (f) ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, state) != 0) {
+    int e = errno;
+    if (rc == OVL_OK && (!ok || rename(tmp, state) != 0)) {
+      e = ok ? errno : e;
       unlink(tmp);
-      rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s'", state);
-    } else {
+      rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s': %s", state, strerror(e));
+    } else if (rc == OVL_OK) {
       ckpt_sweep(prefix, it);
     }
   }
   return ovl_err_agree(ovl_grid2d_parent(D->grid), rc);
 }
 
-/* Read the state file (rank 0) and load D from the data it names. */
-static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
+/* Read the state file (rank 0), check that it continues this problem, and
+ * load D from the data it names. */
+static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *o, uint64_t fsum, int *it) {
   MPI_Comm pc = ovl_grid2d_parent(D->grid);
   int rank = 0;
   MPI_Comm_rank(pc, &rank);
@@ -247,15 +345,19 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, int *it) {
   ovl_err rc = OVL_OK;
   if (rank == 0) {
     snprintf(state, sizeof state, "%s.state.json", prefix);
-    FILE *f = fopen(state, "r");
+    FILE *f = NULL;
     char buf[8192] = "";
+    rc = ovl_file_open_read(state, "checkpoint state", &f);
     size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
     if (f) fclose(f);
     buf[len] = '\0';
     const char *pi = strstr(buf, "\"iteration\":"), *pd = strstr(buf, "\"data\": \"");
-    if (!f) rc = ovl_err_set(OVL_ERR_IO, "cannot read checkpoint state '%s'", state);
-    else if (!pi || !pd || sscanf(pi + 12, "%d", &iter) != 1 || iter < 0 || sscanf(pd + 9, "%4000[^\"]", data) != 1)
+    if (rc == OVL_OK &&
+        (!pi || !pd || sscanf(pi + 12, "%d", &iter) != 1 || iter < 0 || sscanf(pd + 9, "%4000[^\"]", data) != 1))
       rc = ovl_err_set(OVL_ERR_FORMAT, "checkpoint state '%s' is malformed", state);
+    ckpt_field pf[CKPT_NFIELDS];
+    ckpt_problem(o, D->m, fsum, pf);
+    if (rc == OVL_OK) rc = ckpt_same_problem(buf, state, pf);
   }
   OVL_TRY(ovl_err_agree(pc, rc));
   OVL_MPI(MPI_Bcast(&iter, 1, MPI_INT, 0, pc));
@@ -331,8 +433,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
                      opts->nocc);
   else if (opts->max_iter < 1 || opts->max_iter > 100000)
     rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
-  else if (!(opts->tol >= 0) || !isfinite(opts->tol))
-    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be finite and >= 0 (0: the method's default), got %g", opts->tol);
+  else if (opts->tol != 0.0 && !(opts->tol >= OVL_PURIFY_TOL_MIN && opts->tol <= OVL_PURIFY_TOL_MAX))
+    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be 0 (the method's default) or in [%g, %g], got %g",
+                     OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, opts->tol);
   else if (opts->prec != OVL_PURIFY_PREC_DOUBLE && opts->prec != OVL_PURIFY_PREC_MIXED)
     rc = ovl_err_set(OVL_ERR_ARG, "unknown precision %d", (int)opts->prec);
   else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
@@ -363,9 +466,12 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   rc = ovl_err_agree(parent, rc);
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;
+  uint64_t fsum = 0; /* F's checksum, recorded in checkpoints */
+  if (rc == OVL_OK && on0 && (opts->restart || opts->checkpoint_every > 0)) rc = f_checksum(F, &fsum);
+  rc = ovl_err_agree(parent, rc);
   /* ---- D0 ---- */
   if (rc == OVL_OK && opts->restart) {
-    if (on0) rc = ckpt_read(D, opts->checkpoint, &it);
+    if (on0) rc = ckpt_read(D, opts->checkpoint, opts, fsum, &it);
     rc = ovl_err_agree(parent, rc);
     MPI_Bcast(&it, 1, MPI_INT, 0, parent);
     prev_ckpt = it;
@@ -396,7 +502,11 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   ovl_prec prec = sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
-  int converged = 0, stalled = 0, failed = 0;
+  int converged = 0, stalled = 0, failed = 0, falling = 0;
+  /* a converged D is a projector: its trace is an integer, n_occ unless the
+   * problem is not the one stated (n_occ, or a restart of another problem) */
+  const double trace_tol = fmax(1e-6, sqrt(tol > 0 ? tol : 1e-12));
+  if (rc == OVL_OK && opts->started) *opts->started = 1;
   /* a symmetric square on every rank (COLLECTIVE), timed as the kernel */
   ovl_kstats ks;
 #define SQUARE(X, X2)                                                                                                  \
@@ -435,7 +545,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     const double err = v[V_ERR], trD = v[V_TRD], trD2 = v[V_TRD2];
     it++;
     if (opts->verbose)
-      ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (%s %.3f s%s)\n", it, err, v[V_TERR],
+      ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  %s %.3e  (%s %.3f s%s)\n", it, err,
+              method == OVL_PURIFY_MCWEENY ? "|tr D - round(tr D)|" : "|tr D - n_occ|", v[V_TERR],
               sqm ? "square" : "ssc", ks.t_total, prec == OVL_PREC_SINGLE ? ", float32" : "");
     /* stopping */
     int floor_hit = 0;
@@ -450,6 +561,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       stalled = err < sqrt(tol) && err >= 0.5 * best ? stalled + 1 : 0;
       floor_hit = stalled >= 3;
     }
+    falling = err < 0.5 * e_hist[0];
     e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
     if (err < best) best = err;
     if (prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
@@ -475,7 +587,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       double den = trD - trD2, cn = den != 0.0 ? (trD2 - v[V_TRD3]) / den : 0.5;
       if (!(cn >= 0.0 && cn <= 1.0)) { /* c leaves [0, 1] only at convergence */
         if (err < 1e-5) converged = 1, R.stop_reason = "rounding floor";
-        else failed = 1, R.stop_reason = "coefficient out of range";
+        else failed = 2, R.stop_reason = "breakdown";
         break;
       }
       if (on0) {
@@ -526,7 +638,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     }
     branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
     if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
-      if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts);
+      if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts, fsum);
       rc = ovl_err_agree(parent, rc);
       if (rc == OVL_OK) prev_ckpt = it;
     }
@@ -536,7 +648,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
         ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
       if (stop) {
         if (opts->checkpoint && prev_ckpt != it) {
-          if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts);
+          if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts, fsum);
           rc = ovl_err_agree(parent, rc);
           if (rc == OVL_OK) prev_ckpt = it;
         }
@@ -551,12 +663,28 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   R.iterations = it;
   R.idem_err = v[V_ERR];
   R.trace_err = v[V_TERR];
-  if (rc == OVL_OK && failed)
+  if (rc == OVL_OK && converged && method != OVL_PURIFY_MCWEENY && v[V_TERR] > trace_tol)
     rc = ovl_err_set(OVL_ERR_NUMERIC,
-                     "purification did not converge in %d iterations (||D^2 - D||_F = %.3e%s%.1e); the HOMO-LUMO "
-                     "gap is probably too small relative to the spectral width for this cap: raise the iteration "
-                     "cap, or check n_occ",
-                     it, v[V_ERR], tol > 0 ? " > " : ", no tolerance; ", tol);
+                     "purification reached ||D^2 - D||_F = %.3e after %d iterations, but |tr D - n_occ| = %.3e is "
+                     "above %.1e: D is a projector of another trace, not the density for n_occ = %" PRId64,
+                     v[V_ERR], it, v[V_TERR], trace_tol, opts->nocc);
+  else if (rc == OVL_OK && failed == 2)
+    rc = ovl_err_set(OVL_ERR_NUMERIC,
+                     "purification broke down after %d iterations (||D^2 - D||_F = %.3e): the canonical step left "
+                     "its range, which happens when F is not what it should be (values, byte order) or n_occ "
+                     "splits a degenerate level",
+                     it, v[V_ERR]);
+  else if (rc == OVL_OK && failed && falling)
+    rc = ovl_err_set(OVL_ERR_NUMERIC,
+                     "purification did not converge in %d iterations (||D^2 - D||_F = %.3e): the iteration cap was "
+                     "reached while the error was still falling; raise the cap",
+                     it, v[V_ERR]);
+  else if (rc == OVL_OK && failed)
+    rc = ovl_err_set(OVL_ERR_NUMERIC,
+                     "purification did not converge in %d iterations (||D^2 - D||_F = %.3e) and the error had stopped "
+                     "falling: the HOMO-LUMO gap may be too small relative to the spectral width, or F is not what it "
+                     "should be (n_occ, values, byte order); raise the cap or check the input",
+                     it, v[V_ERR]);
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && converged) {
     double s[2] = {0, 0};

@@ -1,6 +1,7 @@
 /* Shared helpers of the `ovl bench` micro-benchmarks (see bench_util.h). */
 #include "bench_util.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,17 @@ ovl_err bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, int 
 }
 
 /* ---- rotating buffers --------------------------------------------------------- */
+
+double bench_rot_bytes(int64_t arena, int64_t max_msg) {
+  double bytes = fmax((double)arena, 2.0 * (double)max_msg);
+  return fmax(64.0, ceil(bytes / 64.0) * 64.0);
+}
+
+ovl_err bench_check_memory(double bytes, int64_t limit) {
+  if (!(bytes < 4611686018427387904.0))
+    return ovl_err_agree(MPI_COMM_WORLD, ovl_err_set(OVL_ERR_NOMEM, "this run needs 2^62 bytes or more per rank"));
+  return ovl_check_memory(MPI_COMM_WORLD, (int64_t)bytes, limit);
+}
 
 ovl_err bench_rot_create(int64_t arena, int64_t max_msg, bench_rot *r) {
   memset(r, 0, sizeof *r);

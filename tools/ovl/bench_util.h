@@ -44,6 +44,20 @@ ovl_err bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *cons
  * bench_node_info). */
 ovl_err bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, int *capped);
 
+/* The memory gate of every bench command, before it allocates its large
+ * buffers: OVL_ERR_NOMEM (agreed) when `bytes` per rank (summed in double)
+ * exceeds limit (> 0) or the node's MemAvailable shared among its ranks
+ * (ovl_check_memory), or 2^62. COLLECTIVE over MPI_COMM_WORLD. */
+ovl_err bench_check_memory(double bytes, int64_t limit);
+
+/* The --mem-limit option of the bench commands (dest: int64_t bytes). */
+#define BENCH_OPT_MEM_LIMIT(dest)                                                                                      \
+  {                                                                                                                    \
+    "mem-limit", 0, OVL_OPT_SIZE, (dest), "BYTES",                                                                     \
+        "refuse to run above this many bytes per rank (0: the node's available memory shared among its ranks)", NULL,  \
+        0, INT64_MAX                                                                                                   \
+  }
+
 /* ---- buffers that caches cannot flatter --------------------------------------
  * One arena, first-touched at creation, cut into slots of the current message
  * size (rounded up to 64 bytes, a cache line); bench_rot_next returns the next
@@ -63,6 +77,8 @@ typedef struct bench_rot {
  * byte pattern whose doubles are normal numbers; rotate = arena > 0. LOCAL.
  * Errors: OVL_ERR_NOMEM. */
 ovl_err bench_rot_create(int64_t arena, int64_t max_msg, bench_rot *r);
+/* Bytes bench_rot_create(arena, max_msg) allocates. LOCAL; pure. */
+double bench_rot_bytes(int64_t arena, int64_t max_msg);
 /* Prepare for messages of msg bytes (restarts the rotation). LOCAL. */
 void bench_rot_size(bench_rot *r, int64_t msg);
 /* Number of distinct slots for the current message size. LOCAL. */

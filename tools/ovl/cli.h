@@ -18,6 +18,23 @@ int cli_fail(const char *cmd, ovl_err rc);
 /* The same for options that contradict each other: exit code CLI_USAGE. */
 int cli_usage_fail(const char *cmd, ovl_err rc);
 
+/* One output target of a command: path (NULL: none) and what it is. */
+typedef struct cli_out {
+  const char *path, *what;
+} cli_out;
+
+/* Check every output target of a command before any computation
+ * (ovl_file_check_write against the ninputs inputs; NULL paths skipped):
+ * rank 0 checks, every rank learns the verdict and the error is reported.
+ * "PREFIX" targets are passed with their suffixes (trace: PREFIX.json and
+ * PREFIX.csv). Returns -1 to continue, else the exit code (CLI_USAGE when
+ * the target is an input, CLI_FAILED otherwise). COLLECTIVE over
+ * MPI_COMM_WORLD. */
+int cli_check_outputs(const char *cmd, const cli_out *outs, int nouts, const char *const *inputs, int ninputs);
+
+/* "<a><b>" into buf (NULL when a is NULL); returns buf or NULL. LOCAL. */
+const char *cli_join(char *buf, size_t n, const char *a, const char *b);
+
 /* A one-line description of the MPI library in use. */
 const char *cli_mpi_library(void);
 

@@ -119,7 +119,7 @@ static ovl_err coll_timeline(coll_ctx *x, int64_t e, int warm, int reps, const c
 
 int cmd_bench_coll(int argc, char **argv) {
   int help = 0, iters = 20, warmup = 2, ndup = 4, ppn = 1, full = 0, json = 0, quiet = 0, tl_reps = 3;
-  int64_t range[2] = {8, (int64_t)16 << 20}, cache = 0, tl_size = 0;
+  int64_t range[2] = {8, (int64_t)16 << 20}, cache = 0, tl_size = 0, mem_limit = 0;
   const char *op = "bcast", *backend = "mpi", *alg = "auto", *timeline = NULL;
   static const char *const backends[] = {"mpi", "own", NULL};
   int capped = 0, knode = 1, nodes = 1, consec = 0;
@@ -158,6 +158,7 @@ int cmd_bench_coll(int argc, char **argv) {
       {"timeline-size", 0, OVL_OPT_SIZE, &tl_size, "BYTES", "message size of the timeline (0: the largest size)", NULL,
        0, (int64_t)1 << 34},
       {"timeline-reps", 0, OVL_OPT_INT, &tl_reps, "R", "traced repetitions of each case", NULL, 1, 1000},
+      BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "also print min and max times of each case", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per size instead of the table", NULL, 0, -1},
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "results only: no header lines, no progress on stderr", NULL, 0, -1},
@@ -230,6 +231,9 @@ int cmd_bench_coll(int argc, char **argv) {
       if (actual > maxb) maxb = actual;
     }
   }
+  /* the send and receive arenas: checked against the node before allocating */
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (!rc) rc = bench_check_memory(2.0 * bench_rot_bytes(cache, maxb), mem_limit);
   if (!rc) rc = bench_rot_create(cache, maxb, &x.sb);
   if (!rc) rc = bench_rot_create(cache, maxb, &x.rb);
   rc = ovl_err_agree(MPI_COMM_WORLD, rc);

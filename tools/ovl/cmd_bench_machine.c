@@ -64,7 +64,7 @@ static double window_bw(MPI_Comm comm, char *buf, int64_t bytes, int window, int
 
 int cmd_bench_machine(int argc, char **argv) {
   int help = 0, quiet = 0, iters = 10, window = 16;
-  int64_t eager = 65536, maxsz = (int64_t)16 << 20;
+  int64_t eager = 65536, maxsz = (int64_t)16 << 20, mem_limit = 0;
   const char *out = NULL, *name = "this-machine";
   ovl_opt opts[] = {
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "machine file to write (JSON; required)", NULL, 0, -1},
@@ -74,6 +74,7 @@ int cmd_bench_machine(int argc, char **argv) {
       {"max-size", 'M', OVL_OPT_SIZE, &maxsz, "BYTES", "largest message measured", NULL, 4096, (int64_t)1 << 30},
       {"window", 'w', OVL_OPT_INT, &window, "W", "messages in flight for peak_bw", NULL, 1, 64},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "repetitions per size", NULL, 1, 10000},
+      BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
@@ -92,6 +93,11 @@ int cmd_bench_machine(int argc, char **argv) {
   if (!out) rc = ovl_err_set(OVL_ERR_ARG, "-o FILE is required");
   else if (P < 2) rc = ovl_err_set(OVL_ERR_ARG, "needs at least 2 ranks (got %d)", P);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench machine", rc);
+  {
+    const cli_out outs[] = {{out, "machine file"}};
+    int orc = cli_check_outputs("bench machine", outs, 1, NULL, 0);
+    if (orc >= 0) return orc;
+  }
 
   ovl_machine m;
   memset(&m, 0, sizeof m);
@@ -103,6 +109,8 @@ int cmd_bench_machine(int argc, char **argv) {
   double *s0 = NULL, *s1 = NULL;
   int64_t need = maxsz * window < ((int64_t)64 << 20) ? maxsz * window : (int64_t)64 << 20;
   if (need < maxsz * 2) need = maxsz * 2;
+  rc = bench_check_memory((double)need + 2.0 * (8.0 * (double)(maxsz / 4) + 512.0), mem_limit);
+  if (rc) return cli_fail("bench machine", rc);
   rc = ovl_calloc((size_t)need, &buf);
   if (!rc) rc = ovl_calloc(sizeof(double) * (size_t)maxsz / 4 + 64, &s0);
   if (!rc) rc = ovl_calloc(sizeof(double) * (size_t)maxsz / 4 + 64, &s1);

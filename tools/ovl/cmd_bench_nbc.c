@@ -191,7 +191,7 @@ static ovl_err nbc_size(nbc_ctx *x, int64_t e, int warm, int nit, int do_osu, in
 
 int cmd_bench_nbc(int argc, char **argv) {
   int help = 0, iters = 20, warmup = 3, ntests = 10, full = 0, json = 0, quiet = 0;
-  int64_t range[2] = {8, (int64_t)1 << 20}, cache = 0;
+  int64_t range[2] = {8, (int64_t)1 << 20}, cache = 0, mem_limit = 0;
   double compute_us = 1000.0;
   const char *op = "allreduce", *backend = "mpi", *alg = "auto", *mode = "all";
   static const char *const backends[] = {"mpi", "own", NULL};
@@ -224,6 +224,7 @@ int cmd_bench_nbc(int argc, char **argv) {
        "rotate each rank's send and receive buffers through this many bytes (0: one buffer each, warm in cache; "
        "default: 2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
        NULL, 0, (int64_t)1 << 40},
+      BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "osu: also print the post (init) and wait times", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per size instead of the table", NULL, 0, -1},
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "results only: no header lines, no progress on stderr", NULL, 0, -1},
@@ -284,6 +285,8 @@ int cmd_bench_nbc(int argc, char **argv) {
       if (nsz == 0 || sizes[nsz - 1] != 8 * e) sizes[nsz++] = 8 * e;
     }
   }
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (!rc) rc = bench_check_memory(2.0 * bench_rot_bytes(cache, sizes[nsz - 1]), mem_limit);
   if (!rc) rc = bench_rot_create(cache, sizes[nsz - 1], &x.sb);
   if (!rc) rc = bench_rot_create(cache, sizes[nsz - 1], &x.rb);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) {

@@ -73,7 +73,7 @@ typedef struct pp_row {
 int cmd_bench_pingpong(int argc, char **argv) {
   int help = 0, iters = 1000, iters_large = 100, warmup = 100, warmup_large = 10, window = 0, pairs = 1;
   int full = 0, json = 0, quiet = 0;
-  int64_t range[2] = {1, (int64_t)64 << 20}, fit_range[2] = {0, 0}, large = 65536, cache = 0;
+  int64_t range[2] = {1, (int64_t)64 << 20}, fit_range[2] = {0, 0}, large = 65536, cache = 0, mem_limit = 0;
   const char *fit = "rel";
   static const char *const fits[] = {"rel", "abs", NULL};
   int capped = 0;
@@ -104,6 +104,7 @@ int cmd_bench_pingpong(int argc, char **argv) {
        "rotate each rank's send and receive buffers through this many bytes (0: one buffer, warm in cache; default: "
        "2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
        NULL, 0, (int64_t)1 << 40},
+      BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "also print min/max times and repetition counts", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per size instead of the table", NULL, 0, -1},
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "results only: no header lines, no progress on stderr", NULL, 0, -1},
@@ -148,6 +149,8 @@ int cmd_bench_pingpong(int argc, char **argv) {
   bench_rot sb = {0}, rb = {0};
   if (!sizes || !rows || !t) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the result arrays");
   if (!rc) bench_sizes(range[0], range[1], sizes, nsz);
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (!rc) rc = bench_check_memory(2.0 * bench_rot_bytes(cache, range[1]), mem_limit);
   if (!rc && active) rc = bench_rot_create(cache, range[1], &sb);
   if (!rc && active) rc = bench_rot_create(cache, range[1], &rb);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) == OVL_OK) {

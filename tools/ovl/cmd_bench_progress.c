@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_util.h"
 #include "cli.h"
 
 typedef struct prog_bufs {
@@ -44,7 +45,7 @@ static ovl_err one(int mode, MPI_Comm comm, int64_t n, int chunks, int every, co
 
 int cmd_bench_progress(int argc, char **argv) {
   int help = 0, iters = 5, warmup = 1, chunks = 64, every = 1, nb = 192, json = 0;
-  int64_t size = (int64_t)32 << 20, segment = 0;
+  int64_t size = (int64_t)32 << 20, segment = 0, mem_limit = 0;
   const char *alg = "auto";
   static const char *const algs[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
   ovl_opt opts[] = {
@@ -56,6 +57,7 @@ int cmd_bench_progress(int argc, char **argv) {
       {"segment", 0, OVL_OPT_SIZE, &segment, "BYTES", "chain segment (0: 128 KiB)", NULL, 0, (int64_t)1 << 34},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 10000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 10000},
+      BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per back end", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
@@ -68,7 +70,9 @@ int cmd_bench_progress(int argc, char **argv) {
   int64_t n = size / 8;
   prog_bufs w = {NULL, NULL, NULL, NULL, nb};
   size_t mat = sizeof(double) * (size_t)nb * (size_t)nb;
-  ovl_err rc = ovl_calloc(sizeof(double) * (size_t)n, &w.msg);
+  ovl_err rc = bench_check_memory(8.0 * (double)n + 3.0 * (double)mat, mem_limit);
+  if (rc) return cli_fail("bench progress", rc);
+  rc = ovl_calloc(sizeof(double) * (size_t)n, &w.msg);
   if (!rc) rc = ovl_calloc(mat, &w.a);
   if (!rc) rc = ovl_calloc(mat, &w.b);
   if (!rc) rc = ovl_calloc(mat, &w.c);

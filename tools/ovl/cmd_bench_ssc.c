@@ -142,7 +142,7 @@ void bench_ssc_close(void **h) {
 
 int cmd_bench_ssc(int argc, char **argv) {
   int help = 0, iters = 5, warmup = 1, json = 0, quiet = 0, allow_idle = 0;
-  int64_t n = 1000;
+  int64_t n = 1000, mem_limit = 0;
   const char *algs_s = "alg3,alg4,alg5,alg6", *ndup_s = "1,2,4", *backend = "mpi", *grid25 = NULL;
   static const char *const backends[] = {"mpi", "own", NULL};
   ovl_opt opts[] = {
@@ -156,6 +156,7 @@ int cmd_bench_ssc(int argc, char **argv) {
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds (each times every configuration once)", NULL, 1,
        100000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up rounds", NULL, 0, 1000},
+      BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
@@ -204,6 +205,18 @@ int cmd_bench_ssc(int argc, char **argv) {
     if (!grid25 && s == 0)
       rc = ovl_err_set(OVL_ERR_GRID, "no 2.5D grid s x s x c with c | s has %d ranks: give --grid25", P);
     else rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, flags, &B.g25);
+  }
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (!rc) { /* every configuration stays allocated (interleaved rounds): their sum must fit */
+    double mem = 4.0 * 8.0 * (double)n; /* the check's vectors */
+    for (int a = 0; a < na; a++) {
+      int gs = 0, gc = 0;
+      ovl_grid3d_dims(al[a] == OVL_SSC_ALG6 ? B.g25 : B.cube, &gs, &gc);
+      double w = (double)ovl_ssc_memory(n, gs, gc, al[a]), blk = (double)ovl_dmat_memory(n, n, gs, gs);
+      int cfgs = al[a] == OVL_SSC_ALG5 || al[a] == OVL_SSC_ALG6 ? nnd : 1;
+      mem += w < 0 || blk < 0 ? INFINITY : cfgs * (w + 3.0 * blk); /* workspace + D, D^2, D^3 */
+    }
+    rc = bench_check_memory(mem, mem_limit);
   }
   for (int a = 0; a < na && !rc; a++) {
     int multi = al[a] == OVL_SSC_ALG5 || al[a] == OVL_SSC_ALG6;

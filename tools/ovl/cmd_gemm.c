@@ -135,6 +135,14 @@ int cmd_gemm(int argc, char **argv) {
   if (rc == OVL_OK && outer > 0 && outer < b)
     rc = ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, outer, b);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("gemm", rc);
+  {
+    char tj[4200], tc[4200];
+    const char *inputs[] = {machine, tune_file};
+    const cli_out outs[] = {{cli_join(tj, sizeof tj, trace, ".json"), "trace"},
+                            {cli_join(tc, sizeof tc, trace, ".csv"), "trace"}};
+    int orc = cli_check_outputs("gemm", outs, 2, inputs, 2);
+    if (orc >= 0) return orc;
+  }
   /* an operand of more than 2^60 bytes (1 EiB) cannot be held anywhere, and
    * the memory estimate (up to 7 such blocks) must not overflow int64 */
   {

@@ -1,4 +1,5 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
+#include <errno.h>
 #include <inttypes.h>
 #include <lapacke.h>
 #include <math.h>
@@ -6,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench_util.h"
 #include "cli.h"
@@ -15,23 +18,80 @@ static const char *const k_precs[] = {"double", "mixed", NULL};
 static const char *const k_algs[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
 static const char *const k_backends[] = {"mpi", "own", NULL};
 
-/* n_occ from meta.json beside the Fock file, or -1. Rank 0 reads. */
-static int64_t nocc_from_meta(const char *fock) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s", fock);
+/* "meta.json" beside the Fock file. LOCAL. */
+static void meta_path(const char *fock, char *path, size_t n) {
+  snprintf(path, n, "%s", fock);
   char *slash = strrchr(path, '/');
-  if (slash) snprintf(slash + 1, sizeof path - (size_t)(slash + 1 - path), "meta.json");
-  else snprintf(path, sizeof path, "meta.json");
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  char buf[16384];
-  size_t len = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[len] = '\0';
-  const char *p = strstr(buf, "\"n_occ\":");
-  long long v = -1;
-  if (p && sscanf(p + 8, "%lld", &v) != 1) v = -1;
-  return v;
+  if (slash) snprintf(slash + 1, n - (size_t)(slash + 1 - path), "meta.json");
+  else snprintf(path, n, "meta.json");
+}
+
+/* What meta.json beside the Fock file says: n_occ (-1 when absent) and the
+ * extreme eigenvalues of F (NAN when absent). A missing meta.json is no
+ * error; one that exists goes through the input check (a FIFO is refused,
+ * never opened for data). Rank 0 reads; every rank learns the values and
+ * the verdict. COLLECTIVE over MPI_COMM_WORLD. */
+typedef struct fock_meta {
+  int64_t nocc;
+  double eig_min, eig_max;
+} fock_meta;
+
+static double meta_num(const char *buf, const char *key) {
+  const char *p = strstr(buf, key);
+  double v = NAN;
+  if (p && sscanf(p + strlen(key), "%lf", &v) != 1) v = NAN;
+  return isfinite(v) ? v : NAN;
+}
+
+static ovl_err read_fock_meta(const char *fock, fock_meta *m) {
+  double v[3] = {-1, NAN, NAN};
+  ovl_err rc = OVL_OK;
+  if (ovl_world_rank() == 0) {
+    char path[4096];
+    meta_path(fock, path, sizeof path);
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != ENOENT) {
+      FILE *f = NULL;
+      rc = ovl_file_open_read(path, "metadata file", &f);
+      if (rc == OVL_OK) {
+        char buf[16384];
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        long long k = -1;
+        const char *p = strstr(buf, "\"n_occ\":");
+        if (p && sscanf(p + 8, "%lld", &k) != 1) k = -1;
+        v[0] = (double)k, v[1] = meta_num(buf, "\"eig_min\":"), v[2] = meta_num(buf, "\"eig_max\":");
+      }
+    }
+  }
+  OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, rc));
+  MPI_Bcast(v, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  m->nocc = (int64_t)v[0], m->eig_min = v[1], m->eig_max = v[2];
+  return OVL_OK;
+}
+
+/* Plausibility of F against the eigenvalues meta.json records: every entry
+ * of a symmetric F is at most R = max(|eig_min|, |eig_max|) in magnitude and
+ * ||F||_F >= R. A byte-swapped or different file fails one of the two.
+ * Plane-0 ranks of F's grid: COLLECTIVE over its parent. */
+static ovl_err check_fock_plausible(ovl_dmat F, const char *fock, const fock_meta *m) {
+  if (isnan(m->eig_min) || isnan(m->eig_max)) return OVL_OK;
+  double R = fmax(fabs(m->eig_min), fabs(m->eig_max)), amax = 0, fro = 0;
+  const double *a = ovl_dmat_data(F);
+  for (int64_t c = 0; c < ovl_dmat_local_cols(F); c++)
+    for (int64_t r = 0; r < ovl_dmat_local_rows(F); r++) amax = fmax(amax, fabs(a[r + c * ovl_dmat_ld(F)]));
+  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(F));
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &amax, 1, MPI_DOUBLE, MPI_MAX, pc));
+  OVL_TRY(ovl_dmat_norm_fro(F, &fro));
+  const double slack = 1e-6 * R + 1e-12;
+  if (amax > R + slack || fro < R - slack)
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "'%s' does not match its meta.json: the eigenvalues lie in [%.6g, %.6g], so max |F_ij| must be "
+                       "<= %.6g and ||F||_F >= %.6g, but they are %.6g and %.6g (wrong byte order, or another "
+                       "matrix?)",
+                       fock, m->eig_min, m->eig_max, R, R, amax, fro);
+  return OVL_OK;
 }
 
 /* SIGINT, SIGTERM and SIGUSR1 during a run: the handler records the signal;
@@ -43,8 +103,26 @@ static int64_t nocc_from_meta(const char *fock) {
  * Open MPI's mpiexec passes SIGUSR1 on to the ranks at once; on SIGINT or
  * SIGTERM it sends the ranks SIGTERM only after odls_base_sigkill_timeout
  * seconds (default 1) and SIGKILL as long again after that. */
-static volatile sig_atomic_t g_stop;
-static void on_stop_signal(int sig) { g_stop = sig; }
+static volatile sig_atomic_t g_stop, g_started;
+static int g_rank0;
+/* Before the iterations start nothing has been written: the first signal
+ * ends the process at once (with a message on rank 0), wherever it is
+ * blocked (reading input, waiting for another rank). Async-signal-safe. */
+static void on_stop_signal(int sig) {
+  if (!g_started) {
+    static const char m_int[] = "ovl purify: stopped by SIGINT before the iterations started; nothing written\n";
+    static const char m_term[] = "ovl purify: stopped by SIGTERM before the iterations started; nothing written\n";
+    static const char m_usr1[] = "ovl purify: stopped by SIGUSR1 before the iterations started; nothing written\n";
+    const char *m = sig == SIGINT ? m_int : sig == SIGTERM ? m_term : m_usr1;
+    size_t len = sig == SIGINT ? sizeof m_int - 1 : sig == SIGTERM ? sizeof m_term - 1 : sizeof m_usr1 - 1;
+    if (g_rank0) {
+      ssize_t w = write(STDERR_FILENO, m, len);
+      (void)w;
+    }
+    _exit(128 + sig);
+  }
+  g_stop = sig;
+}
 
 static void stop_signals(int install) {
   static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1};
@@ -66,6 +144,7 @@ typedef struct purify_job {
   int64_t nocc;
   int check, json, grid[3], have_grid, allow_idle;
   int64_t mem_limit; /* bytes per rank (0: the node's available memory) */
+  fock_meta meta;    /* meta.json beside the Fock file */
   ovl_purify_opts po;
   /* outputs */
   ovl_purify_result res;
@@ -172,6 +251,7 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   if (on0) {
     rc = ovl_dmat_read(pl, j->fock, 1, &F);
     if (!rc) n = ovl_dmat_rows(F);
+    if (!rc) rc = check_fock_plausible(F, j->fock, &j->meta);
   }
   rc = ovl_err_agree(parent, rc);
   if (rc) {
@@ -230,8 +310,10 @@ static ovl_err fock_size(MPI_Comm comm, const char *fock, int64_t *n) {
   long long r = -1;
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  ovl_err rc = OVL_OK;
   if (rank == 0) {
-    FILE *f = fopen(fock, "r");
+    FILE *f = NULL;
+    rc = ovl_file_open_read(fock, "Matrix Market file", &f);
     char line[1024];
     while (f && fgets(line, sizeof line, f))
       if (line[0] != '%') {
@@ -240,6 +322,7 @@ static ovl_err fock_size(MPI_Comm comm, const char *fock, int64_t *n) {
       }
     if (f) fclose(f);
   }
+  OVL_TRY(ovl_err_agree(comm, rc));
   MPI_Bcast(&r, 1, MPI_LONG_LONG, 0, comm);
   if (r < 0) return ovl_err_set(OVL_ERR_FORMAT, "cannot read the size line of %s", fock);
   *n = r;
@@ -332,8 +415,8 @@ int cmd_purify(int argc, char **argv) {
        INT64_MAX},
       {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
       {"tol", 0, OVL_OPT_DOUBLE, &tol, "T",
-       "stop once ||D^2 - D||_F <= T (default: canonical 1e-11; sp2, trs4, mcweeny: none, they stop at the rounding "
-       "floor)",
+       "stop once ||D^2 - D||_F <= T, T in [1e-14, 1e-2] (default: canonical 1e-11; sp2, trs4, mcweeny: none, they "
+       "stop at the rounding floor)",
        NULL, 0, -1},
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "write D (raw + .json), atomically", NULL, 0, -1},
       {"checkpoint", 0, OVL_OPT_STRING, &ckpt, "PREFIX", "checkpoint path prefix", NULL, 0, -1},
@@ -383,11 +466,26 @@ int cmd_purify(int argc, char **argv) {
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint-every and --restart need --checkpoint PREFIX");
   if (!rc && ckpt && ck_every == 0 && !restart)
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint needs --checkpoint-every K (or --restart)");
-  if (!rc && (!(tol >= 0) || !isfinite(tol))) rc = ovl_err_set(OVL_ERR_ARG, "--tol must be finite and > 0");
+  if (!rc && tol != 0.0 && !(tol >= OVL_PURIFY_TOL_MIN && tol <= OVL_PURIFY_TOL_MAX))
+    rc = ovl_err_set(OVL_ERR_ARG, "--tol must be in [%g, %g] (the rounding floor of double precision lies below)",
+                     OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX);
+  if (!rc && j.po.method == OVL_PURIFY_MCWEENY && nocc >= 0)
+    rc = ovl_err_set(OVL_ERR_ARG, "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
+  /* every output is checked before anything is read or computed */
+  char b_oj[4200], b_tj[4200], b_tc[4200], b_st[4200], b_fj[4200], b_meta[4096];
+  meta_path(fock, b_meta, sizeof b_meta);
+  const char *inputs[] = {fock, cli_join(b_fj, sizeof b_fj, fock, ".json"), b_meta, machine, tune_file};
+  const cli_out outs[] = {{out, "output"},
+                          {cli_join(b_oj, sizeof b_oj, out, ".json"), "output sidecar"},
+                          {cli_join(b_tj, sizeof b_tj, trace, ".json"), "trace"},
+                          {cli_join(b_tc, sizeof b_tc, trace, ".csv"), "trace"},
+                          {cli_join(b_st, sizeof b_st, ckpt, ".state.json"), "checkpoint state"}};
+  int orc = cli_check_outputs("purify", outs, 5, inputs, 5);
+  if (orc >= 0) return orc;
+  if ((rc = read_fock_meta(fock, &j.meta)) != OVL_OK) return cli_fail("purify", rc);
   if (nocc < 0 && j.po.method != OVL_PURIFY_MCWEENY) {
-    nocc = ovl_world_rank() == 0 ? nocc_from_meta(fock) : -1;
-    MPI_Bcast(&nocc, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    nocc = j.meta.nocc;
     if (nocc < 0) {
       rc = ovl_err_set(OVL_ERR_ARG, "--nocc K is required (no meta.json with n_occ beside '%s')", fock);
       return cli_usage_fail("purify", ovl_err_agree(MPI_COMM_WORLD, rc));
@@ -397,6 +495,7 @@ int cmd_purify(int argc, char **argv) {
   j.po.nocc = j.nocc, j.po.mu = mu, j.po.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = tol;
   j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
+  j.po.started = &g_started;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   if (alg_auto || ndup_auto || ppn_auto) {
     char why[600] = "";
@@ -415,7 +514,7 @@ int cmd_purify(int argc, char **argv) {
             method, kernel, precision, ndup, backend, P, ppn > 0 ? " (active subset)" : "", cli_mpi_library());
   double t0 = ovl_time();
   int nactive = P;
-  g_stop = 0;
+  g_stop = 0, g_started = 0, g_rank0 = ovl_world_rank() == 0;
   stop_signals(1);
   if (ppn > 0) { /* multiple PPN: the first ppn ranks of every node purify, the others sleep */
     ovl_active a = NULL;
@@ -423,6 +522,7 @@ int cmd_purify(int argc, char **argv) {
     if (!rc) {
       g_job = &j, g_active_comm = ovl_active_comm(a);
       nactive = ovl_active_is_active(a);
+      if (!nactive) g_started = 1; /* sleepers wait for the active ranks' clean stop */
       MPI_Allreduce(MPI_IN_PLACE, &nactive, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
       rc = ovl_active_run(a, run_active, NULL, NULL);
       /* the active ranks' results reach the sleepers (rank 0 is always active) */
@@ -462,22 +562,27 @@ int cmd_purify(int argc, char **argv) {
             ",\"method\":\"%s\",\"algo\":\"%s\",\"precision\":\"%s\",\"stop_reason\":\"%s\",\"iter_single\":%d,"
             "\"products\":%d,"
             "\"ndup\":%d,\"backend\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"iterations\":%d,"
-            "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"energy\":%.12f,\"t_total\":%.6e,\"t_ssc\":%.6e,"
+            "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"trace_error_of\":\"%s\",\"energy\":%.12f,\"t_total\":%."
+            "6e,\"t_ssc\":%.6e,"
             "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mem_estimate\":%" PRId64
             ",\"mpi\":\"%s\"}\n",
             fock, j.n, j.nocc, method, kernel, precision, r->stop_reason, r->iter_single, r->products, ndup, backend, P,
-            nactive, j.gridstr, r->iterations, r->idem_err, r->trace_err, r->energy, wall, r->t_ssc, r->ssc_gflops,
+            nactive, j.gridstr, r->iterations, r->idem_err, r->trace_err,
+            j.po.method == OVL_PURIFY_MCWEENY ? "round(tr D)" : "n_occ", r->energy, wall, r->t_ssc, r->ssc_gflops,
             check ? (pass ? "PASS" : "FAIL") : "not checked", check ? j.ref_err : -1.0, check ? j.t_eig : -1.0,
             j.mem_est, cli_mpi_library());
   } else {
+    char occ[64];
+    if (j.po.method == OVL_PURIFY_MCWEENY) snprintf(occ, sizeof occ, "n_occ from mu=%g", j.po.mu);
+    else snprintf(occ, sizeof occ, "n_occ=%" PRId64, j.nocc);
     ovl_log(OVL_LOG_QUIET,
-            "purify: n=%" PRId64 " n_occ=%" PRId64
-            " grid %s (%d active): %d iterations (%d in float32), stopped at the "
-            "%s, ||D^2-D||_F %.2e, |tr D - n_occ| %.2e, energy tr(DF) %.10f\n"
+            "purify: n=%" PRId64 " %s grid %s (%d active): %d iterations (%d in float32), stopped at the "
+            "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
             "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s)%s%s\n",
-            j.n, j.nocc, j.gridstr, nactive, r->iterations, r->iter_single, r->stop_reason, r->idem_err, r->trace_err,
-            r->energy, wall, ovl_purify_uses_sq(j.po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc,
-            r->products, r->ssc_gflops, out ? ", D written to " : "", out ? out : "");
+            j.n, occ, j.gridstr, nactive, r->iterations, r->iter_single, r->stop_reason, r->idem_err,
+            j.po.method == OVL_PURIFY_MCWEENY ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy,
+            wall, ovl_purify_uses_sq(j.po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
+            r->ssc_gflops, out ? ", D written to " : "", out ? out : "");
     if (check)
       ovl_log(OVL_LOG_QUIET,
               "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_util.h"
 #include "cli.h"
@@ -75,10 +76,14 @@ static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model
   return c->ndup >= 1 && c->ndup <= OVL_LANES_MAX && *P >= 1 && *n >= 0;
 }
 
-/* Rank 0: the entry for (f, P) with the nearest n within a factor of 2. */
-static int tune_lookup(const char *path, ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int64_t *nfound) {
-  FILE *fp = fopen(path, "r");
-  if (!fp) return 0;
+/* Rank 0: the entry for (f, P) with the nearest n within a factor of 2
+ * (*found = 0 when there is none). A tune file that cannot be read is an
+ * error (OVL_ERR_IO naming it), not an empty file. */
+static ovl_err tune_lookup(const char *path, ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int64_t *nfound,
+                           int *found_out) {
+  FILE *fp = NULL;
+  *found_out = 0;
+  OVL_TRY(ovl_file_open_read(path, "tune file", &fp));
   char line[1024];
   double best = INFINITY;
   int found = 0;
@@ -92,14 +97,18 @@ static int tune_lookup(const char *path, ovl_model_family f, int64_t n, int P, o
   }
   fclose(fp);
   if (found) out->n = n;
-  return found;
+  *found_out = found;
+  return OVL_OK;
 }
 
 static ovl_err tune_store(const char *path, ovl_model_family f, const ovl_model_cfg *c, double tmed,
                           const char *mname) {
   char *keep[TUNE_MAXLINES];
   int nk = 0;
-  FILE *fp = fopen(path, "r");
+  FILE *fp = NULL;
+  struct stat st;
+  OVL_TRY(ovl_file_check_write(path, "tune file", NULL, 0));
+  if (stat(path, &st) == 0) OVL_TRY(ovl_file_open_read(path, "tune file", &fp)); /* kept entries */
   if (fp) {
     char line[1024];
     while (fgets(line, sizeof line, fp) && nk < TUNE_MAXLINES) {
@@ -139,11 +148,11 @@ ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, i
   int64_t nf = 0;
   double pred = INFINITY;
   if (ovl_world_rank() == 0) {
-    if (tune_file && ppn <= 1) found = tune_lookup(tune_file, f, n, P, out, &nf);
+    if (tune_file && ppn <= 1) rc = tune_lookup(tune_file, f, n, P, out, &nf, &found);
     if (found && ((kernel >= 0 && (int)out->kernel != kernel) || (ndup > 0 && out->ndup != ndup))) found = 0;
     ovl_machine m;
     char src[512];
-    rc = cli_machine(machine, &m, src, sizeof src);
+    if (!rc) rc = cli_machine(machine, &m, src, sizeof src);
     if (!rc && found) {
       ovl_model_cost c;
       if (ovl_model_predict(&m, out, &c) == OVL_OK) pred = c.total;
@@ -348,6 +357,12 @@ int cmd_tune(int argc, char **argv) {
   if (prc >= 0) return prc;
   const char *env = getenv("OVL_TUNE_FILE");
   if (!out && env && *env) out = env;
+  {
+    const char *inputs[] = {machine};
+    const cli_out outs[] = {{out, "tune file"}};
+    int orc = cli_check_outputs("tune", outs, 1, inputs, 1);
+    if (orc >= 0) return orc;
+  }
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   ovl_model_family f = !strcmp(family, "gemm") ? OVL_MF_GEMM : OVL_MF_SSC;

@@ -73,6 +73,22 @@ int cli_usage_fail(const char *cmd, ovl_err rc) {
   return CLI_USAGE;
 }
 
+int cli_check_outputs(const char *cmd, const cli_out *outs, int nouts, const char *const *inputs, int ninputs) {
+  ovl_err rc = OVL_OK;
+  if (ovl_world_rank() == 0)
+    for (int k = 0; k < nouts && rc == OVL_OK; k++)
+      if (outs[k].path) rc = ovl_file_check_write(outs[k].path, outs[k].what, inputs, ninputs);
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (rc == OVL_OK) return -1;
+  return rc == OVL_ERR_ARG ? cli_usage_fail(cmd, rc) : cli_fail(cmd, rc);
+}
+
+const char *cli_join(char *buf, size_t n, const char *a, const char *b) {
+  if (a == NULL) return NULL;
+  snprintf(buf, n, "%s%s", a, b);
+  return buf;
+}
+
 static void usage(FILE *out) {
   fprintf(out, "usage: ovl <command> [options]      (run under mpiexec/srun; `ovl <command> --help` for options)\n"
                "\n"
