@@ -258,7 +258,7 @@ case_ "bench machine --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" 
 # restarts continue the same problem or nothing
 case_ "restart: other n_occ"    1 "different problem: .nocc. is 5 there but 7 in this run" "$P" purify --fock "$f/good.raw" --nocc 7 --checkpoint "$f/ck/real" --restart "${o[@]}"
 case_ "restart: other F, same n" 1 "different problem: .f_checksum." "$P3" purify --fock "$f/other.raw" --nocc 5 --checkpoint "$f/ck/real" --restart "${o[@]}"
-case_ "restart: other method"   1 "different problem: .method. is \"canonical\" there but \"trs2\"" "$P" purify --fock "$f/good.raw" --nocc 5 --method trs2 --checkpoint "$f/ck/real" --restart "${o[@]}"
+case_ "restart: other method"   1 "different problem: .method. is \"canonical\" there but \"sp2\"" "$P" purify --fock "$f/good.raw" --nocc 5 --method trs2 --checkpoint "$f/ck/real" --restart "${o[@]}"
 case_ "restart: state lacks fields" 1 "old.state.json. lacks .f_checksum." "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/old" --restart "${o[@]}"
 # results are reported for what was computed
 case_ "--tol inf"               2 "option --tol: 'inf' is not a finite number" "$P" purify --fock "$f/good.raw" --nocc 5 --tol inf "${o[@]}"

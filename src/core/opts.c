@@ -250,7 +250,9 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
       strncat(choices, "}", sizeof choices - strlen(choices) - 1);
     }
     fprintf(out, "%-30s %s%s", left, o->help ? o->help : "", choices);
-    if (def[0]) fprintf(out, " [default: %s]", def);
+    /* a help text that states its default in words keeps it; an unset number (NaN) has none */
+    if (def[0] && !(o->help && strstr(o->help, "default")) && strcmp(def, "nan") != 0)
+      fprintf(out, " [default: %s]", def);
     fputc('\n', out);
   }
 }

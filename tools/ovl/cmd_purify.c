@@ -380,7 +380,7 @@ int cmd_purify(int argc, char **argv) {
   const char *ndup_s = "4", *ppn_s = "0", *machine = NULL, *tune_file = NULL;
   int ppn = 0;
   int64_t nocc = -1;
-  double mu = NAN, tol = 0.0;
+  double mu = NAN, tol = NAN; /* NaN: not given, the method's default */
   const char *precision = "double";
   const char *fock = NULL, *out = NULL, *method = "canonical", *alg = "alg5", *grid = NULL, *backend = "mpi";
   const char *ckpt = NULL, *trace = NULL;
@@ -466,7 +466,7 @@ int cmd_purify(int argc, char **argv) {
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint-every and --restart need --checkpoint PREFIX");
   if (!rc && ckpt && ck_every == 0 && !restart)
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint needs --checkpoint-every K (or --restart)");
-  if (!rc && tol != 0.0 && !(tol >= OVL_PURIFY_TOL_MIN && tol <= OVL_PURIFY_TOL_MAX))
+  if (!rc && !isnan(tol) && !(tol >= OVL_PURIFY_TOL_MIN && tol <= OVL_PURIFY_TOL_MAX))
     rc = ovl_err_set(OVL_ERR_ARG, "--tol must be in [%g, %g] (the rounding floor of double precision lies below)",
                      OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX);
   if (!rc && j.po.method == OVL_PURIFY_MCWEENY && nocc >= 0)
@@ -492,7 +492,7 @@ int cmd_purify(int argc, char **argv) {
     }
   }
   j.nocc = nocc < 0 ? 0 : nocc;
-  j.po.nocc = j.nocc, j.po.mu = mu, j.po.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = tol;
+  j.po.nocc = j.nocc, j.po.mu = mu, j.po.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = isnan(tol) ? 0.0 : tol;
   j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
   j.po.started = &g_started;
