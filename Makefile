@@ -1,6 +1,7 @@
 # ovl: the two commands.
 #   make demo   runs the main job: purification of real Fock matrices (build first if needed)
 #   make test   runs the whole test suite (release build + ASan/UBSan build)
+#   make data   makes the big Fock-matrix cases of data/big/ (PySCF, hours) and checks their checksums
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
 MPI ?= openmpi
 ifeq ($(MPI),mpich)
@@ -17,7 +18,7 @@ JOBS ?= 2
 CMAKE_MPI := -DMPI_C_COMPILER=$(MPICC) -DMPIEXEC_EXECUTABLE=$(MPIEXEC)
 CTEST := ctest --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build build-asan demo test test-release test-asan clean
+.PHONY: all deps build build-asan demo test test-release test-asan clean data
 
 all: build
 
@@ -47,6 +48,10 @@ test-asan: build-asan
 
 test: test-release test-asan
 	@echo "ovl: all test suites passed ($(MPI))"
+
+data:
+	@bash scripts/deps-data.sh
+	OMP_NUM_THREADS=1 nice -n 19 tools/make-cases --all
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
