@@ -6,8 +6,9 @@
 #
 # usage: bench/purify_vs_eig.sh [BUILD_DIR]
 #   env: NPS="1 2 4 8"  CASES="h2o24_ccpvdz c143h288_sto3g ..." (a name in data/ or data/big/, or a path to fock.raw)
-#        REPS=3  PURIFY="canonical,sp2,trs4,sp2:mixed,trs4:mixed"
+#        REPS=3  WARMUP=1  PURIFY="canonical,sp2,trs4,sp2:mixed,trs4:mixed"
 #        OUT=DIR  (keeps results.jsonl, table.md and ratio.png there; default: a temporary directory)
+#        APPEND=1 (add to OUT/results.jsonl instead of starting it anew: one table over several calls)
 # Prints a markdown table; with matplotlib, OUT/ratio.png plots eigensolver time / purification time against n.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,9 +17,10 @@ build=${1:-$root/build}
 NPS=${NPS:-"1 2 4 8"}
 CASES=${CASES:-"c10h22_631g h2o8_ccpvdz h2o24_ccpvdz"}
 REPS=${REPS:-3}
+WARMUP=${WARMUP:-1}
 PURIFY=${PURIFY:-"canonical,sp2,trs4,sp2:mixed,trs4:mixed"}
 if [ -n "${OUT:-}" ]; then mkdir -p "$OUT"; out=$OUT; else out=$(mktemp -d); trap 'rm -rf "$out"' EXIT; fi
-: >"$out/results.jsonl"
+[ -n "${APPEND:-}" ] || : >"$out/results.jsonl"
 PY=python3; [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 for c in $CASES; do
   if [ -f "$c" ]; then f=$c
@@ -27,7 +29,7 @@ for c in $CASES; do
   else echo "purify_vs_eig: no case '$c' (data/$c or data/big/$c; make the big ones with tools/make-cases)" >&2; exit 2; fi
   for np in $NPS; do
     echo "# $c on $np ranks" >&2
-    "$root/scripts/mpirun.sh" "$np" "$build/bench/eig_peer" --fock "$f" -i "$REPS" --purify "$PURIFY" --json \
+    "$root/scripts/mpirun.sh" "$np" "$build/bench/eig_peer" --fock "$f" -i "$REPS" -x "$WARMUP" --purify "$PURIFY" --json \
       | grep '^{' | sed "s|^{|{\"case\":\"$(basename "$(dirname "$f")")\",|" >>"$out/results.jsonl"
   done
 done
