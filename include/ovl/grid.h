@@ -106,6 +106,10 @@ MPI_Comm ovl_grid3d_parent(ovl_grid3d g);
 ovl_grid2d ovl_grid3d_plane(ovl_grid3d g);
 /* Lanes of row_comm, col_comm or grd_comm, as ovl_grid2d_lanes. */
 ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *out);
+/* The three at once: row, col and grd lanes (any may be NULL to skip it).
+ * Like ovl_grid3d_lanes (active ranks; collective over the communicators
+ * the first time a count is asked for). */
+ovl_err ovl_grid3d_lanes3(ovl_grid3d g, int ndup, ovl_lanes *row, ovl_lanes *col, ovl_lanes *grd);
 /* Rank in ovl_grid3d_comm of P(i,j,k). LOCAL. */
 int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k);
 

@@ -282,6 +282,13 @@ ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *ou
   MPI_Comm c = dir == OVL_DIR_ROW ? g->row : dir == OVL_DIR_COL ? g->col : g->grd;
   return cache_lanes(&g->lc, g->active, c, dir, ndup, out);
 }
+
+ovl_err ovl_grid3d_lanes3(ovl_grid3d g, int ndup, ovl_lanes *row, ovl_lanes *col, ovl_lanes *grd) {
+  if (row) OVL_TRY(ovl_grid3d_lanes(g, OVL_DIR_ROW, ndup, row));
+  if (col) OVL_TRY(ovl_grid3d_lanes(g, OVL_DIR_COL, ndup, col));
+  if (grd) OVL_TRY(ovl_grid3d_lanes(g, OVL_DIR_GRD, ndup, grd));
+  return OVL_OK;
+}
 ovl_grid2d ovl_grid3d_plane(ovl_grid3d g) { return g->plane; }
 int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k) { return k * g->s * g->s + i * g->s + j; }
 

@@ -144,9 +144,8 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
   memset(&L, 0, sizeof L);
   ovl_lanes grd = NULL;
   if (rc == OVL_OK && active) {
-    rc = ovl_grid3d_lanes(g, OVL_DIR_COL, plan->ndup, &L.shA); /* col_comm P(i,:,k) varies j */
-    if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_ROW, plan->ndup, &L.shB);
-    if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, plan->ndup, &grd);
+    /* col_comm P(i,:,k) varies j: A shifts along it; B along row_comm */
+    rc = ovl_grid3d_lanes3(g, plan->ndup, &L.shB, &L.shA, &grd);
   }
   if (rc != OVL_OK || !active) {
     ovl_free(&cw);

@@ -127,9 +127,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && active) {
     x.ndup = plan->ndup, x.cfg = &plan->coll, x.comm = ovl_grid3d_comm(g);
-    rc = ovl_grid3d_lanes(g, OVL_DIR_ROW, plan->ndup, &x.row);
-    if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_COL, plan->ndup, &x.col);
-    if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, plan->ndup, &x.grd);
+    rc = ovl_grid3d_lanes3(g, plan->ndup, &x.row, &x.col, &x.grd);
   }
   if (rc != OVL_OK || !active) {
     ovl_free(&x.bw), ovl_free(&x.cw), ovl_free(&x.cr);

@@ -110,9 +110,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && s->active) {
     s->comm = ovl_grid3d_comm(g);
-    rc = ovl_grid3d_lanes(g, OVL_DIR_ROW, ndup, &s->row);
-    if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_COL, ndup, &s->col);
-    if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, ndup, &s->grd);
+    rc = ovl_grid3d_lanes3(g, ndup, &s->row, &s->col, &s->grd);
   }
   if (rc != OVL_OK) {
     ovl_ssc_destroy(&s);
