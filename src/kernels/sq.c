@@ -215,11 +215,17 @@ enum { PUT_PLAIN, PUT_TRANS, PUT_SYM };
 static void put(int single, const void *src, int64_t lds, int mode, double *dst, int64_t ldd, int64_t m, int64_t n) {
   const float *sf = src;
   const double *sd = src;
-  for (int64_t c = 0; c < n; c++)
-    for (int64_t r = 0; r < m; r++) {
-      int t = mode == PUT_TRANS || (mode == PUT_SYM && r < c);
-      int64_t at = t ? c + r * lds : r + c * lds;
-      dst[r + c * ldd] = single ? (double)sf[at] : sd[at];
+  /* in 64 x 64 tiles, so that the transposed reads stay in cache */
+  enum { TILE = 64 };
+  for (int64_t c0 = 0; c0 < n; c0 += TILE)
+    for (int64_t r0 = 0; r0 < m; r0 += TILE) {
+      int64_t c1 = c0 + TILE < n ? c0 + TILE : n, r1 = r0 + TILE < m ? r0 + TILE : m;
+      for (int64_t c = c0; c < c1; c++)
+        for (int64_t r = r0; r < r1; r++) {
+          int t = mode == PUT_TRANS || (mode == PUT_SYM && r < c);
+          int64_t at = t ? c + r * lds : r + c * lds;
+          dst[r + c * ldd] = single ? (double)sf[at] : sd[at];
+        }
     }
 }
 
