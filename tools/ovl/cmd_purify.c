@@ -264,8 +264,8 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int traced = 0;
   if (!rc && j->trace) rc = ovl_trace_start(parent, (int64_t)1 << 20), traced = rc == OVL_OK;
   if (!rc) rc = ovl_purify(g, F, D, &j->po, &j->res);
-  if (traced) {
-    ovl_err trc = ovl_trace_write(j->trace);
+  if (traced) { /* a failed run writes no trace: nothing is left behind by a failure */
+    ovl_err trc = ovl_trace_write(rc == OVL_OK ? j->trace : NULL);
     if (!rc) rc = trc;
   }
   if (!rc && j->out && on0 && !j->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
