@@ -58,6 +58,8 @@ PY
 # methods
 homo=$("$PY" -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
 name="mcweeny"; run 8 --fock "$H" --method mcweeny --mu "$homo" --check -q; ok has "PASS" "$out"
+# McWeeny takes no n_occ: its trace error is the distance of tr D to an integer, and says so
+ok has "n_occ from mu=" "$out"; ok has "|tr D - round(tr D)|" "$out"
 name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"
 name="json"; run 8 --fock "$W" --json --check
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]>0' "$out"
