@@ -234,6 +234,7 @@ case_ "-o the input's sidecar"  2 "the output .*good.raw.json. is the input" "$P
 case_ "checkpoint state a device" 1 "cannot write checkpoint state .*dev.state.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/dev" --checkpoint-every 2 "${o[@]}"
 case_ "--trace onto a device"   1 "cannot write trace .*trdev.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 -t "$f/trdev" "${o[@]}"
 case_ "gemm --trace onto a device" 1 "cannot write trace .*trdev.json" "$P" gemm -n 16 -t "$f/trdev"
+case_ "bench coll --timeline onto a device" 1 "cannot write timeline .*trdev.json.: it exists and is a character device" "2" bench coll -m 8:64 -i 1 -x 0 -t "$f/trdev.json"
 case_ "bench machine -o a device" 1 "cannot write machine file .*null.: it exists and is a character device" "2" bench machine -o "$f/null"
 case_ "tune -o a device"        1 "cannot write tune file .*null.: it exists and is a character device" "$P" tune --kernel ssc -n 64 -o "$f/null"
 case_ "-o \"\""                  2 "option -o/--output: an empty value" "$P" purify --fock "$f/good.raw" --nocc 5 -o ""
