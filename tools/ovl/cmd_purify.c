@@ -457,6 +457,13 @@ int cmd_purify(int argc, char **argv) {
   if (!rc && j.po.method == OVL_PURIFY_MCWEENY && nocc >= 0)
     rc = ovl_err_set(OVL_ERR_ARG, "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
+  /* with --restart the state is an input first: the input check names it as such */
+  if (restart && ckpt) {
+    char st[4200];
+    snprintf(st, sizeof st, "%s.state.json", ckpt);
+    rc = ovl_world_rank() == 0 ? ovl_file_check_read(st, "checkpoint state", -1) : OVL_OK;
+    if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("purify", rc);
+  }
   /* every output is checked before anything is read or computed */
   char b_oj[4200], b_tj[4200], b_tc[4200], b_st[4200], b_fj[4200], b_meta[4096];
   meta_path(fock, b_meta, sizeof b_meta);
