@@ -13,14 +13,14 @@
 #  5. kill -9 of one rank: the job ends within a bounded time with a message
 #     naming the dead rank; an earlier output file with the same name is
 #     intact; the last checkpoint is consistent and --restart from it works.
-#  7. SIGTERM while the ranks wait before the iterations start (one rank is
-#     stopped with SIGSTOP as soon as the job prints its header, so the others
-#     block in their first collective): the first SIGTERM ends them at once
-#     with a message and exit code 143, and nothing is written.
 #  6. A full disk (a 1 MiB tmpfs, and one with room for the data but not for
 #     its sidecar, mounted by the test; skipped when mount is not allowed):
 #     an error naming ENOSPC, and no file left, neither for -o nor for
 #     checkpoints.
+#  7. SIGTERM while the ranks wait before the iterations start (one rank is
+#     stopped with SIGSTOP as soon as the job prints its header, so the others
+#     block in their first collective): the first SIGTERM ends them at once
+#     with a message and exit code 143, and nothing is written.
 # "Consistent checkpoint": PREFIX.state.json parses, names a data file whose
 # sidecar says 700 x 700 symmetric and whose size is 700*700*8 bytes, and the
 # data is finite and symmetric (to 1e-12, the writer's test).

@@ -20,7 +20,7 @@ foreach(t sidecar mtx opts)
 endforeach()
 
 # Bad input, one case each, on 1 and 2-4 ranks.
-math(EXPR OVL_HARD_BAD_TIMEOUT "300 * ${OVL_TIMEOUT_SCALE}")
+math(EXPR OVL_HARD_BAD_TIMEOUT "600 * ${OVL_TIMEOUT_SCALE}")
 add_test(NAME hard_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_test.sh $<TARGET_FILE:ovl_cli>
          ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
 # Under the sanitizers each case runs once, on its largest rank count.
@@ -29,6 +29,25 @@ if(OVL_SANITIZE)
   list(APPEND OVL_HARD_BAD_ENV OVL_BAD_INPUT_LAST_NP=1)
 endif()
 set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} ENVIRONMENT "${OVL_HARD_BAD_ENV}" PROCESSORS 2)
+
+# Random arguments for every sub-command, seeded (the seed is printed;
+# OVL_RANDOM_SEED=S reproduces a run): exit codes 0, 1 or 2 only, no hang,
+# no sanitizer report, nothing left behind by a failure. The sanitizer build
+# runs fewer cases (a run there costs about three times the CPU) so that the
+# test adds about a minute to that suite.
+if(OVL_SANITIZE)
+  set(OVL_RANDOM_COUNT 50 CACHE STRING "random-argument cases in the test suite")
+else()
+  set(OVL_RANDOM_COUNT 150 CACHE STRING "random-argument cases in the test suite")
+endif()
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME hard_random_args COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/random_args_test.py
+           $<TARGET_FILE:ovl_cli> ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
+  math(EXPR OVL_HARD_RANDOM_TIMEOUT "600 * ${OVL_TIMEOUT_SCALE}")
+  set_tests_properties(hard_random_args PROPERTIES TIMEOUT ${OVL_HARD_RANDOM_TIMEOUT} PROCESSORS 2
+                       ENVIRONMENT "${OVL_TEST_ENV};OVL_RANDOM_COUNT=${OVL_RANDOM_COUNT}")
+endif()
 
 if(NOT OVL_SANITIZE)
   # A bounded libFuzzer run (clang; skipped with a message when missing).

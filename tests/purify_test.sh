@@ -58,6 +58,8 @@ PY
 # methods
 homo=$("$PY" -c "import json;m=json.load(open('$DATA/h2o8_ccpvdz/meta.json'));print((m['homo']+m['lumo'])/2)")
 name="mcweeny"; run 8 --fock "$H" --method mcweeny --mu "$homo" --check -q; ok has "PASS" "$out"
+# McWeeny takes no n_occ: its trace error is the distance of tr D to an integer, and says so
+ok has "n_occ from mu=" "$out"; ok has "|tr D - round(tr D)|" "$out"
 name="trs2"; run 8 --fock "$H" --method trs2 --check -q; ok has "PASS" "$out"; ok has "stopped at the rounding floor" "$out"
 # SP2 and TRS4 on the symmetric square: 1 rank, the 1x1x2 stack (2 ranks), the 2D grid (4 ranks: 2x2x1),
 # the 3D grid (8: 2x2x2; a 2.5D grid with 1 < c < s needs 32 ranks: test_sq covers the kernel there),

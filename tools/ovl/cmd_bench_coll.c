@@ -197,6 +197,16 @@ int cmd_bench_coll(int argc, char **argv) {
     rc = ovl_err_set(OVL_ERR_ARG, "--ppn %d leaves %d rank per collective; the bandwidth needs p >= 2 (%d ranks)", ppn,
                      x.P / ppn, x.P);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("bench coll", rc);
+  if (timeline) { /* the timeline's files, PREFIX.json and PREFIX.csv, before anything is measured */
+    char pre[4096], tj[4200], tc[4200];
+    snprintf(pre, sizeof pre, "%s", timeline);
+    size_t tl = strlen(pre);
+    if (tl > 5 && strcmp(pre + tl - 5, ".json") == 0) pre[tl - 5] = '\0';
+    const cli_out outs[] = {{cli_join(tj, sizeof tj, pre, ".json"), "timeline"},
+                            {cli_join(tc, sizeof tc, pre, ".csv"), "timeline"}};
+    int orc = cli_check_outputs("bench coll", outs, 2, NULL, 0);
+    if (orc >= 0) return orc;
+  }
   switch (x.op) {
   case BENCH_BCAST: x.cfg.bcast = a; break;
   case BENCH_REDUCE: x.cfg.reduce = a; break;

@@ -271,8 +271,8 @@ int cmd_gemm(int argc, char **argv) {
       kacc.bytes += ks.bytes;
     }
   }
-  if (trace && ovl_trace_active()) {
-    ovl_err trc = ovl_trace_write(trace);
+  if (trace && ovl_trace_active()) { /* a failed run writes no trace */
+    ovl_err trc = ovl_trace_write(rc == OVL_OK ? trace : NULL);
     if (!rc) rc = trc;
   }
   double relerr = -1.0;

@@ -266,8 +266,8 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int traced = 0;
   if (!rc && j->trace) rc = ovl_trace_start(parent, (int64_t)1 << 20), traced = rc == OVL_OK;
   if (!rc) rc = ovl_purify(g, F, D, &j->po, &j->res);
-  if (traced) {
-    ovl_err trc = ovl_trace_write(j->trace);
+  if (traced) { /* a failed run writes no trace: nothing is left behind by a failure */
+    ovl_err trc = ovl_trace_write(rc == OVL_OK ? j->trace : NULL);
     if (!rc) rc = trc;
   }
   if (!rc && j->out && on0 && !j->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
@@ -388,8 +388,8 @@ int cmd_purify(int argc, char **argv) {
   ovl_opt opts[] = {
       {"fock", 'F', OVL_OPT_STRING, &fock, "FILE", "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)",
        NULL, 0, -1},
-      {"nocc", 'k', OVL_OPT_I64, &nocc, "K", "occupied orbitals (default: n_occ of meta.json beside the Fock file)",
-       NULL, 0, INT64_MAX},
+      {"nocc", 'k', OVL_OPT_I64, &nocc, "K",
+       "occupied orbitals (default: n_occ of meta.json beside the Fock file; not with mcweeny)", NULL, 0, INT64_MAX},
       {"method", 'M', OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
       {"precision", 'P', OVL_OPT_CHOICE, &precision, "PREC",
        "sp2/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
@@ -472,6 +472,13 @@ int cmd_purify(int argc, char **argv) {
   if (!rc && j.po.method == OVL_PURIFY_MCWEENY && nocc >= 0)
     rc = ovl_err_set(OVL_ERR_ARG, "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
+  /* with --restart the state is an input first: the input check names it as such */
+  if (restart && ckpt) {
+    char st[4200];
+    snprintf(st, sizeof st, "%s.state.json", ckpt);
+    rc = ovl_world_rank() == 0 ? ovl_file_check_read(st, "checkpoint state", -1) : OVL_OK;
+    if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("purify", rc);
+  }
   /* every output is checked before anything is read or computed */
   char b_oj[4200], b_tj[4200], b_tc[4200], b_st[4200], b_fj[4200], b_meta[4096];
   meta_path(fock, b_meta, sizeof b_meta);

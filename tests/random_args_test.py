@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Random arguments for every sub-command of ovl, each run under a timeout.
+
+Each case is one command (gemm, purify, the six benchmarks, model, tune)
+with a small base of options that keeps a valid run short, followed by a few
+options drawn at random from that command's table, each with a value drawn
+from a pool of valid, boundary and invalid values: negative, huge, not a
+number, empty, inf/nan, unknown choices, and files that are missing, FIFOs,
+character devices (made here with mknod), directories, truncated or
+byte-swapped, plus unknown options and stray words. A case passes when:
+
+  - the exit code is 0, 1 or 2 (no crash, no signal) and the run ends
+    within the timeout (no hang);
+  - stderr holds no sanitizer report (ASan, UBSan, LSan);
+  - after a failure the case's output directory holds nothing but a
+    checkpoint (which is kept by design); after success no temporary;
+  - the special files are still what they were at the end, and no
+    temporary is left beside them.
+
+The cases are drawn from a seeded generator: the same seed gives the same
+cases. The seed is printed; OVL_RANDOM_SEED=S reproduces a run and
+OVL_RANDOM_COUNT=N sets the number of cases; a failing case prints its
+command line.
+
+usage: random_args_test.py OVL DATA_DIR MPIEXEC [MPIEXEC_FLAGS...]
+"""
+import concurrent.futures
+import os
+import random
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+OVL, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+MPIEXEC = sys.argv[3:]
+SEED = int(os.environ.get("OVL_RANDOM_SEED", "20261125"))
+COUNT = int(os.environ.get("OVL_RANDOM_COUNT", "300"))
+JOBS = int(os.environ.get("OVL_RANDOM_JOBS", "2"))
+TIMEOUT = 30 * float(os.environ.get("OVL_TEST_TIMEOUT_SCALE", "1"))
+SANITIZER = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: (Address|Undefined|Leak)Sanitizer")
+
+tmp = tempfile.mkdtemp(prefix="ovl_random_")
+fx = os.path.join(tmp, "fx")
+os.makedirs(os.path.join(fx, "dir"))
+os.makedirs(os.path.join(fx, "swapped"))
+W = os.path.join(DATA, "water_ccpvdz")
+for name in ("fock.raw", "fock.raw.json", "meta.json"):
+    shutil.copy(os.path.join(W, name), os.path.join(fx, name))
+raw = open(os.path.join(W, "fock.raw"), "rb").read()
+open(os.path.join(fx, "trunc.raw"), "wb").write(raw[:1000])
+shutil.copy(os.path.join(W, "fock.raw.json"), os.path.join(fx, "trunc.raw.json"))
+swapped = b"".join(raw[k:k + 8][::-1] for k in range(0, len(raw), 8))
+open(os.path.join(fx, "swapped", "fock.raw"), "wb").write(swapped)
+shutil.copy(os.path.join(W, "fock.raw.json"), os.path.join(fx, "swapped", "fock.raw.json"))
+shutil.copy(os.path.join(W, "meta.json"), os.path.join(fx, "swapped", "meta.json"))
+with open(os.path.join(fx, "f.mtx"), "w") as o:
+    vals = [float(x) for x in __import__("struct").unpack("<576d", raw)]
+    o.write("%%MatrixMarket matrix array real general\n24 24\n")
+    for j in range(24):
+        for i in range(24):
+            o.write("%.17g\n" % vals[i * 24 + j])
+open(os.path.join(fx, "bad.json"), "w").write('{"alpha": oops}\n')
+os.mkfifo(os.path.join(fx, "fifo"))
+os.mkfifo(os.path.join(fx, "fifo.mtx"))
+os.mknod(os.path.join(fx, "dev"), 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+SPECIAL = {"fifo": stat.S_ISFIFO, "fifo.mtx": stat.S_ISFIFO, "dev": stat.S_ISCHR, "dir": stat.S_ISDIR}
+
+F = lambda n: os.path.join(fx, n)
+IN_FILES = [F("fock.raw"), F("f.mtx"), F("trunc.raw"), F("swapped/fock.raw"), F("none.raw"), F("fifo"),
+            F("fifo.mtx"), F("dev"), F("dir"), F("bad.json"), ""]
+OUT_FILES = ["@OUT@/x", "@OUT@/x.raw", "@OUT@/nodir/x", F("dev"), F("fifo"), F("dir"), ""]
+INTS = ["0", "1", "2", "3", "-1", "-7", "64", "65", "2147483648", "99999999999999999999", "x", "1.5", ""]
+SMALL = ["1", "2", "0", "-1", "x", ""]
+SIZES = ["0", "8", "64", "1K", "4K", "-1", "1G", "8G", "1T", "99999999999999999999", "K", "x", ""]
+RANGES = ["8:64", "64", "1:1K", "0:8", "64:8", "-1:8", "8G:8G", "16G:16G", "1T", "8:x", ":", ""]
+DOUBLES = ["0", "1", "-1", "1e-11", "1e-3", "1e-20", "inf", "-inf", "nan", "1e308", "x", ""]
+GRIDS = ["1x1", "2x2", "1x1x1", "2x2x1", "2x2x2", "0x2", "1x2x1", "-1x1", "3", "x", ""]
+ND = ["1", "2", "4", "auto", "0", "65", "-3", "x", ""]
+
+# per command: base options (a short valid run) and the option pools
+CMDS = {
+    "gemm": (["-n", "32", "-i", "1", "-x", "0", "--no-blas-check"], {
+        "--algo": ["summa", "hsumma", "cannon", "3d", "2.5d", "auto", "alg5", ""], "--machine": IN_FILES,
+        "--tune-file": IN_FILES, "-n": ["16", "33", "0", "-1", "256K", "1G", "2048G", "x"], "--m": SIZES,
+        "--k": SIZES, "--transa": ["N", "T", "X"], "--transb": ["N", "T", "C"], "-b": SIZES, "--outer": SIZES,
+        "-G": ["2", "2x2", "0", "x", ""], "--grid": GRIDS, "--repl": SMALL, "--allow-idle": None, "-d": INTS,
+        "--lookahead": None, "--backend": ["mpi", "own", "x"],
+        "--bcast-alg": ["auto", "binomial", "chain", "hier", "x"], "--mem-limit": SIZES, "-i": SMALL, "-x": SMALL,
+        "--alpha": DOUBLES, "--beta": DOUBLES, "--seed": INTS, "--check": None,
+        "--check-mode": ["auto", "exact", "prob", "x"], "--tol": DOUBLES, "--trace": OUT_FILES, "--json": None,
+        "-q": None}),
+    "purify": (["--fock", F("fock.raw"), "--nocc", "5", "-q"], {
+        "--fock": IN_FILES, "--nocc": INTS, "--method": ["canonical", "mcweeny", "trs2", "x"], "--mu": DOUBLES,
+        "--algo": ["alg3", "alg4", "alg5", "alg6", "auto", "x"], "--ndup": ND, "--grid": GRIDS,
+        "--allow-idle": None, "--ppn": ["0", "1", "auto", "-1", "x"], "--machine": IN_FILES,
+        "--tune-file": IN_FILES, "--backend": ["mpi", "own", ""], "--mem-limit": SIZES,
+        "--max-iter": ["1", "3", "50", "0", "100001", "x"], "--tol": DOUBLES, "-o": OUT_FILES,
+        "--checkpoint": ["@OUT@/ck", "@OUT@/nodir/ck", F("dev"), F("dir"), ""], "--checkpoint-every": SMALL,
+        "--restart": None, "--check": None, "--trace": OUT_FILES, "--json": None}),
+    "bench pingpong": (["-m", "8:1K", "-i", "1", "-x", "0", "--iterations-large", "1", "--warmup-large", "0"], {
+        "-m": RANGES, "-i": SMALL, "--iterations-large": SMALL, "-x": SMALL, "--warmup-large": SMALL,
+        "--large": SIZES, "-k": SMALL, "-w": ["0", "1", "4", "-1", "x"], "--fit": ["rel", "abs", "x"],
+        "--fit-range": RANGES, "--cache-bytes": SIZES, "--mem-limit": SIZES, "-f": None, "-j": None, "-q": None}),
+    "bench coll": (["-m", "8:1K", "-i", "1", "-x", "0"], {
+        "-o": ["bcast", "reduce", "allreduce", "allgather", "alltoall", "x"], "-m": RANGES, "-d": INTS, "-k": SMALL,
+        "-b": ["mpi", "own", "x"], "-a": ["auto", "binomial", "ring", "x", ""], "-i": SMALL, "-x": SMALL,
+        "--cache-bytes": SIZES, "-t": OUT_FILES, "--timeline-size": SIZES, "--timeline-reps": SMALL,
+        "--mem-limit": SIZES, "-f": None, "-j": None, "-q": None}),
+    "bench nbc": (["-m", "8:1K", "-i", "1", "-x", "0", "-t", "1", "-c", "10"], {
+        "-o": ["bcast", "allreduce", "alltoall", "x"], "-m": RANGES, "-M": ["all", "osu", "imb", "eff", "x"],
+        "-t": SMALL, "-c": ["0", "10", "-1", "inf", "x"], "-b": ["mpi", "own", "x"], "-a": ["auto", "x", ""],
+        "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "--mem-limit": SIZES, "-f": None, "-j": None,
+        "-q": None}),
+    "bench progress": (["-n", "64K", "-k", "4", "--chunk-size", "16", "-i", "1", "-x", "0"], {
+        "-n": ["8", "64K", "0", "-1", "1T", "x"], "-k": SMALL, "--chunk-size": ["1", "16", "0", "8193", "x"],
+        "-e": SMALL, "-a": ["auto", "binomial", "scatter-allgather", "chain", "hier", "x"], "--segment": SIZES,
+        "-i": SMALL, "-x": SMALL, "--mem-limit": SIZES, "-j": None}),
+    "bench ssc": (["-n", "48", "-i", "1", "-x", "0", "-q"], {
+        "-n": ["16", "48", "0", "-1", "100000", "x"], "-a": ["alg3", "alg5,alg6", "alg9", ",", "alg3,alg3,alg3,alg3,alg3"],
+        "-d": ["1", "1,2", "1-3", "0", "65", "x"], "-g": GRIDS, "--allow-idle": None, "--backend": ["mpi", "own"],
+        "-i": SMALL, "-x": SMALL, "--mem-limit": SIZES, "-j": None}),
+    "bench machine": (["-o", "@OUT@/m.json", "-M", "4096", "-i", "1", "-w", "1", "-q"], {
+        "-o": OUT_FILES, "--name": ["x", "a\"b", ""], "--eager": SIZES, "-M": ["4096", "8K", "0", "1T", "x"],
+        "-w": SMALL, "-i": SMALL, "--mem-limit": SIZES}),
+    "model": (["-n", "256"], {
+        "-k": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "x"], "-n": SIZES, "-P": INTS,
+        "-m": IN_FILES, "-b": SIZES, "--outer": SIZES, "-G": INTS, "-d": INTS, "-c": INTS, "--ppn": INTS,
+        "--lookahead": None, "-s": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
+        "-j": None}),
+    "tune": (["-n", "48", "-t", "1", "-i", "1", "-x", "0", "-r", "1", "-q", "-o", "@OUT@/t.json"], {
+        "-k": ["gemm", "ssc", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"], "-m": IN_FILES, "-t": SMALL,
+        "--band": DOUBLES, "-i": SMALL, "-r": SMALL, "-x": SMALL, "-o": OUT_FILES, "-j": None}),
+}
+JUNK = ["--bogus", "stray", "--check=1", "-", "--", "-zz", "--help"]
+
+
+def make_case(rng, k):
+    cmd = rng.choice(sorted(CMDS))
+    base, pool = CMDS[cmd]
+    args = list(base)
+    for _ in range(rng.randint(0, 5)):
+        if rng.random() < 0.07:
+            args.append(rng.choice(JUNK))
+            continue
+        opt = rng.choice(sorted(pool))
+        args.append(opt)
+        if pool[opt] is not None:  # the pools start with valid values: half of the draws come from those
+            vals = pool[opt]
+            args.append(rng.choice(vals[:max(1, len(vals) // 3)] if rng.random() < 0.5 else vals))
+    np = 2 if rng.random() < 0.15 else 1
+    return k, np, cmd.split() + args
+
+
+def leftovers(od, rc):
+    left = []
+    for root, _, files in os.walk(od):
+        for name in files:
+            rel = os.path.relpath(os.path.join(root, name), od)
+            if ".tmp." in name:
+                left.append(rel)  # a temporary is never left, whatever the outcome
+            elif rc != 0 and not re.match(r"ck\.(state\.json|it\d+\.raw(\.json)?)$", rel):
+                left.append(rel)  # after a failure: nothing but a checkpoint
+    return left
+
+
+def run_case(case):
+    k, np, argv = case
+    od = os.path.join(tmp, "out.%d" % k)
+    os.makedirs(od)
+    argv = [a.replace("@OUT@", od) for a in argv]
+    launch = [] if np == 1 else MPIEXEC + ["-n", str(np)]
+    t0 = time.time()
+    p = subprocess.Popen(launch + [OVL] + argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=od,
+                         start_new_session=True)
+    try:
+        err = p.communicate(timeout=TIMEOUT)[1]
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)  # the case's own process group: what it started
+        err = p.communicate()[1]
+        rc = "timeout"
+    err = err.decode(errors="replace")
+    dt = time.time() - t0
+    why = None
+    if rc == "timeout":
+        why = "no end within %.0f s (a hang)" % TIMEOUT
+    elif rc not in (0, 1, 2):
+        why = "exit code %s" % rc
+    elif SANITIZER.search(err):
+        why = "sanitizer report"
+    else:
+        left = leftovers(od, rc)
+        if left:
+            why = "left behind after exit %d: %s" % (rc, " ".join(left))
+    shutil.rmtree(od, ignore_errors=True)
+    return k, np, argv, rc, dt, why, err
+
+
+def main():
+    rng = random.Random(SEED)
+    cases = [make_case(rng, k) for k in range(COUNT)]
+    print("random arguments: seed %d (OVL_RANDOM_SEED), %d cases (OVL_RANDOM_COUNT), timeout %.0f s" %
+          (SEED, COUNT, TIMEOUT), flush=True)
+    t0 = time.time()
+    codes = {0: 0, 1: 0, 2: 0}
+    fails = 0
+    with concurrent.futures.ThreadPoolExecutor(JOBS) as ex:
+        for k, np, argv, rc, dt, why, err in ex.map(run_case, cases):
+            if rc in codes:
+                codes[rc] += 1
+            if why:
+                fails += 1
+                print("FAIL case %d (np=%d, %.1f s): %s\n  ovl %s" % (k, np, dt, why, " ".join(repr(a) for a in argv)))
+                for line in err.strip().splitlines()[-6:]:
+                    print("  | " + line)
+    for name, is_kind in SPECIAL.items():
+        if not is_kind(os.lstat(F(name)).st_mode):
+            fails += 1
+            print("FAIL: the special file %s was replaced" % name)
+    beside = [n for n in os.listdir(fx) if ".tmp." in n]
+    if beside:
+        fails += 1
+        print("FAIL: temporaries left beside the inputs: %s" % " ".join(beside))
+    print("random arguments: %d cases in %.0f s: exit 0: %d, 1: %d, 2: %d; %d failed (seed %d)" %
+          (COUNT, time.time() - t0, codes[0], codes[1], codes[2], fails, SEED))
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
