@@ -143,6 +143,8 @@ one_run() { # ID NAME WANT PAT NP CMD ARGS... (ARGS may name @OUT@, the run's ou
 case_() {
   local name=$1 want=$2 pat=$3 nps=$4 cmd=$5; shift 5
   cases=$((cases + 1))
+  # OVL_BAD_INPUT_STRIDE=K (the sanitizer build): every K-th case only
+  [ -n "${OVL_BAD_INPUT_STRIDE:-}" ] && [ $((cases % OVL_BAD_INPUT_STRIDE)) -ne 0 ] && return 0
   # OVL_BAD_INPUT_LAST_NP=1 (the sanitizer build): only the largest rank count
   [ -n "${OVL_BAD_INPUT_LAST_NP:-}" ] && nps=${nps##* }
   for np in $nps; do
@@ -278,5 +280,5 @@ done
 [ -z "$(ls -d "$f"/null?* "$f"/outfifo.raw?* "$f"/trdev.csv "$f"/ck/dev.* 2>/dev/null | grep -v 'dev.state.json$')" ] || { fail=$((fail + 1)); echo "FAIL: files left beside the special files: $(ls -d "$f"/null?* "$f"/outfifo.raw?* "$f"/ck/dev.* 2>/dev/null | tr '\n' ' ')"; }
 [ "$(cat "$f/good.raw" "$f/good.raw.json" | md5sum)" = "$good_sum" ] || { fail=$((fail + 1)); echo "FAIL: the input was replaced"; }
 
-echo "bad input: $cases cases, $runs runs: $pass passed, $fail failed"
+echo "bad input: $cases cases${OVL_BAD_INPUT_STRIDE:+ (every ${OVL_BAD_INPUT_STRIDE}th run)}, $runs runs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -23,10 +23,12 @@ endforeach()
 math(EXPR OVL_HARD_BAD_TIMEOUT "600 * ${OVL_TIMEOUT_SCALE}")
 add_test(NAME hard_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bad_input_test.sh $<TARGET_FILE:ovl_cli>
          ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
-# Under the sanitizers each case runs once, on its largest rank count.
+# Under the sanitizers every second case runs, once, on its largest rank
+# count (the release build runs them all on every rank count; the suite's
+# 20-minute budget on 2 cores does not hold all of them under ASan).
 set(OVL_HARD_BAD_ENV ${OVL_TEST_ENV})
 if(OVL_SANITIZE)
-  list(APPEND OVL_HARD_BAD_ENV OVL_BAD_INPUT_LAST_NP=1)
+  list(APPEND OVL_HARD_BAD_ENV OVL_BAD_INPUT_LAST_NP=1 OVL_BAD_INPUT_STRIDE=2)
 endif()
 set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} ENVIRONMENT "${OVL_HARD_BAD_ENV}" PROCESSORS 2)
 
@@ -36,9 +38,9 @@ set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} E
 # runs fewer cases (a run there costs about three times the CPU) so that the
 # test adds about a minute to that suite.
 if(OVL_SANITIZE)
-  set(OVL_RANDOM_COUNT 50 CACHE STRING "random-argument cases in the test suite")
+  set(OVL_RANDOM_COUNT 36 CACHE STRING "random-argument cases in the test suite")
 else()
-  set(OVL_RANDOM_COUNT 150 CACHE STRING "random-argument cases in the test suite")
+  set(OVL_RANDOM_COUNT 100 CACHE STRING "random-argument cases in the test suite")
 endif()
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_Interpreter_FOUND)
