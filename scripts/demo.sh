@@ -10,7 +10,7 @@ OVL=${OVL:-$root/build/ovl}
 DATA=${DATA:-$root/data}
 NP=${NP:-8}
 REPS=${REPS:-3}
-run() { echo "\$ mpiexec -n $1 ovl ${*:2}"; "$here/mpirun.sh" "$@"; echo; }
+run() { echo "\$ mpiexec -n $1 $(basename "$2") ${*:3}"; "$here/mpirun.sh" "$@"; echo; }
 
 echo "== ovl demo: canonical purification on real Fock matrices (orthonormal basis) =="
 echo
