@@ -37,13 +37,13 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int64_t n = 1000;
   int reps = 5, c = 0, ndup = 4, opt;
-  ovl_ssc_alg alg = OVL_SSC_ALG6;
+  ovl_algo alg = OVL_ALGO_SSC6;
   while ((opt = getopt(argc, argv, "n:r:c:d:a:")) != -1) {
     if (opt == 'n') n = atoll(optarg);
     else if (opt == 'r') reps = atoi(optarg);
     else if (opt == 'c') c = atoi(optarg);
     else if (opt == 'd') ndup = atoi(optarg);
-    else if (opt == 'a') die(ovl_ssc_alg_parse(optarg, &alg), "-a");
+    else if (opt == 'a') die(ovl_algo_parse(optarg, &alg), "-a");
     else {
       if (rank == 0) fprintf(stderr, "usage: sq_bench [-n N] [-r reps] [-c c] [-d ndup] [-a alg5|alg6]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
   ovl_ssc ssc = NULL;
   die(ovl_sq_create(g, n, ndup, NULL, &sq), "sq");
   die(ovl_ssc_create(g, n, alg, ndup, NULL, &ssc), "ssc");
-  ovl_mm_plan plan = ovl_mm_plan_default(OVL_MM_25D, 256);
+  ovl_mm_plan plan = ovl_mm_plan_default(OVL_ALGO_25D, 256);
   plan.ndup = ndup;
   double *t = calloc((size_t)(K_COUNT * reps), sizeof(double));
   double tr[K_COUNT] = {0};
@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
     static const char *const names[] = {"sq-double", "sq-single", "mm25d(D,D)", NULL};
     double flops[K_COUNT] = {1, 1, 2, 4}; /* times n^3 */
     char ssc_name[32];
-    snprintf(ssc_name, sizeof ssc_name, "ssc-%s(D2,D3)", ovl_ssc_alg_name(alg));
+    snprintf(ssc_name, sizeof ssc_name, "ssc-%s(D2,D3)", ovl_algo_name(alg));
     printf("# n=%lld grid=%dx%dx%d ranks=%d ndup=%d reps=%d; GFLOP/s with n^3 per symmetric square, 2n^3 per "
            "product\n",
            (long long)n, s, s, c, P, ndup, reps);

@@ -36,7 +36,7 @@ static int cmp_d(const void *a, const void *b) {
 }
 
 /* One (algorithm, N_DUP) on grid g: time it, check it, print a line on rank 0. */
-static int run_one(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, ovl_backend be, int warm, int reps, int check,
+static int run_one(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, int reps, int check,
                    int gs, int gc) {
   int rank, fails = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -86,7 +86,7 @@ static int run_one(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, ovl_backe
       char grid[32];
       snprintf(grid, sizeof grid, "%dx%dx%d", gs, gs, gc);
       double tm = t[reps / 2];
-      printf("  alg%d %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", (int)alg, ndup, (long long)n, grid,
+      printf("  %s %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", ovl_algo_name(alg), ndup, (long long)n, grid,
              gs * gs * gc, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12, tc[reps / 2], tp[reps / 2],
              verdict);
       fflush(stdout);
@@ -135,10 +135,10 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("# alg ndup     n grid       ranks     t_med(s)   tflops   t_comm(s)   t_comp(s) check\n");
   for (int ia = 0; ia < nalg; ia++)
     for (int id = 0; id < nnd; id++) { /* a fresh grid each time: a grid caches a bounded number of lane sets */
-      ovl_ssc_alg alg = (ovl_ssc_alg)algs[ia];
+      ovl_algo alg = (ovl_algo)(OVL_ALGO_SSC3 + algs[ia] - 3); /* --algo alg3..alg6 */
       int gs = s, gc = c;
-      if (alg == OVL_SSC_ALG6 && gs == 0) ovl_grid25d_dims(P, &gs, &gc);
-      if (alg != OVL_SSC_ALG6 && gc != gs) gs = gc = 0; /* Algorithms 3-5: the p^3 grid */
+      if (alg == OVL_ALGO_SSC6 && gs == 0) ovl_grid25d_dims(P, &gs, &gc);
+      if (alg != OVL_ALGO_SSC6 && gc != gs) gs = gc = 0; /* Algorithms 3-5: the p^3 grid */
       ovl_grid3d g = NULL;
       ovl_err rc = ovl_grid3d_create(MPI_COMM_WORLD, gs, gc, OVL_GRID_ALLOW_IDLE, &g);
       if (rc != OVL_OK) {

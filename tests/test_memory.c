@@ -87,7 +87,7 @@ static void measure(ovl_mm_plan plan, int64_t nn, int is3, int s, int c, const c
 
 /* SymmSquareCube (purify = 0) or a few purification iterations (purify = 1)
  * on an s x s x c grid. */
-static void measure_ssc(ovl_ssc_alg alg, int64_t nn, int s, int c, int purify, const char *what) {
+static void measure_ssc(ovl_algo alg, int64_t nn, int s, int c, int purify, const char *what) {
   ovl_grid3d g = NULL;
   T_OK(ovl_grid3d_create(MPI_COMM_WORLD, s, c, OVL_GRID_ALLOW_IDLE, &g));
   ovl_grid2d pl = ovl_grid3d_plane(g);
@@ -133,7 +133,7 @@ static void measure_ssc(ovl_ssc_alg alg, int64_t nn, int s, int c, int purify, c
 
 /* The queries refuse what they cannot count, and never overflow. */
 static void queries(void) {
-  ovl_mm_plan pl = ovl_mm_plan_default(OVL_MM_SUMMA, 256);
+  ovl_mm_plan pl = ovl_mm_plan_default(OVL_ALGO_SUMMA, 256);
   ovl_purify_opts po = ovl_purify_opts_default();
   T_CHECK(ovl_mm_memory(&pl, 'N', 'N', (int64_t)1 << 30, (int64_t)1 << 30, (int64_t)1 << 30, 1, 1, 1) == -1,
           "2^30 x 2^30 operands on one rank (2^63 bytes) are refused");
@@ -141,16 +141,16 @@ static void queries(void) {
   T_CHECK(ovl_mm_memory(&pl, 'N', 'N', -1, 4, 4, 1, 1, 1) == -1, "negative sizes are refused");
   T_CHECK(ovl_mm_memory(&pl, 'N', 'N', 1 << 20, 1 << 20, 1 << 20, 1024, 1024, 1) > 0,
           "2^20 on a 1024 x 1024 grid is countable");
-  T_CHECK(ovl_ssc_memory((int64_t)1 << 40, 1, 1, OVL_SSC_ALG4) == -1, "SymmSquareCube n = 2^40 is refused");
-  T_CHECK(ovl_ssc_memory(1000, 2, 1, OVL_SSC_ALG5) == -1, "Alg. 5 needs c = s");
-  T_CHECK(ovl_ssc_memory(1000, 3, 2, OVL_SSC_ALG6) == -1, "Alg. 6 needs c | s");
-  T_CHECK(ovl_ssc_memory(1000, 2, 2, (ovl_ssc_alg)7) == -1, "unknown algorithm");
+  T_CHECK(ovl_ssc_memory((int64_t)1 << 40, 1, 1, OVL_ALGO_SSC4) == -1, "SymmSquareCube n = 2^40 is refused");
+  T_CHECK(ovl_ssc_memory(1000, 2, 1, OVL_ALGO_SSC5) == -1, "Alg. 5 needs c = s");
+  T_CHECK(ovl_ssc_memory(1000, 3, 2, OVL_ALGO_SSC6) == -1, "Alg. 6 needs c | s");
+  T_CHECK(ovl_ssc_memory(1000, 2, 2, (ovl_algo)7) == -1, "unknown algorithm");
   /* 1000 x 1000 on 2 x 2 x 2: 500 x 500 blocks, 6 for Alg. 4; Alg. 6 with c = 1 holds 3 and takes 4 per run */
   int64_t blk = 500 * 500 * 8;
-  T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_SSC_ALG4) == 6 * blk, "Alg. 4 workspace");
-  T_CHECK(ovl_ssc_memory(1000, 2, 1, OVL_SSC_ALG6) == 3 * blk + 4 * (blk + 64), "Alg. 6 workspace");
-  T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_SSC_ALG6) == 3 * blk + 2 * (blk + 64), "Alg. 6, one step per layer");
-  po.alg = OVL_SSC_ALG4;
+  T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_ALGO_SSC4) == 6 * blk, "Alg. 4 workspace");
+  T_CHECK(ovl_ssc_memory(1000, 2, 1, OVL_ALGO_SSC6) == 3 * blk + 4 * (blk + 64), "Alg. 6 workspace");
+  T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_ALGO_SSC6) == 3 * blk + 2 * (blk + 64), "Alg. 6, one step per layer");
+  po.alg = OVL_ALGO_SSC4;
   T_CHECK(ovl_purify_memory(1000, 2, 2, &po) == 10 * blk, "purify Alg. 4: F, D, D^2, D^3 + 6");
   po.checkpoint_every = 5;
   T_CHECK(ovl_purify_memory(1000, 2, 2, &po) == 11 * blk, "purify Alg. 4 with checkpoints: + a write buffer");
@@ -169,24 +169,24 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int s = P >= 4 ? 2 : 1;
   int64_t nn = 1600;
-  ovl_mm_plan pl = ovl_mm_plan_default(OVL_MM_SUMMA, 64);
+  ovl_mm_plan pl = ovl_mm_plan_default(OVL_ALGO_SUMMA, 64);
   measure(pl, nn, 0, s, 1, "summa");
   pl.lookahead = 1;
   measure(pl, nn, 0, s, 1, "summa+lookahead");
-  pl = ovl_mm_plan_default(OVL_MM_HSUMMA, 64);
+  pl = ovl_mm_plan_default(OVL_ALGO_HSUMMA, 64);
   pl.outer = 128;
   pl.groups_i = s, pl.groups_j = 1;
   measure(pl, nn, 0, s, 1, "hsumma");
-  measure(ovl_mm_plan_default(OVL_MM_CANNON, 64), nn, 0, s, 1, "cannon");
-  measure(ovl_mm_plan_default(OVL_MM_3D, 64), nn, 1, P >= 8 ? 2 : 1, P >= 8 ? 2 : 1, "3d");
-  measure(ovl_mm_plan_default(OVL_MM_25D, 64), nn, 1, s, 1, "2.5d");
+  measure(ovl_mm_plan_default(OVL_ALGO_CANNON, 64), nn, 0, s, 1, "cannon");
+  measure(ovl_mm_plan_default(OVL_ALGO_3D, 64), nn, 1, P >= 8 ? 2 : 1, P >= 8 ? 2 : 1, "3d");
+  measure(ovl_mm_plan_default(OVL_ALGO_25D, 64), nn, 1, s, 1, "2.5d");
   int s3 = P >= 8 ? 2 : 1;
-  measure_ssc(OVL_SSC_ALG4, nn, s3, s3, 0, "ssc alg4");
-  measure_ssc(OVL_SSC_ALG5, nn, s3, s3, 0, "ssc alg5");
-  measure_ssc(OVL_SSC_ALG6, nn, s, P >= 8 ? 2 : 1, 0, "ssc alg6");
-  measure_ssc(OVL_SSC_ALG6, nn, s, 1, 0, "ssc alg6 c=1");
-  measure_ssc(OVL_SSC_ALG5, nn, s3, s3, 1, "purify alg5");
-  measure_ssc(OVL_SSC_ALG6, nn, s, 1, 1, "purify alg6 c=1");
+  measure_ssc(OVL_ALGO_SSC4, nn, s3, s3, 0, "ssc alg4");
+  measure_ssc(OVL_ALGO_SSC5, nn, s3, s3, 0, "ssc alg5");
+  measure_ssc(OVL_ALGO_SSC6, nn, s, P >= 8 ? 2 : 1, 0, "ssc alg6");
+  measure_ssc(OVL_ALGO_SSC6, nn, s, 1, 0, "ssc alg6 c=1");
+  measure_ssc(OVL_ALGO_SSC5, nn, s3, s3, 1, "purify alg5");
+  measure_ssc(OVL_ALGO_SSC6, nn, s, 1, 1, "purify alg6 c=1");
   queries();
   int rc = t_finish("test_memory");
   MPI_Finalize();

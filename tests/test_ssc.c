@@ -18,7 +18,7 @@ static void check(ovl_grid3d g, ovl_dmat D, ovl_dmat D2, ovl_dmat D3, const char
   T_CHECK(r2 == OVL_OK && r3 == OVL_OK, "%s: relerr D^2 %.3e, D^3 %.3e", what, e2, e3);
 }
 
-static void run(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, ovl_backend be) {
+static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be) {
   ovl_grid2d pl = ovl_grid3d_plane(g);
   ovl_dmat D = NULL, D2 = NULL, D3 = NULL;
   T_OK(ovl_dmat_create(pl, n, n, &D));
@@ -45,7 +45,7 @@ static void run(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, ovl_backend 
 }
 
 /* Two instances of different sizes, interleaved. */
-static void two_instances(ovl_grid3d g, ovl_ssc_alg alg) {
+static void two_instances(ovl_grid3d g, ovl_algo alg) {
   ovl_grid2d pl = ovl_grid3d_plane(g);
   int64_t ns[2] = {9, 23};
   ovl_dmat D[2], D2[2], D3[2];
@@ -82,24 +82,25 @@ int main(int argc, char **argv) {
       for (int d = 0; d < 5; d++)
         for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) {
           if (alg != 5 && d > 0 && ndups[d] != 4) continue; /* Alg 3/4/6: N_DUP 1 and 4 */
-          run(g, ns[x], (ovl_ssc_alg)alg, ndups[d], b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI);
+          run(g, ns[x], (ovl_algo)(OVL_ALGO_SSC3 + alg - 3), ndups[d], b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI);
         }
-  two_instances(g, OVL_SSC_ALG5);
+  two_instances(g, OVL_ALGO_SSC5);
   ovl_grid3d_destroy(&g);
   /* 2.5D grids that fit: 2x2x1 (4 ranks), 2x2x2 (8), and a refusal */
   if (P >= 4) {
     T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 2, 1, OVL_GRID_ALLOW_IDLE, &g));
     for (int d = 0; d < 2; d++)
-      for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) run(g, ns[x], OVL_SSC_ALG6, d ? 4 : 1, OVL_BACKEND_OWN);
+      for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) run(g, ns[x], OVL_ALGO_SSC6, d ? 4 : 1, OVL_BACKEND_OWN);
     ovl_ssc s = NULL;
-    T_ERR(ovl_ssc_create(g, 10, OVL_SSC_ALG5, 1, NULL, &s), OVL_ERR_GRID);
+    T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_SSC5, 1, NULL, &s), OVL_ERR_GRID);
     ovl_grid3d_destroy(&g);
   }
   T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 1, 1, OVL_GRID_ALLOW_IDLE, &g));
   ovl_ssc s = NULL;
-  T_ERR(ovl_ssc_create(g, 10, OVL_SSC_ALG5, 0, NULL, &s), OVL_ERR_ARG);
-  T_ERR(ovl_ssc_create(g, 10, (ovl_ssc_alg)7, 1, NULL, &s), OVL_ERR_ARG);
-  T_ERR(ovl_ssc_create(g, -1, OVL_SSC_ALG4, 1, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_SSC5, 0, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_SUMMA, 1, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_N, 1, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ovl_ssc_create(g, -1, OVL_ALGO_SSC4, 1, NULL, &s), OVL_ERR_ARG);
   ovl_grid3d_destroy(&g);
   T_CHECK(ovl_req_live() == 0, "leaked %lld requests", (long long)ovl_req_live());
   int rc = t_finish("test_ssc");

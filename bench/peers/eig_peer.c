@@ -182,9 +182,9 @@ int main(int argc, char **argv) {
   }
   int cube = 1;
   while ((cube + 1) * (cube + 1) * (cube + 1) <= P) cube++;
-  ovl_ssc_alg alg = OVL_SSC_ALG5;
-  if (algo) ovl_ssc_alg_parse(algo, &alg);
-  else if (cube * cube * cube != P) alg = OVL_SSC_ALG6;
+  ovl_algo alg = OVL_ALGO_SSC5;
+  if (algo) ovl_algo_parse(algo, &alg);
+  else if (cube * cube * cube != P) alg = OVL_ALGO_SSC6;
   /* the 2.5D grid (alg6 and the symmetric square): P's, or the largest below P
    * with the rest of the ranks idle (2 ranks form none) */
   int s3 = 0, c3 = 0;
@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k < ncfg && !rc; k++) {
     pcfg *x = &cfg[k];
     int sq = ovl_purify_uses_sq(x->po.method);
-    int gs = sq ? sq_s : alg == OVL_SSC_ALG6 ? s3 : 0, gc = sq ? sq_c : alg == OVL_SSC_ALG6 ? c3 : 0;
+    int gs = sq ? sq_s : alg == OVL_ALGO_SSC6 ? s3 : 0, gc = sq ? sq_c : alg == OVL_ALGO_SSC6 ? c3 : 0;
     rc = ovl_grid3d_create(MPI_COMM_WORLD, gs, gc, OVL_GRID_ALLOW_IDLE, &x->g);
     if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->F);
     if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->D);
@@ -363,7 +363,7 @@ int main(int argc, char **argv) {
                "\"kernel_gflops\":%.3f,\"relerr\":%.3e,\"against\":\"%s\",\"energy\":%.10f,\"eig_over_purify\":%.4f,"
                "\"elpa_over_purify\":%.4f}\n",
                ovl_purify_method_name(x->po.method), ovl_purify_prec_name(x->po.prec), n, nocc, P, x->grid,
-               ovl_purify_uses_sq(x->po.method) ? "square" : ovl_ssc_alg_name(alg), ndup, x->res.iterations,
+               ovl_purify_uses_sq(x->po.method) ? "square" : ovl_algo_name(alg), ndup, x->res.iterations,
                x->res.iter_single, x->res.products, x->res.stop_reason, sp[k].min, sp[k].median, x->res.ssc_gflops,
                x->err, against, x->res.energy, se.median / sp[k].median, have_elpa ? sl.median / sp[k].median : 0.0);
       }
@@ -380,8 +380,8 @@ int main(int argc, char **argv) {
                sl.min, sl.median, se.median / sl.median, err[1], against);
       for (int k = 0; k < ncfg; k++)
         printf("  %-16s %s %-6s %2d it       %10.4e %10.4e %10.3f %9.2e %s\n", cfg[k].name, cfg[k].grid,
-               ovl_purify_uses_sq(cfg[k].po.method) ? "square" : ovl_ssc_alg_name(alg), cfg[k].res.iterations,
-               sp[k].min, sp[k].median, se.median / sp[k].median, cfg[k].err, against);
+               ovl_purify_uses_sq(cfg[k].po.method) ? "square" : ovl_algo_name(alg), cfg[k].res.iterations, sp[k].min,
+               sp[k].median, se.median / sp[k].median, cfg[k].err, against);
       printf("# energies: %.10f (eig), %.10f (%s): %s\n", e_eig, cfg[0].res.energy, cfg[0].name,
              pass ? "PASS" : "FAIL");
     }

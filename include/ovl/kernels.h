@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ovl/algo.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dist.h"
@@ -23,19 +24,10 @@ typedef struct ovl_kstats {
   int64_t ncoll;  /* collective operations this rank took part in (a lane-split one counts once) */
 } ovl_kstats;
 
-/* Distributed multiplication algorithms. */
-typedef enum ovl_mm_algo {
-  OVL_MM_SUMMA = 0, /* 2D grid p x q */
-  OVL_MM_HSUMMA,    /* 2D grid split into I x J groups */
-  OVL_MM_CANNON,    /* square 2D grid */
-  OVL_MM_3D,        /* p x p x p grid; operands on plane k = 0 */
-  OVL_MM_25D        /* s x s x c grid (c | s); operands on plane k = 0 */
-} ovl_mm_algo;
-
 /* A multiplication plan: what the executor will do. Prints as one line
  * (ovl_mm_plan_str). Fields an algorithm does not use are ignored. */
 typedef struct ovl_mm_plan {
-  ovl_mm_algo algo;
+  ovl_algo algo;
   int64_t b;     /* panel width (SUMMA, HSUMMA inner block), > 0 */
   int64_t outer; /* HSUMMA outer block M >= b (0: M = b) */
   int groups_i;  /* HSUMMA groups I x J (G = I*J) */
@@ -50,11 +42,7 @@ typedef ovl_mm_plan ovl_summa_plan;
  * LOCAL. */
 ovl_mm_plan ovl_summa_plan_default(int64_t b);
 /* The same for any algorithm. LOCAL. */
-ovl_mm_plan ovl_mm_plan_default(ovl_mm_algo algo, int64_t b);
-/* Name of an algorithm ("summa", "hsumma", "cannon", "3d", "2.5d") and its
- * inverse. LOCAL. */
-const char *ovl_mm_algo_name(ovl_mm_algo a);
-ovl_err ovl_mm_algo_parse(const char *name, ovl_mm_algo *out);
+ovl_mm_plan ovl_mm_plan_default(ovl_algo algo, int64_t b);
 
 /* Write the plan as one line, e.g. "summa b=256 ndup=1 lookahead=0
  * backend=mpi bcast=auto". LOCAL. */
@@ -108,8 +96,8 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
 
 /* C = alpha * op(A) * op(B) + beta * C with the algorithm of plan->algo.
  * transa/transb: 'N' or 'T' (op(X) = X or X^T; a transposed operand is
- * transposed into a temporary on the same grid first). For OVL_MM_3D and
- * OVL_MM_25D, g3 is the 3D grid and the matrices live on its planes (see
+ * transposed into a temporary on the same grid first). For OVL_ALGO_3D and
+ * OVL_ALGO_25D, g3 is the 3D grid and the matrices live on its planes (see
  * ovl_mm3d); otherwise g3 is ignored (may be NULL). COLLECTIVE over the
  * grid's parent (the 3D grid's parent for 3D/2.5D). */
 ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,

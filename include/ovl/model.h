@@ -9,6 +9,7 @@
 #ifndef OVL_MODEL_H
 #define OVL_MODEL_H
 
+#include "ovl/algo.h"
 #include "ovl/core.h"
 
 #ifdef __cplusplus
@@ -167,20 +168,8 @@ int ovl_ndup_rule(double bytes, double n_t, int max);
 int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup);
 
 /* ---- algorithm models -------------------------------------------------------- */
-typedef enum ovl_model_kernel {
-  OVL_MK_SUMMA = 0,
-  OVL_MK_HSUMMA,
-  OVL_MK_CANNON,
-  OVL_MK_3D,
-  OVL_MK_25D, /* C = A B, n x n */
-  OVL_MK_SSC3,
-  OVL_MK_SSC4,
-  OVL_MK_SSC5,
-  OVL_MK_SSC6, /* D -> D^2, D^3 */
-  OVL_MK_N
-} ovl_model_kernel;
 typedef struct ovl_model_cfg {
-  ovl_model_kernel kernel;
+  ovl_algo kernel;
   int64_t n;     /* matrix size */
   int P;         /* ranks taking part (nodes x ppn) */
   int p, q;      /* 2D grid (SUMMA, HSUMMA, Cannon); 0: the squarest */
@@ -194,7 +183,7 @@ typedef struct ovl_model_cfg {
 } ovl_model_cfg;
 /* A configuration with documented defaults for a kernel: b = 256, G = 1,
  * ndup = 1, ppn = 1, grids derived from P. */
-ovl_model_cfg ovl_model_cfg_default(ovl_model_kernel k, int64_t n, int P);
+ovl_model_cfg ovl_model_cfg_default(ovl_algo k, int64_t n, int P);
 typedef struct ovl_model_cost {
   double latency;   /* alpha terms */
   double bandwidth; /* beta / f_BW terms */
@@ -204,18 +193,14 @@ typedef struct ovl_model_cost {
 /* Predict one configuration. Errors (OVL_ERR_ARG / OVL_ERR_GRID) name what
  * does not fit (grid shape, c not dividing s, G not tiling the grid). */
 ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_model_cost *out);
-/* "summa", "hsumma", "cannon", "3d", "2.5d", "alg3".."alg6" and inverse. */
-const char *ovl_model_kernel_name(ovl_model_kernel k);
-ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out);
 
 /* ---- choosing: candidates of a kernel family, ranked by the model ------------- */
-typedef enum ovl_model_family { OVL_MF_GEMM = 0, OVL_MF_SSC } ovl_model_family;
 /* The configurations `ovl tune` and `auto` consider for P ranks and size n
  * (at most cap; returns how many): GEMM: SUMMA b in {128, 256, 512} with and
  * without lookahead, N_DUP 1/2/4; HSUMMA with every square G that tiles the
  * grid; Cannon on a square P; 3D on a cube; 2.5D for every c; SSC: Alg. 3, 4,
  * Alg. 5 with N_DUP 1..8 (cube P), Alg. 6 for every c with N_DUP 1/2/4. */
-int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int cap);
+int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int cap);
 /* Sort cfg[0..n-1] by predicted total time, fastest first; predictions that
  * fail go last. pred (may be NULL) receives the sorted predictions. */
 void ovl_model_rank(const ovl_machine *m, ovl_model_cfg *cfg, int n, ovl_model_cost *pred);

@@ -82,7 +82,7 @@ typedef struct ovl_purify_opts {
   double tol;             /* tolerance on ||D^2 - D||_F: 0 (the method's default, see above) or in
                              [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
   ovl_purify_prec prec;   /* SP2 and TRS4: float64 throughout, or float32 first (default: double) */
-  ovl_ssc_alg alg;        /* SymmSquareCube algorithm of canonical and McWeeny (default Alg. 5) */
+  ovl_algo alg;           /* SymmSquareCube algorithm of canonical and McWeeny (default Alg. 5) */
   int ndup;               /* N_DUP (default 4) */
   ovl_coll_cfg coll;      /* collective back end */
   int checkpoint_every;   /* write D every K iterations (0: never) */

@@ -5,15 +5,15 @@
  * grid takes part; on planes k > 0 the matrix handles exist (they are created
  * on ovl_grid3d_plane like on plane 0) but their contents are not used.
  *
- *  OVL_SSC_ALG3  the original GTFock algorithm (D^2 transposed with
+ *  OVL_ALGO_SSC3  the original GTFock algorithm (D^2 transposed with
  *                point-to-point messages before its broadcast);
- *  OVL_SSC_ALG4  the baseline: blocking collectives, no transpose;
- *  OVL_SSC_ALG5  the optimized one: Algorithm 4's three communication phases
+ *  OVL_ALGO_SSC4  the baseline: blocking collectives, no transpose;
+ *  OVL_ALGO_SSC5  the optimized one: Algorithm 4's three communication phases
  *                split over N_DUP lanes and pipelined in arrival order
  *                (grd bcast(c) -> row bcast(c); reduce(c) -> bcast(c);
  *                reduce(c) -> send(c) with the D^2 sends overlapped);
  *                N_DUP = 1 is Algorithm 4's communication;
- *  OVL_SSC_ALG6  2.5D on an s x s x c grid (c | s): grd bcast, s/c Cannon
+ *  OVL_ALGO_SSC6  2.5D on an s x s x c grid (c | s): grd bcast, s/c Cannon
  *                steps per layer, allreduce of D^2 over grd_comm, s/c Cannon
  *                steps, reduce of D^3; each collective split over N_DUP lanes.
  * Algorithms 3-5 need a p x p x p grid.
@@ -34,13 +34,11 @@
 extern "C" {
 #endif
 
-typedef enum ovl_ssc_alg { OVL_SSC_ALG3 = 3, OVL_SSC_ALG4 = 4, OVL_SSC_ALG5 = 5, OVL_SSC_ALG6 = 6 } ovl_ssc_alg;
-
 typedef struct ovl_ssc_s *ovl_ssc;
 
 /* Plan and allocate. COLLECTIVE over the grid's parent. Errors (agreed):
  * OVL_ERR_ARG (alg, ndup, n), OVL_ERR_GRID (grid shape), OVL_ERR_NOMEM. */
-ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const ovl_coll_cfg *cfg, ovl_ssc *out);
+ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, const ovl_coll_cfg *cfg, ovl_ssc *out);
 /* NULL-safe, nulls *s. LOCAL (frees memory; the grid's lanes stay). */
 ovl_err ovl_ssc_destroy(ovl_ssc *s);
 
@@ -59,12 +57,9 @@ int64_t ovl_ssc_workspace(ovl_ssc s);
  * allocates and frees), besides D, D2 and D3. Scratch inside the MPI library
  * is not counted. -1 for invalid arguments (the grid shapes ovl_ssc_create
  * refuses) or 2^62 bytes or more. LOCAL; pure function. */
-int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_ssc_alg alg);
+int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_algo alg);
 /* "alg5 ndup=4 grid=2x2x2 n=1000 backend=mpi". LOCAL. */
 int ovl_ssc_str(ovl_ssc s, char *buf, size_t n);
-/* "alg3".."alg6" <-> enum. LOCAL. */
-const char *ovl_ssc_alg_name(ovl_ssc_alg a);
-ovl_err ovl_ssc_alg_parse(const char *name, ovl_ssc_alg *out);
 
 #ifdef __cplusplus
 }

@@ -12,12 +12,11 @@ static ovl_err transposed(ovl_dmat X, char trans, ovl_dmat *out, int *made) {
 
 ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
                  const ovl_mm_plan *plan, ovl_grid3d g3, ovl_kstats *stats) {
-  int is3 = plan && (plan->algo == OVL_MM_3D || plan->algo == OVL_MM_25D);
+  int is3 = plan && (plan->algo == OVL_ALGO_3D || plan->algo == OVL_ALGO_25D);
   MPI_Comm parent = is3 && g3 ? ovl_grid3d_parent(g3) : ovl_grid2d_parent(C->grid);
   ovl_err rc = OVL_OK;
   if (plan == NULL) rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: no plan given");
-  else if (is3 && g3 == NULL)
-    rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: %s needs a 3D grid", ovl_mm_algo_name(plan->algo));
+  else if (is3 && g3 == NULL) rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: %s needs a 3D grid", ovl_algo_name(plan->algo));
   else if ((transa != 'N' && transa != 'n' && transa != 'T' && transa != 't') ||
            (transb != 'N' && transb != 'n' && transb != 'T' && transb != 't'))
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: trans must be 'N' or 'T', got '%c' and '%c'", transa, transb);
@@ -30,11 +29,11 @@ ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B,
   if (rc == OVL_OK) rc = transposed(B, transb, &b, &mb);
   if (rc == OVL_OK) {
     switch (plan->algo) {
-    case OVL_MM_SUMMA: rc = ovl_summa(alpha, a, b, beta, C, plan, stats); break;
-    case OVL_MM_HSUMMA: rc = ovl_hsumma(alpha, a, b, beta, C, plan, stats); break;
-    case OVL_MM_CANNON: rc = ovl_cannon(alpha, a, b, beta, C, plan, stats); break;
-    case OVL_MM_3D: rc = ovl_mm3d(g3, alpha, a, b, beta, C, plan, stats); break;
-    case OVL_MM_25D: rc = ovl_mm25d(g3, alpha, a, b, beta, C, plan, stats); break;
+    case OVL_ALGO_SUMMA: rc = ovl_summa(alpha, a, b, beta, C, plan, stats); break;
+    case OVL_ALGO_HSUMMA: rc = ovl_hsumma(alpha, a, b, beta, C, plan, stats); break;
+    case OVL_ALGO_CANNON: rc = ovl_cannon(alpha, a, b, beta, C, plan, stats); break;
+    case OVL_ALGO_3D: rc = ovl_mm3d(g3, alpha, a, b, beta, C, plan, stats); break;
+    case OVL_ALGO_25D: rc = ovl_mm25d(g3, alpha, a, b, beta, C, plan, stats); break;
     default: rc = ovl_err_agree(parent, ovl_err_set(OVL_ERR_ARG, "unknown algorithm %d", (int)plan->algo));
     }
   }

@@ -29,37 +29,38 @@ int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t
   if (tb) bytes += alloc_bytes((double)ovl_block_len(n, p, 0) * kq);
   double b = (double)(plan->b < k ? plan->b : (k > 0 ? k : 1));
   switch (plan->algo) {
-  case OVL_MM_SUMMA: {
+  case OVL_ALGO_SUMMA: {
     int nbuf = plan->lookahead ? 2 : 1;
     bytes += nbuf * (alloc_bytes(mi * b + 1) + alloc_bytes(nj * b + 1));
     break;
   }
-  case OVL_MM_HSUMMA: {
+  case OVL_ALGO_HSUMMA: {
     double M = (double)(plan->outer > 0 ? plan->outer : plan->b);
     if (M > (double)k && k > 0) M = (double)k;
     if (b > M) b = M;
     bytes += alloc_bytes(mi * M + 1) + alloc_bytes(M * nj + 1) + alloc_bytes(b * nj + 1);
     break;
   }
-  case OVL_MM_CANNON: /* double buffers once there is a second step */
+  case OVL_ALGO_CANNON: /* double buffers once there is a second step */
     bytes += (p > 1 ? 2 : 1) * (alloc_bytes(mi * kq + 1) + alloc_bytes(kq * nj + 1));
     break;
-  case OVL_MM_3D: /* B_jk, the partial product and the reduced result */
+  case OVL_ALGO_3D: /* B_jk, the partial product and the reduced result */
     bytes += alloc_bytes(kp * nj + 1) + alloc_bytes(mi * nj + 1) + alloc_bytes(mi * nj + 1);
     break;
-  case OVL_MM_25D: /* the partial product of layers k > 0, and Cannon's buffers */
+  case OVL_ALGO_25D: /* the partial product of layers k > 0, and Cannon's buffers */
     if (repl > 1) bytes += alloc_bytes(mi * nj + 1);
     bytes += (repl > 0 && p / repl > 1 ? 2 : 1) * (alloc_bytes(mi * kq + 1) + alloc_bytes(kq * nj + 1));
     break;
+  default: return -1; /* not a multiplication algorithm */
   }
   return mem_result(bytes);
 }
 
-int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_ssc_alg alg) {
-  if (n < 0 || s < 1 || c < 1 || alg < OVL_SSC_ALG3 || alg > OVL_SSC_ALG6) return -1;
-  if (alg != OVL_SSC_ALG6 ? c != s : s % c != 0) return -1;
+int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_algo alg) {
+  if (n < 0 || s < 1 || c < 1 || alg < OVL_ALGO_SSC3 || alg > OVL_ALGO_SSC6) return -1;
+  if (alg != OVL_ALGO_SSC6 ? c != s : s % c != 0) return -1;
   double b = (double)ovl_block_len(n, s, 0), blk = alloc_bytes(b * b); /* P(0,0,0) holds the largest blocks */
-  if (alg != OVL_SSC_ALG6) return mem_result(6 * blk);                 /* A, Bt, C, D2r, B2, D3r (ssc.c) */
+  if (alg != OVL_ALGO_SSC6) return mem_result(6 * blk);                /* A, Bt, C, D2r, B2, D3r (ssc.c) */
   /* A, C, B2; each run's Cannon steps add double buffers for A and B
    * (single ones when a layer takes one step) */
   return mem_result(3 * blk + (s / c > 1 ? 4 : 2) * alloc_bytes(b * b + 1));

@@ -6,22 +6,7 @@
 
 #include "kernels/kimpl.h"
 
-static const char *const k_names[] = {"summa", "hsumma", "cannon", "3d", "2.5d"};
-
-const char *ovl_mm_algo_name(ovl_mm_algo a) {
-  return (int)a >= 0 && (int)a < (int)(sizeof k_names / sizeof k_names[0]) ? k_names[a] : "unknown";
-}
-
-ovl_err ovl_mm_algo_parse(const char *name, ovl_mm_algo *out) {
-  for (int a = 0; a < (int)(sizeof k_names / sizeof k_names[0]); a++)
-    if (strcmp(name, k_names[a]) == 0) {
-      *out = (ovl_mm_algo)a;
-      return OVL_OK;
-    }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a multiplication algorithm (summa, hsumma, cannon, 3d, 2.5d)", name);
-}
-
-ovl_mm_plan ovl_mm_plan_default(ovl_mm_algo algo, int64_t b) {
+ovl_mm_plan ovl_mm_plan_default(ovl_algo algo, int64_t b) {
   ovl_mm_plan p;
   memset(&p, 0, sizeof p);
   p.algo = algo;
@@ -34,14 +19,14 @@ ovl_mm_plan ovl_mm_plan_default(ovl_mm_algo algo, int64_t b) {
   return p;
 }
 
-ovl_mm_plan ovl_summa_plan_default(int64_t b) { return ovl_mm_plan_default(OVL_MM_SUMMA, b); }
+ovl_mm_plan ovl_summa_plan_default(int64_t b) { return ovl_mm_plan_default(OVL_ALGO_SUMMA, b); }
 
 int ovl_mm_plan_str(const ovl_mm_plan *p, char *buf, size_t n) {
   char extra[96] = "";
-  if (p->algo == OVL_MM_HSUMMA)
+  if (p->algo == OVL_ALGO_HSUMMA)
     snprintf(extra, sizeof extra, " G=%dx%d M=%" PRId64, p->groups_i, p->groups_j, p->outer > 0 ? p->outer : p->b);
-  return snprintf(buf, n, "%s b=%" PRId64 "%s ndup=%d lookahead=%d backend=%s bcast=%s", ovl_mm_algo_name(p->algo),
-                  p->b, extra, p->ndup, p->lookahead, ovl_backend_name(p->coll.backend), ovl_alg_name(p->coll.bcast));
+  return snprintf(buf, n, "%s b=%" PRId64 "%s ndup=%d lookahead=%d backend=%s bcast=%s", ovl_algo_name(p->algo), p->b,
+                  extra, p->ndup, p->lookahead, ovl_backend_name(p->coll.backend), ovl_alg_name(p->coll.bcast));
 }
 
 int ovl_summa_plan_str(const ovl_mm_plan *p, char *buf, size_t n) { return ovl_mm_plan_str(p, buf, n); }

@@ -24,7 +24,7 @@ enum { TAG_D2 = 3200, TAG_T = 3300, TAG_D3 = 3400 };
 struct ovl_ssc_s {
   ovl_grid3d g;
   int64_t n;
-  ovl_ssc_alg alg;
+  ovl_algo alg;
   int ndup;
   ovl_coll_cfg cfg;
   int s, c, i, j, k, active;
@@ -40,21 +40,8 @@ struct ovl_ssc_s {
   ovl_req p2p[2 * OVL_LANES_MAX];
 };
 
-static const char *const k_alg_names[] = {"alg3", "alg4", "alg5", "alg6"};
-
-const char *ovl_ssc_alg_name(ovl_ssc_alg a) { return a >= 3 && a <= 6 ? k_alg_names[a - 3] : "unknown"; }
-
-ovl_err ovl_ssc_alg_parse(const char *name, ovl_ssc_alg *out) {
-  for (int a = 3; a <= 6; a++)
-    if (strcmp(name, k_alg_names[a - 3]) == 0) {
-      *out = (ovl_ssc_alg)a;
-      return OVL_OK;
-    }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a SymmSquareCube algorithm (alg3, alg4, alg5, alg6)", name);
-}
-
 int ovl_ssc_str(ovl_ssc s, char *buf, size_t n) {
-  return snprintf(buf, n, "%s ndup=%d grid=%dx%dx%d n=%" PRId64 " backend=%s", ovl_ssc_alg_name(s->alg), s->ndup, s->s,
+  return snprintf(buf, n, "%s ndup=%d grid=%dx%dx%d n=%" PRId64 " backend=%s", ovl_algo_name(s->alg), s->ndup, s->s,
                   s->s, s->c, s->n, ovl_backend_name(s->cfg.backend));
 }
 
@@ -73,21 +60,21 @@ static ovl_err ws_alloc(ovl_ssc s, double **p, int64_t elems) {
   return ovl_calloc(sizeof(double) * (size_t)(elems + 1), p);
 }
 
-ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const ovl_coll_cfg *cfg, ovl_ssc *out) {
+ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, const ovl_coll_cfg *cfg, ovl_ssc *out) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   *out = NULL;
   ovl_ssc s = NULL;
   ovl_err rc = ovl_calloc(sizeof *s, &s);
   int sd = 0, cd = 0;
   ovl_grid3d_dims(g, &sd, &cd);
-  if (rc == OVL_OK && (alg < OVL_SSC_ALG3 || alg > OVL_SSC_ALG6))
-    rc = ovl_err_set(OVL_ERR_ARG, "unknown SymmSquareCube algorithm %d", (int)alg);
+  if (rc == OVL_OK && (alg < OVL_ALGO_SSC3 || alg > OVL_ALGO_SSC6))
+    rc = ovl_err_set(OVL_ERR_ARG, "%s is not a SymmSquareCube algorithm (alg3, alg4, alg5, alg6)", ovl_algo_name(alg));
   else if (rc == OVL_OK && (ndup < 1 || ndup > OVL_LANES_MAX))
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
   else if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
-  else if (rc == OVL_OK && alg != OVL_SSC_ALG6 && cd != sd)
-    rc = ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_ssc_alg_name(alg), sd, sd, cd);
-  else if (rc == OVL_OK && alg == OVL_SSC_ALG6 && sd % cd)
+  else if (rc == OVL_OK && alg != OVL_ALGO_SSC6 && cd != sd)
+    rc = ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_algo_name(alg), sd, sd, cd);
+  else if (rc == OVL_OK && alg == OVL_ALGO_SSC6 && sd % cd)
     rc = ovl_err_set(OVL_ERR_GRID, "alg6 needs the replication c = %d to divide the plane side s = %d", cd, sd);
   if (rc == OVL_OK) {
     s->g = g, s->n = n, s->alg = alg, s->ndup = ndup, s->cfg = cfg ? *cfg : ovl_coll_cfg_default();
@@ -96,12 +83,12 @@ ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const
   }
   if (rc == OVL_OK && s->active) {
     s->ni = ovl_block_len(n, sd, s->i), s->nj = ovl_block_len(n, sd, s->j);
-    s->nk = alg == OVL_SSC_ALG6 ? s->nj : ovl_block_len(n, sd, s->k);
+    s->nk = alg == OVL_ALGO_SSC6 ? s->nj : ovl_block_len(n, sd, s->k);
     rc = ws_alloc(s, &s->A, s->ni * s->nj);
     if (rc == OVL_OK) rc = ws_alloc(s, &s->C, s->ni * s->nk);
     /* Alg. 6 receives its own ni x nj block of D^2 here (layers k > 0) */
-    if (rc == OVL_OK) rc = ws_alloc(s, &s->B2, alg == OVL_SSC_ALG6 ? s->ni * s->nj : s->nj * s->nk);
-    if (alg != OVL_SSC_ALG6) {
+    if (rc == OVL_OK) rc = ws_alloc(s, &s->B2, alg == OVL_ALGO_SSC6 ? s->ni * s->nj : s->nj * s->nk);
+    if (alg != OVL_ALGO_SSC6) {
       if (rc == OVL_OK) rc = ws_alloc(s, &s->Bt, s->nk * s->nj);
       if (rc == OVL_OK) rc = ws_alloc(s, &s->D2r, s->ni * s->nk);
       if (rc == OVL_OK) rc = ws_alloc(s, &s->D3r, s->ni * s->nk);
@@ -123,7 +110,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_ssc_alg alg, int ndup, const
 /* ---- helpers ------------------------------------------------------------------ */
 
 #define FAIL(s, what)                                                                                                  \
-  ovl_fatal(ovl_grid3d_parent((s)->g), OVL_ERR_MPI, "SymmSquareCube (%s): %s failed: %s", ovl_ssc_alg_name((s)->alg),  \
+  ovl_fatal(ovl_grid3d_parent((s)->g), OVL_ERR_MPI, "SymmSquareCube (%s): %s failed: %s", ovl_algo_name((s)->alg),     \
             (what), ovl_errmsg())
 
 static void lanes_op(ovl_ssc s, ovl_err rc, const char *what) {
@@ -214,7 +201,7 @@ static void run_alg34(ovl_ssc s) {
   t = ovl_time();
   OVL_TRACE_BEGIN("ssc.phase2");
   double *b2;
-  if (s->alg == OVL_SSC_ALG4) {
+  if (s->alg == OVL_ALGO_SSC4) {
     /* 4: reduce to D^2_ik on P(i,i,k); 5: P(j,j,k) broadcasts D^2_jk along row_comm */
     lanes_op(s, ovl_lanes_reduce(s->col, s->C, s->i == s->j ? s->D2r : NULL, s->ni * s->nk, s->i, &s->cfg),
              "reduction of D^2");
@@ -251,7 +238,7 @@ static void run_alg34(ovl_ssc s) {
   /* 7: reduce to D^3_ik on P(i,k,k) */
   lanes_op(s, ovl_lanes_reduce(s->col, s->C, s->j == s->k ? s->D3r : NULL, s->ni * s->nk, s->k, &s->cfg),
            "reduction of D^3");
-  if (s->alg == OVL_SSC_ALG4) { /* 8: D^2 to plane 0 */
+  if (s->alg == OVL_ALGO_SSC4) { /* 8: D^2 to plane 0 */
     post_d2_moves(s);
     wait_all(s, s->p2p, 2 * OVL_LANES_MAX, "move of D^2");
   }
@@ -414,8 +401,8 @@ ovl_err ovl_ssc_run(ovl_ssc s, ovl_dmat D, ovl_dmat D2, ovl_dmat D3, ovl_kstats 
   if (s->active && s->n > 0) {
     s->D = D, s->D2 = D2, s->D3 = D3, s->st = &st;
     s->a = s->k == 0 ? ovl_dmat_data(D) : s->A; /* plane 0 broadcasts D's block in place */
-    if (s->alg == OVL_SSC_ALG5) run_alg5(s);
-    else if (s->alg == OVL_SSC_ALG6) run_alg6(s);
+    if (s->alg == OVL_ALGO_SSC5) run_alg5(s);
+    else if (s->alg == OVL_ALGO_SSC6) run_alg6(s);
     else run_alg34(s);
     st.steps = 1;
     st.ncoll = 1;

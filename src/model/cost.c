@@ -194,22 +194,7 @@ int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int nd
 
 /* ---- algorithm models ----------------------------------------------------------- */
 
-static const char *const k_kernels[OVL_MK_N] = {"summa", "hsumma", "cannon", "3d",  "2.5d",
-                                                "alg3",  "alg4",   "alg5",   "alg6"};
-
-const char *ovl_model_kernel_name(ovl_model_kernel k) { return k >= 0 && k < OVL_MK_N ? k_kernels[k] : "?"; }
-
-ovl_err ovl_model_kernel_parse(const char *name, ovl_model_kernel *out) {
-  int k = name_index(k_kernels, OVL_MK_N, name);
-  if (k >= 0) {
-    *out = (ovl_model_kernel)k;
-    return OVL_OK;
-  }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a modelled kernel (summa, hsumma, cannon, 3d, 2.5d, alg3..alg6)",
-                     name ? name : "(null)");
-}
-
-ovl_model_cfg ovl_model_cfg_default(ovl_model_kernel k, int64_t n, int P) {
+ovl_model_cfg ovl_model_cfg_default(ovl_algo k, int64_t n, int P) {
   ovl_model_cfg c;
   memset(&c, 0, sizeof c);
   c.kernel = k, c.n = n, c.P = P, c.b = 256, c.G = 1, c.ndup = 1, c.ppn = 1;
@@ -265,9 +250,9 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
   acc a = {0, 0};
   double comm = 0, comp = 0, total = 0;
   switch (c.kernel) {
-  case OVL_MK_SUMMA:
-  case OVL_MK_HSUMMA:
-  case OVL_MK_CANNON: {
+  case OVL_ALGO_SUMMA:
+  case OVL_ALGO_HSUMMA:
+  case OVL_ALGO_CANNON: {
     int p = c.p, q = c.q;
     if (p <= 0 || q <= 0) {
       for (p = 1; (p + 1) * (p + 1) <= c.P; p++) {}
@@ -276,7 +261,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     }
     if (p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
     comp = flops / c.P * g;
-    if (c.kernel == OVL_MK_CANNON) {
+    if (c.kernel == OVL_ALGO_CANNON) {
       if (p != q) return ovl_err_set(OVL_ERR_GRID, "model: Cannon needs a square grid, got %d x %d", p, q);
       double blk = 8.0 * ceil(n / p) * ceil(n / p), lp = 0, t = p2p_time_nd(m, blk, N, k, &lp);
       comm = 2.0 * p * t; /* skew + s - 1 shifts, of A and of B */
@@ -286,7 +271,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     }
     if (c.b < 1) return ovl_err_set(OVL_ERR_ARG, "model: panel width b must be >= 1, got %lld", (long long)c.b);
     double steps = ceil(n / c.b), ra = 8.0 * ceil(n / p) * c.b, rb = 8.0 * c.b * ceil(n / q);
-    if (c.kernel == OVL_MK_SUMMA || c.G <= 1 || c.G == c.P) {
+    if (c.kernel == OVL_ALGO_SUMMA || c.G <= 1 || c.G == c.P) {
       acc s = {0, 0};
       double per = coll(&s, m, OVL_MC_BCAST, q, ra, N, k) + coll(&s, m, OVL_MC_BCAST, p, rb, N, k);
       comm = steps * per, a.lat = steps * s.lat, a.bw = steps * s.bw;
@@ -305,26 +290,26 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     total = c.lookahead ? overlap(comm, comp, steps) : comm + comp;
     break;
   }
-  case OVL_MK_3D:
-  case OVL_MK_SSC3:
-  case OVL_MK_SSC4:
-  case OVL_MK_SSC5: {
+  case OVL_ALGO_3D:
+  case OVL_ALGO_SSC3:
+  case OVL_ALGO_SSC4:
+  case OVL_ALGO_SSC5: {
     int s = c.s > 0 ? c.s : icbrt(c.P);
     if (s * s * s != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
-                         ovl_model_kernel_name(c.kernel), c.P);
+                         ovl_algo_name(c.kernel), c.P);
     double nb = ceil(n / s), blk = 8.0 * nb * nb, lb = 0, lr = 0, lp = 0;
     double bc = ovl_coll_time(m, OVL_MC_BCAST, s, blk, N, k, &lb);
     double rd = ovl_coll_time(m, OVL_MC_REDUCE, s, blk, N, k, &lr);
     double pp = p2p_time_nd(m, blk, N, k, &lp);
-    if (c.kernel == OVL_MK_3D) { /* bcast A; p2p -> bcast B; dgemm; reduce -> p2p C (chains pipelined) */
+    if (c.kernel == OVL_ALGO_3D) { /* bcast A; p2p -> bcast B; dgemm; reduce -> p2p C (chains pipelined) */
       comp = 2.0 * nb * nb * nb * g;
       comm = bc + pipe3(pp, bc, 0, N) + pipe3(rd, pp, 0, N);
       a.lat = 2 * lb + lr + 2 * lp;
     } else {
       comp = 4.0 * nb * nb * nb * g; /* two local products */
-      int alg3 = c.kernel == OVL_MK_SSC3;
-      if (c.kernel == OVL_MK_SSC5) /* grd bcast -> row bcast; reduce -> bcast; reduce -> send, D^2 sends */
+      int alg3 = c.kernel == OVL_ALGO_SSC3;
+      if (c.kernel == OVL_ALGO_SSC5) /* grd bcast -> row bcast; reduce -> bcast; reduce -> send, D^2 sends */
         comm = pipe3(bc, bc, 0, N) + pipe3(rd, bc, 0, N) + pipe3(rd, pp, pp, N);
       else /* T_baseline = 2 (T_P2P + T_Reduce) + 3 T_Bcast; Alg. 3 also transposes D^2 */
         comm = 3 * bc + 2 * rd + (2 + alg3) * pp;
@@ -334,8 +319,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     total = comm + comp;
     break;
   }
-  case OVL_MK_25D:
-  case OVL_MK_SSC6: {
+  case OVL_ALGO_25D:
+  case OVL_ALGO_SSC6: {
     int s = c.s, rc = c.c;
     if (s <= 0 || rc <= 0) ovl_grid25d_dims(c.P, &s, &rc);
     if (s <= 0 || rc <= 0 || s * s * rc != c.P)
@@ -350,7 +335,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     double bc = ovl_coll_time(m, OVL_MC_BCAST, rc, blk, N, k, &lb);
     double ar = ovl_coll_time(m, OVL_MC_ALLREDUCE, rc, blk, N, k, &la);
     double rd = ovl_coll_time(m, OVL_MC_REDUCE, rc, blk, N, k, &lr);
-    if (c.kernel == OVL_MK_25D) { /* A and B broadcast, one Cannon pass, reduce */
+    if (c.kernel == OVL_ALGO_25D) { /* A and B broadcast, one Cannon pass, reduce */
       comm = 2 * bc + rd + steps * shift;
       comp = steps * mult;
       a.lat = 2 * lb + lr + steps * 2 * lp;
@@ -396,16 +381,16 @@ static int push(ovl_model_cfg *out, int cap, int n, ovl_model_cfg c) {
   return n + 1;
 }
 
-int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int cap) {
+int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int cap) {
   int cnt = 0, cube = icbrt(P) * icbrt(P) * icbrt(P) == P, sq = 1;
   while ((sq + 1) * (sq + 1) <= P) sq++;
   static const int nd3[3] = {1, 2, 4};
-  if (f == OVL_MF_GEMM) {
+  if (f == OVL_FAMILY_GEMM) {
     static const int64_t bs[3] = {128, 256, 512};
     for (int ib = 0; ib < 3; ib++)
       for (int la = 0; la < 2; la++)
         for (int d = 0; d < 3; d++) {
-          ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_SUMMA, n, P);
+          ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SUMMA, n, P);
           c.b = bs[ib], c.lookahead = la, c.ndup = nd3[d];
           cnt = push(out, cap, cnt, c);
         }
@@ -416,22 +401,22 @@ int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *ou
     for (int g = 2; g < P; g++) {
       int gI, gJ, r = (int)lround(sqrt((double)g));
       if (r * r != g || ovl_hgroups_auto_dims(p, q, g, &gI, &gJ) != OVL_OK) continue;
-      ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_HSUMMA, n, P);
+      ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_HSUMMA, n, P);
       c.G = g, c.lookahead = 1;
       cnt = push(out, cap, cnt, c);
     }
-    if (sq * sq == P && P > 1) cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_MK_CANNON, n, P));
+    if (sq * sq == P && P > 1) cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_ALGO_CANNON, n, P));
     for (int d = 0; d < 3 && cube && P > 1; d++) {
-      ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_3D, n, P);
+      ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_3D, n, P);
       c.ndup = nd3[d];
       cnt = push(out, cap, cnt, c);
     }
   } else {
     if (cube) {
-      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_MK_SSC3, n, P));
-      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_MK_SSC4, n, P));
+      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_ALGO_SSC3, n, P));
+      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_ALGO_SSC4, n, P));
       for (int d = 1; d <= 8; d++) {
-        ovl_model_cfg c = ovl_model_cfg_default(OVL_MK_SSC5, n, P);
+        ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SSC5, n, P);
         c.ndup = d;
         cnt = push(out, cap, cnt, c);
       }
@@ -443,9 +428,9 @@ int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *ou
     if (s * s * cc != P || s % cc) continue;
     for (int d = 0; d < 3; d++) {
       if (cc == 1 && d > 0) continue; /* no collectives to split */
-      ovl_model_cfg c = ovl_model_cfg_default(f == OVL_MF_GEMM ? OVL_MK_25D : OVL_MK_SSC6, n, P);
+      ovl_model_cfg c = ovl_model_cfg_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D : OVL_ALGO_SSC6, n, P);
       c.s = s, c.c = cc, c.ndup = nd3[d];
-      if (f == OVL_MF_GEMM && (cc == 1 || (cube && cc == s))) continue; /* Cannon / 3D already listed */
+      if (f == OVL_FAMILY_GEMM && (cc == 1 || (cube && cc == s))) continue; /* Cannon / 3D already listed */
       cnt = push(out, cap, cnt, c);
     }
   }

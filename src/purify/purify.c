@@ -25,7 +25,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.max_iter = 200;
   o.tol = 0.0;
   o.prec = OVL_PURIFY_PREC_DOUBLE;
-  o.alg = OVL_SSC_ALG5;
+  o.alg = OVL_ALGO_SSC5;
   o.ndup = 4;
   o.coll = ovl_coll_cfg_default();
   return o;
@@ -436,7 +436,7 @@ int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) 
   if (work < 0 || blk64 < 0) return -1;
   double blk = (double)blk64; /* P(0,0,0)'s block of an n x n matrix, the largest */
   /* what the kernel object keeps between runs */
-  double held = sq ? (double)work : (opts->alg == OVL_SSC_ALG6 ? 3 : 6) * blk;
+  double held = sq ? (double)work : (opts->alg == OVL_ALGO_SSC6 ? 3 : 6) * blk;
   /* F, D and the iteration's matrices: D^2, D^3 (SymmSquareCube); D^2 (SP2);
    * D^2, a scratch square and D^4 (TRS4) */
   double mats = 2 + (opts->method == OVL_PURIFY_TRS4 ? 3 : sq ? 1 : 2);

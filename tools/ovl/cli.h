@@ -54,7 +54,7 @@ int cmd_model(int argc, char **argv);
  * and a symmetric D with D^2, D^3. bench_ssc_once times one run after a
  * barrier (this rank's seconds). All COLLECTIVE over MPI_COMM_WORLD except
  * bench_ssc_close (LOCAL, NULL-safe, nulls *h). */
-ovl_err bench_ssc_open(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, const ovl_coll_cfg *cc, void **h);
+ovl_err bench_ssc_open(ovl_algo alg, int ndup, int s, int c, int64_t n, const ovl_coll_cfg *cc, void **h);
 ovl_err bench_ssc_once(void *h, double *t);
 void bench_ssc_close(void **h);
 
@@ -63,13 +63,13 @@ void bench_ssc_close(void **h);
  * of 2, else the model's best candidate on the machine (cli_machine).
  * why receives where the choice came from. COLLECTIVE over MPI_COMM_WORLD
  * (rank 0 reads, the choice is broadcast). */
-ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
+ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
                  char *why, size_t nwhy);
-/* The same with constraints: kernel (an ovl_model_kernel, or -1 for any) and
+/* The same with constraints: kernel (an ovl_algo, or -1 for any) and
  * ndup (0: any) fixed by the caller; ppn > 1 models P ranks as nodes x ppn
  * sharing links (the tune file is not used then). predicted (may be NULL)
  * receives the model's time of the choice. COLLECTIVE over MPI_COMM_WORLD. */
-ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
+ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
                     const char *tune_file, ovl_model_cfg *out, double *predicted, char *why, size_t nwhy);
 /* "alg5 ndup=4" / "summa b=256 ndup=1 lookahead" / "2.5d c=2 ndup=2" ... LOCAL. */
 int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n);

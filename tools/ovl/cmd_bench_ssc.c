@@ -19,7 +19,7 @@
 #define SSC_MAXCFG 64
 
 typedef struct ssc_cfg {
-  ovl_ssc_alg alg;
+  ovl_algo alg;
   int ndup;
   ovl_grid3d g; /* owned by ssc_bench.grids */
   ovl_ssc s;
@@ -105,7 +105,7 @@ static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc
   return OVL_OK;
 }
 
-ovl_err bench_ssc_open(ovl_ssc_alg alg, int ndup, int s, int c, int64_t n, const ovl_coll_cfg *cc, void **h) {
+ovl_err bench_ssc_open(ovl_algo alg, int ndup, int s, int c, int64_t n, const ovl_coll_cfg *cc, void **h) {
   *h = NULL;
   ssc_bench *B = calloc(1, sizeof *B);
   OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, B ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a benchmark")));
@@ -173,14 +173,14 @@ int cmd_bench_ssc(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   ovl_err rc = OVL_OK;
   int nd[16], nnd = 0, na = 0;
-  ovl_ssc_alg al[4];
+  ovl_algo al[4];
   int g25[3] = {0, 0, 0}, ngd = 0;
   { /* parse the lists (every rank: same verdict) */
     char buf[128];
     snprintf(buf, sizeof buf, "%s", algs_s);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
       if (na == 4) rc = ovl_err_set(OVL_ERR_ARG, "--algos: at most 4 algorithms, got '%s'", algs_s);
-      else rc = ovl_ssc_alg_parse(tok, &al[na++]);
+      else rc = ovl_algo_parse(tok, &al[na++]);
     }
     if (!rc && na == 0) rc = ovl_err_set(OVL_ERR_ARG, "--algos: empty list");
     if (!rc) rc = bench_int_list("--ndup", ndup_s, 1, OVL_LANES_MAX, nd, 16, &nnd);
@@ -197,7 +197,7 @@ int cmd_bench_ssc(int argc, char **argv) {
   memset(&B, 0, sizeof B);
   int flags = allow_idle ? OVL_GRID_ALLOW_IDLE : 0;
   int need_cube = 0, need25 = 0;
-  for (int a = 0; a < na; a++) need_cube |= al[a] != OVL_SSC_ALG6, need25 |= al[a] == OVL_SSC_ALG6;
+  for (int a = 0; a < na; a++) need_cube |= al[a] != OVL_ALGO_SSC6, need25 |= al[a] == OVL_ALGO_SSC6;
   if (need_cube) rc = ovl_grid3d_create(MPI_COMM_WORLD, 0, 0, flags, &B.cube);
   if (!rc && need25) {
     int s = g25[0], c = g25[2];
@@ -211,15 +211,15 @@ int cmd_bench_ssc(int argc, char **argv) {
     double mem = 4.0 * 8.0 * (double)n; /* the check's vectors */
     for (int a = 0; a < na; a++) {
       int gs = 0, gc = 0;
-      ovl_grid3d_dims(al[a] == OVL_SSC_ALG6 ? B.g25 : B.cube, &gs, &gc);
+      ovl_grid3d_dims(al[a] == OVL_ALGO_SSC6 ? B.g25 : B.cube, &gs, &gc);
       double w = (double)ovl_ssc_memory(n, gs, gc, al[a]), blk = (double)ovl_dmat_memory(n, n, gs, gs);
-      int cfgs = al[a] == OVL_SSC_ALG5 || al[a] == OVL_SSC_ALG6 ? nnd : 1;
+      int cfgs = al[a] == OVL_ALGO_SSC5 || al[a] == OVL_ALGO_SSC6 ? nnd : 1;
       mem += w < 0 || blk < 0 ? INFINITY : cfgs * (w + 3.0 * blk); /* workspace + D, D^2, D^3 */
     }
     rc = bench_check_memory(mem, mem_limit);
   }
   for (int a = 0; a < na && !rc; a++) {
-    int multi = al[a] == OVL_SSC_ALG5 || al[a] == OVL_SSC_ALG6;
+    int multi = al[a] == OVL_ALGO_SSC5 || al[a] == OVL_ALGO_SSC6;
     for (int k = 0; k < (multi ? nnd : 1) && !rc; k++) {
       if (B.ncfg == SSC_MAXCFG) {
         rc = ovl_err_set(OVL_ERR_ARG, "at most %d configurations", SSC_MAXCFG);
@@ -227,7 +227,7 @@ int cmd_bench_ssc(int argc, char **argv) {
       }
       ssc_cfg *c = &B.c[B.ncfg++];
       c->alg = al[a], c->ndup = multi ? nd[k] : 1;
-      c->g = al[a] == OVL_SSC_ALG6 ? B.g25 : B.cube;
+      c->g = al[a] == OVL_ALGO_SSC6 ? B.g25 : B.cube;
       rc = cfg_setup(c, n, iters, &cc, 42);
     }
   }
@@ -272,7 +272,7 @@ int cmd_bench_ssc(int argc, char **argv) {
     ovl_stats_max_over_ranks(MPI_COMM_WORLD, B.c[k].t, iters, &S[k]);
     ovl_stats_max_over_ranks(MPI_COMM_WORLD, B.c[k].tc, iters, &SC[k]);
     MPI_Bcast(&B.c[k].relerr, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (B.c[k].alg == OVL_SSC_ALG4 && base == 0) base = S[k].median;
+    if (B.c[k].alg == OVL_ALGO_SSC4 && base == 0) base = S[k].median;
   }
   double flops = 4.0 * (double)n * (double)n * (double)n;
   int bad = 0;
@@ -283,7 +283,7 @@ int cmd_bench_ssc(int argc, char **argv) {
     ssc_cfg *x = &B.c[k];
     int ok = x->relerr <= 1e-10;
     bad |= !ok;
-    const char *gs = x->alg == OVL_SSC_ALG6 ? g25_s : cube_s;
+    const char *gs = x->alg == OVL_ALGO_SSC6 ? g25_s : cube_s;
     double gf = S[k].median > 0 ? flops / S[k].median * 1e-9 : 0, sp = base > 0 ? base / S[k].median : 0;
     if (json)
       ovl_log(OVL_LOG_QUIET,
@@ -291,11 +291,11 @@ int cmd_bench_ssc(int argc, char **argv) {
               "\"backend\":\"%s\",\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"t_comm_median\":%.6e,"
               "\"gflops\":%.3f,\"speedup_vs_alg4\":%.6g,\"relerr\":%.3e,\"check\":\"%s\",\"iterations\":%d,"
               "\"mpi\":\"%s\"}\n",
-              ovl_ssc_alg_name(x->alg), x->ndup, n, P, gs, backend, S[k].min, S[k].median, S[k].max, SC[k].median, gf,
-              sp, x->relerr, ok ? "PASS" : "FAIL", iters, cli_mpi_library());
+              ovl_algo_name(x->alg), x->ndup, n, P, gs, backend, S[k].min, S[k].median, S[k].max, SC[k].median, gf, sp,
+              x->relerr, ok ? "PASS" : "FAIL", iters, cli_mpi_library());
     else
       ovl_log(OVL_LOG_QUIET, "  %-5s %4d %8s %11.4e %11.4e %11.4e %10.2f %10.3e %8.3f %9.2e %s\n",
-              ovl_ssc_alg_name(x->alg), x->ndup, gs, S[k].min, S[k].median, S[k].max, gf, SC[k].median, sp, x->relerr,
+              ovl_algo_name(x->alg), x->ndup, gs, S[k].min, S[k].median, S[k].max, gf, SC[k].median, sp, x->relerr,
               ok ? "PASS" : "FAIL");
   }
   bench_free(&B);

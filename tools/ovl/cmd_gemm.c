@@ -87,50 +87,50 @@ int cmd_gemm(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
 
   /* ---- the plan ---- */
-  ovl_mm_plan plan = ovl_mm_plan_default(OVL_MM_SUMMA, b);
+  ovl_mm_plan plan = ovl_mm_plan_default(OVL_ALGO_SUMMA, b);
   ovl_err rc = OVL_OK;
   int auto_G = 0;
   char auto_why[600] = "";
   if (strcmp(algo, "auto") == 0) {
     ovl_model_cfg ac;
     int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
-    rc = cli_auto(OVL_MF_GEMM, big, P, machine, tune_file, &ac, auto_why, sizeof auto_why);
+    rc = cli_auto(OVL_FAMILY_GEMM, big, P, machine, tune_file, &ac, auto_why, sizeof auto_why);
     if (rc) return cli_fail("gemm", rc);
-    plan.algo = ac.kernel == OVL_MK_HSUMMA   ? OVL_MM_HSUMMA
-                : ac.kernel == OVL_MK_CANNON ? OVL_MM_CANNON
-                : ac.kernel == OVL_MK_3D     ? OVL_MM_3D
-                : ac.kernel == OVL_MK_25D    ? OVL_MM_25D
-                                             : OVL_MM_SUMMA;
+    plan.algo = ac.kernel == OVL_ALGO_HSUMMA   ? OVL_ALGO_HSUMMA
+                : ac.kernel == OVL_ALGO_CANNON ? OVL_ALGO_CANNON
+                : ac.kernel == OVL_ALGO_3D     ? OVL_ALGO_3D
+                : ac.kernel == OVL_ALGO_25D    ? OVL_ALGO_25D
+                                               : OVL_ALGO_SUMMA;
     if (!was_given(opts, nopts, given, "block")) plan.b = b = ac.b;
     if (!was_given(opts, nopts, given, "ndup")) ndup = ac.ndup;
     if (!was_given(opts, nopts, given, "lookahead")) lookahead = ac.lookahead;
-    if (!was_given(opts, nopts, given, "repl") && plan.algo == OVL_MM_25D) repl = ac.c;
+    if (!was_given(opts, nopts, given, "repl") && plan.algo == OVL_ALGO_25D) repl = ac.c;
     auto_G = ac.G;
     char cs[96];
     cli_cfg_str(&ac, cs, sizeof cs);
     if (!json && !quiet) ovl_log(OVL_LOG_INFO, "# auto: %s (%s)\n", cs, auto_why);
   } else {
-    ovl_mm_algo_parse(algo, &plan.algo);
+    ovl_algo_parse(algo, &plan.algo);
   }
   plan.ndup = ndup;
   plan.outer = outer;
   plan.lookahead |= lookahead;
   ovl_backend_parse(backend, &plan.coll.backend);
   ovl_alg_parse("bcast", bcast, &plan.coll.bcast);
-  int is3 = plan.algo == OVL_MM_3D || plan.algo == OVL_MM_25D;
+  int is3 = plan.algo == OVL_ALGO_3D || plan.algo == OVL_ALGO_25D;
   int dims[3] = {0, 0, 0}, nd = 0;
   if (grid) {
     rc = ovl_parse_dims(grid, dims, &nd);
     if (rc == OVL_OK && is3 && (nd != 3 || dims[0] != dims[1]))
-      rc = ovl_err_set(OVL_ERR_ARG, "--grid for %s is SxSxC, got '%s'", ovl_mm_algo_name(plan.algo), grid);
+      rc = ovl_err_set(OVL_ERR_ARG, "--grid for %s is SxSxC, got '%s'", ovl_algo_name(plan.algo), grid);
     if (rc == OVL_OK && !is3 && nd != 2)
-      rc = ovl_err_set(OVL_ERR_ARG, "--grid for %s is PxQ, got '%s'", ovl_mm_algo_name(plan.algo), grid);
+      rc = ovl_err_set(OVL_ERR_ARG, "--grid for %s is PxQ, got '%s'", ovl_algo_name(plan.algo), grid);
   }
-  if (rc == OVL_OK && repl > 0 && plan.algo != OVL_MM_25D)
+  if (rc == OVL_OK && repl > 0 && plan.algo != OVL_ALGO_25D)
     rc = ovl_err_set(OVL_ERR_ARG, "--repl applies to --algo 2.5d only");
   if (rc == OVL_OK && repl > 0 && grid && dims[2] != repl)
     rc = ovl_err_set(OVL_ERR_ARG, "--repl %d conflicts with --grid %s", repl, grid);
-  if (rc == OVL_OK && groups && plan.algo != OVL_MM_HSUMMA)
+  if (rc == OVL_OK && groups && plan.algo != OVL_ALGO_HSUMMA)
     rc = ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
   if (rc == OVL_OK && outer > 0 && outer < b)
     rc = ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, outer, b);
@@ -164,8 +164,8 @@ int cmd_gemm(int argc, char **argv) {
   int plane0 = 1;
   char gridstr[64];
   if (is3) {
-    int s = grid ? dims[0] : 0, c = grid ? dims[2] : (plan.algo == OVL_MM_3D ? 0 : repl);
-    if (plan.algo == OVL_MM_25D && c == 0) { /* the largest c with c | s and s*s*c == P, else 1 */
+    int s = grid ? dims[0] : 0, c = grid ? dims[2] : (plan.algo == OVL_ALGO_3D ? 0 : repl);
+    if (plan.algo == OVL_ALGO_25D && c == 0) { /* the largest c with c | s and s*s*c == P, else 1 */
       int ss = 0, cc = 0;
       ovl_grid25d_dims(P, &ss, &cc);
       c = cc > 0 ? cc : 1;
@@ -179,7 +179,7 @@ int cmd_gemm(int argc, char **argv) {
     plane0 = gk == 0;
     snprintf(gridstr, sizeof gridstr, "%dx%dx%d", s, s, c);
   } else {
-    if (!grid && plan.algo == OVL_MM_CANNON) { /* the largest square grid */
+    if (!grid && plan.algo == OVL_ALGO_CANNON) { /* the largest square grid */
       int sq = 1;
       while ((sq + 1) * (sq + 1) <= P) sq++;
       dims[0] = dims[1] = sq;
@@ -189,7 +189,7 @@ int cmd_gemm(int argc, char **argv) {
     int p, q;
     ovl_grid2d_dims(g, &p, &q);
     snprintf(gridstr, sizeof gridstr, "%dx%d", p, q);
-    if (plan.algo == OVL_MM_HSUMMA) {
+    if (plan.algo == OVL_ALGO_HSUMMA) {
       int gI = 0, gJ = 0, gd[3], gn = 0;
       if (groups) {
         rc = ovl_parse_dims(groups, gd, &gn);
@@ -307,7 +307,7 @@ int cmd_gemm(int argc, char **argv) {
     double flops = 2.0 * (double)m * (double)n * (double)k;
     double gmed = s.median > 0 ? flops / s.median * 1e-9 : 0, gbest = s.min > 0 ? flops / s.min * 1e-9 : 0;
     const char *verdict = !check ? "not checked" : (vrc == OVL_OK ? "PASS" : "FAIL");
-    const char *an = ovl_mm_algo_name(plan.algo);
+    const char *an = ovl_algo_name(plan.algo);
     if (json) {
       ovl_log(OVL_LOG_QUIET,
               "{\"bench\":\"gemm\",\"algo\":\"%s\",\"m\":%" PRId64 ",\"n\":%" PRId64 ",\"k\":%" PRId64

@@ -25,10 +25,10 @@ ovl_err cli_machine(const char *path, ovl_machine *m, char *source, size_t n) {
   return ovl_machine_read(path, m);
 }
 
-static int is_ssc(ovl_model_kernel k) { return k >= OVL_MK_SSC3; }
+static int is_ssc(ovl_algo k) { return k >= OVL_ALGO_SSC3; }
 
 /* flops of one run: C = A B (2 n^3) or D -> D^2, D^3 (4 n^3) */
-static double kernel_flops(ovl_model_kernel k, int64_t n) {
+static double kernel_flops(ovl_algo k, int64_t n) {
   double x = (double)n;
   return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
 }
@@ -36,18 +36,18 @@ static double kernel_flops(ovl_model_kernel k, int64_t n) {
 static void row(const ovl_model_cfg *c, const ovl_model_cost *r, ovl_err rc, int json, const char *mname) {
   char cfg[160];
   int P = c->P;
-  snprintf(cfg, sizeof cfg, "%s P=%d", ovl_model_kernel_name(c->kernel), P);
+  snprintf(cfg, sizeof cfg, "%s P=%d", ovl_algo_name(c->kernel), P);
   size_t l = strlen(cfg);
-  if (c->kernel == OVL_MK_SUMMA || c->kernel == OVL_MK_HSUMMA)
+  if (c->kernel == OVL_ALGO_SUMMA || c->kernel == OVL_ALGO_HSUMMA)
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, " b=%" PRId64, c->b);
-  if (c->kernel == OVL_MK_HSUMMA) l += (size_t)snprintf(cfg + l, sizeof cfg - l, " G=%d", c->G);
-  if (c->kernel == OVL_MK_25D || c->kernel == OVL_MK_SSC6)
+  if (c->kernel == OVL_ALGO_HSUMMA) l += (size_t)snprintf(cfg + l, sizeof cfg - l, " G=%d", c->G);
+  if (c->kernel == OVL_ALGO_25D || c->kernel == OVL_ALGO_SSC6)
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, " c=%d", c->c);
   snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c->ndup, c->ppn, c->lookahead ? " lookahead" : "");
   if (rc) {
     if (json)
       printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"error\":\"%s\"}\n", cfg,
-             ovl_model_kernel_name(c->kernel), ovl_errmsg());
+             ovl_algo_name(c->kernel), ovl_errmsg());
     else printf("  %-44s %s\n", cfg, ovl_errmsg());
     return;
   }
@@ -56,7 +56,7 @@ static void row(const ovl_model_cfg *c, const ovl_model_cost *r, ovl_err rc, int
     printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"b\":%" PRId64
            ",\"G\":%d,\"c\":%d,\"ndup\":%d,\"ppn\":%d,\"lookahead\":%d,\"latency\":%.6e,\"bandwidth\":%.6e,"
            "\"compute\":%.6e,\"total\":%.6e,\"gflops\":%.3f,\"machine\":\"%s\"}\n",
-           cfg, ovl_model_kernel_name(c->kernel), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead, r->latency,
+           cfg, ovl_algo_name(c->kernel), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead, r->latency,
            r->bandwidth, r->compute, r->total, gf, mname);
   else printf("  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r->latency, r->bandwidth, r->compute, r->total, gf);
 }
@@ -64,7 +64,7 @@ static void row(const ovl_model_cfg *c, const ovl_model_cost *r, ovl_err rc, int
 static void predict_row(const ovl_machine *m, ovl_model_cfg c, int json) {
   ovl_model_cost r;
   memset(&r, 0, sizeof r);
-  if ((c.kernel == OVL_MK_25D || c.kernel == OVL_MK_SSC6) && c.c == 0) ovl_grid25d_dims(c.P, &c.s, &c.c);
+  if ((c.kernel == OVL_ALGO_25D || c.kernel == OVL_ALGO_SSC6) && c.c == 0) ovl_grid25d_dims(c.P, &c.s, &c.c);
   ovl_err rc = ovl_model_predict(m, &c, &r);
   row(&c, &r, rc, json, m->name);
 }
@@ -103,8 +103,8 @@ int cmd_model(int argc, char **argv) {
   ovl_err rc = cli_machine(machine, &m, src, sizeof src);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("model", rc);
   if (ovl_world_rank() != 0) return CLI_OK;
-  ovl_model_kernel k;
-  ovl_model_kernel_parse(kernel, &k);
+  ovl_algo k;
+  ovl_algo_parse(kernel, &k);
   ovl_model_cfg c = ovl_model_cfg_default(k, n, P);
   c.b = b, c.outer = outer, c.G = G, c.ndup = ndup, c.c = repl, c.ppn = ppn, c.lookahead = lookahead;
   if (!json)
@@ -123,7 +123,7 @@ int cmd_model(int argc, char **argv) {
       while (P % p) p--;
       q = P / p;
       if (P % g || ovl_hgroups_auto_dims(p, q, g, &gi, &gj) != OVL_OK) continue;
-      c.kernel = OVL_MK_HSUMMA, c.G = g;
+      c.kernel = OVL_ALGO_HSUMMA, c.G = g;
       predict_row(&m, c, json);
     }
   } else if (!strcmp(sweep, "ndup")) {
@@ -133,7 +133,7 @@ int cmd_model(int argc, char **argv) {
       int s = (int)lround(sqrt((double)P / cc));
       if (s * s * cc != P || s % cc) continue;
       c.s = s, c.c = cc;
-      if (k != OVL_MK_25D && k != OVL_MK_SSC6) c.kernel = is_ssc(k) ? OVL_MK_SSC6 : OVL_MK_25D;
+      if (k != OVL_ALGO_25D && k != OVL_ALGO_SSC6) c.kernel = is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
       predict_row(&m, c, json);
     }
   } else if (!strcmp(sweep, "ppn")) { /* P nodes, ppn ranks each */
@@ -142,7 +142,7 @@ int cmd_model(int argc, char **argv) {
       predict_row(&m, c, json);
     }
   } else if (!strcmp(sweep, "P")) {
-    int cube = k == OVL_MK_3D || (is_ssc(k) && k != OVL_MK_SSC6);
+    int cube = k == OVL_ALGO_3D || (is_ssc(k) && k != OVL_ALGO_SSC6);
     for (int x = 1; x <= P; x++) {
       int r = cube ? x * x * x : 1 << (x - 1);
       if (r > P) break;
@@ -150,9 +150,9 @@ int cmd_model(int argc, char **argv) {
       predict_row(&m, c, json);
     }
   } else { /* algo */
-    for (int kk = 0; kk < OVL_MK_N; kk++) {
-      c.kernel = (ovl_model_kernel)kk, c.s = c.c = 0;
-      if (kk == OVL_MK_HSUMMA) c.G = ovl_hsumma_gopt(m.alpha_r, m.beta_r, n, b, P);
+    for (int kk = 0; kk < OVL_ALGO_N; kk++) {
+      c.kernel = (ovl_algo)kk, c.s = c.c = 0;
+      if (kk == OVL_ALGO_HSUMMA) c.G = ovl_hsumma_gopt(m.alpha_r, m.beta_r, n, b, P);
       predict_row(&m, c, json);
     }
   }

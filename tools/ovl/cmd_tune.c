@@ -22,15 +22,15 @@ enum { TUNE_MAXCAND = 128, TUNE_MAXLINES = 4096 };
 static const char *const k_families[] = {"gemm", "ssc", NULL};
 
 int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n) {
-  const char *k = ovl_model_kernel_name(c->kernel);
+  const char *k = ovl_algo_name(c->kernel);
   switch (c->kernel) {
-  case OVL_MK_SUMMA:
+  case OVL_ALGO_SUMMA:
     return snprintf(buf, n, "%s b=%" PRId64 " ndup=%d%s", k, c->b, c->ndup, c->lookahead ? " lookahead" : "");
-  case OVL_MK_HSUMMA:
+  case OVL_ALGO_HSUMMA:
     return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup,
                     c->lookahead ? " lookahead" : "");
-  case OVL_MK_25D:
-  case OVL_MK_SSC6: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
+  case OVL_ALGO_25D:
+  case OVL_ALGO_SSC6: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
   default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
   }
 }
@@ -67,9 +67,9 @@ static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model
       !jnum(line, "P", &vP) || !jnum(line, "ndup", &nd) || !jnum(line, "s", &s) || !jnum(line, "c", &cc) ||
       !jnum(line, "b", &b) || !jnum(line, "G", &G) || !jnum(line, "lookahead", &la))
     return 0;
-  *fam = !strcmp(f, "gemm") ? OVL_MF_GEMM : !strcmp(f, "ssc") ? OVL_MF_SSC : -1;
-  ovl_model_kernel kk;
-  if (*fam < 0 || ovl_model_kernel_parse(k, &kk) != OVL_OK) return 0;
+  *fam = !strcmp(f, "gemm") ? OVL_FAMILY_GEMM : !strcmp(f, "ssc") ? OVL_FAMILY_SSC : -1;
+  ovl_algo kk;
+  if (*fam < 0 || ovl_algo_parse(k, &kk) != OVL_OK) return 0;
   *c = ovl_model_cfg_default(kk, (int64_t)vn, (int)vP);
   c->ndup = (int)nd, c->s = (int)s, c->c = (int)cc, c->b = (int64_t)b, c->G = (int)G, c->lookahead = (int)la;
   *n = (int64_t)vn, *P = (int)vP;
@@ -79,7 +79,7 @@ static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model
 /* Rank 0: the entry for (f, P) with the nearest n within a factor of 2
  * (*found = 0 when there is none). A tune file that cannot be read is an
  * error (OVL_ERR_IO naming it), not an empty file. */
-static ovl_err tune_lookup(const char *path, ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int64_t *nfound,
+static ovl_err tune_lookup(const char *path, ovl_family f, int64_t n, int P, ovl_model_cfg *out, int64_t *nfound,
                            int *found_out) {
   FILE *fp = NULL;
   *found_out = 0;
@@ -101,8 +101,7 @@ static ovl_err tune_lookup(const char *path, ovl_model_family f, int64_t n, int 
   return OVL_OK;
 }
 
-static ovl_err tune_store(const char *path, ovl_model_family f, const ovl_model_cfg *c, double tmed,
-                          const char *mname) {
+static ovl_err tune_store(const char *path, ovl_family f, const ovl_model_cfg *c, double tmed, const char *mname) {
   char *keep[TUNE_MAXLINES];
   int nk = 0;
   FILE *fp = NULL;
@@ -134,12 +133,12 @@ static ovl_err tune_store(const char *path, ovl_model_family f, const ovl_model_
   fprintf(o,
           "{\"family\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"kernel\":\"%s\",\"ndup\":%d,\"s\":%d,\"c\":%d,\"b\":%" PRId64
           ",\"G\":%d,\"lookahead\":%d,\"t_median\":%.6e,\"machine\":\"%s\"}\n",
-          k_families[f], c->n, c->P, ovl_model_kernel_name(c->kernel), c->ndup, c->s, c->c, c->b, c->G, c->lookahead,
-          tmed, mname);
+          k_families[f], c->n, c->P, ovl_algo_name(c->kernel), c->ndup, c->s, c->c, c->b, c->G, c->lookahead, tmed,
+          mname);
   return ovl_file_commit(o, tmp, path);
 }
 
-ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
+ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
                     const char *tune_file, ovl_model_cfg *out, double *predicted, char *why, size_t nwhy) {
   const char *env = getenv("OVL_TUNE_FILE");
   if (!tune_file && env && *env) tune_file = env;
@@ -167,12 +166,13 @@ ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, i
         cand[keep++] = cand[k];
       }
       if (kernel >= 0 && ndup > 0 && keep == 0 && nc > 0) { /* e.g. alg4 with ndup 3: the pair itself */
-        cand[0] = ovl_model_cfg_default((ovl_model_kernel)kernel, n, P);
+        cand[0] = ovl_model_cfg_default((ovl_algo)kernel, n, P);
         cand[0].ndup = ndup, cand[0].ppn = ppn > 1 ? ppn : 1, keep = 1;
       }
       ovl_model_rank(&m, cand, keep, pr);
       if (keep == 0 || isinf(pr[0].total)) {
-        rc = ovl_err_set(OVL_ERR_GRID, "auto: no %s configuration fits %d ranks", f == OVL_MF_GEMM ? "gemm" : "ssc", P);
+        rc = ovl_err_set(OVL_ERR_GRID, "auto: no %s configuration fits %d ranks", f == OVL_FAMILY_GEMM ? "gemm" : "ssc",
+                         P);
       } else {
         *out = cand[0], pred = pr[0].total;
         snprintf(why, nwhy, "cost model, machine %s", src);
@@ -187,7 +187,7 @@ ovl_err cli_auto_ex(ovl_model_family f, int64_t n, int P, int ppn, int kernel, i
   return OVL_OK;
 }
 
-ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
+ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
                  char *why, size_t nwhy) {
   return cli_auto_ex(f, n, P, 1, -1, 0, machine, tune_file, out, NULL, why, nwhy);
 }
@@ -201,7 +201,7 @@ ovl_err cli_auto(ovl_model_family f, int64_t n, int P, const char *machine, cons
  * ranks; min and median over the rounds. */
 
 typedef struct tune_run {
-  ovl_model_family f;
+  ovl_family f;
   ovl_mm_plan plan; /* gemm */
   ovl_grid2d g;
   ovl_grid3d g3;
@@ -219,43 +219,45 @@ static void run_close(tune_run *r) {
 
 /* Set up one candidate if what is already open (*used bytes per rank) and
  * its own footprint fit the node. COLLECTIVE over MPI_COMM_WORLD. */
-static ovl_err run_open(ovl_model_family f, const ovl_model_cfg *c, int64_t *used, tune_run *r) {
+static ovl_err run_open(ovl_family f, const ovl_model_cfg *c, int64_t *used, tune_run *r) {
   memset(r, 0, sizeof *r);
   r->f = f;
   ovl_err rc = OVL_OK;
   int P = c->P;
-  if (f == OVL_MF_SSC) {
-    ovl_ssc_alg a = (ovl_ssc_alg)(OVL_SSC_ALG3 + (c->kernel - OVL_MK_SSC3));
+  if (f == OVL_FAMILY_SSC) {
+    ovl_algo a = (ovl_algo)(OVL_ALGO_SSC3 + (c->kernel - OVL_ALGO_SSC3));
     int s = c->s, cc = c->c;
-    if (a != OVL_SSC_ALG6 || s <= 0)
+    if (a != OVL_ALGO_SSC6 || s <= 0)
       for (s = 1, cc = 1; (s + 1) * (s + 1) * (s + 1) <= P; s++, cc++) {}
     int64_t w = ovl_ssc_memory(c->n, s, cc, a), blk = ovl_dmat_memory(c->n, c->n, s, s);
     r->mem = w < 0 || blk < 0 ? INT64_MAX / 2 : w + 3 * blk; /* workspace + D, D^2, D^3 */
     OVL_TRY(ovl_check_memory(MPI_COMM_WORLD, *used + r->mem, 0));
     ovl_coll_cfg col = ovl_coll_cfg_default();
     OVL_TRY(
-        bench_ssc_open(a, c->ndup, a == OVL_SSC_ALG6 ? c->s : 0, a == OVL_SSC_ALG6 ? c->c : 0, c->n, &col, &r->ssc));
+        bench_ssc_open(a, c->ndup, a == OVL_ALGO_SSC6 ? c->s : 0, a == OVL_ALGO_SSC6 ? c->c : 0, c->n, &col, &r->ssc));
     *used += r->mem;
     return OVL_OK;
   }
   ovl_mm_plan *plan = &r->plan;
-  *plan = ovl_mm_plan_default(OVL_MM_SUMMA, c->b);
+  *plan = ovl_mm_plan_default(OVL_ALGO_SUMMA, c->b);
   plan->ndup = c->ndup, plan->lookahead = c->lookahead, plan->outer = c->outer;
   int p = 0, q = 0, rep = 1;
-  if (c->kernel == OVL_MK_3D || c->kernel == OVL_MK_25D) {
-    plan->algo = c->kernel == OVL_MK_3D ? OVL_MM_3D : OVL_MM_25D;
-    rc = ovl_grid3d_create(MPI_COMM_WORLD, c->kernel == OVL_MK_3D ? 0 : c->s, c->kernel == OVL_MK_3D ? 0 : c->c,
+  if (c->kernel == OVL_ALGO_3D || c->kernel == OVL_ALGO_25D) {
+    plan->algo = c->kernel == OVL_ALGO_3D ? OVL_ALGO_3D : OVL_ALGO_25D;
+    rc = ovl_grid3d_create(MPI_COMM_WORLD, c->kernel == OVL_ALGO_3D ? 0 : c->s, c->kernel == OVL_ALGO_3D ? 0 : c->c,
                            OVL_GRID_ALLOW_IDLE, &r->g3);
     if (!rc) r->g = ovl_grid3d_plane(r->g3), ovl_grid3d_dims(r->g3, &p, &rep), q = p;
   } else {
-    plan->algo = c->kernel == OVL_MK_CANNON ? OVL_MM_CANNON : c->kernel == OVL_MK_HSUMMA ? OVL_MM_HSUMMA : OVL_MM_SUMMA;
-    if (c->kernel == OVL_MK_CANNON) {
+    plan->algo = c->kernel == OVL_ALGO_CANNON   ? OVL_ALGO_CANNON
+                 : c->kernel == OVL_ALGO_HSUMMA ? OVL_ALGO_HSUMMA
+                                                : OVL_ALGO_SUMMA;
+    if (c->kernel == OVL_ALGO_CANNON) {
       for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
       q = p;
     }
     rc = ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &r->g);
     if (!rc) ovl_grid2d_dims(r->g, &p, &q);
-    if (!rc && c->kernel == OVL_MK_HSUMMA)
+    if (!rc && c->kernel == OVL_ALGO_HSUMMA)
       rc = ovl_err_agree(MPI_COMM_WORLD, ovl_hgroups_auto_dims(p, q, c->G, &plan->groups_i, &plan->groups_j));
   }
   if (!rc) {
@@ -278,7 +280,7 @@ static ovl_err run_open(ovl_model_family f, const ovl_model_cfg *c, int64_t *use
 
 /* One repetition (this rank's seconds). COLLECTIVE over MPI_COMM_WORLD. */
 static ovl_err run_once(tune_run *r, double *t) {
-  if (r->f == OVL_MF_SSC) return bench_ssc_once(r->ssc, t);
+  if (r->f == OVL_FAMILY_SSC) return bench_ssc_once(r->ssc, t);
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = ovl_time();
   ovl_err rc = ovl_gemm('N', 'N', 1.0, r->A, r->B, 0.0, r->C, &r->plan, r->g3, NULL);
@@ -312,7 +314,7 @@ static ovl_err interleave(tune_run *runs, const int *idx, int m, int rounds, int
 
 static int cfg_equal(const ovl_model_cfg *a, const ovl_model_cfg *b) {
   return a->kernel == b->kernel && a->ndup == b->ndup && a->b == b->b && a->G == b->G && a->lookahead == b->lookahead &&
-         ((a->kernel != OVL_MK_25D && a->kernel != OVL_MK_SSC6) || (a->s == b->s && a->c == b->c));
+         ((a->kernel != OVL_ALGO_25D && a->kernel != OVL_ALGO_SSC6) || (a->s == b->s && a->c == b->c));
 }
 
 int cmd_tune(int argc, char **argv) {
@@ -365,7 +367,7 @@ int cmd_tune(int argc, char **argv) {
   }
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  ovl_model_family f = !strcmp(family, "gemm") ? OVL_MF_GEMM : OVL_MF_SSC;
+  ovl_family f = !strcmp(family, "gemm") ? OVL_FAMILY_GEMM : OVL_FAMILY_SSC;
   ovl_machine m;
   char src[512];
   ovl_err rc = cli_machine(machine, &m, src, sizeof src);

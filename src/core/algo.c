@@ -1,0 +1,40 @@
+/* The one table of algorithm identifiers and names. */
+#include "ovl/algo.h"
+
+#include <string.h>
+
+static const char *const k_algo_names[OVL_ALGO_N] = {"summa", "hsumma", "cannon", "3d",  "2.5d",
+                                                     "alg3",  "alg4",   "alg5",   "alg6"};
+static const char *const k_family_names[] = {"gemm", "ssc"};
+
+const char *ovl_algo_name(ovl_algo a) {
+  if (a == OVL_ALGO_AUTO) return "auto";
+  return (int)a >= 0 && (int)a < OVL_ALGO_N ? k_algo_names[a] : "unknown";
+}
+
+ovl_err ovl_algo_parse(const char *name, ovl_algo *out) {
+  for (int a = 0; name && a < OVL_ALGO_N; a++)
+    if (strcmp(name, k_algo_names[a]) == 0) {
+      *out = (ovl_algo)a;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG,
+                     "'%s' is not an algorithm (summa, hsumma, cannon, 3d, 2.5d; SymmSquareCube: alg3, alg4, alg5, "
+                     "alg6)",
+                     name ? name : "(null)");
+}
+
+ovl_family ovl_algo_family(ovl_algo a) { return a >= OVL_ALGO_SSC3 ? OVL_FAMILY_SSC : OVL_FAMILY_GEMM; }
+
+int ovl_algo_is_3d(ovl_algo a) { return a == OVL_ALGO_3D || a == OVL_ALGO_25D || a >= OVL_ALGO_SSC3; }
+
+const char *ovl_family_name(ovl_family f) { return f == OVL_FAMILY_SSC ? "ssc" : "gemm"; }
+
+ovl_err ovl_family_parse(const char *name, ovl_family *out) {
+  for (int f = 0; name && f < 2; f++)
+    if (strcmp(name, k_family_names[f]) == 0) {
+      *out = (ovl_family)f;
+      return OVL_OK;
+    }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a kernel family (gemm, ssc)", name ? name : "(null)");
+}
