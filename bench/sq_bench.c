@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
   ovl_ssc ssc = NULL;
   die(ovl_sq_create(g, n, ndup, NULL, &sq), "sq");
   die(ovl_ssc_create(g, n, alg, ndup, NULL, &ssc), "ssc");
-  ovl_mm_plan plan = ovl_mm_plan_default(OVL_ALGO_25D, 256);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_25D, 256);
   plan.ndup = ndup;
   double *t = calloc((size_t)(K_COUNT * reps), sizeof(double));
   double tr[K_COUNT] = {0};

@@ -29,7 +29,7 @@ static void test_huang_chow(void) {
   /* 1.5 x 2.32426e-3 = 3.48639e-3, printed as 3.487e-3 in the paper */
   T_CHECK(fabs(tb - 3.487e-3) < 0.001e-3, "T_Bcast %.6e", tb);
   T_CHECK(fabs(tr - 3.487e-3) < 0.001e-3, "T_Reduce %.6e", tr);
-  ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SSC4, 7645, 64);
+  ovl_plan c = ovl_plan_default(OVL_ALGO_SSC4, 7645, 64);
   ovl_model_cost k4, k5, k3;
   T_OK(ovl_model_predict(&m, &c, &k4));
   double comm = k4.total - k4.compute;
@@ -37,16 +37,16 @@ static void test_huang_chow(void) {
   T_CHECK(fabs(k4.latency) < 1e-15 && fabs(k4.bandwidth - comm) < 1e-12, "alpha = 0: all bandwidth");
   T_CHECK(fabs(k4.compute - 0.01794) < 1e-9, "local products %.6e", k4.compute);
   /* Alg. 5 with N_DUP = 1 is Alg. 4; Alg. 3 adds the transpose of D^2 */
-  c.kernel = OVL_ALGO_SSC5;
+  c.algo = OVL_ALGO_SSC5;
   T_OK(ovl_model_predict(&m, &c, &k5));
   T_CHECK(fabs(k5.total - k4.total) < 1e-15, "alg5 ndup=1 %.9e vs alg4 %.9e", k5.total, k4.total);
-  c.kernel = OVL_ALGO_SSC3;
+  c.algo = OVL_ALGO_SSC3;
   T_OK(ovl_model_predict(&m, &c, &k3));
   T_CHECK(fabs(k3.total - k4.total - tp) < 1e-12, "alg3 = alg4 + T_P2P");
   /* pipelining: with N_DUP = 4 the three phases overlap, and with one
    * stream per link already at the peak, no bandwidth is gained: the
    * prediction lies between max-of-phases and the baseline */
-  c.kernel = OVL_ALGO_SSC5, c.ndup = 4;
+  c.algo = OVL_ALGO_SSC5, c.ndup = 4;
   T_OK(ovl_model_predict(&m, &c, &k5));
   double floor_ = (tb + tb) + (tr + tb) + (tr + 2 * tp); /* sums, the N=1 value */
   double ceil_ = fmax(tb, tb) + fmax(tr, tb) + fmax(tr, tp);
@@ -140,11 +140,11 @@ static void test_hsumma(void) {
   T_CHECK(ovl_hsumma_comm_sag(1e-7, be, n, b, b, P, 32) > ovl_hsumma_comm_sag(1e-7, be, n, b, b, P, 1), "maximum");
   /* the algorithm model: hsumma with G = 1 or P equals summa; G = 4 differs */
   ovl_machine m = ovl_machine_stampede2();
-  ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SUMMA, 4096, 16);
+  ovl_plan c = ovl_plan_default(OVL_ALGO_SUMMA, 4096, 16);
   c.b = 128;
   ovl_model_cost s, h;
   T_OK(ovl_model_predict(&m, &c, &s));
-  c.kernel = OVL_ALGO_HSUMMA;
+  c.algo = OVL_ALGO_HSUMMA;
   T_OK(ovl_model_predict(&m, &c, &h));
   T_CHECK(close_rel(h.total, s.total, 1e-12), "hsumma G=1");
   c.G = 16;
@@ -161,7 +161,7 @@ static void test_algorithms(void) {
   ovl_machine m = ovl_machine_stampede2();
   ovl_model_cost r, la;
   /* SUMMA: compute = 2 n^3 / P gamma; lookahead hides the smaller part */
-  ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SUMMA, 2048, 4);
+  ovl_plan c = ovl_plan_default(OVL_ALGO_SUMMA, 2048, 4);
   T_OK(ovl_model_predict(&m, &c, &r));
   T_CHECK(close_rel(r.compute, 2.0 * 2048 * 2048 * 2048 / 4 * m.gamma, 1e-12), "summa compute");
   T_CHECK(close_rel(r.total, r.latency + r.bandwidth + r.compute, 1e-12), "no overlap without lookahead");
@@ -169,25 +169,25 @@ static void test_algorithms(void) {
   T_OK(ovl_model_predict(&m, &c, &la));
   T_CHECK(la.total < r.total && la.total >= fmax(r.compute, r.latency + r.bandwidth), "lookahead overlaps");
   /* Cannon on 2x2: 2 s shifts of an n/s block each */
-  c = ovl_model_cfg_default(OVL_ALGO_CANNON, 1000, 4);
+  c = ovl_plan_default(OVL_ALGO_CANNON, 1000, 4);
   T_OK(ovl_model_predict(&m, &c, &r));
   T_CHECK(close_rel(r.latency + r.bandwidth, 4 * ovl_p2p_time(&m, 8.0 * 500 * 500), 1e-12), "cannon comm");
   c.P = 8;
   T_ERR(ovl_model_predict(&m, &c, &r), OVL_ERR_GRID);
   /* 3D and the SymmSquareCube family need a cube */
-  c = ovl_model_cfg_default(OVL_ALGO_3D, 1000, 6);
+  c = ovl_plan_default(OVL_ALGO_3D, 1000, 6);
   T_ERR(ovl_model_predict(&m, &c, &r), OVL_ERR_GRID);
   c.P = 8;
   T_OK(ovl_model_predict(&m, &c, &r));
   T_CHECK(close_rel(r.compute, 2.0 * 500 * 500 * 500 * m.gamma, 1e-12), "3d compute");
   /* 2.5D: 2x2x2 on 8; c must divide s */
-  c = ovl_model_cfg_default(OVL_ALGO_SSC6, 1000, 8);
+  c = ovl_plan_default(OVL_ALGO_SSC6, 1000, 8);
   T_OK(ovl_model_predict(&m, &c, &r));
   T_CHECK(close_rel(r.compute, 2 * 1 * 2.0 * 500.0 * 500 * 500 * m.gamma, 1e-12), "alg6 compute");
   c.s = 3, c.c = 2, c.P = 18;
   T_ERR(ovl_model_predict(&m, &c, &r), OVL_ERR_GRID);
   /* more N_DUP never predicts a slower Alg. 5 under the cap */
-  c = ovl_model_cfg_default(OVL_ALGO_SSC5, 4000, 8);
+  c = ovl_plan_default(OVL_ALGO_SSC5, 4000, 8);
   double prev = 1e30;
   for (int d = 1; d <= 8; d++) {
     c.ndup = d;

@@ -48,7 +48,7 @@ static void compare(long before, long peak, int can, int64_t est_bytes, const ch
     printf("%s: measured %.0f KiB, estimate %.0f KiB, ratio %.3f\n", what, got, est, got / est);
 }
 
-static void measure(ovl_mm_plan plan, int64_t nn, int is3, int s, int c, const char *what) {
+static void measure(ovl_plan plan, int64_t nn, int is3, int s, int c, const char *what) {
   int rank, P;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -133,7 +133,7 @@ static void measure_ssc(ovl_algo alg, int64_t nn, int s, int c, int purify, cons
 
 /* The queries refuse what they cannot count, and never overflow. */
 static void queries(void) {
-  ovl_mm_plan pl = ovl_mm_plan_default(OVL_ALGO_SUMMA, 256);
+  ovl_plan pl = ovl_plan_gemm(OVL_ALGO_SUMMA, 256);
   ovl_purify_opts po = ovl_purify_opts_default();
   T_CHECK(ovl_mm_memory(&pl, 'N', 'N', (int64_t)1 << 30, (int64_t)1 << 30, (int64_t)1 << 30, 1, 1, 1) == -1,
           "2^30 x 2^30 operands on one rank (2^63 bytes) are refused");
@@ -144,7 +144,7 @@ static void queries(void) {
   T_CHECK(ovl_ssc_memory((int64_t)1 << 40, 1, 1, OVL_ALGO_SSC4) == -1, "SymmSquareCube n = 2^40 is refused");
   T_CHECK(ovl_ssc_memory(1000, 2, 1, OVL_ALGO_SSC5) == -1, "Alg. 5 needs c = s");
   T_CHECK(ovl_ssc_memory(1000, 3, 2, OVL_ALGO_SSC6) == -1, "Alg. 6 needs c | s");
-  T_CHECK(ovl_ssc_memory(1000, 2, 2, (ovl_algo)7) == -1, "unknown algorithm");
+  T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_ALGO_N) == -1, "unknown algorithm");
   /* 1000 x 1000 on 2 x 2 x 2: 500 x 500 blocks, 6 for Alg. 4; Alg. 6 with c = 1 holds 3 and takes 4 per run */
   int64_t blk = 500 * 500 * 8;
   T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_ALGO_SSC4) == 6 * blk, "Alg. 4 workspace");
@@ -169,17 +169,17 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int s = P >= 4 ? 2 : 1;
   int64_t nn = 1600;
-  ovl_mm_plan pl = ovl_mm_plan_default(OVL_ALGO_SUMMA, 64);
+  ovl_plan pl = ovl_plan_gemm(OVL_ALGO_SUMMA, 64);
   measure(pl, nn, 0, s, 1, "summa");
   pl.lookahead = 1;
   measure(pl, nn, 0, s, 1, "summa+lookahead");
-  pl = ovl_mm_plan_default(OVL_ALGO_HSUMMA, 64);
+  pl = ovl_plan_gemm(OVL_ALGO_HSUMMA, 64);
   pl.outer = 128;
   pl.groups_i = s, pl.groups_j = 1;
   measure(pl, nn, 0, s, 1, "hsumma");
-  measure(ovl_mm_plan_default(OVL_ALGO_CANNON, 64), nn, 0, s, 1, "cannon");
-  measure(ovl_mm_plan_default(OVL_ALGO_3D, 64), nn, 1, P >= 8 ? 2 : 1, P >= 8 ? 2 : 1, "3d");
-  measure(ovl_mm_plan_default(OVL_ALGO_25D, 64), nn, 1, s, 1, "2.5d");
+  measure(ovl_plan_gemm(OVL_ALGO_CANNON, 64), nn, 0, s, 1, "cannon");
+  measure(ovl_plan_gemm(OVL_ALGO_3D, 64), nn, 1, P >= 8 ? 2 : 1, P >= 8 ? 2 : 1, "3d");
+  measure(ovl_plan_gemm(OVL_ALGO_25D, 64), nn, 1, s, 1, "2.5d");
   int s3 = P >= 8 ? 2 : 1;
   measure_ssc(OVL_ALGO_SSC4, nn, s3, s3, 0, "ssc alg4");
   measure_ssc(OVL_ALGO_SSC5, nn, s3, s3, 0, "ssc alg5");

@@ -14,7 +14,7 @@ static const int64_t k_shapes[][3] = {{13, 13, 13}, {17, 5, 11}, {5, 23, 9}, {31
 
 /* Run one case on grid g2 (and g3 for 3D/2.5D); all ranks of the world call
  * it; verification runs on the plane-0 grid. */
-static void run(ovl_grid2d g2, ovl_grid3d g3, ovl_mm_plan *plan, char ta, char tb, int64_t m, int64_t n, int64_t k,
+static void run(ovl_grid2d g2, ovl_grid3d g3, ovl_plan *plan, char ta, char tb, int64_t m, int64_t n, int64_t k,
                 const char *what) {
   int on = ovl_grid2d_active(g2) && (!g3 || ovl_grid3d_active(g3));
   int plane0 = 1;
@@ -48,7 +48,7 @@ static void run(ovl_grid2d g2, ovl_grid3d g3, ovl_mm_plan *plan, char ta, char t
     double e = -1;
     ovl_err rc = ovl_verify_gemm(-0.75, Ar, Br, 0.5, C0, C, OVL_VERIFY_EXACT, 1e-13, &e);
     char ps[160];
-    ovl_mm_plan_str(plan, ps, sizeof ps);
+    ovl_plan_str(plan, ps, sizeof ps);
     T_CHECK(rc == OVL_OK, "%s [%s] op=%c%c m=%lld n=%lld k=%lld: relerr %.3e", what, ps, ta, tb, (long long)m,
             (long long)n, (long long)k, e);
     ovl_dmat_destroy(&Ar);
@@ -60,12 +60,12 @@ static void run(ovl_grid2d g2, ovl_grid3d g3, ovl_mm_plan *plan, char ta, char t
   ovl_dmat_destroy(&C0);
 }
 
-static void sweep(ovl_grid2d g2, ovl_grid3d g3, ovl_mm_plan base, const char *what) {
+static void sweep(ovl_grid2d g2, ovl_grid3d g3, ovl_plan base, const char *what) {
   int ndups[] = {1, 4};
   for (int be = 0; be < 2; be++)
     for (int d = 0; d < 2; d++)
       for (int sh = 0; sh < NSHAPES; sh++) {
-        ovl_mm_plan p = base;
+        ovl_plan p = base;
         p.ndup = ndups[d];
         p.coll.backend = be ? OVL_BACKEND_OWN : OVL_BACKEND_MPI;
         char ta = sh % 2 ? 'T' : 'N', tb = sh % 3 == 1 ? 'T' : 'N';
@@ -81,7 +81,7 @@ static void hsumma_pattern(ovl_grid2d g, int p, int q) {
   ovl_dmat_create(g, 40, 29, &C);
   ovl_dmat_fill(A, OVL_FILL_RANDOM, 1);
   ovl_dmat_fill(B, OVL_FILL_RANDOM, 2);
-  ovl_mm_plan ps = ovl_mm_plan_default(OVL_ALGO_SUMMA, 4), ph = ovl_mm_plan_default(OVL_ALGO_HSUMMA, 4);
+  ovl_plan ps = ovl_plan_gemm(OVL_ALGO_SUMMA, 4), ph = ovl_plan_gemm(OVL_ALGO_HSUMMA, 4);
   ovl_kstats ss, sh;
   double *ref = NULL;
   T_OK(ovl_summa(1.0, A, B, 0.0, C, &ps, &ss));
@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
   ovl_grid2d_dims(g, &p, &q);
   /* SUMMA, lookahead off and on */
   for (int la = 0; la < 2; la++) {
-    ovl_mm_plan pl = ovl_mm_plan_default(OVL_ALGO_SUMMA, 5);
+    ovl_plan pl = ovl_plan_gemm(OVL_ALGO_SUMMA, 5);
     pl.lookahead = la;
     sweep(g, NULL, pl, "summa");
   }
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
   for (int G = 1; G <= P; G++) {
     int gi, gj;
     if (ovl_hgroups_auto_dims(p, q, G, &gi, &gj) != OVL_OK) continue;
-    ovl_mm_plan pl = ovl_mm_plan_default(OVL_ALGO_HSUMMA, 3);
+    ovl_plan pl = ovl_plan_gemm(OVL_ALGO_HSUMMA, 3);
     pl.outer = 7, pl.groups_i = gi, pl.groups_j = gj;
     sweep(g, NULL, pl, "hsumma");
   }
@@ -133,10 +133,10 @@ int main(int argc, char **argv) {
   while ((s + 1) * (s + 1) <= P) s++;
   ovl_grid2d gs = NULL;
   T_OK(ovl_grid2d_create(MPI_COMM_WORLD, s, s, OVL_GRID_ALLOW_IDLE, &gs));
-  sweep(gs, NULL, ovl_mm_plan_default(OVL_ALGO_CANNON, 1), "cannon");
+  sweep(gs, NULL, ovl_plan_gemm(OVL_ALGO_CANNON, 1), "cannon");
   if (P >= 2) {
     ovl_dmat A = NULL;
-    ovl_mm_plan pc = ovl_mm_plan_default(OVL_ALGO_CANNON, 1);
+    ovl_plan pc = ovl_plan_gemm(OVL_ALGO_CANNON, 1);
     ovl_grid2d gr = NULL;
     T_OK(ovl_grid2d_create(MPI_COMM_WORLD, 1, 2, OVL_GRID_ALLOW_IDLE, &gr));
     ovl_dmat_create(gr, 4, 4, &A);
@@ -148,18 +148,18 @@ int main(int argc, char **argv) {
   /* 3D: the largest cube that fits; 2.5D: s x s x c with c | s */
   ovl_grid3d g3 = NULL;
   T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 0, 0, OVL_GRID_ALLOW_IDLE, &g3));
-  sweep(ovl_grid3d_plane(g3), g3, ovl_mm_plan_default(OVL_ALGO_3D, 1), "3d");
-  sweep(ovl_grid3d_plane(g3), g3, ovl_mm_plan_default(OVL_ALGO_25D, 1), "2.5d(c=s)");
+  sweep(ovl_grid3d_plane(g3), g3, ovl_plan_gemm(OVL_ALGO_3D, 1), "3d");
+  sweep(ovl_grid3d_plane(g3), g3, ovl_plan_gemm(OVL_ALGO_25D, 1), "2.5d(c=s)");
   ovl_grid3d_destroy(&g3);
   if (P >= 4) { /* 2 x 2 x 1 */
     T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 2, 1, OVL_GRID_ALLOW_IDLE, &g3));
-    sweep(ovl_grid3d_plane(g3), g3, ovl_mm_plan_default(OVL_ALGO_25D, 1), "2.5d(2x2x1)");
+    sweep(ovl_grid3d_plane(g3), g3, ovl_plan_gemm(OVL_ALGO_25D, 1), "2.5d(2x2x1)");
     ovl_grid3d_destroy(&g3);
   }
   if (P >= 8) { /* 2 x 2 x 2 (c = s) and a 3D refusal: 2.5D grid for 3D */
     T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 2, 1, OVL_GRID_ALLOW_IDLE, &g3));
     ovl_dmat A = NULL;
-    ovl_mm_plan p3 = ovl_mm_plan_default(OVL_ALGO_3D, 1);
+    ovl_plan p3 = ovl_plan_gemm(OVL_ALGO_3D, 1);
     ovl_dmat_create(ovl_grid3d_plane(g3), 4, 4, &A);
     T_ERR(ovl_mm3d(g3, 1.0, A, A, 0.0, A, &p3, NULL), OVL_ERR_GRID);
     ovl_dmat_destroy(&A);

@@ -20,7 +20,7 @@ static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, d
   ovl_dmat_fill(B, OVL_FILL_RANDOM, 2);
   ovl_dmat_fill(C0, OVL_FILL_RANDOM, 3);
   ovl_dmat_copy(C, C0);
-  ovl_summa_plan plan = ovl_summa_plan_default(b);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, b);
   plan.ndup = g_ndup;
   plan.coll.backend = g_backend;
   plan.lookahead = g_lookahead;
@@ -86,7 +86,8 @@ int main(int argc, char **argv) {
   T_OK(ovl_dmat_create(g, 8, 6, &A));
   T_OK(ovl_dmat_create(g, 5, 8, &B));
   T_OK(ovl_dmat_create(g, 8, 8, &C));
-  ovl_summa_plan plan = ovl_summa_plan_default(4), bad = ovl_summa_plan_default(0), badd = ovl_summa_plan_default(4);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, 4), bad = ovl_plan_gemm(OVL_ALGO_SUMMA, 0),
+           badd = ovl_plan_gemm(OVL_ALGO_SUMMA, 4);
   badd.ndup = 0;
   T_ERR(ovl_summa(1.0, A, B, 0.0, C, &plan, NULL), OVL_ERR_SIZE);
   ovl_dmat_destroy(&B);

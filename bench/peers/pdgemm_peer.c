@@ -184,7 +184,7 @@ int main(int argc, char **argv) {
   if (C0) ovl_dmat_fill(C0, OVL_FILL_RANDOM, 3);
   int64_t b_summa = panel > 0 ? panel : (nb > 256 ? nb : 256);
   if (b_summa > n) b_summa = n;
-  ovl_summa_plan plan = ovl_summa_plan_default(b_summa);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, b_summa);
 
   static double t[NIMPL][MAXREP];
   static phases ph[NIMPL];

@@ -24,30 +24,40 @@ typedef struct ovl_kstats {
   int64_t ncoll;  /* collective operations this rank took part in (a lane-split one counts once) */
 } ovl_kstats;
 
-/* A multiplication plan: what the executor will do. Prints as one line
- * (ovl_mm_plan_str). Fields an algorithm does not use are ignored. */
-typedef struct ovl_mm_plan {
+/* A plan: everything that says how a kernel runs, for both families (the
+ * multiplication and SymmSquareCube; purification carries one too). The
+ * cost model predicts plans (ovl/model.h), the tune database stores them
+ * and the planner (ovl/plan.h) completes one from constraints; the kernels
+ * execute them. Prints as one line (ovl_plan_str). Fields an algorithm does
+ * not use are ignored. */
+typedef struct ovl_plan {
   ovl_algo algo;
+  int64_t n;     /* the matrix size it is for (the largest of m, n, k for a multiplication) */
+  int P;         /* ranks taking part (nodes x ppn) */
+  int p, q;      /* 2D grid (SUMMA, HSUMMA, Cannon); 0: derived from P */
+  int s, c;      /* 3D, 2.5D and SymmSquareCube grid s x s x c; 0: derived from P */
   int64_t b;     /* panel width (SUMMA, HSUMMA inner block), > 0 */
   int64_t outer; /* HSUMMA outer block M >= b (0: M = b) */
-  int groups_i;  /* HSUMMA groups I x J (G = I*J) */
+  int G;         /* HSUMMA group count (a square g x g on a square grid) */
+  int groups_i;  /* HSUMMA groups I x J as executed (G = I*J) */
   int groups_j;
   int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
   int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
+  int ppn;           /* ranks per node sharing a link (1) */
   ovl_coll_cfg coll; /* collective back end and algorithms */
-} ovl_mm_plan;
-typedef ovl_mm_plan ovl_summa_plan;
+} ovl_plan;
 
-/* SUMMA with panel width b, N_DUP = 1, no lookahead, default collectives.
- * LOCAL. */
-ovl_mm_plan ovl_summa_plan_default(int64_t b);
-/* The same for any algorithm. LOCAL. */
-ovl_mm_plan ovl_mm_plan_default(ovl_algo algo, int64_t b);
+/* The documented defaults of an algorithm for size n on P ranks: b = 256,
+ * G = 1 (groups 1 x 1), N_DUP 1, no lookahead, ppn 1, grids derived from P,
+ * default collectives. LOCAL. */
+ovl_plan ovl_plan_default(ovl_algo algo, int64_t n, int P);
+/* The same with panel width b, for a multiplication whose size and ranks
+ * follow from its matrices. LOCAL. */
+ovl_plan ovl_plan_gemm(ovl_algo algo, int64_t b);
 
 /* Write the plan as one line, e.g. "summa b=256 ndup=1 lookahead=0
  * backend=mpi bcast=auto". LOCAL. */
-int ovl_mm_plan_str(const ovl_mm_plan *plan, char *buf, size_t n);
-int ovl_summa_plan_str(const ovl_mm_plan *plan, char *buf, size_t n);
+int ovl_plan_str(const ovl_plan *plan, char *buf, size_t n);
 
 /* C = alpha * A * B + beta * C with SUMMA on the 2D grid shared by A (m x k),
  * B (k x n) and C (m x n). Any grid shape, any sizes (uneven blocks); panels
@@ -56,7 +66,7 @@ int ovl_summa_plan_str(const ovl_mm_plan *plan, char *buf, size_t n);
  * panel's dgemm, which runs in column chunks with progress calls between
  * them. stats may be NULL. COLLECTIVE over the grid's parent.
  * Errors (agreed): OVL_ERR_ARG (plan), OVL_ERR_SIZE (shapes or grids). */
-ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats);
 
 /* Hierarchical SUMMA (Quintin, Hasanov, Lastovetsky): the grid of A, B, C is
@@ -64,13 +74,13 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
  * plan->outer travel between groups (outer row/column communicators), then
  * sub-panels of width plan->b inside each group. G = 1 and G = P are SUMMA.
  * COLLECTIVE over the grid's parent. */
-ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats);
 
 /* Cannon's algorithm on a square s x s grid: skew, then s shift-multiply
  * steps, each step's shifts in flight during its dgemm. COLLECTIVE over the
  * grid's parent. Errors: OVL_ERR_GRID (grid not square). */
-ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats);
 
 /* 3D multiplication on an s x s x s grid g (Huang-Chow notation): A, B, C are
@@ -82,7 +92,7 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
  * P(i,k,k), which sends C_ik to P(i,k,0). Every phase is split over
  * plan->ndup lanes; reduce(c) -> send(c) is pipelined in arrival order.
  * COLLECTIVE over the 3D grid's parent. */
-ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                  ovl_kstats *stats);
 
 /* 2.5D multiplication (Solomonik & Demmel) on an s x s x c grid (c | s):
@@ -91,7 +101,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
  * reduced along grd_comm to plane 0. Operands as for ovl_mm3d. Each
  * collective is split over plan->ndup lanes. COLLECTIVE over the 3D grid's
  * parent. Errors: OVL_ERR_GRID (c does not divide s). */
-ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats);
 
 /* C = alpha * op(A) * op(B) + beta * C with the algorithm of plan->algo.
@@ -101,7 +111,7 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
  * ovl_mm3d); otherwise g3 is ignored (may be NULL). COLLECTIVE over the
  * grid's parent (the 3D grid's parent for 3D/2.5D). */
 ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
-                 const ovl_mm_plan *plan, ovl_grid3d g3, ovl_kstats *stats);
+                 const ovl_plan *plan, ovl_grid3d g3, ovl_kstats *stats);
 
 /* Memory query: the bytes the most loaded rank holds for a multiplication
  * C (m x n) = op(A) (m x k) op(B) (k x n) with `plan` on a grid of p x q
@@ -110,7 +120,7 @@ ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B,
  * (panels, shift buffers, partial products). Scratch inside the MPI library
  * is not counted. Returns -1 for invalid arguments or a footprint of 2^62
  * bytes or more (no overflow for any int64 sizes). LOCAL; pure function. */
-int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
+int64_t ovl_mm_memory(const ovl_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
                       int repl);
 
 /* Refuse a footprint that does not fit: OVL_ERR_NOMEM (agreed over comm) when

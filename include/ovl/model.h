@@ -11,6 +11,7 @@
 
 #include "ovl/algo.h"
 #include "ovl/core.h"
+#include "ovl/kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -168,22 +169,6 @@ int ovl_ndup_rule(double bytes, double n_t, int max);
 int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup);
 
 /* ---- algorithm models -------------------------------------------------------- */
-typedef struct ovl_model_cfg {
-  ovl_algo kernel;
-  int64_t n;     /* matrix size */
-  int P;         /* ranks taking part (nodes x ppn) */
-  int p, q;      /* 2D grid (SUMMA, HSUMMA, Cannon); 0: the squarest */
-  int s, c;      /* 3D / 2.5D grid s x s x c; 0: derived from P */
-  int64_t b;     /* panel width (SUMMA, HSUMMA inner block) */
-  int64_t outer; /* HSUMMA outer block M (0: b) */
-  int G;         /* HSUMMA groups (a square G = g x g on a square grid) */
-  int ndup;      /* lanes per phase */
-  int lookahead; /* SUMMA: broadcasts overlap the dgemm */
-  int ppn;       /* ranks per node sharing a link (1) */
-} ovl_model_cfg;
-/* A configuration with documented defaults for a kernel: b = 256, G = 1,
- * ndup = 1, ppn = 1, grids derived from P. */
-ovl_model_cfg ovl_model_cfg_default(ovl_algo k, int64_t n, int P);
 typedef struct ovl_model_cost {
   double latency;   /* alpha terms */
   double bandwidth; /* beta / f_BW terms */
@@ -192,7 +177,7 @@ typedef struct ovl_model_cost {
 } ovl_model_cost;
 /* Predict one configuration. Errors (OVL_ERR_ARG / OVL_ERR_GRID) name what
  * does not fit (grid shape, c not dividing s, G not tiling the grid). */
-ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_model_cost *out);
+ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_cost *out);
 
 /* ---- choosing: candidates of a kernel family, ranked by the model ------------- */
 /* The configurations `ovl tune` and `auto` consider for P ranks and size n
@@ -200,10 +185,10 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
  * without lookahead, N_DUP 1/2/4; HSUMMA with every square G that tiles the
  * grid; Cannon on a square P; 3D on a cube; 2.5D for every c; SSC: Alg. 3, 4,
  * Alg. 5 with N_DUP 1..8 (cube P), Alg. 6 for every c with N_DUP 1/2/4. */
-int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int cap);
+int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap);
 /* Sort cfg[0..n-1] by predicted total time, fastest first; predictions that
  * fail go last. pred (may be NULL) receives the sorted predictions. */
-void ovl_model_rank(const ovl_machine *m, ovl_model_cfg *cfg, int n, ovl_model_cost *pred);
+void ovl_model_rank(const ovl_machine *m, ovl_plan *cfg, int n, ovl_model_cost *pred);
 
 /* HSUMMA (Section 4.3, scatter-allgather broadcast): the sign of
  * dT/dG = (G - sqrt p)/(G sqrt G) (n alpha / b - 2 n^2 beta / p) decides:

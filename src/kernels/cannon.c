@@ -87,7 +87,7 @@ done:
   return rc;
 }
 
-ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid2d_parent(C->grid);
   ovl_kstats st;
@@ -120,7 +120,7 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   return rc;
 }
 
-ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_kstats st;

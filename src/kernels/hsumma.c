@@ -15,7 +15,7 @@
 
 typedef struct hs_ctx {
   MPI_Comm parent;
-  const ovl_mm_plan *plan;
+  const ovl_plan *plan;
   ovl_kstats *st;
 } hs_ctx;
 
@@ -28,7 +28,7 @@ static void hs_bcast(hs_ctx *h, ovl_lanes L, double *buf, int64_t n, int root) {
   h->st->ncoll++;
 }
 
-ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid2d_parent(C->grid);
   ovl_kstats st;

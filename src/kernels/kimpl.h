@@ -10,7 +10,7 @@
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C);
 
 /* Validate the plan fields every algorithm uses (b, ndup). LOCAL. */
-ovl_err kern_check_plan(const ovl_mm_plan *plan, const char *who);
+ovl_err kern_check_plan(const ovl_plan *plan, const char *who);
 
 /* C := beta * C on the local block. LOCAL. */
 void kern_scale(ovl_dmat C, double beta);

@@ -17,7 +17,7 @@ static double alloc_bytes(double elems) { return ceil(elems * 8.0 / 64.0) * 64.0
 
 static int64_t mem_result(double bytes) { return bytes >= 0 && bytes < MEM_MAX ? (int64_t)bytes : -1; }
 
-int64_t ovl_mm_memory(const ovl_mm_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
+int64_t ovl_mm_memory(const ovl_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
                       int repl) {
   if (!plan || p < 1 || q < 1 || m < 0 || n < 0 || k < 0) return -1;
   /* the largest blocks are those of process (0, 0) */

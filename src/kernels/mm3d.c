@@ -94,7 +94,7 @@ static ovl_err post_c(void *vx, int c, int stage, ovl_req *req) {
   return OVL_OK;
 }
 
-ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                  ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_kstats st;

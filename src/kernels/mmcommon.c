@@ -6,30 +6,28 @@
 
 #include "kernels/kimpl.h"
 
-ovl_mm_plan ovl_mm_plan_default(ovl_algo algo, int64_t b) {
-  ovl_mm_plan p;
+ovl_plan ovl_plan_default(ovl_algo algo, int64_t n, int P) {
+  ovl_plan p;
   memset(&p, 0, sizeof p);
-  p.algo = algo;
-  p.b = b;
-  p.outer = 0;
-  p.groups_i = p.groups_j = 1;
-  p.ndup = 1;
-  p.lookahead = 0;
+  p.algo = algo, p.n = n, p.P = P;
+  p.b = 256, p.G = 1, p.groups_i = p.groups_j = 1, p.ndup = 1, p.ppn = 1;
   p.coll = ovl_coll_cfg_default();
   return p;
 }
 
-ovl_mm_plan ovl_summa_plan_default(int64_t b) { return ovl_mm_plan_default(OVL_ALGO_SUMMA, b); }
+ovl_plan ovl_plan_gemm(ovl_algo algo, int64_t b) {
+  ovl_plan p = ovl_plan_default(algo, 0, 0);
+  p.b = b;
+  return p;
+}
 
-int ovl_mm_plan_str(const ovl_mm_plan *p, char *buf, size_t n) {
+int ovl_plan_str(const ovl_plan *p, char *buf, size_t n) {
   char extra[96] = "";
   if (p->algo == OVL_ALGO_HSUMMA)
     snprintf(extra, sizeof extra, " G=%dx%d M=%" PRId64, p->groups_i, p->groups_j, p->outer > 0 ? p->outer : p->b);
   return snprintf(buf, n, "%s b=%" PRId64 "%s ndup=%d lookahead=%d backend=%s bcast=%s", ovl_algo_name(p->algo), p->b,
                   extra, p->ndup, p->lookahead, ovl_backend_name(p->coll.backend), ovl_alg_name(p->coll.bcast));
 }
-
-int ovl_summa_plan_str(const ovl_mm_plan *p, char *buf, size_t n) { return ovl_mm_plan_str(p, buf, n); }
 
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
   if (A->grid != B->grid || A->grid != C->grid)
@@ -42,7 +40,7 @@ ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
   return OVL_OK;
 }
 
-ovl_err kern_check_plan(const ovl_mm_plan *plan, const char *who) {
+ovl_err kern_check_plan(const ovl_plan *plan, const char *who) {
   OVL_CHECK(plan != NULL, OVL_ERR_ARG, "%s: no plan given", who);
   OVL_CHECK(plan->b > 0, OVL_ERR_ARG, "%s: panel width b must be > 0, got %" PRId64, who, plan->b);
   OVL_CHECK(plan->ndup >= 1 && plan->ndup <= OVL_LANES_MAX, OVL_ERR_ARG, "%s: N_DUP must be in [1, %d], got %d", who,

@@ -215,7 +215,7 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
     bw = kblock > 256 ? kblock : 256;
   }
   if (bw > K) bw = K;
-  ovl_summa_plan plan = ovl_summa_plan_default(bw);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, bw);
   plan.ndup = g_cfg.ndup;
   plan.coll.backend = g_cfg.backend;
   info.b = bw;

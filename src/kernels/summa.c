@@ -34,7 +34,7 @@ static panel panel_at(int64_t K, int p, int q, int64_t b, int64_t k0) {
 typedef struct summa_ws {
   ovl_dmat A, B;
   ovl_lanes row, col;
-  const ovl_mm_plan *plan;
+  const ovl_plan *plan;
   int p, q, gi, gj;
   double *apan[2], *bpan[2];
   const double *ap[2];              /* the A panel of each slot (in place at its owner) */
@@ -69,7 +69,7 @@ static void wait_panel(summa_ws *w, int s) {
     ovl_fatal(ovl_grid2d_parent(w->A->grid), OVL_ERR_MPI, "SUMMA: panel broadcast failed: %s", ovl_errmsg());
 }
 
-ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_mm_plan *plan,
+ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats) {
   MPI_Comm parent = ovl_grid2d_parent(C->grid);
   ovl_kstats st;

@@ -194,13 +194,6 @@ int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int nd
 
 /* ---- algorithm models ----------------------------------------------------------- */
 
-ovl_model_cfg ovl_model_cfg_default(ovl_algo k, int64_t n, int P) {
-  ovl_model_cfg c;
-  memset(&c, 0, sizeof c);
-  c.kernel = k, c.n = n, c.P = P, c.b = 256, c.G = 1, c.ndup = 1, c.ppn = 1;
-  return c;
-}
-
 static int icbrt(int P) {
   int s = 1;
   while ((s + 1) * (s + 1) * (s + 1) <= P) s++;
@@ -237,9 +230,9 @@ static double overlap(double comm, double comp, double steps) {
   return fmax(comm, comp) + fmin(comm, comp) / steps;
 }
 
-ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_model_cost *out) {
+ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_cost *out) {
   memset(out, 0, sizeof *out);
-  ovl_model_cfg c = *cfg;
+  ovl_plan c = *cfg;
   if (c.n < 0 || c.P < 1)
     return ovl_err_set(OVL_ERR_ARG, "model: n = %lld and P = %d must be >= 0 and >= 1", (long long)c.n, c.P);
   if (c.ndup < 1 || c.ndup > OVL_LANES_MAX)
@@ -249,7 +242,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
   int N = c.ndup, k = c.ppn;
   acc a = {0, 0};
   double comm = 0, comp = 0, total = 0;
-  switch (c.kernel) {
+  switch (c.algo) {
   case OVL_ALGO_SUMMA:
   case OVL_ALGO_HSUMMA:
   case OVL_ALGO_CANNON: {
@@ -261,7 +254,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     }
     if (p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
     comp = flops / c.P * g;
-    if (c.kernel == OVL_ALGO_CANNON) {
+    if (c.algo == OVL_ALGO_CANNON) {
       if (p != q) return ovl_err_set(OVL_ERR_GRID, "model: Cannon needs a square grid, got %d x %d", p, q);
       double blk = 8.0 * ceil(n / p) * ceil(n / p), lp = 0, t = p2p_time_nd(m, blk, N, k, &lp);
       comm = 2.0 * p * t; /* skew + s - 1 shifts, of A and of B */
@@ -271,7 +264,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     }
     if (c.b < 1) return ovl_err_set(OVL_ERR_ARG, "model: panel width b must be >= 1, got %lld", (long long)c.b);
     double steps = ceil(n / c.b), ra = 8.0 * ceil(n / p) * c.b, rb = 8.0 * c.b * ceil(n / q);
-    if (c.kernel == OVL_ALGO_SUMMA || c.G <= 1 || c.G == c.P) {
+    if (c.algo == OVL_ALGO_SUMMA || c.G <= 1 || c.G == c.P) {
       acc s = {0, 0};
       double per = coll(&s, m, OVL_MC_BCAST, q, ra, N, k) + coll(&s, m, OVL_MC_BCAST, p, rb, N, k);
       comm = steps * per, a.lat = steps * s.lat, a.bw = steps * s.bw;
@@ -297,19 +290,19 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     int s = c.s > 0 ? c.s : icbrt(c.P);
     if (s * s * s != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
-                         ovl_algo_name(c.kernel), c.P);
+                         ovl_algo_name(c.algo), c.P);
     double nb = ceil(n / s), blk = 8.0 * nb * nb, lb = 0, lr = 0, lp = 0;
     double bc = ovl_coll_time(m, OVL_MC_BCAST, s, blk, N, k, &lb);
     double rd = ovl_coll_time(m, OVL_MC_REDUCE, s, blk, N, k, &lr);
     double pp = p2p_time_nd(m, blk, N, k, &lp);
-    if (c.kernel == OVL_ALGO_3D) { /* bcast A; p2p -> bcast B; dgemm; reduce -> p2p C (chains pipelined) */
+    if (c.algo == OVL_ALGO_3D) { /* bcast A; p2p -> bcast B; dgemm; reduce -> p2p C (chains pipelined) */
       comp = 2.0 * nb * nb * nb * g;
       comm = bc + pipe3(pp, bc, 0, N) + pipe3(rd, pp, 0, N);
       a.lat = 2 * lb + lr + 2 * lp;
     } else {
       comp = 4.0 * nb * nb * nb * g; /* two local products */
-      int alg3 = c.kernel == OVL_ALGO_SSC3;
-      if (c.kernel == OVL_ALGO_SSC5) /* grd bcast -> row bcast; reduce -> bcast; reduce -> send, D^2 sends */
+      int alg3 = c.algo == OVL_ALGO_SSC3;
+      if (c.algo == OVL_ALGO_SSC5) /* grd bcast -> row bcast; reduce -> bcast; reduce -> send, D^2 sends */
         comm = pipe3(bc, bc, 0, N) + pipe3(rd, bc, 0, N) + pipe3(rd, pp, pp, N);
       else /* T_baseline = 2 (T_P2P + T_Reduce) + 3 T_Bcast; Alg. 3 also transposes D^2 */
         comm = 3 * bc + 2 * rd + (2 + alg3) * pp;
@@ -335,7 +328,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     double bc = ovl_coll_time(m, OVL_MC_BCAST, rc, blk, N, k, &lb);
     double ar = ovl_coll_time(m, OVL_MC_ALLREDUCE, rc, blk, N, k, &la);
     double rd = ovl_coll_time(m, OVL_MC_REDUCE, rc, blk, N, k, &lr);
-    if (c.kernel == OVL_ALGO_25D) { /* A and B broadcast, one Cannon pass, reduce */
+    if (c.algo == OVL_ALGO_25D) { /* A and B broadcast, one Cannon pass, reduce */
       comm = 2 * bc + rd + steps * shift;
       comp = steps * mult;
       a.lat = 2 * lb + lr + steps * 2 * lp;
@@ -349,7 +342,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
     a.bw = comm - a.lat;
     break;
   }
-  default: return ovl_err_set(OVL_ERR_ARG, "model: unknown kernel %d", (int)c.kernel);
+  default: return ovl_err_set(OVL_ERR_ARG, "model: unknown kernel %d", (int)c.algo);
   }
   out->latency = a.lat;
   out->bandwidth = a.bw > 0 ? a.bw : 0;
@@ -376,12 +369,12 @@ int ovl_hsumma_gopt(double alpha, double beta, int64_t n, int64_t b, int P) {
 
 /* ---- candidates and ranking -------------------------------------------------------- */
 
-static int push(ovl_model_cfg *out, int cap, int n, ovl_model_cfg c) {
+static int push(ovl_plan *out, int cap, int n, ovl_plan c) {
   if (n < cap) out[n] = c;
   return n + 1;
 }
 
-int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int cap) {
+int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap) {
   int cnt = 0, cube = icbrt(P) * icbrt(P) * icbrt(P) == P, sq = 1;
   while ((sq + 1) * (sq + 1) <= P) sq++;
   static const int nd3[3] = {1, 2, 4};
@@ -390,7 +383,7 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int
     for (int ib = 0; ib < 3; ib++)
       for (int la = 0; la < 2; la++)
         for (int d = 0; d < 3; d++) {
-          ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SUMMA, n, P);
+          ovl_plan c = ovl_plan_default(OVL_ALGO_SUMMA, n, P);
           c.b = bs[ib], c.lookahead = la, c.ndup = nd3[d];
           cnt = push(out, cap, cnt, c);
         }
@@ -401,22 +394,22 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int
     for (int g = 2; g < P; g++) {
       int gI, gJ, r = (int)lround(sqrt((double)g));
       if (r * r != g || ovl_hgroups_auto_dims(p, q, g, &gI, &gJ) != OVL_OK) continue;
-      ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_HSUMMA, n, P);
+      ovl_plan c = ovl_plan_default(OVL_ALGO_HSUMMA, n, P);
       c.G = g, c.lookahead = 1;
       cnt = push(out, cap, cnt, c);
     }
-    if (sq * sq == P && P > 1) cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_ALGO_CANNON, n, P));
+    if (sq * sq == P && P > 1) cnt = push(out, cap, cnt, ovl_plan_default(OVL_ALGO_CANNON, n, P));
     for (int d = 0; d < 3 && cube && P > 1; d++) {
-      ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_3D, n, P);
+      ovl_plan c = ovl_plan_default(OVL_ALGO_3D, n, P);
       c.ndup = nd3[d];
       cnt = push(out, cap, cnt, c);
     }
   } else {
     if (cube) {
-      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_ALGO_SSC3, n, P));
-      cnt = push(out, cap, cnt, ovl_model_cfg_default(OVL_ALGO_SSC4, n, P));
+      cnt = push(out, cap, cnt, ovl_plan_default(OVL_ALGO_SSC3, n, P));
+      cnt = push(out, cap, cnt, ovl_plan_default(OVL_ALGO_SSC4, n, P));
       for (int d = 1; d <= 8; d++) {
-        ovl_model_cfg c = ovl_model_cfg_default(OVL_ALGO_SSC5, n, P);
+        ovl_plan c = ovl_plan_default(OVL_ALGO_SSC5, n, P);
         c.ndup = d;
         cnt = push(out, cap, cnt, c);
       }
@@ -428,7 +421,7 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int
     if (s * s * cc != P || s % cc) continue;
     for (int d = 0; d < 3; d++) {
       if (cc == 1 && d > 0) continue; /* no collectives to split */
-      ovl_model_cfg c = ovl_model_cfg_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D : OVL_ALGO_SSC6, n, P);
+      ovl_plan c = ovl_plan_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D : OVL_ALGO_SSC6, n, P);
       c.s = s, c.c = cc, c.ndup = nd3[d];
       if (f == OVL_FAMILY_GEMM && (cc == 1 || (cube && cc == s))) continue; /* Cannon / 3D already listed */
       cnt = push(out, cap, cnt, c);
@@ -437,14 +430,14 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_model_cfg *out, int
   return cnt < cap ? cnt : cap;
 }
 
-void ovl_model_rank(const ovl_machine *m, ovl_model_cfg *cfg, int n, ovl_model_cost *pred) {
+void ovl_model_rank(const ovl_machine *m, ovl_plan *cfg, int n, ovl_model_cost *pred) {
   /* insertion sort on the predicted total (n is small) */
   ovl_model_cost tmp[256], *pr = pred ? pred : tmp;
   if (!pred && n > 256) n = 256;
   for (int i = 0; i < n; i++)
     if (ovl_model_predict(m, &cfg[i], &pr[i]) != OVL_OK) pr[i].total = INFINITY;
   for (int i = 1; i < n; i++) {
-    ovl_model_cfg c = cfg[i];
+    ovl_plan c = cfg[i];
     ovl_model_cost r = pr[i];
     int j = i - 1;
     while (j >= 0 && pr[j].total > r.total) cfg[j + 1] = cfg[j], pr[j + 1] = pr[j], j--;

@@ -63,16 +63,16 @@ void bench_ssc_close(void **h);
  * of 2, else the model's best candidate on the machine (cli_machine).
  * why receives where the choice came from. COLLECTIVE over MPI_COMM_WORLD
  * (rank 0 reads, the choice is broadcast). */
-ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
-                 char *why, size_t nwhy);
+ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_plan *out, char *why,
+                 size_t nwhy);
 /* The same with constraints: kernel (an ovl_algo, or -1 for any) and
  * ndup (0: any) fixed by the caller; ppn > 1 models P ranks as nodes x ppn
  * sharing links (the tune file is not used then). predicted (may be NULL)
  * receives the model's time of the choice. COLLECTIVE over MPI_COMM_WORLD. */
 ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
-                    const char *tune_file, ovl_model_cfg *out, double *predicted, char *why, size_t nwhy);
+                    const char *tune_file, ovl_plan *out, double *predicted, char *why, size_t nwhy);
 /* "alg5 ndup=4" / "summa b=256 ndup=1 lookahead" / "2.5d c=2 ndup=2" ... LOCAL. */
-int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n);
+int cli_cfg_str(const ovl_plan *c, char *buf, size_t n);
 int cmd_tune(int argc, char **argv);
 
 /* The machine of the cost models: path, else $OVL_MACHINE, else Huang-Chow's

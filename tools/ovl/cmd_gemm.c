@@ -87,20 +87,20 @@ int cmd_gemm(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
 
   /* ---- the plan ---- */
-  ovl_mm_plan plan = ovl_mm_plan_default(OVL_ALGO_SUMMA, b);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, b);
   ovl_err rc = OVL_OK;
   int auto_G = 0;
   char auto_why[600] = "";
   if (strcmp(algo, "auto") == 0) {
-    ovl_model_cfg ac;
+    ovl_plan ac;
     int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
     rc = cli_auto(OVL_FAMILY_GEMM, big, P, machine, tune_file, &ac, auto_why, sizeof auto_why);
     if (rc) return cli_fail("gemm", rc);
-    plan.algo = ac.kernel == OVL_ALGO_HSUMMA   ? OVL_ALGO_HSUMMA
-                : ac.kernel == OVL_ALGO_CANNON ? OVL_ALGO_CANNON
-                : ac.kernel == OVL_ALGO_3D     ? OVL_ALGO_3D
-                : ac.kernel == OVL_ALGO_25D    ? OVL_ALGO_25D
-                                               : OVL_ALGO_SUMMA;
+    plan.algo = ac.algo == OVL_ALGO_HSUMMA   ? OVL_ALGO_HSUMMA
+                : ac.algo == OVL_ALGO_CANNON ? OVL_ALGO_CANNON
+                : ac.algo == OVL_ALGO_3D     ? OVL_ALGO_3D
+                : ac.algo == OVL_ALGO_25D    ? OVL_ALGO_25D
+                                             : OVL_ALGO_SUMMA;
     if (!was_given(opts, nopts, given, "block")) plan.b = b = ac.b;
     if (!was_given(opts, nopts, given, "ndup")) ndup = ac.ndup;
     if (!was_given(opts, nopts, given, "lookahead")) lookahead = ac.lookahead;
@@ -238,7 +238,7 @@ int cmd_gemm(int argc, char **argv) {
     if (C0) ovl_dmat_fill(C0, OVL_FILL_RANDOM, (uint64_t)seed + 2);
   }
   char planstr[192];
-  ovl_mm_plan_str(&plan, planstr, sizeof planstr);
+  ovl_plan_str(&plan, planstr, sizeof planstr);
   if (!rc && !json)
     ovl_log(OVL_LOG_INFO,
             "# ovl gemm: m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " op=%s%s, grid %s (%d of %d ranks active)\n"

@@ -33,38 +33,38 @@ static double kernel_flops(ovl_algo k, int64_t n) {
   return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
 }
 
-static void row(const ovl_model_cfg *c, const ovl_model_cost *r, ovl_err rc, int json, const char *mname) {
+static void row(const ovl_plan *c, const ovl_model_cost *r, ovl_err rc, int json, const char *mname) {
   char cfg[160];
   int P = c->P;
-  snprintf(cfg, sizeof cfg, "%s P=%d", ovl_algo_name(c->kernel), P);
+  snprintf(cfg, sizeof cfg, "%s P=%d", ovl_algo_name(c->algo), P);
   size_t l = strlen(cfg);
-  if (c->kernel == OVL_ALGO_SUMMA || c->kernel == OVL_ALGO_HSUMMA)
+  if (c->algo == OVL_ALGO_SUMMA || c->algo == OVL_ALGO_HSUMMA)
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, " b=%" PRId64, c->b);
-  if (c->kernel == OVL_ALGO_HSUMMA) l += (size_t)snprintf(cfg + l, sizeof cfg - l, " G=%d", c->G);
-  if (c->kernel == OVL_ALGO_25D || c->kernel == OVL_ALGO_SSC6)
+  if (c->algo == OVL_ALGO_HSUMMA) l += (size_t)snprintf(cfg + l, sizeof cfg - l, " G=%d", c->G);
+  if (c->algo == OVL_ALGO_25D || c->algo == OVL_ALGO_SSC6)
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, " c=%d", c->c);
   snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c->ndup, c->ppn, c->lookahead ? " lookahead" : "");
   if (rc) {
     if (json)
-      printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"error\":\"%s\"}\n", cfg,
-             ovl_algo_name(c->kernel), ovl_errmsg());
+      printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"error\":\"%s\"}\n", cfg, ovl_algo_name(c->algo),
+             ovl_errmsg());
     else printf("  %-44s %s\n", cfg, ovl_errmsg());
     return;
   }
-  double gf = r->total > 0 ? kernel_flops(c->kernel, c->n) / r->total * 1e-9 : 0;
+  double gf = r->total > 0 ? kernel_flops(c->algo, c->n) / r->total * 1e-9 : 0;
   if (json)
     printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"b\":%" PRId64
            ",\"G\":%d,\"c\":%d,\"ndup\":%d,\"ppn\":%d,\"lookahead\":%d,\"latency\":%.6e,\"bandwidth\":%.6e,"
            "\"compute\":%.6e,\"total\":%.6e,\"gflops\":%.3f,\"machine\":\"%s\"}\n",
-           cfg, ovl_algo_name(c->kernel), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead, r->latency,
+           cfg, ovl_algo_name(c->algo), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead, r->latency,
            r->bandwidth, r->compute, r->total, gf, mname);
   else printf("  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r->latency, r->bandwidth, r->compute, r->total, gf);
 }
 
-static void predict_row(const ovl_machine *m, ovl_model_cfg c, int json) {
+static void predict_row(const ovl_machine *m, ovl_plan c, int json) {
   ovl_model_cost r;
   memset(&r, 0, sizeof r);
-  if ((c.kernel == OVL_ALGO_25D || c.kernel == OVL_ALGO_SSC6) && c.c == 0) ovl_grid25d_dims(c.P, &c.s, &c.c);
+  if ((c.algo == OVL_ALGO_25D || c.algo == OVL_ALGO_SSC6) && c.c == 0) ovl_grid25d_dims(c.P, &c.s, &c.c);
   ovl_err rc = ovl_model_predict(m, &c, &r);
   row(&c, &r, rc, json, m->name);
 }
@@ -105,7 +105,7 @@ int cmd_model(int argc, char **argv) {
   if (ovl_world_rank() != 0) return CLI_OK;
   ovl_algo k;
   ovl_algo_parse(kernel, &k);
-  ovl_model_cfg c = ovl_model_cfg_default(k, n, P);
+  ovl_plan c = ovl_plan_default(k, n, P);
   c.b = b, c.outer = outer, c.G = G, c.ndup = ndup, c.c = repl, c.ppn = ppn, c.lookahead = lookahead;
   if (!json)
     printf("# ovl model: %s n=%" PRId64 " P=%d, machine %s\n"
@@ -123,7 +123,7 @@ int cmd_model(int argc, char **argv) {
       while (P % p) p--;
       q = P / p;
       if (P % g || ovl_hgroups_auto_dims(p, q, g, &gi, &gj) != OVL_OK) continue;
-      c.kernel = OVL_ALGO_HSUMMA, c.G = g;
+      c.algo = OVL_ALGO_HSUMMA, c.G = g;
       predict_row(&m, c, json);
     }
   } else if (!strcmp(sweep, "ndup")) {
@@ -133,7 +133,7 @@ int cmd_model(int argc, char **argv) {
       int s = (int)lround(sqrt((double)P / cc));
       if (s * s * cc != P || s % cc) continue;
       c.s = s, c.c = cc;
-      if (k != OVL_ALGO_25D && k != OVL_ALGO_SSC6) c.kernel = is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
+      if (k != OVL_ALGO_25D && k != OVL_ALGO_SSC6) c.algo = is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
       predict_row(&m, c, json);
     }
   } else if (!strcmp(sweep, "ppn")) { /* P nodes, ppn ranks each */
@@ -151,7 +151,7 @@ int cmd_model(int argc, char **argv) {
     }
   } else { /* algo */
     for (int kk = 0; kk < OVL_ALGO_N; kk++) {
-      c.kernel = (ovl_algo)kk, c.s = c.c = 0;
+      c.algo = (ovl_algo)kk, c.s = c.c = 0;
       if (kk == OVL_ALGO_HSUMMA) c.G = ovl_hsumma_gopt(m.alpha_r, m.beta_r, n, b, P);
       predict_row(&m, c, json);
     }

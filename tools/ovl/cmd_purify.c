@@ -340,7 +340,7 @@ static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int n
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int kernel = alg_auto ? -1 : (int)OVL_ALGO_SSC3 + ((int)j->po.alg - (int)OVL_ALGO_SSC3);
   int ndup = ndup_auto ? 0 : j->po.ndup;
-  ovl_model_cfg best;
+  ovl_plan best;
   memset(&best, 0, sizeof best);
   int best_k = 0;
   if (ppn_auto) {
@@ -348,7 +348,7 @@ static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int n
     double bt = INFINITY;
     for (int k = 1; k <= rpn; k++) {
       if (rpn % k) continue;
-      ovl_model_cfg c;
+      ovl_plan c;
       double t = INFINITY;
       char w[600];
       if (cli_auto_ex(OVL_FAMILY_SSC, n, nodes * k, k, kernel, ndup, machine, NULL, &c, &t, w, sizeof w) != OVL_OK)
@@ -361,9 +361,9 @@ static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int n
     OVL_TRY(cli_auto_ex(OVL_FAMILY_SSC, n, *ppn > 0 ? nodes * *ppn : P, 1, kernel, ndup, machine, tune_file, &best,
                         NULL, why, nwhy));
   }
-  j->po.alg = (ovl_algo)(OVL_ALGO_SSC3 + ((int)best.kernel - (int)OVL_ALGO_SSC3));
+  j->po.alg = (ovl_algo)(OVL_ALGO_SSC3 + ((int)best.algo - (int)OVL_ALGO_SSC3));
   j->po.ndup = best.ndup;
-  if (best.kernel == OVL_ALGO_SSC6 && !j->have_grid && best.s > 0)
+  if (best.algo == OVL_ALGO_SSC6 && !j->have_grid && best.s > 0)
     j->grid[0] = j->grid[1] = best.s, j->grid[2] = best.c, j->have_grid = 1;
   return OVL_OK;
 }

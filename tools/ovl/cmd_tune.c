@@ -21,9 +21,9 @@ enum { TUNE_MAXCAND = 128, TUNE_MAXLINES = 4096 };
 
 static const char *const k_families[] = {"gemm", "ssc", NULL};
 
-int cli_cfg_str(const ovl_model_cfg *c, char *buf, size_t n) {
-  const char *k = ovl_algo_name(c->kernel);
-  switch (c->kernel) {
+int cli_cfg_str(const ovl_plan *c, char *buf, size_t n) {
+  const char *k = ovl_algo_name(c->algo);
+  switch (c->algo) {
   case OVL_ALGO_SUMMA:
     return snprintf(buf, n, "%s b=%" PRId64 " ndup=%d%s", k, c->b, c->ndup, c->lookahead ? " lookahead" : "");
   case OVL_ALGO_HSUMMA:
@@ -60,7 +60,7 @@ static int jstr(const char *line, const char *key, char *out, size_t n) {
 }
 
 /* Parse one line; returns 1 with the family index, n, P and the configuration. */
-static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model_cfg *c) {
+static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_plan *c) {
   char f[16], k[16];
   double vn, vP, nd, s, cc, b, G, la;
   if (!jstr(line, "family", f, sizeof f) || !jstr(line, "kernel", k, sizeof k) || !jnum(line, "n", &vn) ||
@@ -70,7 +70,7 @@ static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model
   *fam = !strcmp(f, "gemm") ? OVL_FAMILY_GEMM : !strcmp(f, "ssc") ? OVL_FAMILY_SSC : -1;
   ovl_algo kk;
   if (*fam < 0 || ovl_algo_parse(k, &kk) != OVL_OK) return 0;
-  *c = ovl_model_cfg_default(kk, (int64_t)vn, (int)vP);
+  *c = ovl_plan_default(kk, (int64_t)vn, (int)vP);
   c->ndup = (int)nd, c->s = (int)s, c->c = (int)cc, c->b = (int64_t)b, c->G = (int)G, c->lookahead = (int)la;
   *n = (int64_t)vn, *P = (int)vP;
   return c->ndup >= 1 && c->ndup <= OVL_LANES_MAX && *P >= 1 && *n >= 0;
@@ -79,7 +79,7 @@ static int parse_entry(const char *line, int *fam, int64_t *n, int *P, ovl_model
 /* Rank 0: the entry for (f, P) with the nearest n within a factor of 2
  * (*found = 0 when there is none). A tune file that cannot be read is an
  * error (OVL_ERR_IO naming it), not an empty file. */
-static ovl_err tune_lookup(const char *path, ovl_family f, int64_t n, int P, ovl_model_cfg *out, int64_t *nfound,
+static ovl_err tune_lookup(const char *path, ovl_family f, int64_t n, int P, ovl_plan *out, int64_t *nfound,
                            int *found_out) {
   FILE *fp = NULL;
   *found_out = 0;
@@ -90,7 +90,7 @@ static ovl_err tune_lookup(const char *path, ovl_family f, int64_t n, int P, ovl
   while (fgets(line, sizeof line, fp)) {
     int fam, eP;
     int64_t en;
-    ovl_model_cfg c;
+    ovl_plan c;
     if (!parse_entry(line, &fam, &en, &eP, &c) || fam != (int)f || eP != P || en <= 0 || n <= 0) continue;
     double d = fabs(log((double)en / (double)n));
     if (d <= log(2.0) + 1e-12 && d < best) best = d, *out = c, *nfound = en, found = 1;
@@ -101,7 +101,7 @@ static ovl_err tune_lookup(const char *path, ovl_family f, int64_t n, int P, ovl
   return OVL_OK;
 }
 
-static ovl_err tune_store(const char *path, ovl_family f, const ovl_model_cfg *c, double tmed, const char *mname) {
+static ovl_err tune_store(const char *path, ovl_family f, const ovl_plan *c, double tmed, const char *mname) {
   char *keep[TUNE_MAXLINES];
   int nk = 0;
   FILE *fp = NULL;
@@ -113,7 +113,7 @@ static ovl_err tune_store(const char *path, ovl_family f, const ovl_model_cfg *c
     while (fgets(line, sizeof line, fp) && nk < TUNE_MAXLINES) {
       int fam, eP;
       int64_t en;
-      ovl_model_cfg e;
+      ovl_plan e;
       if (parse_entry(line, &fam, &en, &eP, &e) && fam == (int)f && en == c->n && eP == c->P) continue;
       keep[nk] = strdup(line);
       if (keep[nk]) nk++;
@@ -133,13 +133,13 @@ static ovl_err tune_store(const char *path, ovl_family f, const ovl_model_cfg *c
   fprintf(o,
           "{\"family\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"kernel\":\"%s\",\"ndup\":%d,\"s\":%d,\"c\":%d,\"b\":%" PRId64
           ",\"G\":%d,\"lookahead\":%d,\"t_median\":%.6e,\"machine\":\"%s\"}\n",
-          k_families[f], c->n, c->P, ovl_algo_name(c->kernel), c->ndup, c->s, c->c, c->b, c->G, c->lookahead, tmed,
+          k_families[f], c->n, c->P, ovl_algo_name(c->algo), c->ndup, c->s, c->c, c->b, c->G, c->lookahead, tmed,
           mname);
   return ovl_file_commit(o, tmp, path);
 }
 
 ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
-                    const char *tune_file, ovl_model_cfg *out, double *predicted, char *why, size_t nwhy) {
+                    const char *tune_file, ovl_plan *out, double *predicted, char *why, size_t nwhy) {
   const char *env = getenv("OVL_TUNE_FILE");
   if (!tune_file && env && *env) tune_file = env;
   ovl_err rc = OVL_OK;
@@ -148,7 +148,7 @@ ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndu
   double pred = INFINITY;
   if (ovl_world_rank() == 0) {
     if (tune_file && ppn <= 1) rc = tune_lookup(tune_file, f, n, P, out, &nf, &found);
-    if (found && ((kernel >= 0 && (int)out->kernel != kernel) || (ndup > 0 && out->ndup != ndup))) found = 0;
+    if (found && ((kernel >= 0 && (int)out->algo != kernel) || (ndup > 0 && out->ndup != ndup))) found = 0;
     ovl_machine m;
     char src[512];
     if (!rc) rc = cli_machine(machine, &m, src, sizeof src);
@@ -157,16 +157,16 @@ ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndu
       if (ovl_model_predict(&m, out, &c) == OVL_OK) pred = c.total;
       snprintf(why, nwhy, "tune file %s, measured at n=%" PRId64, tune_file, nf);
     } else if (!rc) {
-      ovl_model_cfg cand[TUNE_MAXCAND];
+      ovl_plan cand[TUNE_MAXCAND];
       ovl_model_cost pr[TUNE_MAXCAND];
       int nc = ovl_model_candidates(f, n, P, cand, TUNE_MAXCAND), keep = 0;
       for (int k = 0; k < nc; k++) { /* the constraints the caller fixed */
-        if ((kernel >= 0 && (int)cand[k].kernel != kernel) || (ndup > 0 && cand[k].ndup != ndup)) continue;
+        if ((kernel >= 0 && (int)cand[k].algo != kernel) || (ndup > 0 && cand[k].ndup != ndup)) continue;
         cand[k].ppn = ppn > 1 ? ppn : 1;
         cand[keep++] = cand[k];
       }
       if (kernel >= 0 && ndup > 0 && keep == 0 && nc > 0) { /* e.g. alg4 with ndup 3: the pair itself */
-        cand[0] = ovl_model_cfg_default((ovl_algo)kernel, n, P);
+        cand[0] = ovl_plan_default((ovl_algo)kernel, n, P);
         cand[0].ndup = ndup, cand[0].ppn = ppn > 1 ? ppn : 1, keep = 1;
       }
       ovl_model_rank(&m, cand, keep, pr);
@@ -187,8 +187,8 @@ ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndu
   return OVL_OK;
 }
 
-ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_model_cfg *out,
-                 char *why, size_t nwhy) {
+ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_plan *out, char *why,
+                 size_t nwhy) {
   return cli_auto_ex(f, n, P, 1, -1, 0, machine, tune_file, out, NULL, why, nwhy);
 }
 
@@ -202,7 +202,7 @@ ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char
 
 typedef struct tune_run {
   ovl_family f;
-  ovl_mm_plan plan; /* gemm */
+  ovl_plan plan; /* gemm */
   ovl_grid2d g;
   ovl_grid3d g3;
   ovl_dmat A, B, C;
@@ -219,13 +219,13 @@ static void run_close(tune_run *r) {
 
 /* Set up one candidate if what is already open (*used bytes per rank) and
  * its own footprint fit the node. COLLECTIVE over MPI_COMM_WORLD. */
-static ovl_err run_open(ovl_family f, const ovl_model_cfg *c, int64_t *used, tune_run *r) {
+static ovl_err run_open(ovl_family f, const ovl_plan *c, int64_t *used, tune_run *r) {
   memset(r, 0, sizeof *r);
   r->f = f;
   ovl_err rc = OVL_OK;
   int P = c->P;
   if (f == OVL_FAMILY_SSC) {
-    ovl_algo a = (ovl_algo)(OVL_ALGO_SSC3 + (c->kernel - OVL_ALGO_SSC3));
+    ovl_algo a = (ovl_algo)(OVL_ALGO_SSC3 + (c->algo - OVL_ALGO_SSC3));
     int s = c->s, cc = c->c;
     if (a != OVL_ALGO_SSC6 || s <= 0)
       for (s = 1, cc = 1; (s + 1) * (s + 1) * (s + 1) <= P; s++, cc++) {}
@@ -238,26 +238,26 @@ static ovl_err run_open(ovl_family f, const ovl_model_cfg *c, int64_t *used, tun
     *used += r->mem;
     return OVL_OK;
   }
-  ovl_mm_plan *plan = &r->plan;
-  *plan = ovl_mm_plan_default(OVL_ALGO_SUMMA, c->b);
+  ovl_plan *plan = &r->plan;
+  *plan = ovl_plan_gemm(OVL_ALGO_SUMMA, c->b);
   plan->ndup = c->ndup, plan->lookahead = c->lookahead, plan->outer = c->outer;
   int p = 0, q = 0, rep = 1;
-  if (c->kernel == OVL_ALGO_3D || c->kernel == OVL_ALGO_25D) {
-    plan->algo = c->kernel == OVL_ALGO_3D ? OVL_ALGO_3D : OVL_ALGO_25D;
-    rc = ovl_grid3d_create(MPI_COMM_WORLD, c->kernel == OVL_ALGO_3D ? 0 : c->s, c->kernel == OVL_ALGO_3D ? 0 : c->c,
+  if (c->algo == OVL_ALGO_3D || c->algo == OVL_ALGO_25D) {
+    plan->algo = c->algo == OVL_ALGO_3D ? OVL_ALGO_3D : OVL_ALGO_25D;
+    rc = ovl_grid3d_create(MPI_COMM_WORLD, c->algo == OVL_ALGO_3D ? 0 : c->s, c->algo == OVL_ALGO_3D ? 0 : c->c,
                            OVL_GRID_ALLOW_IDLE, &r->g3);
     if (!rc) r->g = ovl_grid3d_plane(r->g3), ovl_grid3d_dims(r->g3, &p, &rep), q = p;
   } else {
-    plan->algo = c->kernel == OVL_ALGO_CANNON   ? OVL_ALGO_CANNON
-                 : c->kernel == OVL_ALGO_HSUMMA ? OVL_ALGO_HSUMMA
-                                                : OVL_ALGO_SUMMA;
-    if (c->kernel == OVL_ALGO_CANNON) {
+    plan->algo = c->algo == OVL_ALGO_CANNON   ? OVL_ALGO_CANNON
+                 : c->algo == OVL_ALGO_HSUMMA ? OVL_ALGO_HSUMMA
+                                              : OVL_ALGO_SUMMA;
+    if (c->algo == OVL_ALGO_CANNON) {
       for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
       q = p;
     }
     rc = ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &r->g);
     if (!rc) ovl_grid2d_dims(r->g, &p, &q);
-    if (!rc && c->kernel == OVL_ALGO_HSUMMA)
+    if (!rc && c->algo == OVL_ALGO_HSUMMA)
       rc = ovl_err_agree(MPI_COMM_WORLD, ovl_hgroups_auto_dims(p, q, c->G, &plan->groups_i, &plan->groups_j));
   }
   if (!rc) {
@@ -312,9 +312,9 @@ static ovl_err interleave(tune_run *runs, const int *idx, int m, int rounds, int
   return rc;
 }
 
-static int cfg_equal(const ovl_model_cfg *a, const ovl_model_cfg *b) {
-  return a->kernel == b->kernel && a->ndup == b->ndup && a->b == b->b && a->G == b->G && a->lookahead == b->lookahead &&
-         ((a->kernel != OVL_ALGO_25D && a->kernel != OVL_ALGO_SSC6) || (a->s == b->s && a->c == b->c));
+static int cfg_equal(const ovl_plan *a, const ovl_plan *b) {
+  return a->algo == b->algo && a->ndup == b->ndup && a->b == b->b && a->G == b->G && a->lookahead == b->lookahead &&
+         ((a->algo != OVL_ALGO_25D && a->algo != OVL_ALGO_SSC6) || (a->s == b->s && a->c == b->c));
 }
 
 int cmd_tune(int argc, char **argv) {
@@ -371,7 +371,7 @@ int cmd_tune(int argc, char **argv) {
   ovl_machine m;
   char src[512];
   ovl_err rc = cli_machine(machine, &m, src, sizeof src);
-  ovl_model_cfg cand[TUNE_MAXCAND];
+  ovl_plan cand[TUNE_MAXCAND];
   ovl_model_cost pred[TUNE_MAXCAND];
   int nc = 0;
   if (!rc) {
@@ -446,7 +446,7 @@ int cmd_tune(int argc, char **argv) {
   cli_cfg_str(&cand[tbest], bs, sizeof bs);
   if (!json) ovl_log(OVL_LOG_QUIET, "# choice: %s (%.4e s in the tuner's rounds)\n", bs, tmed1[tbest]);
   if (out) {
-    ovl_model_cfg st = cand[tbest];
+    ovl_plan st = cand[tbest];
     st.n = n;
     if (ovl_world_rank() == 0) rc = tune_store(out, f, &st, tmed1[tbest], m.name);
     rc = ovl_err_agree(MPI_COMM_WORLD, rc);
@@ -455,7 +455,7 @@ int cmd_tune(int argc, char **argv) {
   }
   if (exhaustive) {
     /* what `auto` resolves to now (the tune file just written, else the model), found among the candidates */
-    ovl_model_cfg ac;
+    ovl_plan ac;
     char why[600] = "";
     rc = cli_auto(f, n, P, machine, out, &ac, why, sizeof why);
     if (rc) return cli_fail("tune", rc);
