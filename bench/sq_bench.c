@@ -67,7 +67,9 @@ int main(int argc, char **argv) {
   ovl_sq sq = NULL;
   ovl_ssc ssc = NULL;
   die(ovl_sq_create(g, n, ndup, NULL, &sq), "sq");
-  die(ovl_ssc_create(g, n, alg, ndup, NULL, &ssc), "ssc");
+  ovl_plan sp = ovl_plan_default(alg, n, 0);
+  sp.ndup = ndup;
+  die(ovl_ssc_create(g, &sp, &ssc), "ssc");
   ovl_plan plan = ovl_plan_gemm(OVL_ALGO_25D, 256);
   plan.ndup = ndup;
   double *t = calloc((size_t)(K_COUNT * reps), sizeof(double));

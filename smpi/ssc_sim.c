@@ -46,10 +46,10 @@ static int run_one(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend 
   ovl_dmat_create(pl, n, n, &D2);
   ovl_dmat_create(pl, n, n, &D3);
   ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 7);
-  ovl_coll_cfg cfg = ovl_coll_cfg_default();
-  cfg.backend = be;
+  ovl_plan plan = ovl_plan_default(alg, n, 0);
+  plan.ndup = ndup, plan.coll.backend = be;
   ovl_ssc sc = NULL;
-  if (ovl_ssc_create(g, n, alg, ndup, &cfg, &sc) != OVL_OK) {
+  if (ovl_ssc_create(g, &plan, &sc) != OVL_OK) {
     if (rank == 0) fprintf(stderr, "ssc_sim: %s\n", ovl_errmsg());
     fails = 1;
   } else {

@@ -92,7 +92,7 @@ static void measure_ssc(ovl_algo alg, int64_t nn, int s, int c, int purify, cons
   T_OK(ovl_grid3d_create(MPI_COMM_WORLD, s, c, OVL_GRID_ALLOW_IDLE, &g));
   ovl_grid2d pl = ovl_grid3d_plane(g);
   ovl_purify_opts po = ovl_purify_opts_default();
-  po.alg = alg, po.ndup = 2, po.nocc = nn / 2, po.max_iter = 2;
+  po.plan.algo = alg, po.plan.ndup = 2, po.nocc = nn / 2, po.max_iter = 2;
   for (int pass = 0; pass < 2; pass++) {
     MPI_Barrier(MPI_COMM_WORLD);
     long before = status_kb("VmRSS:");
@@ -116,7 +116,9 @@ static void measure_ssc(ovl_algo alg, int64_t nn, int s, int c, int purify, cons
       ovl_dmat_create(pl, nn, nn, &D2);
       ovl_dmat_create(pl, nn, nn, &D3);
       ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 3);
-      T_OK(ovl_ssc_create(g, nn, alg, 2, NULL, &ssc));
+      ovl_plan sp = ovl_plan_default(alg, nn, 0);
+      sp.ndup = 2;
+      T_OK(ovl_ssc_create(g, &sp, &ssc));
       T_OK(ovl_ssc_run(ssc, D, D2, D3, NULL));
       ovl_ssc_destroy(&ssc);
       ovl_dmat_destroy(&D);
@@ -150,7 +152,7 @@ static void queries(void) {
   T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_ALGO_SSC4) == 6 * blk, "Alg. 4 workspace");
   T_CHECK(ovl_ssc_memory(1000, 2, 1, OVL_ALGO_SSC6) == 3 * blk + 4 * (blk + 64), "Alg. 6 workspace");
   T_CHECK(ovl_ssc_memory(1000, 2, 2, OVL_ALGO_SSC6) == 3 * blk + 2 * (blk + 64), "Alg. 6, one step per layer");
-  po.alg = OVL_ALGO_SSC4;
+  po.plan.algo = OVL_ALGO_SSC4;
   T_CHECK(ovl_purify_memory(1000, 2, 2, &po) == 10 * blk, "purify Alg. 4: F, D, D^2, D^3 + 6");
   po.checkpoint_every = 5;
   T_CHECK(ovl_purify_memory(1000, 2, 2, &po) == 11 * blk, "purify Alg. 4 with checkpoints: + a write buffer");

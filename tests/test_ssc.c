@@ -18,6 +18,13 @@ static void check(ovl_grid3d g, ovl_dmat D, ovl_dmat D2, ovl_dmat D3, const char
   T_CHECK(r2 == OVL_OK && r3 == OVL_OK, "%s: relerr D^2 %.3e, D^3 %.3e", what, e2, e3);
 }
 
+/* ovl_ssc_create with a plan of (n, alg, ndup). */
+static ovl_err ssc_create_n(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_ssc *s) {
+  ovl_plan plan = ovl_plan_default(alg, n, 0);
+  plan.ndup = ndup;
+  return ovl_ssc_create(g, &plan, s);
+}
+
 static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be) {
   ovl_grid2d pl = ovl_grid3d_plane(g);
   ovl_dmat D = NULL, D2 = NULL, D3 = NULL;
@@ -25,10 +32,10 @@ static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be)
   T_OK(ovl_dmat_create(pl, n, n, &D2));
   T_OK(ovl_dmat_create(pl, n, n, &D3));
   ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 5 + (uint64_t)n);
-  ovl_coll_cfg cfg = ovl_coll_cfg_default();
-  cfg.backend = be;
+  ovl_plan plan = ovl_plan_default(alg, n, 0);
+  plan.ndup = ndup, plan.coll.backend = be;
   ovl_ssc s = NULL;
-  T_OK(ovl_ssc_create(g, n, alg, ndup, &cfg, &s));
+  T_OK(ovl_ssc_create(g, &plan, &s));
   char what[128];
   if (s) ovl_ssc_str(s, what, sizeof what);
   for (int rep = 0; rep < 2 && s; rep++) { /* repeatable */
@@ -55,7 +62,9 @@ static void two_instances(ovl_grid3d g, ovl_algo alg) {
     ovl_dmat_create(pl, ns[x], ns[x], &D2[x]);
     ovl_dmat_create(pl, ns[x], ns[x], &D3[x]);
     ovl_dmat_fill(D[x], OVL_FILL_SYMMETRIC, 100 + (uint64_t)x);
-    T_OK(ovl_ssc_create(g, ns[x], alg, 2, NULL, &s[x]));
+    ovl_plan plan = ovl_plan_default(alg, ns[x], 0);
+    plan.ndup = 2;
+    T_OK(ovl_ssc_create(g, &plan, &s[x]));
   }
   for (int rep = 0; rep < 2; rep++)
     for (int x = 1; x >= 0; x--) {
@@ -92,15 +101,15 @@ int main(int argc, char **argv) {
     for (int d = 0; d < 2; d++)
       for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) run(g, ns[x], OVL_ALGO_SSC6, d ? 4 : 1, OVL_BACKEND_OWN);
     ovl_ssc s = NULL;
-    T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_SSC5, 1, NULL, &s), OVL_ERR_GRID);
+    T_ERR(ssc_create_n(g, 10, OVL_ALGO_SSC5, 1, &s), OVL_ERR_GRID);
     ovl_grid3d_destroy(&g);
   }
   T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 1, 1, OVL_GRID_ALLOW_IDLE, &g));
   ovl_ssc s = NULL;
-  T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_SSC5, 0, NULL, &s), OVL_ERR_ARG);
-  T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_SUMMA, 1, NULL, &s), OVL_ERR_ARG);
-  T_ERR(ovl_ssc_create(g, 10, OVL_ALGO_N, 1, NULL, &s), OVL_ERR_ARG);
-  T_ERR(ovl_ssc_create(g, -1, OVL_ALGO_SSC4, 1, NULL, &s), OVL_ERR_ARG);
+  T_ERR(ssc_create_n(g, 10, OVL_ALGO_SSC5, 0, &s), OVL_ERR_ARG);
+  T_ERR(ssc_create_n(g, 10, OVL_ALGO_SUMMA, 1, &s), OVL_ERR_ARG);
+  T_ERR(ssc_create_n(g, 10, OVL_ALGO_N, 1, &s), OVL_ERR_ARG);
+  T_ERR(ssc_create_n(g, -1, OVL_ALGO_SSC4, 1, &s), OVL_ERR_ARG);
   ovl_grid3d_destroy(&g);
   T_CHECK(ovl_req_live() == 0, "leaked %lld requests", (long long)ovl_req_live());
   int rc = t_finish("test_ssc");

@@ -246,7 +246,7 @@ int main(int argc, char **argv) {
     if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->F);
     if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->D);
     if (!rc && ovl_grid3d_active(x->g)) rc = ovl_dmat_scatter(x->F, F); /* every plane, like plane 0 */
-    x->po.nocc = nocc, x->po.alg = alg, x->po.ndup = ndup;
+    x->po.nocc = nocc, x->po.plan.algo = alg, x->po.plan.ndup = ndup;
     int s_ = 0, c_ = 0;
     if (!rc) ovl_grid3d_dims(x->g, &s_, &c_);
     snprintf(x->grid, sizeof x->grid, "%dx%dx%d", s_, s_, c_);

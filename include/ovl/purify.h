@@ -76,15 +76,16 @@ typedef enum ovl_purify_prec { OVL_PURIFY_PREC_DOUBLE = 0, OVL_PURIFY_PREC_MIXED
 
 typedef struct ovl_purify_opts {
   ovl_purify_method method;
-  int64_t nocc;           /* occupied orbitals (canonical, TRS2); 0 <= nocc <= n */
-  double mu;              /* chemical potential (McWeeny) */
-  int max_iter;           /* iteration cap (default 200) */
-  double tol;             /* tolerance on ||D^2 - D||_F: 0 (the method's default, see above) or in
-                             [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
-  ovl_purify_prec prec;   /* SP2 and TRS4: float64 throughout, or float32 first (default: double) */
-  ovl_algo alg;           /* SymmSquareCube algorithm of canonical and McWeeny (default Alg. 5) */
-  int ndup;               /* N_DUP (default 4) */
-  ovl_coll_cfg coll;      /* collective back end */
+  int64_t nocc;         /* occupied orbitals (canonical, TRS2); 0 <= nocc <= n */
+  double mu;            /* chemical potential (McWeeny) */
+  int max_iter;         /* iteration cap (default 200) */
+  double tol;           /* tolerance on ||D^2 - D||_F: 0 (the method's default, see above) or in
+                           [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
+  ovl_purify_prec prec; /* SP2 and TRS4: float64 throughout, or float32 first (default: double) */
+  /* The kernel's plan: algo (the SymmSquareCube algorithm of canonical and
+   * McWeeny, default Alg. 5; SP2 and TRS4 use the symmetric square), ndup
+   * (default 4) and coll; the grid is the one passed to ovl_purify. */
+  ovl_plan plan;
   int checkpoint_every;   /* write D every K iterations (0: never) */
   const char *checkpoint; /* checkpoint path prefix (PREFIX.state.json + PREFIX.itK.raw) */
   int restart;            /* start from the checkpoint instead of D0 */

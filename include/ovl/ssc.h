@@ -36,9 +36,11 @@ extern "C" {
 
 typedef struct ovl_ssc_s *ovl_ssc;
 
-/* Plan and allocate. COLLECTIVE over the grid's parent. Errors (agreed):
- * OVL_ERR_ARG (alg, ndup, n), OVL_ERR_GRID (grid shape), OVL_ERR_NOMEM. */
-ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, const ovl_coll_cfg *cfg, ovl_ssc *out);
+/* Allocate for plan->n with plan->algo (OVL_ALGO_SSC3..6), plan->ndup and
+ * plan->coll (the other fields are not used: the grid is g). COLLECTIVE over
+ * the grid's parent. Errors (agreed): OVL_ERR_ARG (algorithm, ndup, n),
+ * OVL_ERR_GRID (grid shape), OVL_ERR_NOMEM. */
+ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out);
 /* NULL-safe, nulls *s. LOCAL (frees memory; the grid's lanes stay). */
 ovl_err ovl_ssc_destroy(ovl_ssc *s);
 

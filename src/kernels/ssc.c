@@ -60,9 +60,14 @@ static ovl_err ws_alloc(ovl_ssc s, double **p, int64_t elems) {
   return ovl_calloc(sizeof(double) * (size_t)(elems + 1), p);
 }
 
-ovl_err ovl_ssc_create(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, const ovl_coll_cfg *cfg, ovl_ssc *out) {
+ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out) {
   MPI_Comm parent = ovl_grid3d_parent(g);
   *out = NULL;
+  if (!plan) return ovl_err_agree(parent, ovl_err_set(OVL_ERR_ARG, "ovl_ssc_create: no plan given"));
+  int64_t n = plan->n;
+  ovl_algo alg = plan->algo;
+  int ndup = plan->ndup;
+  const ovl_coll_cfg *cfg = &plan->coll;
   ovl_ssc s = NULL;
   ovl_err rc = ovl_calloc(sizeof *s, &s);
   int sd = 0, cd = 0;

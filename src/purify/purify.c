@@ -25,9 +25,8 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.max_iter = 200;
   o.tol = 0.0;
   o.prec = OVL_PURIFY_PREC_DOUBLE;
-  o.alg = OVL_ALGO_SSC5;
-  o.ndup = 4;
-  o.coll = ovl_coll_cfg_default();
+  o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0);
+  o.plan.ndup = 4;
   return o;
 }
 
@@ -432,11 +431,12 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *
 int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) {
   if (!opts) return -1;
   int sq = ovl_purify_uses_sq(opts->method);
-  int64_t work = sq ? ovl_sq_memory(n, s, c) : ovl_ssc_memory(n, s, c, opts->alg), blk64 = ovl_dmat_memory(n, n, s, s);
+  int64_t work = sq ? ovl_sq_memory(n, s, c) : ovl_ssc_memory(n, s, c, opts->plan.algo),
+          blk64 = ovl_dmat_memory(n, n, s, s);
   if (work < 0 || blk64 < 0) return -1;
   double blk = (double)blk64; /* P(0,0,0)'s block of an n x n matrix, the largest */
   /* what the kernel object keeps between runs */
-  double held = sq ? (double)work : (opts->alg == OVL_ALGO_SSC6 ? 3 : 6) * blk;
+  double held = sq ? (double)work : (opts->plan.algo == OVL_ALGO_SSC6 ? 3 : 6) * blk;
   /* F, D and the iteration's matrices: D^2, D^3 (SymmSquareCube); D^2 (SP2);
    * D^2, a scratch square and D^4 (TRS4) */
   double mats = 2 + (opts->method == OVL_PURIFY_TRS4 ? 3 : sq ? 1 : 2);
@@ -515,8 +515,12 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   OVL_TRY(ovl_dmat_create(pl, n, n, &D2));
   if (method != OVL_PURIFY_SP2) rc = ovl_dmat_create(pl, n, n, &D3);
   if (rc == OVL_OK && method == OVL_PURIFY_TRS4) rc = ovl_dmat_create(pl, n, n, &T);
-  if (rc == OVL_OK && sqm) rc = ovl_sq_create(g, n, opts->ndup, &opts->coll, &sq);
-  else if (rc == OVL_OK) rc = ovl_ssc_create(g, n, opts->alg, opts->ndup, &opts->coll, &ssc);
+  if (rc == OVL_OK && sqm) rc = ovl_sq_create(g, n, opts->plan.ndup, &opts->plan.coll, &sq);
+  else if (rc == OVL_OK) {
+    ovl_plan sp = opts->plan;
+    sp.n = n;
+    rc = ovl_ssc_create(g, &sp, &ssc);
+  }
   rc = ovl_err_agree(parent, rc);
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;

@@ -91,7 +91,10 @@ static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc
   c->tc = calloc((size_t)reps, sizeof(double));
   if (!c->t || !c->tc) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate timing arrays");
   OVL_TRY(ovl_err_agree(parent, rc));
-  OVL_TRY(ovl_ssc_create(c->g, n, c->alg, c->ndup, cc, &c->s));
+  ovl_plan sp = ovl_plan_default(c->alg, n, 0);
+  sp.ndup = c->ndup;
+  if (cc) sp.coll = *cc;
+  OVL_TRY(ovl_ssc_create(c->g, &sp, &c->s));
   OVL_TRY(ovl_dmat_create(pl, n, n, &c->D));
   OVL_TRY(ovl_dmat_create(pl, n, n, &c->D2));
   OVL_TRY(ovl_dmat_create(pl, n, n, &c->D3));

@@ -220,7 +220,8 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   MPI_Comm_size(comm, &P);
   int s = j->have_grid ? j->grid[0] : 0, c = j->have_grid ? j->grid[2] : 0;
   if (!j->have_grid && ovl_purify_uses_sq(j->po.method)) ovl_sq_grid_dims(P, &s, &c); /* 2.5D, or 1 x 1 x P */
-  else if (!j->have_grid && j->po.alg == OVL_ALGO_SSC6) ovl_grid25d_dims(P, &s, &c);  /* 0 x 0 x 0 when none fits */
+  else if (!j->have_grid && j->po.plan.algo == OVL_ALGO_SSC6)
+    ovl_grid25d_dims(P, &s, &c); /* 0 x 0 x 0 when none fits */
   ovl_grid3d g = NULL;
   OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
   ovl_grid3d_dims(g, &s, &c);
@@ -338,8 +339,8 @@ static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int n
   OVL_TRY(fock_size(MPI_COMM_WORLD, fock, &n));
   int P = 0, rpn = 1, nodes = 1, consec = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  int kernel = alg_auto ? -1 : (int)OVL_ALGO_SSC3 + ((int)j->po.alg - (int)OVL_ALGO_SSC3);
-  int ndup = ndup_auto ? 0 : j->po.ndup;
+  int kernel = alg_auto ? -1 : (int)OVL_ALGO_SSC3 + ((int)j->po.plan.algo - (int)OVL_ALGO_SSC3);
+  int ndup = ndup_auto ? 0 : j->po.plan.ndup;
   ovl_plan best;
   memset(&best, 0, sizeof best);
   int best_k = 0;
@@ -361,8 +362,8 @@ static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int n
     OVL_TRY(cli_auto_ex(OVL_FAMILY_SSC, n, *ppn > 0 ? nodes * *ppn : P, 1, kernel, ndup, machine, tune_file, &best,
                         NULL, why, nwhy));
   }
-  j->po.alg = (ovl_algo)(OVL_ALGO_SSC3 + ((int)best.algo - (int)OVL_ALGO_SSC3));
-  j->po.ndup = best.ndup;
+  j->po.plan.algo = (ovl_algo)(OVL_ALGO_SSC3 + ((int)best.algo - (int)OVL_ALGO_SSC3));
+  j->po.plan.ndup = best.ndup;
   if (best.algo == OVL_ALGO_SSC6 && !j->have_grid && best.s > 0)
     j->grid[0] = j->grid[1] = best.s, j->grid[2] = best.c, j->have_grid = 1;
   return OVL_OK;
@@ -448,10 +449,10 @@ int cmd_purify(int argc, char **argv) {
   if (!rc && j.po.prec == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(j.po.method))
     rc = ovl_err_set(OVL_ERR_ARG, "--precision mixed needs --method sp2 or trs4");
   int alg_auto = !strcmp(alg, "auto"), ndup_auto = 0, ppn_auto = 0;
-  if (!rc && !alg_auto) rc = ovl_algo_parse(alg, &j.po.alg);
+  if (!rc && !alg_auto) rc = ovl_algo_parse(alg, &j.po.plan.algo);
   if (!rc) rc = int_or_auto("--ndup", ndup_s, 1, OVL_LANES_MAX, &ndup, &ndup_auto);
   if (!rc) rc = int_or_auto("--ppn", ppn_s, 0, 1 << 20, &ppn, &ppn_auto);
-  if (!rc) rc = ovl_backend_parse(backend, &j.po.coll.backend);
+  if (!rc) rc = ovl_backend_parse(backend, &j.po.plan.coll.backend);
   if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu))
     rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
   if (!rc && j.po.method != OVL_PURIFY_MCWEENY && !isnan(mu))
@@ -499,7 +500,7 @@ int cmd_purify(int argc, char **argv) {
     }
   }
   j.nocc = nocc < 0 ? 0 : nocc;
-  j.po.nocc = j.nocc, j.po.mu = mu, j.po.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = isnan(tol) ? 0.0 : tol;
+  j.po.nocc = j.nocc, j.po.mu = mu, j.po.plan.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = isnan(tol) ? 0.0 : tol;
   j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
   j.po.started = &g_started;
@@ -508,7 +509,7 @@ int cmd_purify(int argc, char **argv) {
     char why[600] = "";
     rc = resolve_auto(&j, fock, alg_auto, ndup_auto, ppn_auto, &ppn, machine, tune_file, why, sizeof why);
     if (rc) return cli_fail("purify", rc);
-    alg = ovl_algo_name(j.po.alg), ndup = j.po.ndup;
+    alg = ovl_algo_name(j.po.plan.algo), ndup = j.po.plan.ndup;
     if (!json)
       ovl_log(OVL_LOG_INFO, "# auto: %s ndup=%d ppn=%d%s (%s)\n", alg, ndup, ppn, ppn ? "" : " (all ranks)", why);
   }
