@@ -33,7 +33,18 @@ typedef struct ovl_dmat_s *ovl_dmat;
  * handle is valid and owns no data. COLLECTIVE over the grid's parent.
  * Errors: OVL_ERR_ARG (negative sizes), OVL_ERR_NOMEM (agreed). */
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out);
-/* NULL-safe, nulls *A. LOCAL (frees memory only). */
+/* A handle over caller memory: the local block of an m x n matrix on grid g,
+ * stored at data (column-major, ld = max(1, local rows), at least
+ * ovl_dmat_local_len(g, m, n) doubles; may be NULL when that is 0). The data
+ * stays the caller's: ovl_dmat_destroy frees the handle only. LOCAL.
+ * Errors: OVL_ERR_ARG (no grid, negative sizes, NULL data for a non-empty
+ * block), OVL_ERR_NOMEM. */
+ovl_err ovl_dmat_wrap(ovl_grid2d g, int64_t m, int64_t n, double *data, ovl_dmat *out);
+/* Doubles the local block of an m x n matrix on g takes on this process
+ * (ld * local columns; 0 on idle ranks and for invalid arguments). LOCAL. */
+int64_t ovl_dmat_local_len(ovl_grid2d g, int64_t m, int64_t n);
+/* NULL-safe, nulls *A. LOCAL (frees memory only; not the data of a wrapped
+ * handle). */
 ovl_err ovl_dmat_destroy(ovl_dmat *A);
 /* Memory query: the bytes of the largest local block of an m x n matrix on
  * a p x q grid (process (0, 0)'s), in 64-byte allocation granules as the
