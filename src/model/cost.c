@@ -216,12 +216,6 @@ ovl_model_cfg ovl_model_cfg_default(ovl_model_kernel k, int64_t n, int P) {
   return c;
 }
 
-static int icbrt(int P) {
-  int s = 1;
-  while ((s + 1) * (s + 1) * (s + 1) <= P) s++;
-  return s;
-}
-
 /* Accumulates the parts of a prediction. */
 typedef struct acc {
   double lat, bw;
@@ -270,7 +264,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
   case OVL_MK_CANNON: {
     int p = c.p, q = c.q;
     if (p <= 0 || q <= 0) {
-      for (p = 1; (p + 1) * (p + 1) <= c.P; p++) {}
+      p = c.P > 1 ? ovl_isqrt(c.P) : 1;
       while (c.P % p) p--;
       q = c.P / p;
     }
@@ -309,7 +303,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_model_cfg *cfg, ovl_mo
   case OVL_MK_SSC3:
   case OVL_MK_SSC4:
   case OVL_MK_SSC5: {
-    int s = c.s > 0 ? c.s : icbrt(c.P);
+    int s = c.s > 0 ? c.s : (c.P > 1 ? ovl_icbrt(c.P) : 1);
     if (s * s * s != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
                          ovl_model_kernel_name(c.kernel), c.P);
@@ -397,8 +391,7 @@ static int push(ovl_model_cfg *out, int cap, int n, ovl_model_cfg c) {
 }
 
 int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *out, int cap) {
-  int cnt = 0, cube = icbrt(P) * icbrt(P) * icbrt(P) == P, sq = 1;
-  while ((sq + 1) * (sq + 1) <= P) sq++;
+  int cr = ovl_icbrt(P), sq = ovl_isqrt(P), cnt = 0, cube = P >= 1 && cr * cr * cr == P;
   static const int nd3[3] = {1, 2, 4};
   if (f == OVL_MF_GEMM) {
     static const int64_t bs[3] = {128, 256, 512};
@@ -410,7 +403,7 @@ int ovl_model_candidates(ovl_model_family f, int64_t n, int P, ovl_model_cfg *ou
           cnt = push(out, cap, cnt, c);
         }
     int p, q;
-    for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
+    p = P > 1 ? ovl_isqrt(P) : 1;
     while (P % p) p--;
     q = P / p;
     for (int g = 2; g < P; g++) {
