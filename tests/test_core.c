@@ -158,12 +158,30 @@ static void test_iroots(void) {
   T_CHECK(ovl_isqrt(8) == 2 && ovl_isqrt(9) == 3 && ovl_icbrt(26) == 2 && ovl_icbrt(27) == 3, "small roots");
 }
 
+/* The back-end name table (comm layer) and its parser agree. */
+static void test_backend_names(void) {
+  int n = 0;
+  for (; ovl_backend_names[n] != NULL && n < 16; n++) {
+    ovl_backend b = OVL_BACKEND_MPI;
+    T_OK(ovl_backend_parse(ovl_backend_names[n], &b));
+    T_CHECK((int)b == n && strcmp(ovl_backend_name(b), ovl_backend_names[n]) == 0, "back end %d round trip", n);
+  }
+  T_CHECK(n == 2 && strcmp(ovl_backend_names[OVL_BACKEND_MPI], "mpi") == 0 &&
+              strcmp(ovl_backend_names[OVL_BACKEND_OWN], "own") == 0,
+          "back-end table {mpi, own, NULL}, got %d names", n);
+  ovl_backend b = OVL_BACKEND_OWN;
+  T_ERR(ovl_backend_parse("shm", &b), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "(mpi or own)") != NULL, "parse error names the choices: %s", ovl_errmsg());
+  T_CHECK(b == OVL_BACKEND_OWN, "failed parse leaves the output");
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_agree();
   test_opts();
   test_blocks_stats();
   test_iroots();
+  test_backend_names();
   int rc = t_finish("test_core");
   MPI_Finalize();
   return rc;
