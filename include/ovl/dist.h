@@ -124,8 +124,18 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric);
 ovl_err ovl_dmat_read_mtx(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
 ovl_err ovl_dmat_write_mtx(ovl_dmat A, const char *path, int symmetric);
 
-/* Read by extension: ".mtx" is Matrix Market, anything else raw. */
+/* Read the header and size line of a Matrix Market file (not its entries):
+ * rows, cols and whether it declares symmetry. COLLECTIVE over comm (rank 0
+ * reads, result broadcast). Errors (agreed): OVL_ERR_ARG, OVL_ERR_IO,
+ * OVL_ERR_FORMAT, OVL_ERR_UNSUPPORTED, OVL_ERR_SIZE, as ovl_dmat_read_mtx
+ * gives them for the same lines. */
+ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta);
+
+/* Read by extension: ".mtx" (any case) is Matrix Market, anything else raw. */
 ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
+/* The sizes of a matrix file by extension, as ovl_dmat_read reads it:
+ * ovl_mtx_read_meta or ovl_raw_read_meta. COLLECTIVE over comm. */
+ovl_err ovl_matrix_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta);
 
 #ifdef __cplusplus
 }
