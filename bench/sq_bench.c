@@ -52,9 +52,7 @@ int main(int argc, char **argv) {
   if (reps < 1 || reps > 1000) reps = 5;
   ovl_grid3d g = NULL;
   int s = 0;
-  if (c > 0) { /* s from P and c */
-    while ((s + 1) * (s + 1) * c <= P) s++;
-  }
+  if (c > 0) s = ovl_isqrt(P / c); /* s from P and c: the largest s with s^2 c <= P */
   die(ovl_grid3d_create(MPI_COMM_WORLD, s, c, OVL_GRID_ALLOW_IDLE, &g), "grid");
   ovl_grid3d_dims(g, &s, &c);
   ovl_grid2d pl = ovl_grid3d_plane(g);

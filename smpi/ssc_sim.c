@@ -130,8 +130,7 @@ int main(int argc, char **argv) {
     }
   }
   int fails = 0;
-  if (rank == 0)
-    printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, be == OVL_BACKEND_OWN ? "own" : "mpi");
+  if (rank == 0) printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, ovl_backend_name(be));
   if (rank == 0) printf("# alg ndup     n grid       ranks     t_med(s)   tflops   t_comm(s)   t_comp(s) check\n");
   for (int ia = 0; ia < nalg; ia++)
     for (int id = 0; id < nnd; id++) { /* a fresh grid each time: a grid caches a bounded number of lane sets */

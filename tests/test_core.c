@@ -1,4 +1,5 @@
-/* core: error agreement, option parsing, sizes, statistics, block partition. */
+/* core: error agreement, option parsing, sizes, statistics, block partition, integer roots. */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -124,11 +125,63 @@ static void test_blocks_stats(void) {
   T_CHECK(p == NULL, "free nulls");
 }
 
+/* ovl_isqrt / ovl_icbrt against their definition: s^e <= x < (s+1)^e. */
+static int root_ok(int x, int s, int e) {
+  if (x < 1) return s == 0;
+  long long a = s, b = (long long)s + 1;
+  long long pa = e == 2 ? a * a : a * a * a, pb = e == 2 ? b * b : b * b * b;
+  return s >= 1 && pa <= x && pb > x;
+}
+
+static void test_iroots(void) {
+  int bad2 = 0, bad3 = 0;
+  for (int x = -3; x <= 200000; x++) {
+    bad2 += !root_ok(x, ovl_isqrt(x), 2);
+    bad3 += !root_ok(x, ovl_icbrt(x), 3);
+  }
+  T_CHECK(bad2 == 0 && bad3 == 0, "integer roots wrong for %d (sqrt) and %d (cbrt) x in [-3, 200000]", bad2, bad3);
+  /* around every square and cube that fits in an int, and at the ends */
+  for (long long s = 1; s * s <= INT_MAX; s += s < 100 ? 1 : 97) {
+    int sq = (int)(s * s);
+    T_CHECK(ovl_isqrt(sq) == (int)s && ovl_isqrt(sq - 1) == (int)s - 1, "isqrt around %d", sq);
+  }
+  for (long long s = 1; s * s * s <= INT_MAX; s++) {
+    int cu = (int)(s * s * s);
+    T_CHECK(ovl_icbrt(cu) == (int)s && ovl_icbrt(cu - 1) == (int)s - 1, "icbrt around %d", cu);
+  }
+  T_CHECK(ovl_isqrt(INT_MAX) == 46340 && root_ok(INT_MAX, ovl_isqrt(INT_MAX), 2), "isqrt(INT_MAX) = %d",
+          ovl_isqrt(INT_MAX));
+  T_CHECK(ovl_icbrt(INT_MAX) == 1290 && root_ok(INT_MAX, ovl_icbrt(INT_MAX), 3), "icbrt(INT_MAX) = %d",
+          ovl_icbrt(INT_MAX));
+  T_CHECK(ovl_isqrt(INT_MIN) == 0 && ovl_icbrt(INT_MIN) == 0 && ovl_isqrt(0) == 0 && ovl_icbrt(0) == 0,
+          "roots of x < 1 are 0");
+  T_CHECK(ovl_isqrt(8) == 2 && ovl_isqrt(9) == 3 && ovl_icbrt(26) == 2 && ovl_icbrt(27) == 3, "small roots");
+}
+
+/* The back-end name table (comm layer) and its parser agree. */
+static void test_backend_names(void) {
+  int n = 0;
+  for (; ovl_backend_names[n] != NULL && n < 16; n++) {
+    ovl_backend b = OVL_BACKEND_MPI;
+    T_OK(ovl_backend_parse(ovl_backend_names[n], &b));
+    T_CHECK((int)b == n && strcmp(ovl_backend_name(b), ovl_backend_names[n]) == 0, "back end %d round trip", n);
+  }
+  T_CHECK(n == 2 && strcmp(ovl_backend_names[OVL_BACKEND_MPI], "mpi") == 0 &&
+              strcmp(ovl_backend_names[OVL_BACKEND_OWN], "own") == 0,
+          "back-end table {mpi, own, NULL}, got %d names", n);
+  ovl_backend b = OVL_BACKEND_OWN;
+  T_ERR(ovl_backend_parse("shm", &b), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "(mpi or own)") != NULL, "parse error names the choices: %s", ovl_errmsg());
+  T_CHECK(b == OVL_BACKEND_OWN, "failed parse leaves the output");
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_agree();
   test_opts();
   test_blocks_stats();
+  test_iroots();
+  test_backend_names();
   int rc = t_finish("test_core");
   MPI_Finalize();
   return rc;

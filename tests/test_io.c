@@ -177,6 +177,9 @@ static void test_raw_roundtrip(void) {
       T_OK(ovl_raw_read_meta(MPI_COMM_WORLD, p, &meta));
       T_CHECK(meta.rows == m && meta.cols == n && meta.symmetric == 0, "%s: meta %" PRId64 " x %" PRId64 " sym %d",
               name, meta.rows, meta.cols, meta.symmetric);
+      ovl_matrix_meta meta2 = {-1, -1, -1};
+      T_OK(ovl_matrix_read_meta(MPI_COMM_WORLD, p, &meta2));
+      T_CHECK(meta2.rows == m && meta2.cols == n && meta2.symmetric == 0, "%s: meta by extension", name);
       for (int r = 0; r < g_ngrids; r++) {
         ovl_dmat B = NULL;
         snprintf(what, sizeof what, "raw %" PRId64 "x%" PRId64 " written on %s, read on %s", m, n, g_grid_names[w],
@@ -274,6 +277,23 @@ static void test_mtx_handwritten(void) {
                      "4 2 3e0\n3 3 .5\n4 4 4\n");
   put_text("ci.MTX", "%%matrixmarket MATRIX Coordinate Real General\r\n2 2 1\r\n2 1 -1\r\n");
   static const double e_ci[] = {0, -1, 0, 0};
+  /* the sizes alone, from the header and size line */
+  static const struct {
+    const char *file;
+    int64_t rows, cols;
+    int sym;
+  } sizes[] = {{"ag.mtx", 3, 2, 0}, {"as.mtx", 3, 3, 1}, {"cg.mtx", 3, 4, 0}, {"cs.mtx", 4, 4, 1}, {"ci.MTX", 2, 2, 0}};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    char p[512];
+    ovl_matrix_meta a = {-1, -1, -1}, b = {-1, -1, -1};
+    tpath(p, sizeof p, sizes[k].file);
+    T_OK(ovl_mtx_read_meta(MPI_COMM_WORLD, p, &a));
+    T_OK(ovl_matrix_read_meta(MPI_COMM_WORLD, p, &b));
+    T_CHECK(a.rows == sizes[k].rows && a.cols == sizes[k].cols && a.symmetric == sizes[k].sym,
+            "%s: sizes %" PRId64 " x %" PRId64 " sym %d", sizes[k].file, a.rows, a.cols, a.symmetric);
+    T_CHECK(b.rows == a.rows && b.cols == a.cols && b.symmetric == a.symmetric, "%s: sizes by extension",
+            sizes[k].file);
+  }
   for (int k = 0; k < g_ngrids; k++) {
     char p[512];
     ovl_dmat A = NULL;
@@ -504,6 +524,14 @@ static void test_mtx_bad(void) {
       check_err_(ovl_dmat_read_mtx(g_grids[r], p, 0, &A), cases[k].code, cases[k].needle, what, __LINE__);
       T_CHECK(A == NULL, "output set on failure (case %zu)", k);
     }
+    /* the size reader fails on the same header and size lines (cases 0-20), and reads
+     * the sizes of files whose faults come after them */
+    char what[128];
+    snprintf(what, sizeof what, "sizes of case %zu", k);
+    ovl_matrix_meta meta = {-1, -1, -1};
+    ovl_err mrc = ovl_mtx_read_meta(MPI_COMM_WORLD, p, &meta);
+    if (k <= 20) check_err_(mrc, cases[k].code, cases[k].needle, what, __LINE__);
+    else T_CHECK(mrc == OVL_OK && meta.rows > 0 && meta.cols > 0, "%s: %s", what, ovl_errmsg());
   }
   /* binary junk in an entry line */
   static const char junk[] = "%%MatrixMarket matrix array real general\n1 1\n1\0\n";
@@ -513,6 +541,10 @@ static void test_mtx_bad(void) {
   tpath(p, sizeof p, "nope.mtx");
   T_ERR_ALL(ovl_dmat_read_mtx(g, p, 0, &A), OVL_ERR_IO, "nope.mtx");
   T_ERR_ALL(ovl_dmat_read(g, p, 0, &A), OVL_ERR_IO, "nope.mtx");
+  ovl_matrix_meta none = {-1, -1, -1};
+  T_ERR_ALL(ovl_mtx_read_meta(MPI_COMM_WORLD, p, &none), OVL_ERR_IO, "nope.mtx");
+  T_ERR_ALL(ovl_matrix_read_meta(MPI_COMM_WORLD, p, &none), OVL_ERR_IO, "nope.mtx");
+  T_ERR_ALL(ovl_mtx_read_meta(MPI_COMM_WORLD, "", &none), OVL_ERR_ARG, "non-empty path");
   tpath(p, sizeof p, "ag.mtx"); /* from test_mtx_handwritten: 3 x 2 */
   T_ERR_ALL(ovl_dmat_read_mtx(g, p, 1, &A), OVL_ERR_NUMERIC, "ag.mtx");
   put_text("gen.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 2 1\n2 1 2\n");

@@ -434,8 +434,7 @@ static void check_events(const ovl_pipe_event *ev, int np, int ns) {
 
 static void test_alg2(MPI_Comm world) {
   int P = csize(world), wr = crank(world);
-  int q = 1;
-  while ((q + 1) * (q + 1) <= P) q++;
+  int q = ovl_isqrt(P);
   int active = wr < q * q, i = wr / q, j = wr % q;
   MPI_Comm row, col;
   MPI_Comm_split(world, active ? i : MPI_UNDEFINED, j, &row);

@@ -61,8 +61,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int P;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  int s = 1;
-  while ((s + 1) * (s + 1) <= P) s++;
+  int s = ovl_isqrt(P);
   ovl_grid2d g = NULL;
   T_OK(ovl_grid2d_create(MPI_COMM_WORLD, s, s, OVL_GRID_ALLOW_IDLE, &g));
   int64_t ns[] = {1, 5, 17, 100, 1001};

@@ -129,8 +129,7 @@ int main(int argc, char **argv) {
   }
   hsumma_pattern(g, p, q);
   /* Cannon: square grids (idle ranks when P is not a square) */
-  int s = 1;
-  while ((s + 1) * (s + 1) <= P) s++;
+  int s = ovl_isqrt(P);
   ovl_grid2d gs = NULL;
   T_OK(ovl_grid2d_create(MPI_COMM_WORLD, s, s, OVL_GRID_ALLOW_IDLE, &gs));
   sweep(gs, NULL, ovl_plan_gemm(OVL_ALGO_CANNON, 1), "cannon");

@@ -176,12 +176,11 @@ int main(int argc, char **argv) {
     return rc ? 2 : 0;
   }
   if (!grid) {
-    for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
+    p = ovl_isqrt(P);
     while (P % p) p--;
     q = P / p;
   }
-  int cube = 1;
-  while ((cube + 1) * (cube + 1) * (cube + 1) <= P) cube++;
+  int cube = ovl_icbrt(P);
   ovl_algo alg = OVL_ALGO_SSC5;
   if (algo) ovl_algo_parse(algo, &alg);
   else if (cube * cube * cube != P) alg = OVL_ALGO_SSC6;

@@ -96,8 +96,14 @@ ovl_coll_cfg ovl_coll_cfg_default(void);
  * ("bcast", "reduce", "allreduce", "allgather", "alltoall"). LOCAL. */
 const char *ovl_alg_name(ovl_alg a);
 ovl_err ovl_alg_parse(const char *collective, const char *name, ovl_alg *out);
-/* "mpi" or "own". LOCAL. */
+/* The back-end names, indexed by ovl_backend and NULL-terminated:
+ * {"mpi", "own", NULL}; option tables and help texts take their choices
+ * from here. */
+extern const char *const ovl_backend_names[];
+/* Name -> back end ("mpi" or "own"). LOCAL. Errors: OVL_ERR_ARG (naming
+ * the choices). */
 ovl_err ovl_backend_parse(const char *name, ovl_backend *out);
+/* Back end -> name ("mpi" for a value out of range). LOCAL. */
 const char *ovl_backend_name(ovl_backend b);
 
 /* ---- nonblocking collectives on one communicator ---------------------------

@@ -177,6 +177,11 @@ static inline int64_t ovl_block_off(int64_t n, int p, int i) {
   int64_t r = n % p;
   return (int64_t)i * (n / p) + (i < r ? i : r);
 }
+/* Integer roots: the largest s with s*s <= x (ovl_isqrt) or s*s*s <= x
+ * (ovl_icbrt); 0 for x < 1. Exact for every int (no floating point, no
+ * overflow). LOCAL; pure functions. */
+int ovl_isqrt(int x);
+int ovl_icbrt(int x);
 /* Index of the part that holds item g. */
 static inline int ovl_block_owner(int64_t n, int p, int64_t g) {
   int64_t q = n / p, r = n % p;

@@ -33,7 +33,18 @@ typedef struct ovl_dmat_s *ovl_dmat;
  * handle is valid and owns no data. COLLECTIVE over the grid's parent.
  * Errors: OVL_ERR_ARG (negative sizes), OVL_ERR_NOMEM (agreed). */
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out);
-/* NULL-safe, nulls *A. LOCAL (frees memory only). */
+/* A handle over caller memory: the local block of an m x n matrix on grid g,
+ * stored at data (column-major, ld = max(1, local rows), at least
+ * ovl_dmat_local_len(g, m, n) doubles; may be NULL when that is 0). The data
+ * stays the caller's: ovl_dmat_destroy frees the handle only. LOCAL.
+ * Errors: OVL_ERR_ARG (no grid, negative sizes, NULL data for a non-empty
+ * block), OVL_ERR_NOMEM. */
+ovl_err ovl_dmat_wrap(ovl_grid2d g, int64_t m, int64_t n, double *data, ovl_dmat *out);
+/* Doubles the local block of an m x n matrix on g takes on this process
+ * (ld * local columns; 0 on idle ranks and for invalid arguments). LOCAL. */
+int64_t ovl_dmat_local_len(ovl_grid2d g, int64_t m, int64_t n);
+/* NULL-safe, nulls *A. LOCAL (frees memory only; not the data of a wrapped
+ * handle). */
 ovl_err ovl_dmat_destroy(ovl_dmat *A);
 /* Memory query: the bytes of the largest local block of an m x n matrix on
  * a p x q grid (process (0, 0)'s), in 64-byte allocation granules as the
@@ -113,8 +124,18 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric);
 ovl_err ovl_dmat_read_mtx(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
 ovl_err ovl_dmat_write_mtx(ovl_dmat A, const char *path, int symmetric);
 
-/* Read by extension: ".mtx" is Matrix Market, anything else raw. */
+/* Read the header and size line of a Matrix Market file (not its entries):
+ * rows, cols and whether it declares symmetry. COLLECTIVE over comm (rank 0
+ * reads, result broadcast). Errors (agreed): OVL_ERR_ARG, OVL_ERR_IO,
+ * OVL_ERR_FORMAT, OVL_ERR_UNSUPPORTED, OVL_ERR_SIZE, as ovl_dmat_read_mtx
+ * gives them for the same lines. */
+ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta);
+
+/* Read by extension: ".mtx" (any case) is Matrix Market, anything else raw. */
 ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out);
+/* The sizes of a matrix file by extension, as ovl_dmat_read reads it:
+ * ovl_mtx_read_meta or ovl_raw_read_meta. COLLECTIVE over comm. */
+ovl_err ovl_matrix_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta);
 
 #ifdef __cplusplus
 }

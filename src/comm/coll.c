@@ -60,13 +60,24 @@ ovl_err ovl_alg_parse(const char *coll, const char *name, ovl_alg *out) {
   return ovl_err_set(OVL_ERR_ARG, "'%s' is not a %s algorithm (one of: %s)", name, coll, list);
 }
 
-const char *ovl_backend_name(ovl_backend b) { return b == OVL_BACKEND_OWN ? "own" : "mpi"; }
+const char *const ovl_backend_names[] = {[OVL_BACKEND_MPI] = "mpi", [OVL_BACKEND_OWN] = "own", NULL};
+enum { N_BACKENDS = (int)(sizeof ovl_backend_names / sizeof ovl_backend_names[0]) - 1 };
+
+const char *ovl_backend_name(ovl_backend b) {
+  return (int)b >= 0 && (int)b < N_BACKENDS ? ovl_backend_names[b] : ovl_backend_names[OVL_BACKEND_MPI];
+}
 
 ovl_err ovl_backend_parse(const char *name, ovl_backend *out) {
-  if (strcmp(name, "mpi") == 0) *out = OVL_BACKEND_MPI;
-  else if (strcmp(name, "own") == 0) *out = OVL_BACKEND_OWN;
-  else return ovl_err_set(OVL_ERR_ARG, "'%s' is not a collective back end (mpi or own)", name);
-  return OVL_OK;
+  char list[64] = "";
+  for (int i = 0; i < N_BACKENDS; i++) {
+    if (name != NULL && strcmp(name, ovl_backend_names[i]) == 0) {
+      *out = (ovl_backend)i;
+      return OVL_OK;
+    }
+    if (i > 0) strncat(list, i + 1 == N_BACKENDS ? " or " : ", ", sizeof list - strlen(list) - 1);
+    strncat(list, ovl_backend_names[i], sizeof list - strlen(list) - 1);
+  }
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a collective back end (%s)", name ? name : "(null)", list);
 }
 
 /* ---- common checks ------------------------------------------------------------ */

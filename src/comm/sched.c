@@ -250,10 +250,7 @@ ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p
   }
   case OVL_BCAST_HIER: {
     int g = cfg && cfg->hier_group > 0 ? cfg->hier_group : 0;
-    if (g <= 0) {
-      g = 1;
-      while ((g + 1) * (g + 1) <= p) g++;
-    }
+    if (g <= 0) g = p > 1 ? ovl_isqrt(p) : 1;
     if (g > p) g = p;
     int L = (p + g - 1) / g, grp = vr / g, li = vr % g;
     int gs = p - grp * g < g ? p - grp * g : g;

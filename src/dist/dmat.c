@@ -55,9 +55,46 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
   return OVL_OK;
 }
 
+ovl_err ovl_dmat_wrap(ovl_grid2d g, int64_t m, int64_t n, double *data, ovl_dmat *out) {
+  OVL_CHECK(out != NULL, OVL_ERR_ARG, "ovl_dmat_wrap: out is NULL");
+  *out = NULL;
+  OVL_CHECK(g != NULL, OVL_ERR_ARG, "ovl_dmat_wrap: no grid given");
+  OVL_CHECK(m >= 0 && n >= 0, OVL_ERR_ARG, "matrix sizes must be >= 0, got %" PRId64 " x %" PRId64, m, n);
+  ovl_dmat A = calloc(1, sizeof *A);
+  OVL_CHECK(A != NULL, OVL_ERR_NOMEM, "cannot allocate a matrix handle");
+  A->grid = g;
+  A->m = m;
+  A->n = n;
+  if (ovl_grid2d_active(g)) {
+    int p, q, i, j;
+    ovl_grid2d_dims(g, &p, &q);
+    ovl_grid2d_coords(g, &i, &j);
+    ovl_dmat_block_of(A, p, q, i, j, &A->roff, &A->lm, &A->coff, &A->ln);
+  }
+  A->ld = A->lm > 0 ? A->lm : 1;
+  A->data = data;
+  A->borrowed = 1;
+  if (A->lm > 0 && A->ln > 0 && data == NULL) {
+    int64_t lm = A->lm, ln = A->ln;
+    free(A);
+    return ovl_err_set(OVL_ERR_ARG, "ovl_dmat_wrap: data is NULL for a %" PRId64 " x %" PRId64 " local block", lm, ln);
+  }
+  *out = A;
+  return OVL_OK;
+}
+
+int64_t ovl_dmat_local_len(ovl_grid2d g, int64_t m, int64_t n) {
+  if (g == NULL || m < 0 || n < 0 || !ovl_grid2d_active(g)) return 0;
+  int p, q, i, j;
+  ovl_grid2d_dims(g, &p, &q);
+  ovl_grid2d_coords(g, &i, &j);
+  int64_t lm = ovl_block_len(m, p, i), ln = ovl_block_len(n, q, j);
+  return (lm > 0 ? lm : 1) * ln;
+}
+
 ovl_err ovl_dmat_destroy(ovl_dmat *Ap) {
   if (Ap == NULL || *Ap == NULL) return OVL_OK;
-  ovl_free(&(*Ap)->data);
+  if (!(*Ap)->borrowed) ovl_free(&(*Ap)->data);
   free(*Ap);
   *Ap = NULL;
   return OVL_OK;

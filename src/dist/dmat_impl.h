@@ -11,6 +11,7 @@ struct ovl_dmat_s {
   int64_t roff, coff; /* global offsets of the local block */
   int64_t ld;         /* leading dimension, max(1, lm) */
   double *data;       /* column-major lm x ln, ld */
+  int borrowed;       /* 1: data is the caller's (ovl_dmat_wrap), never freed here */
 };
 
 /* Offsets/lengths of the block owned by grid position (i, j). */

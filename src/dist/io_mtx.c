@@ -185,41 +185,52 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
   return OVL_OK;
 }
 
-ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym, double **g) {
-  mm_reader r = {f, what, NULL, 0, 0};
-  int coord = 0, eof = 0;
-  int64_t count = 0;
-  *g = NULL;
-  *m = *n = 0;
-  *sym = 0;
-  const char *path = what;
-  ovl_err rc = mm_header(&r, &coord, sym);
-  if (rc == OVL_OK) rc = mm_next(&r, 1, &eof);
+/* The header and the size line: the format, symmetry, sizes and the number
+ * of entries that follow; max_elems > 0 refuses more than max_elems entries
+ * in the matrix (OVL_ERR_SIZE). The one size-line parser of the Matrix Market
+ * files. */
+static ovl_err mm_sizes(mm_reader *r, int64_t max_elems, int *coord, int *sym, int64_t *m, int64_t *n, int64_t *count) {
+  int eof = 0;
+  const char *path = r->path;
+  *m = *n = *count = 0;
+  *coord = *sym = 0;
+  ovl_err rc = mm_header(r, coord, sym);
+  if (rc == OVL_OK) rc = mm_next(r, 1, &eof);
   if (rc == OVL_OK && eof)
     rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' is truncated: no size line after the header (line %" PRId64 ")", path,
-                     r.lineno);
+                     r->lineno);
   if (rc == OVL_OK) {
-    char *p = r.line, *t[4];
-    int nt = 0, want = coord ? 3 : 2;
+    char *p = r->line, *t[4];
+    int nt = 0, want = *coord ? 3 : 2;
     while (nt < 4 && (t[nt] = mm_tok(&p)) != NULL) nt++;
     int64_t nz = 0;
-    if (nt != want || !parse_i64(t[0], m) || !parse_i64(t[1], n) || (coord && !parse_i64(t[2], &nz)) || *m < 0 ||
+    if (nt != want || !parse_i64(t[0], m) || !parse_i64(t[1], n) || (*coord && !parse_i64(t[2], &nz)) || *m < 0 ||
         *n < 0 || nz < 0)
       rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": expected the sizes '%s' as non-negative integers", path,
-                       r.lineno, coord ? "rows columns entries" : "rows columns");
+                       r->lineno, *coord ? "rows columns entries" : "rows columns");
     else if (*sym && *m != *n)
       rc = ovl_err_set(OVL_ERR_FORMAT,
                        "'%s' line %" PRId64 ": a symmetric matrix must be square, got %" PRId64 " x %" PRId64, path,
-                       r.lineno, *m, *n);
+                       r->lineno, *m, *n);
     else if (*m > INT_MAX || *n > INT_MAX || (*n > 0 && *m > INT64_MAX / 8 / *n))
-      rc = ovl_err_set(OVL_ERR_SIZE, "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " is too large", path, r.lineno,
+      rc = ovl_err_set(OVL_ERR_SIZE, "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " is too large", path, r->lineno,
                        *m, *n);
     else if (max_elems > 0 && *m * *n > max_elems)
       rc = ovl_err_set(OVL_ERR_SIZE,
                        "'%s' line %" PRId64 ": %" PRId64 " x %" PRId64 " exceeds the limit of %" PRId64 " entries",
-                       path, r.lineno, *m, *n, max_elems);
-    if (rc == OVL_OK) count = coord ? nz : *sym ? *n * (*n + 1) / 2 : *m * *n; /* sizes checked above */
+                       path, r->lineno, *m, *n, max_elems);
+    if (rc == OVL_OK) *count = *coord ? nz : *sym ? *n * (*n + 1) / 2 : *m * *n; /* sizes checked above */
   }
+  return rc;
+}
+
+ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym, double **g) {
+  mm_reader r = {f, what, NULL, 0, 0};
+  int coord = 0;
+  int64_t count = 0;
+  const char *path = what;
+  *g = NULL;
+  ovl_err rc = mm_sizes(&r, max_elems, &coord, sym, m, n, &count);
   if (rc == OVL_OK) {
     /* each entry takes at least 2 bytes ("0\n"), 6 in coordinate format:
      * before a large allocation (over 64 MiB), refuse a size line that the
@@ -236,6 +247,34 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
   free(r.line);
   if (rc != OVL_OK) ovl_free(g);
   return rc;
+}
+
+ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
+  int rank = 0;
+  int64_t v[3] = {0, 0, 0};
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  ovl_err rc = OVL_OK;
+  if (path == NULL || path[0] == '\0' || meta == NULL)
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_mtx_read_meta needs a non-empty path and a meta pointer");
+  if (rc == OVL_OK && rank == 0) {
+    FILE *f = NULL;
+    rc = ovl_file_open_read(path, "Matrix Market file", &f);
+    if (rc == OVL_OK) {
+      mm_reader r = {f, path, NULL, 0, 0};
+      int coord = 0, sym = 0;
+      int64_t count = 0;
+      rc = mm_sizes(&r, 0, &coord, &sym, &v[0], &v[1], &count);
+      v[2] = sym;
+      free(r.line);
+      fclose(f);
+    }
+  }
+  OVL_TRY(ovl_err_agree(comm, rc));
+  OVL_MPI(MPI_Bcast(v, 3, MPI_INT64_T, 0, comm));
+  meta->rows = v[0];
+  meta->cols = v[1];
+  meta->symmetric = (int)v[2];
+  return OVL_OK;
 }
 
 /* Rank 0: parse path into a new m x n column-major array *g. */

@@ -228,8 +228,18 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   return ovl_err_agree(parent, rc);
 }
 
-ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out) {
+/* 1 when path names a Matrix Market file (".mtx", any case). */
+static int is_mtx(const char *path) {
   size_t len = path ? strlen(path) : 0;
-  if (len >= 4 && strcasecmp(path + len - 4, ".mtx") == 0) return ovl_dmat_read_mtx(g, path, require_symmetric, out);
+  return len >= 4 && strcasecmp(path + len - 4, ".mtx") == 0;
+}
+
+ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out) {
+  if (is_mtx(path)) return ovl_dmat_read_mtx(g, path, require_symmetric, out);
   return ovl_dmat_read_raw(g, path, require_symmetric, out);
+}
+
+ovl_err ovl_matrix_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
+  if (is_mtx(path)) return ovl_mtx_read_meta(comm, path, meta);
+  return ovl_raw_read_meta(comm, path, meta);
 }

@@ -171,21 +171,14 @@ ovl_err ovl_grid2d_lanes(ovl_grid2d g, ovl_grid_dir dir, int ndup, ovl_lanes *ou
 
 /* ---- 3D / 2.5D ----------------------------------------------------------- */
 
-static int iroot(long P, int e) { /* largest r with r^e <= P */
-  int r = (int)floor(pow((double)P, 1.0 / e));
-  while (r > 1 && (e == 2 ? (long)r * r : (long)r * r * r) > P) r--;
-  while ((e == 2 ? (long)(r + 1) * (r + 1) : (long)(r + 1) * (r + 1) * (r + 1)) <= P) r++;
-  return r < 1 ? 1 : r;
-}
-
 static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
   char what[64];
   if (*s < 0 || *c < 0) return ovl_err_set(OVL_ERR_ARG, "grid dimensions must be >= 0, got s=%d c=%d", *s, *c);
   if (*s == 0 && *c == 0) {
-    *s = iroot(P, 3);
+    *s = P > 1 ? ovl_icbrt(P) : 1;
     *c = *s;
   } else if (*s == 0) {
-    *s = iroot(P / *c, 2);
+    *s = P / *c > 1 ? ovl_isqrt(P / *c) : 1;
   } else if (*c == 0) {
     *c = *s;
   }
@@ -199,9 +192,8 @@ static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
 
 void ovl_grid25d_dims(int P, int *s, int *c) {
   *s = *c = 0;
-  for (int cc = 1; cc * cc * cc <= P; cc++) {
-    int ss = 1;
-    while ((ss + 1) * (ss + 1) * cc <= P) ss++;
+  for (int cc = 1; cc <= ovl_icbrt(P); cc++) {
+    int ss = ovl_isqrt(P / cc); /* the largest ss with ss^2 cc <= P */
     if (ss * ss * cc == P && ss % cc == 0) *s = ss, *c = cc;
   }
 }

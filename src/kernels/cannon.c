@@ -89,32 +89,33 @@ done:
 
 ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
-  MPI_Comm parent = ovl_grid2d_parent(C->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_kstats st;
   memset(&st, 0, sizeof st);
   double t0 = ovl_time();
   int p, q, i, j;
-  ovl_grid2d_dims(C->grid, &p, &q);
-  ovl_grid2d_coords(C->grid, &i, &j);
+  ovl_grid2d_dims(ovl_dmat_grid(C), &p, &q);
+  ovl_grid2d_coords(ovl_dmat_grid(C), &i, &j);
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK) rc = kern_check_plan(plan, "Cannon");
   if (rc == OVL_OK && p != q) rc = ovl_err_set(OVL_ERR_GRID, "Cannon needs a square grid, got %d x %d", p, q);
   rc = ovl_err_agree(parent, rc);
   cannon_layer L;
   memset(&L, 0, sizeof L);
-  if (rc == OVL_OK && ovl_grid2d_active(C->grid)) {
+  if (rc == OVL_OK && ovl_grid2d_active(ovl_dmat_grid(C))) {
     /* the 2D grid's row communicator varies j: A shifts along it */
-    rc = ovl_grid2d_lanes(C->grid, OVL_DIR_ROW, plan->ndup, &L.shA);
-    if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->grid, OVL_DIR_COL, plan->ndup, &L.shB);
+    rc = ovl_grid2d_lanes(ovl_dmat_grid(C), OVL_DIR_ROW, plan->ndup, &L.shA);
+    if (rc == OVL_OK) rc = ovl_grid2d_lanes(ovl_dmat_grid(C), OVL_DIR_COL, plan->ndup, &L.shB);
   }
-  if (rc != OVL_OK || !ovl_grid2d_active(C->grid)) {
+  if (rc != OVL_OK || !ovl_grid2d_active(ovl_dmat_grid(C))) {
     if (stats) *stats = st;
     return rc;
   }
-  L.s = p, L.i = i, L.j = j, L.mi = C->lm, L.nj = C->ln, L.K = A->n, L.a0 = A->data, L.b0 = B->data, L.c = C->data;
+  L.s = p, L.i = i, L.j = j, L.mi = ovl_dmat_local_rows(C), L.nj = ovl_dmat_local_cols(C), L.K = ovl_dmat_cols(A),
+  L.a0 = ovl_dmat_data(A), L.b0 = ovl_dmat_data(B), L.c = ovl_dmat_data(C);
   L.ndup = plan->ndup;
   kern_scale(C, beta);
-  rc = kern_cannon_steps(ovl_grid2d_comm(C->grid), &L, 0, p, alpha, &st);
+  rc = kern_cannon_steps(ovl_grid2d_comm(ovl_dmat_grid(C)), &L, 0, p, alpha, &st);
   st.t_total = ovl_time() - t0;
   if (stats) *stats = st;
   return rc;
@@ -132,13 +133,14 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
   int active = ovl_grid3d_active(g);
   ovl_err rc = OVL_OK;
   if (active) rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK && active && A->grid != ovl_grid3d_plane(g))
+  if (rc == OVL_OK && active && ovl_dmat_grid(A) != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "2.5D: the operands must live on the 3D grid's plane (ovl_grid3d_plane)");
   if (rc == OVL_OK) rc = kern_check_plan(plan, "2.5D");
   if (rc == OVL_OK && s % c)
     rc = ovl_err_set(OVL_ERR_GRID, "2.5D needs the replication c = %d to divide the plane side s = %d", c, s);
   double *cw = NULL;
-  if (rc == OVL_OK && active && k > 0) rc = ovl_calloc(sizeof(double) * (size_t)(C->lm * C->ln + 1), &cw);
+  if (rc == OVL_OK && active && k > 0)
+    rc = ovl_calloc(sizeof(double) * (size_t)(ovl_dmat_local_rows(C) * ovl_dmat_local_cols(C) + 1), &cw);
   rc = ovl_err_agree(parent, rc);
   cannon_layer L;
   memset(&L, 0, sizeof L);
@@ -156,26 +158,28 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
   /* 1: replicate A and B from plane 0 along grd_comm */
   double tc = ovl_time();
   if (c > 1) {
-    if (ovl_lanes_bcast(grd, A->data, A->lm * A->ln, 0, &plan->coll) ||
-        ovl_lanes_bcast(grd, B->data, B->lm * B->ln, 0, &plan->coll))
+    if (ovl_lanes_bcast(grd, ovl_dmat_data(A), ovl_dmat_local_rows(A) * ovl_dmat_local_cols(A), 0, &plan->coll) ||
+        ovl_lanes_bcast(grd, ovl_dmat_data(B), ovl_dmat_local_rows(B) * ovl_dmat_local_cols(B), 0, &plan->coll))
       ovl_fatal(comm, OVL_ERR_MPI, "2.5D: replication failed: %s", ovl_errmsg());
-    st.bytes += 8 * (A->lm * A->ln + B->lm * B->ln);
+    st.bytes += 8 * (ovl_dmat_local_rows(A) * ovl_dmat_local_cols(A) + ovl_dmat_local_rows(B) * ovl_dmat_local_cols(B));
     st.ncoll += 2;
   }
   st.t_comm += ovl_time() - tc;
   /* 2: s/c Cannon steps per layer, starting at step k*s/c */
   if (k == 0) kern_scale(C, beta);
-  L.s = s, L.i = i, L.j = j, L.mi = C->lm, L.nj = C->ln, L.K = A->n, L.a0 = A->data, L.b0 = B->data;
-  L.c = k == 0 ? C->data : cw;
+  L.s = s, L.i = i, L.j = j, L.mi = ovl_dmat_local_rows(C), L.nj = ovl_dmat_local_cols(C), L.K = ovl_dmat_cols(A),
+  L.a0 = ovl_dmat_data(A), L.b0 = ovl_dmat_data(B);
+  L.c = k == 0 ? ovl_dmat_data(C) : cw;
   L.ndup = plan->ndup;
   rc = kern_cannon_steps(comm, &L, k * (s / c), s / c, alpha, &st);
   /* 3: sum the layers into plane 0 */
   tc = ovl_time();
   if (rc == OVL_OK && c > 1) {
-    double *src = k == 0 ? C->data : cw;
-    if (ovl_lanes_reduce(grd, src, k == 0 ? C->data : NULL, C->lm * C->ln, 0, &plan->coll))
+    double *src = k == 0 ? ovl_dmat_data(C) : cw;
+    if (ovl_lanes_reduce(grd, src, k == 0 ? ovl_dmat_data(C) : NULL, ovl_dmat_local_rows(C) * ovl_dmat_local_cols(C), 0,
+                         &plan->coll))
       ovl_fatal(comm, OVL_ERR_MPI, "2.5D: reduction failed: %s", ovl_errmsg());
-    st.bytes += 8 * C->lm * C->ln;
+    st.bytes += 8 * ovl_dmat_local_rows(C) * ovl_dmat_local_cols(C);
     st.ncoll++;
   }
   st.t_comm += ovl_time() - tc;

@@ -4,8 +4,8 @@
 static ovl_err transposed(ovl_dmat X, char trans, ovl_dmat *out, int *made) {
   *out = X;
   *made = 0;
-  if (trans == 'N' || trans == 'n' || ovl_grid2d_parent(X->grid) == MPI_COMM_NULL) return OVL_OK;
-  OVL_TRY(ovl_dmat_create(X->grid, X->n, X->m, out));
+  if (trans == 'N' || trans == 'n' || ovl_grid2d_parent(ovl_dmat_grid(X)) == MPI_COMM_NULL) return OVL_OK;
+  OVL_TRY(ovl_dmat_create(ovl_dmat_grid(X), ovl_dmat_cols(X), ovl_dmat_rows(X), out));
   *made = 1;
   return ovl_dmat_transpose(X, *out);
 }
@@ -13,7 +13,7 @@ static ovl_err transposed(ovl_dmat X, char trans, ovl_dmat *out, int *made) {
 ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
                  const ovl_plan *plan, ovl_grid3d g3, ovl_kstats *stats) {
   int is3 = plan && (plan->algo == OVL_ALGO_3D || plan->algo == OVL_ALGO_25D);
-  MPI_Comm parent = is3 && g3 ? ovl_grid3d_parent(g3) : ovl_grid2d_parent(C->grid);
+  MPI_Comm parent = is3 && g3 ? ovl_grid3d_parent(g3) : ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_err rc = OVL_OK;
   if (plan == NULL) rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: no plan given");
   else if (is3 && g3 == NULL) rc = ovl_err_set(OVL_ERR_ARG, "ovl_gemm: %s needs a 3D grid", ovl_algo_name(plan->algo));

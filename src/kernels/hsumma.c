@@ -30,13 +30,13 @@ static void hs_bcast(hs_ctx *h, ovl_lanes L, double *buf, int64_t n, int root) {
 
 ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
-  MPI_Comm parent = ovl_grid2d_parent(C->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_kstats st;
   memset(&st, 0, sizeof st);
   double t0 = ovl_time();
   int p, q, gi, gj;
-  ovl_grid2d_dims(C->grid, &p, &q);
-  ovl_grid2d_coords(C->grid, &gi, &gj);
+  ovl_grid2d_dims(ovl_dmat_grid(C), &p, &q);
+  ovl_grid2d_coords(ovl_dmat_grid(C), &gi, &gj);
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK) rc = kern_check_plan(plan, "HSUMMA");
   int64_t b = rc == OVL_OK ? plan->b : 1, M = rc == OVL_OK && plan->outer > 0 ? plan->outer : b;
@@ -46,24 +46,24 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   int gI = rc == OVL_OK ? plan->groups_i : 1, gJ = rc == OVL_OK ? plan->groups_j : 1;
   if (rc == OVL_OK && (gI < 1 || gJ < 1 || p % gI || q % gJ))
     rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: %d x %d groups do not tile the %d x %d grid", gI, gJ, p, q);
-  int64_t K = A->n;
+  int64_t K = ovl_dmat_cols(A);
   if (M > K && K > 0) M = K;
   if (b > M) b = M;
   double *aout = NULL, *bout = NULL, *bin = NULL;
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(A->lm * M + 1), &aout);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(M * B->ln + 1), &bout);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(b * B->ln + 1), &bin);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(ovl_dmat_local_rows(A) * M + 1), &aout);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(M * ovl_dmat_local_cols(B) + 1), &bout);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(b * ovl_dmat_local_cols(B) + 1), &bin);
   rc = ovl_err_agree(parent, rc);
   ovl_hgroups hg = NULL;
-  if (rc == OVL_OK) rc = ovl_grid2d_hgroups(C->grid, gI, gJ, &hg);
+  if (rc == OVL_OK) rc = ovl_grid2d_hgroups(ovl_dmat_grid(C), gI, gJ, &hg);
   ovl_lanes orow = NULL, ocol = NULL, irow = NULL, icol = NULL;
-  if (rc == OVL_OK && ovl_grid2d_active(C->grid)) {
+  if (rc == OVL_OK && ovl_grid2d_active(ovl_dmat_grid(C))) {
     rc = ovl_hgroups_lanes(hg, OVL_DIR_OUTER_ROW, plan->ndup, &orow);
     if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_OUTER_COL, plan->ndup, &ocol);
     if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_INNER_ROW, plan->ndup, &irow);
     if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_INNER_COL, plan->ndup, &icol);
   }
-  if (rc != OVL_OK || !ovl_grid2d_active(C->grid)) {
+  if (rc != OVL_OK || !ovl_grid2d_active(ovl_dmat_grid(C))) {
     ovl_free(&aout), ovl_free(&bout), ovl_free(&bin);
     if (stats) *stats = st;
     return rc;
@@ -84,10 +84,11 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
     OVL_TRACE_BEGIN("hsumma.outer");
     /* between groups: the processes in A's local column (B's local row) */
     const double *ao = aout, *bo = bout;
-    if (gj == jA) ao = A->data + (k0 - A->coff) * A->ld; /* in place at the owner */
-    if (gi == iB) kern_copy(bout, w, B->data + (k0 - B->roff), B->ld, w, B->ln);
-    if (lj == ljA) hs_bcast(&h, orow, (double *)ao, A->lm * w, jA / bj);
-    if (li == liB) hs_bcast(&h, ocol, bout, w * B->ln, iB / bi);
+    if (gj == jA) ao = ovl_dmat_data(A) + (k0 - ovl_dmat_col_off(A)) * ovl_dmat_ld(A); /* in place at the owner */
+    if (gi == iB)
+      kern_copy(bout, w, ovl_dmat_data(B) + (k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), w, ovl_dmat_local_cols(B));
+    if (lj == ljA) hs_bcast(&h, orow, (double *)ao, ovl_dmat_local_rows(A) * w, jA / bj);
+    if (li == liB) hs_bcast(&h, ocol, bout, w * ovl_dmat_local_cols(B), iB / bi);
     OVL_TRACE_END("hsumma.outer", 0);
     st.t_comm += ovl_time() - tc;
     /* inside groups: sub-panels of width b */
@@ -96,15 +97,17 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
       double tm = ovl_time();
       OVL_TRACE_BEGIN("hsumma.inner");
       /* A's sub-panel is contiguous in the outer panel; B's rows are packed */
-      double *asub = (double *)ao + kk * A->lm;
-      if (li == liB) kern_copy(bin, ww, bo + kk, w, ww, B->ln);
-      hs_bcast(&h, irow, asub, A->lm * ww, ljA);
-      hs_bcast(&h, icol, bin, ww * B->ln, liB);
+      double *asub = (double *)ao + kk * ovl_dmat_local_rows(A);
+      if (li == liB) kern_copy(bin, ww, bo + kk, w, ww, ovl_dmat_local_cols(B));
+      hs_bcast(&h, irow, asub, ovl_dmat_local_rows(A) * ww, ljA);
+      hs_bcast(&h, icol, bin, ww * ovl_dmat_local_cols(B), liB);
       OVL_TRACE_END("hsumma.inner", 0);
       double tg = ovl_time();
       st.t_comm += tg - tm;
       OVL_TRACE_BEGIN("hsumma.dgemm");
-      kern_dgemm(C->lm, C->ln, ww, alpha, asub, A->lm > 0 ? A->lm : 1, bin, ww, C->data, C->ld, 0, NULL);
+      kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), ww, alpha, asub,
+                 ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, bin, ww, ovl_dmat_data(C), ovl_dmat_ld(C), 0,
+                 NULL);
       OVL_TRACE_END("hsumma.dgemm", 0);
       st.t_comp += ovl_time() - tg;
       st.steps++;

@@ -2,7 +2,6 @@
 #ifndef OVL_KIMPL_H
 #define OVL_KIMPL_H
 
-#include "dist/dmat_impl.h"
 #include "ovl/kernels.h"
 #include "ovl/trace.h"
 

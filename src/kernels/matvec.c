@@ -2,7 +2,6 @@
  * split over lanes and pipelined in arrival order. */
 #include <cblas.h>
 
-#include "dist/dmat_impl.h"
 #include "kernels/kimpl.h"
 
 typedef struct mv_ctx {
@@ -32,42 +31,44 @@ static ovl_err mv_post(void *vctx, int c, int stage, ovl_req *req) {
 
 ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, int ndup, const ovl_coll_cfg *cfg,
                    ovl_pipe_event *events) {
-  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(A));
   int p, q, i, j;
-  ovl_grid2d_dims(A->grid, &p, &q);
-  ovl_grid2d_coords(A->grid, &i, &j);
+  ovl_grid2d_dims(ovl_dmat_grid(A), &p, &q);
+  ovl_grid2d_coords(ovl_dmat_grid(A), &i, &j);
   ovl_err rc = OVL_OK;
   if (p != q) rc = ovl_err_set(OVL_ERR_GRID, "the mat-vec algorithms need a square grid, got %d x %d", p, q);
-  else if (A->m != A->n)
-    rc = ovl_err_set(OVL_ERR_SIZE, "A must be square, got %lld x %lld", (long long)A->m, (long long)A->n);
+  else if (ovl_dmat_rows(A) != ovl_dmat_cols(A))
+    rc = ovl_err_set(OVL_ERR_SIZE, "A must be square, got %lld x %lld", (long long)ovl_dmat_rows(A),
+                     (long long)ovl_dmat_cols(A));
   else if (alg != OVL_MATVEC_ALG1 && alg != OVL_MATVEC_ALG2)
     rc = ovl_err_set(OVL_ERR_ARG, "unknown mat-vec algorithm %d", (int)alg);
   else if (ndup < 1 || ndup > OVL_LANES_MAX)
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
   if (alg == OVL_MATVEC_ALG1) ndup = 1;
   double *t = NULL;
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(A->lm + 1), &t);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(ovl_dmat_local_rows(A) + 1), &t);
   rc = ovl_err_agree(parent, rc);
-  if (rc != OVL_OK || !ovl_grid2d_active(A->grid)) {
+  if (rc != OVL_OK || !ovl_grid2d_active(ovl_dmat_grid(A))) {
     ovl_free(&t);
     return rc;
   }
-  mv_ctx m = {NULL, NULL, cfg, t, y, A->lm, A->ln, i, j, ndup};
-  rc = ovl_grid2d_lanes(A->grid, OVL_DIR_ROW, ndup, &m.row);
-  if (rc == OVL_OK) rc = ovl_grid2d_lanes(A->grid, OVL_DIR_COL, ndup, &m.col);
+  mv_ctx m = {NULL, NULL, cfg, t, y, ovl_dmat_local_rows(A), ovl_dmat_local_cols(A), i, j, ndup};
+  rc = ovl_grid2d_lanes(ovl_dmat_grid(A), OVL_DIR_ROW, ndup, &m.row);
+  if (rc == OVL_OK) rc = ovl_grid2d_lanes(ovl_dmat_grid(A), OVL_DIR_COL, ndup, &m.col);
   if (rc != OVL_OK) {
     ovl_free(&t);
     return rc;
   }
-  if (A->lm > 0) {
-    if (A->ln > 0)
-      cblas_dgemv(CblasColMajor, CblasNoTrans, (int)A->lm, (int)A->ln, 1.0, A->data, (int)A->ld, x, 1, 0.0, t, 1);
+  if (ovl_dmat_local_rows(A) > 0) {
+    if (ovl_dmat_local_cols(A) > 0)
+      cblas_dgemv(CblasColMajor, CblasNoTrans, (int)ovl_dmat_local_rows(A), (int)ovl_dmat_local_cols(A), 1.0,
+                  ovl_dmat_data(A), (int)ovl_dmat_ld(A), x, 1, 0.0, t, 1);
     else
-      for (int64_t r = 0; r < A->lm; r++) t[r] = 0.0;
+      for (int64_t r = 0; r < ovl_dmat_local_rows(A); r++) t[r] = 0.0;
   }
   if (alg == OVL_MATVEC_ALG1) {
-    rc = ovl_lanes_reduce(m.row, t, i == j ? y : NULL, A->lm, i, cfg);
-    if (rc == OVL_OK) rc = ovl_lanes_bcast(m.col, y, A->ln, j, cfg);
+    rc = ovl_lanes_reduce(m.row, t, i == j ? y : NULL, ovl_dmat_local_rows(A), i, cfg);
+    if (rc == OVL_OK) rc = ovl_lanes_bcast(m.col, y, ovl_dmat_local_cols(A), j, cfg);
   } else {
     static const char *const names[] = {"matvec.reduce", "matvec.bcast"};
     rc = ovl_pipeline_run_named(ndup, 2, mv_post, &m, events, names);

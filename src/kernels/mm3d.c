@@ -109,17 +109,17 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   int active = ovl_grid3d_active(g);
   ovl_err rc = OVL_OK;
   if (active) rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK && active && A->grid != ovl_grid3d_plane(g))
+  if (rc == OVL_OK && active && ovl_dmat_grid(A) != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "3D: the operands must live on the 3D grid's plane (ovl_grid3d_plane)");
   if (rc == OVL_OK) rc = kern_check_plan(plan, "3D");
   if (rc == OVL_OK && c != x.s)
     rc = ovl_err_set(OVL_ERR_GRID, "3D needs a p x p x p grid, got %d x %d x %d", x.s, x.s, c);
-  int64_t m = active ? A->m : 0, K = active ? A->n : 0, n = active ? B->n : 0;
+  int64_t m = active ? ovl_dmat_rows(A) : 0, K = active ? ovl_dmat_cols(A) : 0, n = active ? ovl_dmat_cols(B) : 0;
   int s = x.s;
   if (rc == OVL_OK && active) {
     x.nbw = ovl_block_len(K, s, x.j) * ovl_block_len(n, s, x.k);
     x.ncw = ovl_block_len(m, s, x.i) * ovl_block_len(n, s, x.k);
-    x.ncr = x.k == 0 ? C->lm * C->ln : x.ncw;
+    x.ncr = x.k == 0 ? ovl_dmat_local_rows(C) * ovl_dmat_local_cols(C) : x.ncw;
     rc = ovl_malloc(sizeof(double) * (size_t)(x.nbw + 1), &x.bw);
     if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(x.ncw + 1), &x.cw);
     if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)((x.ncw > x.ncr ? x.ncw : x.ncr) + 1), &x.cr);
@@ -139,10 +139,11 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   OVL_TRACE_BEGIN("mm3d.distribute");
   ovl_req ra[OVL_LANES_MAX];
   for (int l = 0; l < OVL_LANES_MAX; l++) ra[l] = x.sends[l] = OVL_REQ_NULL;
-  x.bmine = B->data, x.nbmine = B->lm * B->ln;
-  if (s > 1 && ovl_lanes_ibcast(x.grd, A->data, A->lm * A->ln, 0, &plan->coll, ra))
+  x.bmine = ovl_dmat_data(B), x.nbmine = ovl_dmat_local_rows(B) * ovl_dmat_local_cols(B);
+  if (s > 1 &&
+      ovl_lanes_ibcast(x.grd, ovl_dmat_data(A), ovl_dmat_local_rows(A) * ovl_dmat_local_cols(A), 0, &plan->coll, ra))
     ovl_fatal(parent, OVL_ERR_MPI, "3D: broadcast of A failed: %s", ovl_errmsg());
-  if (s > 1) st.bytes += 8 * A->lm * A->ln, st.ncoll++;
+  if (s > 1) st.bytes += 8 * ovl_dmat_local_rows(A) * ovl_dmat_local_cols(A), st.ncoll++;
   if (ovl_pipeline_run_named(plan->ndup, 2, post_b, &x, NULL, k_names_b) || ovl_req_waitall(plan->ndup, ra) ||
       ovl_req_waitall(plan->ndup, x.sends))
     ovl_fatal(parent, OVL_ERR_MPI, "3D: distribution of B failed: %s", ovl_errmsg());
@@ -153,7 +154,8 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   st.t_comm += tm - tc;
   OVL_TRACE_BEGIN("mm3d.dgemm");
   int64_t mi = ovl_block_len(m, s, x.i), kj = ovl_block_len(K, s, x.j), nk = ovl_block_len(n, s, x.k);
-  kern_dgemm(mi, nk, kj, alpha, A->data, A->ld, x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0, NULL);
+  kern_dgemm(mi, nk, kj, alpha, ovl_dmat_data(A), ovl_dmat_ld(A), x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0,
+             NULL);
   OVL_TRACE_END("mm3d.dgemm", 0);
   double tr = ovl_time();
   st.t_comp += tr - tm;
@@ -164,8 +166,10 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   st.ncoll++;
   if (x.k == 0) { /* C_ij = beta C_ij + sum */
     kern_scale(C, beta);
-    for (int64_t col = 0; col < C->ln; col++)
-      for (int64_t r = 0; r < C->lm; r++) C->data[r + col * C->ld] += x.cr[r + col * C->lm];
+    int64_t lm = ovl_dmat_local_rows(C), ln = ovl_dmat_local_cols(C), ld = ovl_dmat_ld(C);
+    double *cd = ovl_dmat_data(C);
+    for (int64_t col = 0; col < ln; col++)
+      for (int64_t r = 0; r < lm; r++) cd[r + col * ld] += x.cr[r + col * lm];
   }
   OVL_TRACE_END("mm3d.reduce", 0);
   st.t_comm += ovl_time() - tr;

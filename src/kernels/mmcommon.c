@@ -30,13 +30,15 @@ int ovl_plan_str(const ovl_plan *p, char *buf, size_t n) {
 }
 
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
-  if (A->grid != B->grid || A->grid != C->grid)
+  if (ovl_dmat_grid(A) != ovl_dmat_grid(B) || ovl_dmat_grid(A) != ovl_dmat_grid(C))
     return ovl_err_set(OVL_ERR_SIZE, "A, B and C must be distributed on the same grid");
-  if (A->n != B->m || A->m != C->m || B->n != C->n)
+  if (ovl_dmat_cols(A) != ovl_dmat_rows(B) || ovl_dmat_rows(A) != ovl_dmat_rows(C) ||
+      ovl_dmat_cols(B) != ovl_dmat_cols(C))
     return ovl_err_set(OVL_ERR_SIZE,
                        "shapes do not conform: A is %" PRId64 " x %" PRId64 ", B is %" PRId64 " x %" PRId64
                        ", C is %" PRId64 " x %" PRId64,
-                       A->m, A->n, B->m, B->n, C->m, C->n);
+                       ovl_dmat_rows(A), ovl_dmat_cols(A), ovl_dmat_rows(B), ovl_dmat_cols(B), ovl_dmat_rows(C),
+                       ovl_dmat_cols(C));
   return OVL_OK;
 }
 
@@ -50,11 +52,13 @@ ovl_err kern_check_plan(const ovl_plan *plan, const char *who) {
 
 void kern_scale(ovl_dmat C, double beta) {
   if (beta == 1.0) return;
-  for (int64_t c = 0; c < C->ln; c++) {
-    double *col = C->data + c * C->ld;
-    if (beta == 0.0) memset(col, 0, sizeof(double) * (size_t)C->lm);
+  int64_t lm = ovl_dmat_local_rows(C), ln = ovl_dmat_local_cols(C), ld = ovl_dmat_ld(C);
+  double *data = ovl_dmat_data(C);
+  for (int64_t c = 0; c < ln; c++) {
+    double *col = data + c * ld;
+    if (beta == 0.0) memset(col, 0, sizeof(double) * (size_t)lm);
     else
-      for (int64_t r = 0; r < C->lm; r++) col[r] *= beta;
+      for (int64_t r = 0; r < lm; r++) col[r] *= beta;
   }
 }
 

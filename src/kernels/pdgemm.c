@@ -1,5 +1,5 @@
 /* ovl_pdgemm: ScaLAPACK's PDGEMM interface on top of the block-cyclic <->
- * block exchanges (src/dist/bcyclic.c) and SUMMA (see ovl/pdgemm.h).
+ * block exchanges (src/kernels/bcyclic.c) and SUMMA (see ovl/pdgemm.h).
  *
  * Process-wide state (documented in ovl/pdgemm.h): the defaults set by
  * ovl_pdgemm_config, the record of the last call, and one workspace for the
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/bcyclic.h"
+#include "kernels/bcyclic.h"
 #include "ovl/pdgemm.h"
 
 static struct {
@@ -188,9 +188,9 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
     M = *m, N = *n, K = *k;
     quick = M == 0 || N == 0 || K == 0 || *alpha == 0.0;
     if (!quick) {
-      lena = round8(ovl_bcyclic_dmat_len(g, M, K));
-      lenb = round8(ovl_bcyclic_dmat_len(g, K, N));
-      lenc = round8(ovl_bcyclic_dmat_len(g, M, N));
+      lena = round8(ovl_dmat_local_len(g, M, K));
+      lenb = round8(ovl_dmat_local_len(g, K, N));
+      lenc = round8(ovl_dmat_local_len(g, M, N));
       rc = ovl_bcyclic_ws_reserve(&g_ops, (size_t)(lena + lenb + lenc));
     }
   }
@@ -205,10 +205,11 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   /* op(sub(A)) is M x K: sub(A) is K x M when transposed; likewise B */
   ovl_bcview va = ovl_bcyclic_view(desca, *ia, *ja, ta ? K : M, ta ? M : K, (double *)a);
   ovl_bcview vb = ovl_bcyclic_view(descb, *ib, *jb, tb ? N : K, tb ? K : N, (double *)b);
-  struct ovl_dmat_s A, B, C;
-  ovl_bcyclic_dmat_view(&A, g, M, K, g_ops.buf);
-  ovl_bcyclic_dmat_view(&B, g, K, N, g_ops.buf + lena);
-  ovl_bcyclic_dmat_view(&C, g, M, N, g_ops.buf + lena + lenb);
+  ovl_dmat A = NULL, B = NULL, C = NULL; /* over g_ops */
+  rc = ovl_dmat_wrap(g, M, K, g_ops.buf, &A);
+  if (rc == OVL_OK) rc = ovl_dmat_wrap(g, K, N, g_ops.buf + lena, &B);
+  if (rc == OVL_OK) rc = ovl_dmat_wrap(g, M, N, g_ops.buf + lena + lenb, &C);
+  rc = ovl_err_agree(parent, rc);
   int64_t bw = g_cfg.panel;
   if (bw == 0) {
     int64_t kblock = ta ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
@@ -222,15 +223,19 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   double t1 = ovl_time();
   info.t_setup = t1 - t0;
 
-  OVL_TRY(ovl_bcyclic_to_dmat(&va, ta, &A, &g_xchg));
-  OVL_TRY(ovl_bcyclic_to_dmat(&vb, tb, &B, &g_xchg));
-  if (*beta != 0.0) OVL_TRY(ovl_bcyclic_to_dmat(&vc, 0, &C, &g_xchg)); /* beta == 0: C is never read */
+  if (rc == OVL_OK) rc = ovl_bcyclic_to_dmat(&va, ta, A, &g_xchg);
+  if (rc == OVL_OK) rc = ovl_bcyclic_to_dmat(&vb, tb, B, &g_xchg);
+  if (rc == OVL_OK && *beta != 0.0) rc = ovl_bcyclic_to_dmat(&vc, 0, C, &g_xchg); /* beta == 0: C is never read */
   double t2 = ovl_time();
   info.t_in = t2 - t1;
-  OVL_TRY(ovl_summa(*alpha, &A, &B, *beta, &C, &plan, &info.summa));
+  if (rc == OVL_OK) rc = ovl_summa(*alpha, A, B, *beta, C, &plan, &info.summa);
   double t3 = ovl_time();
-  OVL_TRY(ovl_bcyclic_from_dmat(&C, 0, &vc, &g_xchg));
+  if (rc == OVL_OK) rc = ovl_bcyclic_from_dmat(C, 0, &vc, &g_xchg);
   double t4 = ovl_time();
+  ovl_dmat_destroy(&A);
+  ovl_dmat_destroy(&B);
+  ovl_dmat_destroy(&C);
+  if (rc != OVL_OK) return rc;
   info.t_out = t4 - t3;
   info.t_total = t4 - t0;
   g_info = info;

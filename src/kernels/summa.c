@@ -45,17 +45,19 @@ typedef struct summa_ws {
 /* Post the broadcasts of panel pn into buffer slot s. */
 static void post_panel(summa_ws *w, const panel *pn, int s) {
   ovl_dmat A = w->A, B = w->B;
-  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(A));
   for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w->rq[s][c] = OVL_REQ_NULL;
-  w->ap[s] = w->gj == pn->jA ? A->data + (pn->k0 - A->coff) * A->ld : w->apan[s];
-  int64_t acount = A->lm * pn->w, bcount = pn->w * B->ln;
+  w->ap[s] = w->gj == pn->jA ? ovl_dmat_data(A) + (pn->k0 - ovl_dmat_col_off(A)) * ovl_dmat_ld(A) : w->apan[s];
+  int64_t acount = ovl_dmat_local_rows(A) * pn->w, bcount = pn->w * ovl_dmat_local_cols(B);
   if (acount > 0 && w->q > 1) {
     if (ovl_lanes_ibcast(w->row, (double *)w->ap[s], acount, pn->jA, &w->plan->coll, w->rq[s]) != OVL_OK)
       ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the A panel failed: %s", ovl_errmsg());
     w->st->bytes += 8 * acount;
     w->st->ncoll++;
   }
-  if (w->gi == pn->iB) kern_copy(w->bpan[s], pn->w, B->data + (pn->k0 - B->roff), B->ld, pn->w, B->ln);
+  if (w->gi == pn->iB)
+    kern_copy(w->bpan[s], pn->w, ovl_dmat_data(B) + (pn->k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), pn->w,
+              ovl_dmat_local_cols(B));
   if (bcount > 0 && w->p > 1) {
     if (ovl_lanes_ibcast(w->col, w->bpan[s], bcount, pn->iB, &w->plan->coll, w->rq[s] + OVL_LANES_MAX) != OVL_OK)
       ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the B panel failed: %s", ovl_errmsg());
@@ -66,12 +68,12 @@ static void post_panel(summa_ws *w, const panel *pn, int s) {
 
 static void wait_panel(summa_ws *w, int s) {
   if (ovl_req_waitall(2 * OVL_LANES_MAX, w->rq[s]) != OVL_OK)
-    ovl_fatal(ovl_grid2d_parent(w->A->grid), OVL_ERR_MPI, "SUMMA: panel broadcast failed: %s", ovl_errmsg());
+    ovl_fatal(ovl_grid2d_parent(ovl_dmat_grid(w->A)), OVL_ERR_MPI, "SUMMA: panel broadcast failed: %s", ovl_errmsg());
 }
 
 ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats) {
-  MPI_Comm parent = ovl_grid2d_parent(C->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_kstats st;
   memset(&st, 0, sizeof st);
   double t0 = ovl_time();
@@ -80,21 +82,21 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   summa_ws w;
   memset(&w, 0, sizeof w);
   w.A = A, w.B = B, w.plan = plan, w.st = &st;
-  ovl_grid2d_dims(C->grid, &w.p, &w.q);
-  ovl_grid2d_coords(C->grid, &w.gi, &w.gj);
-  int64_t K = A->n, b = rc == OVL_OK ? plan->b : 1;
+  ovl_grid2d_dims(ovl_dmat_grid(C), &w.p, &w.q);
+  ovl_grid2d_coords(ovl_dmat_grid(C), &w.gi, &w.gj);
+  int64_t K = ovl_dmat_cols(A), b = rc == OVL_OK ? plan->b : 1;
   if (b > K && K > 0) b = K; /* a panel never needs to exceed K */
   int nbuf = rc == OVL_OK && plan->lookahead ? 2 : 1;
   for (int s = 0; s < nbuf && rc == OVL_OK; s++) {
-    rc = ovl_malloc(sizeof(double) * (size_t)(A->lm * b + 1), &w.apan[s]);
-    if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(B->ln * b + 1), &w.bpan[s]);
+    rc = ovl_malloc(sizeof(double) * (size_t)(ovl_dmat_local_rows(A) * b + 1), &w.apan[s]);
+    if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(ovl_dmat_local_cols(B) * b + 1), &w.bpan[s]);
   }
   rc = ovl_err_agree(parent, rc);
-  if (rc == OVL_OK && ovl_grid2d_active(C->grid)) {
-    rc = ovl_grid2d_lanes(C->grid, OVL_DIR_ROW, plan->ndup, &w.row);
-    if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->grid, OVL_DIR_COL, plan->ndup, &w.col);
+  if (rc == OVL_OK && ovl_grid2d_active(ovl_dmat_grid(C))) {
+    rc = ovl_grid2d_lanes(ovl_dmat_grid(C), OVL_DIR_ROW, plan->ndup, &w.row);
+    if (rc == OVL_OK) rc = ovl_grid2d_lanes(ovl_dmat_grid(C), OVL_DIR_COL, plan->ndup, &w.col);
   }
-  if (rc != OVL_OK || !ovl_grid2d_active(C->grid)) {
+  if (rc != OVL_OK || !ovl_grid2d_active(ovl_dmat_grid(C))) {
     for (int s = 0; s < 2; s++) ovl_free(&w.apan[s]), ovl_free(&w.bpan[s]);
     if (stats) *stats = st;
     return rc;
@@ -117,8 +119,9 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
     st.t_comm += tm - tc;
     OVL_TRACE_BEGIN("summa.dgemm");
     ovl_req *pend = la && more ? w.rq[1 - s] : NULL;
-    kern_dgemm(C->lm, C->ln, cur.w, alpha, w.ap[s], A->lm > 0 ? A->lm : 1, w.bpan[s], cur.w, C->data, C->ld,
-               pend ? 2 * OVL_LANES_MAX : 0, pend);
+    kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), cur.w, alpha, w.ap[s],
+               ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, w.bpan[s], cur.w, ovl_dmat_data(C),
+               ovl_dmat_ld(C), pend ? 2 * OVL_LANES_MAX : 0, pend);
     OVL_TRACE_END("summa.dgemm", 0);
     st.t_comp += ovl_time() - tm;
     st.steps++;

@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dist/dmat_impl.h"
 #include "kernels/kimpl.h"
 
 static double nrm2(const double *x, int64_t n) {
@@ -18,10 +17,10 @@ static double nrm2(const double *x, int64_t n) {
 
 static ovl_err verify_exact(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C,
                             double *relerr) {
-  MPI_Comm parent = ovl_grid2d_parent(C->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   int rank = 0;
   MPI_Comm_rank(parent, &rank);
-  int64_t m = C->m, n = C->n, k = A->n;
+  int64_t m = ovl_dmat_rows(C), n = ovl_dmat_cols(C), k = ovl_dmat_cols(A);
   double *ga = NULL, *gb = NULL, *gc = NULL, *gr = NULL;
   ovl_err rc = OVL_OK;
   if (rank == 0) {
@@ -59,8 +58,8 @@ static ovl_err verify_exact(double alpha, ovl_dmat A, ovl_dmat B, double beta, o
 }
 
 static ovl_err verify_prob(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C, double *relerr) {
-  MPI_Comm parent = ovl_grid2d_parent(C->grid);
-  int64_t m = C->m, n = C->n, k = A->n;
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
+  int64_t m = ovl_dmat_rows(C), n = ovl_dmat_cols(C), k = ovl_dmat_cols(A);
   double *x = NULL, *t = NULL, *y1 = NULL, *y2 = NULL, *y3 = NULL;
   ovl_err rc = ovl_malloc(sizeof(double) * (size_t)(n + 1), &x);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(k + 1), &t);
@@ -102,10 +101,12 @@ static ovl_err verify_prob(double alpha, ovl_dmat A, ovl_dmat B, double beta, ov
 
 ovl_err ovl_verify_gemm(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C,
                         ovl_verify_mode mode, double tol, double *relerr) {
-  MPI_Comm parent = ovl_grid2d_parent(C->grid);
+  MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   OVL_TRY(ovl_err_agree(parent, ovl_kernel_check_gemm_shapes(A, B, C)));
   if (mode == OVL_VERIFY_AUTO)
-    mode = (double)C->m * (double)C->n + (double)A->m * A->n + (double)B->m * B->n <= 3.0 * 1024 * 1024
+    mode = (double)ovl_dmat_rows(C) * (double)ovl_dmat_cols(C) + (double)ovl_dmat_rows(A) * ovl_dmat_cols(A) +
+                       (double)ovl_dmat_rows(B) * ovl_dmat_cols(B) <=
+                   3.0 * 1024 * 1024
                ? OVL_VERIFY_EXACT
                : OVL_VERIFY_PROBABILISTIC;
   double e = 0;

@@ -194,12 +194,6 @@ int ovl_ndup_pays(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int nd
 
 /* ---- algorithm models ----------------------------------------------------------- */
 
-static int icbrt(int P) {
-  int s = 1;
-  while ((s + 1) * (s + 1) * (s + 1) <= P) s++;
-  return s;
-}
-
 /* Accumulates the parts of a prediction. */
 typedef struct acc {
   double lat, bw;
@@ -248,7 +242,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_CANNON: {
     int p = c.p, q = c.q;
     if (p <= 0 || q <= 0) {
-      for (p = 1; (p + 1) * (p + 1) <= c.P; p++) {}
+      p = c.P > 1 ? ovl_isqrt(c.P) : 1;
       while (c.P % p) p--;
       q = c.P / p;
     }
@@ -287,7 +281,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_SSC3:
   case OVL_ALGO_SSC4:
   case OVL_ALGO_SSC5: {
-    int s = c.s > 0 ? c.s : icbrt(c.P);
+    int s = c.s > 0 ? c.s : (c.P > 1 ? ovl_icbrt(c.P) : 1);
     if (s * s * s != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
                          ovl_algo_name(c.algo), c.P);
@@ -375,8 +369,7 @@ static int push(ovl_plan *out, int cap, int n, ovl_plan c) {
 }
 
 int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap) {
-  int cnt = 0, cube = icbrt(P) * icbrt(P) * icbrt(P) == P, sq = 1;
-  while ((sq + 1) * (sq + 1) <= P) sq++;
+  int cr = ovl_icbrt(P), sq = ovl_isqrt(P), cnt = 0, cube = P >= 1 && cr * cr * cr == P;
   static const int nd3[3] = {1, 2, 4};
   if (f == OVL_FAMILY_GEMM) {
     static const int64_t bs[3] = {128, 256, 512};
@@ -388,7 +381,7 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
           cnt = push(out, cap, cnt, c);
         }
     int p, q;
-    for (p = 1; (p + 1) * (p + 1) <= P; p++) {}
+    p = P > 1 ? ovl_isqrt(P) : 1;
     while (P % p) p--;
     q = P / p;
     for (int g = 2; g < P; g++) {

@@ -14,7 +14,6 @@
 
 #include <lapacke.h>
 
-#include "dist/dmat_impl.h"
 #include "ovl/purify.h"
 #include "ovl/trace.h"
 
@@ -67,33 +66,50 @@ int ovl_purify_uses_sq(ovl_purify_method m) { return m == OVL_PURIFY_SP2 || m ==
 
 /* ---- plane-0 helpers (LOCAL arithmetic + reductions over the plane) -------- */
 
+/* The local block of a matrix, read once through the public accessors (all
+ * zero for a NULL handle). */
+typedef struct lblock {
+  int64_t m, n, lm, ln, ld, roff, coff;
+  double *data;
+} lblock;
+static lblock lblock_of(ovl_dmat A) {
+  lblock b = {0, 0, 0, 0, 1, 0, 0, NULL};
+  if (A == NULL) return b;
+  b.m = ovl_dmat_rows(A), b.n = ovl_dmat_cols(A), b.lm = ovl_dmat_local_rows(A), b.ln = ovl_dmat_local_cols(A);
+  b.ld = ovl_dmat_ld(A), b.roff = ovl_dmat_row_off(A), b.coff = ovl_dmat_col_off(A), b.data = ovl_dmat_data(A);
+  return b;
+}
+
 /* X = a F + b I */
 static void affine(ovl_dmat X, ovl_dmat F, double a, double b) {
-  for (int64_t c = 0; c < X->ln; c++)
-    for (int64_t r = 0; r < X->lm; r++)
-      X->data[r + c * X->ld] = a * F->data[r + c * F->ld] + (X->roff + r == X->coff + c ? b : 0.0);
+  lblock bx = lblock_of(X), bf = lblock_of(F);
+  for (int64_t c = 0; c < bx.ln; c++)
+    for (int64_t r = 0; r < bx.lm; r++)
+      bx.data[r + c * bx.ld] = a * bf.data[r + c * bf.ld] + (bx.roff + r == bx.coff + c ? b : 0.0);
 }
 
 /* D = x D + y D2 + z D3 */
 static void combine(ovl_dmat D, double x, ovl_dmat D2, double y, ovl_dmat D3, double z) {
-  for (int64_t c = 0; c < D->ln; c++)
-    for (int64_t r = 0; r < D->lm; r++) {
-      int64_t q = r + c * D->ld;
-      D->data[q] = x * D->data[q] + y * D2->data[q] + (D3 ? z * D3->data[q] : 0.0);
+  lblock bd = lblock_of(D), bd2 = lblock_of(D2), bd3 = lblock_of(D3);
+  for (int64_t c = 0; c < bd.ln; c++)
+    for (int64_t r = 0; r < bd.lm; r++) {
+      int64_t q = r + c * bd.ld;
+      bd.data[q] = x * bd.data[q] + y * bd2.data[q] + (D3 ? z * bd3.data[q] : 0.0);
     }
 }
 
 /* sums[0] = ||A - B||_F^2, sums[1] = <A, C> (elementwise), reduced over the plane */
 static ovl_err plane_sums(ovl_dmat A, ovl_dmat B, ovl_dmat C, double out[2]) {
+  lblock ba = lblock_of(A), bb = lblock_of(B), bc = lblock_of(C);
   double s[2] = {0, 0};
-  for (int64_t c = 0; c < A->ln; c++)
-    for (int64_t r = 0; r < A->lm; r++) {
-      int64_t q = r + c * A->ld;
-      double d = A->data[q] - B->data[q];
+  for (int64_t c = 0; c < ba.ln; c++)
+    for (int64_t r = 0; r < ba.lm; r++) {
+      int64_t q = r + c * ba.ld;
+      double d = ba.data[q] - bb.data[q];
       s[0] += d * d;
-      if (C) s[1] += A->data[q] * C->data[q];
+      if (C) s[1] += ba.data[q] * bc.data[q];
     }
-  OVL_MPI(MPI_Allreduce(s, out, 2, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(A->grid)));
+  OVL_MPI(MPI_Allreduce(s, out, 2, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(ovl_dmat_grid(A))));
   return OVL_OK;
 }
 
@@ -102,46 +118,48 @@ static ovl_err plane_sums(ovl_dmat A, ovl_dmat B, ovl_dmat C, double out[2]) {
  * tr D^4}; tr D^3 = <D, D^2> and tr D^4 = ||D^2||_F^2 for symmetric D (or
  * the trace of D3 when given). */
 static ovl_err plane_stats(ovl_dmat D, ovl_dmat D2, ovl_dmat D3, double out[5]) {
+  lblock bd = lblock_of(D), bd2 = lblock_of(D2), bd3 = lblock_of(D3);
   double s[5] = {0, 0, 0, 0, 0};
-  for (int64_t c = 0; c < D->ln; c++) {
-    const double *d = D->data + c * D->ld, *d2 = D2->data + c * D2->ld;
+  for (int64_t c = 0; c < bd.ln; c++) {
+    const double *d = bd.data + c * bd.ld, *d2 = bd2.data + c * bd2.ld;
     double e = 0, t3 = 0, t4 = 0;
-    for (int64_t r = 0; r < D->lm; r++) {
+    for (int64_t r = 0; r < bd.lm; r++) {
       double x = d2[r] - d[r];
       e += x * x, t3 += d[r] * d2[r], t4 += d2[r] * d2[r];
     }
     s[2] += e, s[3] += t3, s[4] += t4;
-    int64_t r = D->coff + c - D->roff; /* the diagonal element of this column, if local */
-    if (r >= 0 && r < D->lm) s[0] += d[r], s[1] += d2[r];
+    int64_t r = bd.coff + c - bd.roff; /* the diagonal element of this column, if local */
+    if (r >= 0 && r < bd.lm) s[0] += d[r], s[1] += d2[r];
   }
   if (D3) { /* tr D^3 from D3's diagonal only */
     double t3 = 0;
-    for (int64_t c = 0; c < D->ln; c++) {
-      int64_t r = D->coff + c - D->roff;
-      if (r >= 0 && r < D->lm) t3 += D3->data[r + c * D3->ld];
+    for (int64_t c = 0; c < bd.ln; c++) {
+      int64_t r = bd.coff + c - bd.roff;
+      if (r >= 0 && r < bd.lm) t3 += bd3.data[r + c * bd3.ld];
     }
     s[3] = t3;
   }
-  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, s, 5, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(D->grid)));
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, s, 5, MPI_DOUBLE, MPI_SUM, ovl_grid2d_parent(ovl_dmat_grid(D))));
   memcpy(out, s, sizeof s);
   return OVL_OK;
 }
 
 /* Gershgorin bounds of F: [hmin, hmax] holds the spectrum. */
 static ovl_err gershgorin(ovl_dmat F, double *hmin, double *hmax) {
-  ovl_grid2d pl = F->grid;
+  lblock bf = lblock_of(F);
+  ovl_grid2d pl = ovl_dmat_grid(F);
   double *row = NULL; /* row[2r] = diagonal, row[2r+1] = sum of |off-diagonal| */
-  OVL_TRY(ovl_calloc(sizeof(double) * (size_t)(2 * F->lm + 2), &row));
-  for (int64_t c = 0; c < F->ln; c++)
-    for (int64_t r = 0; r < F->lm; r++) {
-      double v = F->data[r + c * F->ld];
-      if (F->roff + r == F->coff + c) row[2 * r] += v;
+  OVL_TRY(ovl_calloc(sizeof(double) * (size_t)(2 * bf.lm + 2), &row));
+  for (int64_t c = 0; c < bf.ln; c++)
+    for (int64_t r = 0; r < bf.lm; r++) {
+      double v = bf.data[r + c * bf.ld];
+      if (bf.roff + r == bf.coff + c) row[2 * r] += v;
       else row[2 * r + 1] += fabs(v);
     }
-  int rc = F->lm > 0 ? MPI_Allreduce(MPI_IN_PLACE, row, (int)(2 * F->lm), MPI_DOUBLE, MPI_SUM, ovl_grid2d_row_comm(pl))
+  int rc = bf.lm > 0 ? MPI_Allreduce(MPI_IN_PLACE, row, (int)(2 * bf.lm), MPI_DOUBLE, MPI_SUM, ovl_grid2d_row_comm(pl))
                      : MPI_SUCCESS;
   double lo = INFINITY, hi = -INFINITY;
-  for (int64_t r = 0; r < F->lm; r++) {
+  for (int64_t r = 0; r < bf.lm; r++) {
     lo = fmin(lo, row[2 * r] - row[2 * r + 1]);
     hi = fmax(hi, row[2 * r] + row[2 * r + 1]);
   }
@@ -161,11 +179,11 @@ static ovl_err gershgorin(ovl_dmat F, double *hmin, double *hmax) {
  * matrices. Plane 0 (ovl_dmat_matvec reduces over it); on failure of the
  * small eigensolver the Gershgorin bounds stay. */
 static ovl_err lanczos_bounds(ovl_dmat F, double *hmin, double *hmax) {
-  int64_t n = F->m, k = n < 40 ? n : 40;
+  int64_t n = ovl_dmat_rows(F), k = n < 40 ? n : 40;
   if (n < 2) return OVL_OK;
   double *v = NULL, *vp = NULL, *w = NULL, *al = NULL, *be = NULL, *z = NULL;
   ovl_err rc = ovl_malloc(sizeof(double) * (size_t)(3 * n + 2 * k + k * k + 4), &v);
-  rc = ovl_err_agree(ovl_grid2d_parent(F->grid), rc);
+  rc = ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(F)), rc);
   if (rc != OVL_OK) return rc;
   vp = v + n, w = vp + n, al = w + n, be = al + k, z = be + k;
   double nrm = 0;
@@ -337,15 +355,16 @@ static uint64_t mix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 static ovl_err f_checksum(ovl_dmat F, uint64_t *out) {
+  lblock bf = lblock_of(F);
   uint64_t s = 0;
-  for (int64_t c = 0; c < F->ln; c++)
-    for (int64_t r = 0; r < F->lm; r++) {
-      double v = F->data[r + c * F->ld];
+  for (int64_t c = 0; c < bf.ln; c++)
+    for (int64_t r = 0; r < bf.lm; r++) {
+      double v = bf.data[r + c * bf.ld];
       uint64_t bits;
       memcpy(&bits, &v, sizeof bits);
-      s += mix64(bits ^ mix64((uint64_t)((F->roff + r) * F->n + F->coff + c)));
+      s += mix64(bits ^ mix64((uint64_t)((bf.roff + r) * bf.n + bf.coff + c)));
     }
-  OVL_MPI(MPI_Allreduce(&s, out, 1, MPI_UINT64_T, MPI_SUM, ovl_grid2d_parent(F->grid)));
+  OVL_MPI(MPI_Allreduce(&s, out, 1, MPI_UINT64_T, MPI_SUM, ovl_grid2d_parent(ovl_dmat_grid(F))));
   return OVL_OK;
 }
 
@@ -356,12 +375,12 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
   ckpt_data_path(prefix, it, data, sizeof data);
   OVL_TRY(ovl_dmat_write_raw(D, data, 1));
   int rank = 0;
-  MPI_Comm_rank(ovl_grid2d_parent(D->grid), &rank);
+  MPI_Comm_rank(ovl_grid2d_parent(ovl_dmat_grid(D)), &rank);
   ovl_err rc = OVL_OK;
   if (rank == 0) {
     ckpt_field pf[CKPT_NFIELDS];
     char fields[1024] = "";
-    ckpt_problem(o, D->m, fsum, pf);
+    ckpt_problem(o, ovl_dmat_rows(D), fsum, pf);
     for (int k = 0; k < CKPT_NFIELDS; k++)
       snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "\"%s\": %s, ", pf[k].key, pf[k].val);
     snprintf(state, sizeof state, "%s.state.json", prefix);
@@ -382,13 +401,13 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
       ckpt_sweep(prefix, it);
     }
   }
-  return ovl_err_agree(ovl_grid2d_parent(D->grid), rc);
+  return ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(D)), rc);
 }
 
 /* Read the state file (rank 0), check that it continues this problem, and
  * load D from the data it names. */
 static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *o, uint64_t fsum, int *it) {
-  MPI_Comm pc = ovl_grid2d_parent(D->grid);
+  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(D));
   int rank = 0;
   MPI_Comm_rank(pc, &rank);
   char state[4096], data[4096] = "";
@@ -407,18 +426,18 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *
         (!pi || !pd || sscanf(pi + 12, "%d", &iter) != 1 || iter < 0 || sscanf(pd + 9, "%4000[^\"]", data) != 1))
       rc = ovl_err_set(OVL_ERR_FORMAT, "checkpoint state '%s' is malformed", state);
     ckpt_field pf[CKPT_NFIELDS];
-    ckpt_problem(o, D->m, fsum, pf);
+    ckpt_problem(o, ovl_dmat_rows(D), fsum, pf);
     if (rc == OVL_OK) rc = ckpt_same_problem(buf, state, pf);
   }
   OVL_TRY(ovl_err_agree(pc, rc));
   OVL_MPI(MPI_Bcast(&iter, 1, MPI_INT, 0, pc));
   OVL_MPI(MPI_Bcast(data, (int)sizeof data, MPI_CHAR, 0, pc));
   ovl_dmat X = NULL;
-  OVL_TRY(ovl_dmat_read_raw(D->grid, data, 1, &X));
-  rc = X->m == D->m && X->n == D->n
+  OVL_TRY(ovl_dmat_read_raw(ovl_dmat_grid(D), data, 1, &X));
+  rc = ovl_dmat_rows(X) == ovl_dmat_rows(D) && ovl_dmat_cols(X) == ovl_dmat_cols(D)
            ? ovl_dmat_copy(D, X)
            : ovl_err_set(OVL_ERR_SIZE, "checkpoint '%s' holds a %" PRId64 " x %" PRId64 " matrix, expected %" PRId64,
-                         data, X->m, X->n, D->m);
+                         data, ovl_dmat_rows(X), ovl_dmat_cols(X), ovl_dmat_rows(D));
   ovl_dmat_destroy(&X);
   *it = iter;
   rc = ovl_err_agree(pc, rc);
@@ -472,14 +491,15 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   ovl_grid3d_coords(g, &gi, &gj, &gk);
   int on0 = active && gk == 0;
   ovl_err rc = OVL_OK;
-  int64_t n = active ? F->m : 0;
+  int64_t n = active ? ovl_dmat_rows(F) : 0;
   MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
   int sqm = opts ? ovl_purify_uses_sq(opts->method) : 0;
   if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify: no options");
-  else if (active && (F->m != F->n || D->m != F->m || D->n != F->n))
+  else if (active && (ovl_dmat_rows(F) != ovl_dmat_cols(F) || ovl_dmat_rows(D) != ovl_dmat_rows(F) ||
+                      ovl_dmat_cols(D) != ovl_dmat_cols(F)))
     rc =
         ovl_err_set(OVL_ERR_SIZE, "F and D must be n x n, got F %" PRId64 " x %" PRId64 " and D %" PRId64 " x %" PRId64,
-                    F->m, F->n, D->m, D->n);
+                    ovl_dmat_rows(F), ovl_dmat_cols(F), ovl_dmat_rows(D), ovl_dmat_cols(D));
   else if ((int)opts->method < 0 || (int)opts->method >= NMETHODS)
     rc = ovl_err_set(OVL_ERR_ARG, "unknown purification method %d", (int)opts->method);
   else if (opts->method != OVL_PURIFY_MCWEENY && (opts->nocc < 0 || opts->nocc > n))

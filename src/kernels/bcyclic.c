@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/bcyclic.h"
+#include "kernels/bcyclic.h"
 
 /* ---- one dimension of a block-cyclic layout -------------------------------- */
 
@@ -86,29 +86,6 @@ ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int m
 ovl_bcview ovl_bcyclic_view(const int *desc, int64_t i1, int64_t j1, int64_t sm, int64_t sn, double *data) {
   ovl_bcview v = {desc[2], desc[3], desc[4], desc[5], desc[6], desc[7], desc[8], i1 - 1, j1 - 1, sm, sn, data};
   return v;
-}
-
-/* ---- dmat headers over caller memory ---------------------------------------- */
-
-void ovl_bcyclic_dmat_view(struct ovl_dmat_s *A, ovl_grid2d g, int64_t m, int64_t n, double *data) {
-  memset(A, 0, sizeof *A);
-  A->grid = g;
-  A->m = m;
-  A->n = n;
-  if (ovl_grid2d_active(g)) {
-    int p, q, i, j;
-    ovl_grid2d_dims(g, &p, &q);
-    ovl_grid2d_coords(g, &i, &j);
-    ovl_dmat_block_of(A, p, q, i, j, &A->roff, &A->lm, &A->coff, &A->ln);
-  }
-  A->ld = A->lm > 0 ? A->lm : 1;
-  A->data = data;
-}
-
-int64_t ovl_bcyclic_dmat_len(ovl_grid2d g, int64_t m, int64_t n) {
-  struct ovl_dmat_s A;
-  ovl_bcyclic_dmat_view(&A, g, m, n, NULL);
-  return A.ld * A.ln;
 }
 
 /* ---- workspace ------------------------------------------------------------------ */
@@ -204,9 +181,19 @@ static void dense_pieces(int to_dense, int trans, double *pk, int64_t pld, doubl
   }
 }
 
+/* Offsets and lengths of the block of D that grid position (i, j) of a p x q
+ * grid owns. */
+static void block_of(ovl_dmat D, int p, int q, int i, int j, int64_t *roff, int64_t *lm, int64_t *coff, int64_t *ln) {
+  int64_t m = ovl_dmat_rows(D), n = ovl_dmat_cols(D);
+  *roff = ovl_block_off(m, p, i);
+  *lm = ovl_block_len(m, p, i);
+  *coff = ovl_block_off(n, q, j);
+  *ln = ovl_block_len(n, q, j);
+}
+
 /* to_dmat: D := op(sub(v)); else sub(v) := op^-1(D). */
 static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat, ovl_bcyclic_ws *ws) {
-  ovl_grid2d g = D->grid;
+  ovl_grid2d g = ovl_dmat_grid(D);
   MPI_Comm parent = ovl_grid2d_parent(g);
   int P = 0, p = 1, q = 1, mi = -1, mj = -1, active = ovl_grid2d_active(g);
   OVL_MPI(MPI_Comm_size(parent, &P));
@@ -214,11 +201,11 @@ static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat,
   ovl_grid2d_coords(g, &mi, &mj);
   ovl_err rc = OVL_OK;
   int64_t em = trans ? v->sn : v->sm, en = trans ? v->sm : v->sn;
-  if (D->m != em || D->n != en)
+  if (ovl_dmat_rows(D) != em || ovl_dmat_cols(D) != en)
     rc = ovl_err_set(OVL_ERR_SIZE,
                      "the distributed matrix is %" PRId64 " x %" PRId64 ", expected %" PRId64 " x %" PRId64
                      " (the %ssubmatrix)",
-                     D->m, D->n, em, en, trans ? "transposed " : "");
+                     ovl_dmat_rows(D), ovl_dmat_cols(D), em, en, trans ? "transposed " : "");
   bcdim rd = {v->mb, v->rsrc, p}, cd = {v->nb, v->csrc, q};
   ovl_bcyclic_ws own = {NULL, 0};
   if (ws == NULL) ws = &own;
@@ -229,11 +216,12 @@ static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat,
   window mine = {0, 0, 0, 0};
   int self = active ? mi * q + mj : -1;
   if (rc == OVL_OK && active) {
-    mine = dmat_window(v, trans, D->roff, D->lm, D->coff, D->ln);
+    mine =
+        dmat_window(v, trans, ovl_dmat_row_off(D), ovl_dmat_local_rows(D), ovl_dmat_col_off(D), ovl_dmat_local_cols(D));
     for (int r = 0; r < p * q && rc == OVL_OK; r++) {
       if (r == self) continue; /* copied directly below */
       int64_t ro, lm, co, ln, a0, la, b0, lb, sn, rn;
-      ovl_dmat_block_of(D, p, q, r / q, r % q, &ro, &lm, &co, &ln);
+      block_of(D, p, q, r / q, r % q, &ro, &lm, &co, &ln);
       window wr = dmat_window(v, trans, ro, lm, co, ln);
       /* block-cyclic side (bi, bj) -> dmat side with window w: what (bi, bj) owns of w */
       owned(&rd, &cd, mi, mj, &wr, &a0, &la, &b0, &lb); /* I am block-cyclic, r is dmat */
@@ -265,14 +253,14 @@ static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat,
   for (int r = 0; r < p * q && active; r++) {
     if (scnt[r] == 0) continue;
     int64_t ro, lm, co, ln, a0, la, b0, lb;
-    ovl_dmat_block_of(D, p, q, r / q, r % q, &ro, &lm, &co, &ln);
+    block_of(D, p, q, r / q, r % q, &ro, &lm, &co, &ln);
     if (to_dmat) { /* my block-cyclic rectangle of r's window */
       window wr = dmat_window(v, trans, ro, lm, co, ln);
       owned(&rd, &cd, mi, mj, &wr, &a0, &la, &b0, &lb);
       copy_block(sbuf + sdsp[r], la, v->data + a0 + b0 * v->lld, v->lld, la, lb);
     } else { /* the pieces of my dmat block that block-cyclic process r owns */
       owned(&rd, &cd, r / q, r % q, &mine, &a0, &la, &b0, &lb);
-      dense_pieces(0, trans, sbuf + sdsp[r], la, D->data, D->ld, &rd, r / q, &cd, r % q, &mine);
+      dense_pieces(0, trans, sbuf + sdsp[r], la, ovl_dmat_data(D), ovl_dmat_ld(D), &rd, r / q, &cd, r % q, &mine);
     }
   }
   /* my own part: straight between the local arrays */
@@ -280,7 +268,8 @@ static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat,
     int64_t a0, la, b0, lb;
     owned(&rd, &cd, mi, mj, &mine, &a0, &la, &b0, &lb);
     if (la * lb > 0)
-      dense_pieces(to_dmat, trans, v->data + a0 + b0 * v->lld, v->lld, D->data, D->ld, &rd, mi, &cd, mj, &mine);
+      dense_pieces(to_dmat, trans, v->data + a0 + b0 * v->lld, v->lld, ovl_dmat_data(D), ovl_dmat_ld(D), &rd, mi, &cd,
+                   mj, &mine);
   }
   if (MPI_Alltoallv(sbuf, scnt, sdsp, MPI_DOUBLE, rbuf, rcnt, rdsp, MPI_DOUBLE, parent) != MPI_SUCCESS)
     ovl_fatal(parent, OVL_ERR_MPI, "MPI_Alltoallv failed while redistributing a block-cyclic matrix");
@@ -290,9 +279,9 @@ static ovl_err exchange(const ovl_bcview *v, ovl_dmat D, int trans, int to_dmat,
     int64_t ro, lm, co, ln, a0, la, b0, lb;
     if (to_dmat) { /* pieces of my dmat block that r owned */
       owned(&rd, &cd, r / q, r % q, &mine, &a0, &la, &b0, &lb);
-      dense_pieces(1, trans, rbuf + rdsp[r], la, D->data, D->ld, &rd, r / q, &cd, r % q, &mine);
+      dense_pieces(1, trans, rbuf + rdsp[r], la, ovl_dmat_data(D), ovl_dmat_ld(D), &rd, r / q, &cd, r % q, &mine);
     } else { /* my block-cyclic rectangle of r's dmat window */
-      ovl_dmat_block_of(D, p, q, r / q, r % q, &ro, &lm, &co, &ln);
+      block_of(D, p, q, r / q, r % q, &ro, &lm, &co, &ln);
       window wr = dmat_window(v, trans, ro, lm, co, ln);
       owned(&rd, &cd, mi, mj, &wr, &a0, &la, &b0, &lb);
       copy_block(v->data + a0 + b0 * v->lld, v->lld, rbuf + rdsp[r], la, la, lb);

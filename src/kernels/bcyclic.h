@@ -1,4 +1,4 @@
-/* Internal: ScaLAPACK 2D block-cyclic layout <-> ovl_dmat block layout.
+/* Internal to the kernels (ovl_pdgemm): ScaLAPACK 2D block-cyclic layout <-> ovl_dmat block layout.
  *
  * A block-cyclic matrix (ScaLAPACK array descriptor DTYPE_ = 1) of M x N
  * global entries is cut into MB x NB blocks; block (bi, bj) lives on process
@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dist/dmat_impl.h"
+#include "ovl/dist.h"
 
 /* One process's view of a block-cyclic submatrix. */
 typedef struct ovl_bcview {
@@ -64,14 +64,6 @@ ovl_err ovl_bcyclic_check(const int *desc, int ctxt, int nprow, int npcol, int m
 /* View of the sm x sn submatrix at 1-based (i1, j1) of the local array data
  * described by desc (already validated). LOCAL. */
 ovl_bcview ovl_bcyclic_view(const int *desc, int64_t i1, int64_t j1, int64_t sm, int64_t sn, double *data);
-
-/* An ovl_dmat header over caller memory: the local block of an m x n matrix
- * on g, its data at `data` (column-major, ld = max(1, local rows); at least
- * ovl_bcyclic_dmat_len(g, m, n) doubles). Never pass it to ovl_dmat_destroy.
- * LOCAL. */
-void ovl_bcyclic_dmat_view(struct ovl_dmat_s *A, ovl_grid2d g, int64_t m, int64_t n, double *data);
-/* Doubles the local block of an m x n matrix on g needs (0 on idle ranks). LOCAL. */
-int64_t ovl_bcyclic_dmat_len(ovl_grid2d g, int64_t m, int64_t n);
 
 /* dst := sub(src) (trans = 0, dst is sm x sn) or dst := sub(src)^T
  * (trans = 1, dst is sn x sm). ws (may be NULL: allocated and freed here)
