@@ -41,7 +41,6 @@ foreach(l IN LISTS OVL_LINKS)
   elseif(l STREQUAL "cjson" OR l STREQUAL "cjson::cjson")
     list(APPEND OVL_PACKAGE_DEPENDENCIES cJSON)
     list(APPEND OVL_PC_REQUIRES_PRIVATE libcjson)
-    set(OVL_PC_LIBS_PRIVATE "${OVL_PC_LIBS_PRIVATE} -lcjson")
   elseif(TARGET ${l})
     message(WARNING "ovl: ovl.pc and ovlConfig.cmake do not know the package of '${l}': "
                     "add it to OVL_PACKAGE_DEPENDENCIES and OVL_PC_REQUIRES_PRIVATE (cmake/install.cmake)")
@@ -66,7 +65,38 @@ foreach(dep IN LISTS OVL_PACKAGE_DEPENDENCIES)
   string(APPEND OVL_CONFIG_DEPENDENCIES "find_dependency(${dep})\n")
 endforeach()
 
-# The CMake package.
+# The CMake package. libovl.a's link interface names the plain libraries by
+# their paths on this machine; the installed package names them ovl::lib_<name>
+# instead, which ovlConfig.cmake defines by finding each again (a hint: the
+# directory it was found in here; failing that, the bare name for the linker).
+get_target_property(OVL_IFACE ovl INTERFACE_LINK_LIBRARIES)
+set(OVL_IFACE_NEW)
+set(OVL_CONFIG_LIBS)
+foreach(item IN LISTS OVL_IFACE)
+  set(lib "${item}")
+  set(only "")
+  if(item MATCHES "^\\$<LINK_ONLY:([^<>]*)>$")
+    set(lib "${CMAKE_MATCH_1}")
+    set(only 1)
+  endif()
+  if(IS_ABSOLUTE "${lib}" AND NOT IS_DIRECTORY "${lib}")
+    get_filename_component(d "${lib}" DIRECTORY)
+    get_filename_component(n "${lib}" NAME_WE)
+    string(REGEX REPLACE "^lib" "" n "${n}")
+    string(MAKE_C_IDENTIFIER "${n}" id)
+    set(b "$<BUILD_INTERFACE:${lib}>")
+    set(i "$<INSTALL_INTERFACE:ovl::lib_${id}>")
+    if(only)
+      list(APPEND OVL_IFACE_NEW "$<LINK_ONLY:${b}>" "$<LINK_ONLY:${i}>")
+    else()
+      list(APPEND OVL_IFACE_NEW "${b}" "${i}")
+    endif()
+    string(APPEND OVL_CONFIG_LIBS "ovl_lib(${id} ${n} \"${d}\")\n")
+  else()
+    list(APPEND OVL_IFACE_NEW "${item}")
+  endif()
+endforeach()
+set_property(TARGET ovl PROPERTY INTERFACE_LINK_LIBRARIES "${OVL_IFACE_NEW}")
 set(OVL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ovl)
 install(EXPORT ovlTargets NAMESPACE ovl:: DESTINATION ${OVL_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/ovlConfig.cmake.in
@@ -78,8 +108,11 @@ install(FILES ${PROJECT_BINARY_DIR}/ovlConfig.cmake ${PROJECT_BINARY_DIR}/ovlCon
         DESTINATION ${OVL_CMAKE_DIR})
 
 # pkg-config: paths relative to the .pc file, so that the install prefix can
-# be chosen at install time (cmake --install build --prefix DIR).
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+# be chosen at install time (cmake --install build --prefix DIR); for /usr
+# (a distribution's package) the plain path, which pkg-config recognises as
+# the system's and leaves out of --cflags and --libs.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}"
+   OR CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   set(OVL_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
 else()
   file(RELATIVE_PATH rel "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
