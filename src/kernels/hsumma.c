@@ -38,7 +38,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   ovl_grid2d_dims(C->grid, &p, &q);
   ovl_grid2d_coords(C->grid, &gi, &gj);
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "HSUMMA");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "HSUMMA");
   int64_t b = rc == OVL_OK ? plan->b : 1, M = rc == OVL_OK && plan->outer > 0 ? plan->outer : b;
   if (rc == OVL_OK && M < b)
     rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: the outer block M = %lld must be >= the inner block b = %lld", (long long)M,
@@ -70,7 +70,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   }
   hs_ctx h = {parent, plan, &st};
   int bi = p / gI, bj = q / gJ, li = gi % bi, lj = gj % bj;
-  kern_scale(C, beta);
+  ovl_i_kern_scale(C, beta);
   for (int64_t k0 = 0; k0 < K;) {
     /* outer panel: width <= M inside one block of A's columns and B's rows */
     int jA = ovl_block_owner(K, q, k0), iB = ovl_block_owner(K, p, k0);
@@ -85,7 +85,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
     /* between groups: the processes in A's local column (B's local row) */
     const double *ao = aout, *bo = bout;
     if (gj == jA) ao = A->data + (k0 - A->coff) * A->ld; /* in place at the owner */
-    if (gi == iB) kern_copy(bout, w, B->data + (k0 - B->roff), B->ld, w, B->ln);
+    if (gi == iB) ovl_i_kern_copy(bout, w, B->data + (k0 - B->roff), B->ld, w, B->ln);
     if (lj == ljA) hs_bcast(&h, orow, (double *)ao, A->lm * w, jA / bj);
     if (li == liB) hs_bcast(&h, ocol, bout, w * B->ln, iB / bi);
     OVL_TRACE_END("hsumma.outer", 0);
@@ -97,14 +97,14 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
       OVL_TRACE_BEGIN("hsumma.inner");
       /* A's sub-panel is contiguous in the outer panel; B's rows are packed */
       double *asub = (double *)ao + kk * A->lm;
-      if (li == liB) kern_copy(bin, ww, bo + kk, w, ww, B->ln);
+      if (li == liB) ovl_i_kern_copy(bin, ww, bo + kk, w, ww, B->ln);
       hs_bcast(&h, irow, asub, A->lm * ww, ljA);
       hs_bcast(&h, icol, bin, ww * B->ln, liB);
       OVL_TRACE_END("hsumma.inner", 0);
       double tg = ovl_time();
       st.t_comm += tg - tm;
       OVL_TRACE_BEGIN("hsumma.dgemm");
-      kern_dgemm(C->lm, C->ln, ww, alpha, asub, A->lm > 0 ? A->lm : 1, bin, ww, C->data, C->ld, 0, NULL);
+      ovl_i_kern_dgemm(C->lm, C->ln, ww, alpha, asub, A->lm > 0 ? A->lm : 1, bin, ww, C->data, C->ld, 0, NULL);
       OVL_TRACE_END("hsumma.dgemm", 0);
       st.t_comp += ovl_time() - tg;
       st.steps++;

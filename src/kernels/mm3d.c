@@ -111,7 +111,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   if (active) rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK && active && A->grid != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "3D: the operands must live on the 3D grid's plane (ovl_grid3d_plane)");
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "3D");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "3D");
   if (rc == OVL_OK && c != x.s)
     rc = ovl_err_set(OVL_ERR_GRID, "3D needs a p x p x p grid, got %d x %d x %d", x.s, x.s, c);
   int64_t m = active ? A->m : 0, K = active ? A->n : 0, n = active ? B->n : 0;
@@ -153,7 +153,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   st.t_comm += tm - tc;
   OVL_TRACE_BEGIN("mm3d.dgemm");
   int64_t mi = ovl_block_len(m, s, x.i), kj = ovl_block_len(K, s, x.j), nk = ovl_block_len(n, s, x.k);
-  kern_dgemm(mi, nk, kj, alpha, A->data, A->ld, x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0, NULL);
+  ovl_i_kern_dgemm(mi, nk, kj, alpha, A->data, A->ld, x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0, NULL);
   OVL_TRACE_END("mm3d.dgemm", 0);
   double tr = ovl_time();
   st.t_comp += tr - tm;
@@ -163,7 +163,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
     ovl_fatal(parent, OVL_ERR_MPI, "3D: reduction of C failed: %s", ovl_errmsg());
   st.ncoll++;
   if (x.k == 0) { /* C_ij = beta C_ij + sum */
-    kern_scale(C, beta);
+    ovl_i_kern_scale(C, beta);
     for (int64_t col = 0; col < C->ln; col++)
       for (int64_t r = 0; r < C->lm; r++) C->data[r + col * C->ld] += x.cr[r + col * C->lm];
   }
