@@ -21,6 +21,13 @@
 extern "C" {
 #endif
 
+/* C11's _Noreturn is not C++: there the attribute [[noreturn]] says the same. */
+#ifdef __cplusplus
+#define OVL_NORETURN [[noreturn]]
+#else
+#define OVL_NORETURN _Noreturn
+#endif
+
 /* Error codes, ordered by severity: the collective agreement keeps the
  * largest code seen on any rank. */
 typedef enum ovl_err {
@@ -60,7 +67,7 @@ ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local);
 /* Print "ovl: fatal: <message>" on this rank and MPI_Abort(comm). For
  * failures after data has started moving, when a clean return could leave
  * other ranks waiting. LOCAL, does not return. */
-_Noreturn void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+OVL_NORETURN void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Convert an MPI return code into OVL_ERR_MPI with the MPI error string.
  * LOCAL. */

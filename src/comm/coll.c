@@ -119,16 +119,16 @@ static ovl_err check_int(int64_t n) {
 
 /* Start an own schedule built by the caller in r->s. */
 static ovl_err start_sched(ovl_req *req, ovl_req r) {
-  ovl_err rc = sched_commit(&r->s);
+  ovl_err rc = ovl_i_sched_commit(&r->s);
   int done = 0;
-  if (rc == OVL_OK) rc = sched_progress(&r->s, &done);
+  if (rc == OVL_OK) rc = ovl_i_sched_progress(&r->s, &done);
   if (rc != OVL_OK) {
-    req_free(&r);
+    ovl_i_req_free(&r);
     *req = NULL;
     return rc;
   }
   if (done) {
-    req_free(&r);
+    ovl_i_req_free(&r);
     *req = NULL;
   } else {
     *req = r;
@@ -139,11 +139,11 @@ static ovl_err start_sched(ovl_req *req, ovl_req r) {
 #define BUILD_OWN(comm, call)                                                                                          \
   do {                                                                                                                 \
     ovl_req r_ = NULL;                                                                                                 \
-    OVL_TRY(req_new_sched(&r_));                                                                                       \
-    sched_init(&r_->s, (comm));                                                                                        \
+    OVL_TRY(ovl_i_req_new_sched(&r_));                                                                                 \
+    ovl_i_sched_init(&r_->s, (comm));                                                                                  \
     ovl_err rc_ = (call);                                                                                              \
     if (rc_ != OVL_OK) {                                                                                               \
-      req_free(&r_);                                                                                                   \
+      ovl_i_req_free(&r_);                                                                                             \
       return rc_;                                                                                                      \
     }                                                                                                                  \
     return start_sched(req, r_);                                                                                       \
@@ -152,11 +152,11 @@ static ovl_err start_sched(ovl_req *req, ovl_req r) {
 #define START_MPI(call, what)                                                                                          \
   do {                                                                                                                 \
     ovl_req r_ = NULL;                                                                                                 \
-    OVL_TRY(req_new_mpi(&r_));                                                                                         \
+    OVL_TRY(ovl_i_req_new_mpi(&r_));                                                                                   \
     MPI_Request *mreq = &r_->mreq;                                                                                     \
     int mrc_ = (call);                                                                                                 \
     if (mrc_ != MPI_SUCCESS) {                                                                                         \
-      req_free(&r_);                                                                                                   \
+      ovl_i_req_free(&r_);                                                                                             \
       return ovl_err_mpi(mrc_, what);                                                                                  \
     }                                                                                                                  \
     *req = r_;                                                                                                         \
@@ -179,7 +179,7 @@ ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_co
   }
   ovl_alg a = cfg->bcast;
   if (a == OVL_ALG_AUTO) a = (p <= 2 || n * 8 < 65536) ? OVL_BCAST_BINOMIAL : OVL_BCAST_SCATTER_ALLGATHER;
-  BUILD_OWN(comm, own_bcast(&r_->s, a, buf, n, root, p, rank, cfg));
+  BUILD_OWN(comm, ovl_i_own_bcast(&r_->s, a, buf, n, root, p, rank, cfg));
 }
 
 ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -196,7 +196,7 @@ ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_C
   }
   ovl_alg a = cfg->reduce;
   if (a == OVL_ALG_AUTO) a = (p <= 2 || n * 8 < 65536) ? OVL_REDUCE_BINOMIAL : OVL_REDUCE_RABENSEIFNER;
-  BUILD_OWN(comm, own_reduce(&r_->s, a, sbuf, rbuf, n, root, p, rank));
+  BUILD_OWN(comm, ovl_i_own_reduce(&r_->s, a, sbuf, rbuf, n, root, p, rank));
 }
 
 ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -212,7 +212,7 @@ ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm com
     START_MPI(MPI_Iallreduce(s, rbuf, (int)n, MPI_DOUBLE, MPI_SUM, comm, mreq), "MPI_Iallreduce");
   }
   ovl_alg a = cfg->allreduce == OVL_ALG_AUTO ? OVL_ALLREDUCE_RABENSEIFNER : cfg->allreduce;
-  BUILD_OWN(comm, own_allreduce(&r_->s, a, sbuf, rbuf, n, p, rank));
+  BUILD_OWN(comm, ovl_i_own_allreduce(&r_->s, a, sbuf, rbuf, n, p, rank));
 }
 
 ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -229,7 +229,7 @@ ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm com
   }
   ovl_alg a = cfg->allgather;
   if (a == OVL_ALG_AUTO) a = pow2(p) && n * 8 * p < 524288 ? OVL_ALLGATHER_RECDBL : OVL_ALLGATHER_RING;
-  BUILD_OWN(comm, own_allgather(&r_->s, a, sbuf, rbuf, n, n, p, rank));
+  BUILD_OWN(comm, ovl_i_own_allgather(&r_->s, a, sbuf, rbuf, n, n, p, rank));
 }
 
 ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -246,7 +246,7 @@ ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm
   }
   ovl_alg a = cfg->alltoall;
   if (a == OVL_ALG_AUTO) a = pow2(p) ? OVL_ALLTOALL_PAIRWISE : OVL_ALLTOALL_RING;
-  BUILD_OWN(comm, own_alltoall(&r_->s, a, sbuf, rbuf, n, p, rank));
+  BUILD_OWN(comm, ovl_i_own_alltoall(&r_->s, a, sbuf, rbuf, n, p, rank));
 }
 
 ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm, ovl_req *req) {
@@ -269,8 +269,8 @@ ovl_err ovl_irecv(double *buf, int64_t n, int src, int tag, MPI_Comm comm, ovl_r
 
 /* Allgather of strided blocks (lanes): block r has len elements at
  * base + r*stride. Internal to the comm layer. */
-ovl_err coll_iallgather_strided(const double *sbuf, double *base, int64_t len, int64_t stride, MPI_Comm comm,
-                                const ovl_coll_cfg *cfg, ovl_req *req) {
+ovl_err ovl_i_coll_iallgather_strided(const double *sbuf, double *base, int64_t len, int64_t stride, MPI_Comm comm,
+                                      const ovl_coll_cfg *cfg, ovl_req *req) {
   int p, rank;
   *req = NULL;
   cfg = cfg_or_default(cfg);
@@ -285,17 +285,17 @@ ovl_err coll_iallgather_strided(const double *sbuf, double *base, int64_t len, i
     MPI_Type_free(&blk);
     const void *s = sbuf == base + rank * stride ? MPI_IN_PLACE : (const void *)sbuf;
     ovl_req r = NULL;
-    ovl_err rc = req_new_mpi(&r);
+    ovl_err rc = ovl_i_req_new_mpi(&r);
     int mrc = rc == OVL_OK ? MPI_Iallgather(s, (int)len, MPI_DOUBLE, base, 1, rsz, comm, &r->mreq) : MPI_SUCCESS;
     MPI_Type_free(&rsz); /* safe: a pending operation keeps its own reference */
     OVL_TRY(rc);
     if (mrc != MPI_SUCCESS) {
-      req_free(&r);
+      ovl_i_req_free(&r);
       return ovl_err_mpi(mrc, "MPI_Iallgather");
     }
     *req = r;
     return OVL_OK;
   }
   ovl_alg a = cfg->allgather == OVL_ALG_AUTO ? OVL_ALLGATHER_RING : cfg->allgather;
-  BUILD_OWN(comm, own_allgather(&r_->s, a, sbuf, base, len, stride, p, rank));
+  BUILD_OWN(comm, ovl_i_own_allgather(&r_->s, a, sbuf, base, len, stride, p, rank));
 }

@@ -32,34 +32,35 @@ typedef struct sched {
 #define OVL_MSG_MAX_ELEMS (1 << 28)
 
 /* Builders (LOCAL). Errors only on allocation. */
-ovl_err sched_init(sched *s, MPI_Comm comm);
-ovl_err sched_send(sched *s, int peer, const double *buf, int64_t n);
-ovl_err sched_recv(sched *s, int peer, double *buf, int64_t n);
-ovl_err sched_sum(sched *s, double *dst, const double *src, int64_t n);
-ovl_err sched_copy(sched *s, double *dst, const double *src, int64_t n);
-ovl_err sched_round(sched *s);
-ovl_err sched_tmp(sched *s, int64_t n, double **out);
+ovl_err ovl_i_sched_init(sched *s, MPI_Comm comm);
+ovl_err ovl_i_sched_send(sched *s, int peer, const double *buf, int64_t n);
+ovl_err ovl_i_sched_recv(sched *s, int peer, double *buf, int64_t n);
+ovl_err ovl_i_sched_sum(sched *s, double *dst, const double *src, int64_t n);
+ovl_err ovl_i_sched_copy(sched *s, double *dst, const double *src, int64_t n);
+ovl_err ovl_i_sched_round(sched *s);
+ovl_err ovl_i_sched_tmp(sched *s, int64_t n, double **out);
 /* Finish building: takes a tag for comm and sizes the request array. */
-ovl_err sched_commit(sched *s);
+ovl_err ovl_i_sched_commit(sched *s);
 /* Progress: *done = 1 when every round has completed. */
-ovl_err sched_progress(sched *s, int *done);
-void sched_free(sched *s);
+ovl_err ovl_i_sched_progress(sched *s, int *done);
+void ovl_i_sched_free(sched *s);
 
 /* Own algorithms: append the full schedule of one collective. */
-ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p, int rank, const ovl_coll_cfg *cfg);
-ovl_err own_reduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int root, int p, int rank);
-ovl_err own_allreduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank);
+ovl_err ovl_i_own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p, int rank,
+                        const ovl_coll_cfg *cfg);
+ovl_err ovl_i_own_reduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int root, int p, int rank);
+ovl_err ovl_i_own_allreduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank);
 /* Allgather of blocks: block r has `len` elements at base + r*stride (the
  * caller's contribution is block `rank`, already in place unless sbuf is
  * given, then copied first). */
-ovl_err own_allgather(sched *s, ovl_alg alg, const double *sbuf, double *base, int64_t len, int64_t stride, int p,
-                      int rank);
-ovl_err own_alltoall(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank);
+ovl_err ovl_i_own_allgather(sched *s, ovl_alg alg, const double *sbuf, double *base, int64_t len, int64_t stride, int p,
+                            int rank);
+ovl_err ovl_i_own_alltoall(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank);
 
 /* Allgather of strided blocks: block r has len elements at base + r*stride;
  * sbuf is this rank's contribution (== base + rank*stride for in place). */
-ovl_err coll_iallgather_strided(const double *sbuf, double *base, int64_t len, int64_t stride, MPI_Comm comm,
-                                const ovl_coll_cfg *cfg, ovl_req *req);
+ovl_err ovl_i_coll_iallgather_strided(const double *sbuf, double *base, int64_t len, int64_t stride, MPI_Comm comm,
+                                      const ovl_coll_cfg *cfg, ovl_req *req);
 
 /* ---- requests ---- */
 
@@ -79,8 +80,8 @@ static inline void req_trace(ovl_req r, const char *name, int part) {
   if (r) r->tname = name, r->tpart = part;
 }
 
-ovl_err req_new_mpi(ovl_req *out);
-ovl_err req_new_sched(ovl_req *out);
-void req_free(ovl_req *r);
+ovl_err ovl_i_req_new_mpi(ovl_req *out);
+ovl_err ovl_i_req_new_sched(ovl_req *out);
+void ovl_i_req_free(ovl_req *r);
 
 #endif

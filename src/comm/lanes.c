@@ -102,8 +102,8 @@ ovl_err ovl_lanes_iallgather(ovl_lanes L, const double *sbuf, int64_t n, double 
                              ovl_req *reqs) {
   const double *mine = sbuf == rbuf + (int64_t)L->rank * n ? NULL : sbuf;
   FOR_PARTS(L, n, "allgather",
-            coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc, cfg,
-                                    &reqs[c]));
+            ovl_i_coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc,
+                                          cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl_req *reqs) {

@@ -15,7 +15,7 @@ static void progress_others(ovl_req except) {
   for (ovl_req q = g_sched_head; q; q = q->next)
     if (q != except) {
       int d = 0;
-      sched_progress(&q->s, &d); /* errors surface when the owner tests it */
+      ovl_i_sched_progress(&q->s, &d); /* errors surface when the owner tests it */
     }
 }
 
@@ -36,20 +36,20 @@ static ovl_err req_new(req_kind kind, ovl_req *out) {
   *out = r;
   return OVL_OK;
 }
-ovl_err req_new_mpi(ovl_req *out) { return req_new(REQ_MPI, out); }
-ovl_err req_new_sched(ovl_req *out) { return req_new(REQ_SCHED, out); }
+ovl_err ovl_i_req_new_mpi(ovl_req *out) { return req_new(REQ_MPI, out); }
+ovl_err ovl_i_req_new_sched(ovl_req *out) { return req_new(REQ_SCHED, out); }
 
 /* A request completed: record it for the tracer, then free it. */
 static void req_done(ovl_req *rp) {
   if (*rp && (*rp)->tname) OVL_TRACE_COMPLETE((*rp)->tname, (*rp)->tpart);
-  req_free(rp);
+  ovl_i_req_free(rp);
 }
 
-void req_free(ovl_req *rp) {
+void ovl_i_req_free(ovl_req *rp) {
   ovl_req r = *rp;
   if (!r) return;
   if (r->kind == REQ_SCHED) {
-    sched_free(&r->s);
+    ovl_i_sched_free(&r->s);
     if (r->prev) r->prev->next = r->next;
     else g_sched_head = r->next;
     if (r->next) r->next->prev = r->prev;
@@ -67,7 +67,7 @@ ovl_err ovl_req_test(ovl_req *req, int *done) {
   if (r->kind == REQ_MPI) {
     OVL_MPI(MPI_Test(&r->mreq, done, MPI_STATUS_IGNORE));
   } else {
-    OVL_TRY(sched_progress(&r->s, done));
+    OVL_TRY(ovl_i_sched_progress(&r->s, done));
   }
   if (*done) req_done(req);
   else progress_others(r);

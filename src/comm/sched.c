@@ -3,7 +3,7 @@
  * A schedule is a list of rounds. Each round posts its sends and receives
  * together (MPI_Isend/MPI_Irecv); when all of them have completed, its local
  * operations (sums, copies) run and the next round is posted. Progress is
- * made only when the owner calls sched_progress (through ovl_req_test/wait).
+ * made only when the owner calls ovl_i_sched_progress (through ovl_req_test/wait).
  *
  * The algorithms work in "virtual ranks" vr = (rank - root) mod p and use one
  * binomial tree T: parent(vr) = vr - lowbit(vr), children vr + m for
@@ -47,7 +47,7 @@ static ovl_err next_tag(MPI_Comm comm, int *tag) {
 
 /* ---- builders ---------------------------------------------------------------- */
 
-ovl_err sched_init(sched *s, MPI_Comm comm) {
+ovl_err ovl_i_sched_init(sched *s, MPI_Comm comm) {
   memset(s, 0, sizeof *s);
   s->comm = comm;
   return OVL_OK;
@@ -74,33 +74,33 @@ static ovl_err push_split(sched *s, int kind, int peer, double *a, const double 
   return OVL_OK;
 }
 
-ovl_err sched_send(sched *s, int peer, const double *buf, int64_t n) {
+ovl_err ovl_i_sched_send(sched *s, int peer, const double *buf, int64_t n) {
   return n > 0 ? push_split(s, SOP_SEND, peer, NULL, buf, n) : OVL_OK;
 }
-ovl_err sched_recv(sched *s, int peer, double *buf, int64_t n) {
+ovl_err ovl_i_sched_recv(sched *s, int peer, double *buf, int64_t n) {
   return n > 0 ? push_split(s, SOP_RECV, peer, buf, NULL, n) : OVL_OK;
 }
-ovl_err sched_sum(sched *s, double *dst, const double *src, int64_t n) {
+ovl_err ovl_i_sched_sum(sched *s, double *dst, const double *src, int64_t n) {
   return n > 0 ? push_split(s, SOP_SUM, -1, dst, src, n) : OVL_OK;
 }
-ovl_err sched_copy(sched *s, double *dst, const double *src, int64_t n) {
+ovl_err ovl_i_sched_copy(sched *s, double *dst, const double *src, int64_t n) {
   return n > 0 && dst != src ? push_split(s, SOP_COPY, -1, dst, src, n) : OVL_OK;
 }
-ovl_err sched_round(sched *s) {
+ovl_err ovl_i_sched_round(sched *s) {
   if (s->nops == 0 || s->ops[s->nops - 1].kind == SOP_END) return OVL_OK;
   sop op = {SOP_END, -1, 0, NULL, NULL};
   return push(s, op);
 }
 
-ovl_err sched_tmp(sched *s, int64_t n, double **out) {
+ovl_err ovl_i_sched_tmp(sched *s, int64_t n, double **out) {
   if (s->tmp) return ovl_err_set(OVL_ERR_INTERNAL, "schedule scratch requested twice");
   OVL_TRY(ovl_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1), &s->tmp));
   *out = s->tmp;
   return OVL_OK;
 }
 
-ovl_err sched_commit(sched *s) {
-  OVL_TRY(sched_round(s));
+ovl_err ovl_i_sched_commit(sched *s) {
+  OVL_TRY(ovl_i_sched_round(s));
   int maxc = 0, c = 0;
   for (int i = 0; i < s->nops; i++) {
     if (s->ops[i].kind == SOP_SEND || s->ops[i].kind == SOP_RECV) c++;
@@ -116,7 +116,7 @@ ovl_err sched_commit(sched *s) {
   return OVL_OK;
 }
 
-void sched_free(sched *s) {
+void ovl_i_sched_free(sched *s) {
   free(s->ops);
   free(s->mreq);
   ovl_free(&s->tmp);
@@ -125,7 +125,7 @@ void sched_free(sched *s) {
 
 /* ---- progress ------------------------------------------------------------------ */
 
-ovl_err sched_progress(sched *s, int *done) {
+ovl_err ovl_i_sched_progress(sched *s, int *done) {
   for (;;) {
     if (s->posted) {
       int flag = 1;
@@ -184,12 +184,12 @@ static int64_t brange(int64_t n, int p, int a, int b) { return boff(n, p, b < p 
 static ovl_err tree_bcast(sched *s, double *buf, int64_t len, int root, int p, int rank) {
   int vr = (rank - root + p) % p, lb = lowbit_vr(vr, p);
   if (vr > 0) {
-    OVL_TRY(sched_recv(s, absr(vr - lb, root, p), buf, len));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_recv(s, absr(vr - lb, root, p), buf, len));
+    OVL_TRY(ovl_i_sched_round(s));
   }
   for (int m = lb / 2; m >= 1; m /= 2)
-    if (vr + m < p) OVL_TRY(sched_send(s, absr(vr + m, root, p), buf, len));
-  return sched_round(s);
+    if (vr + m < p) OVL_TRY(ovl_i_sched_send(s, absr(vr + m, root, p), buf, len));
+  return ovl_i_sched_round(s);
 }
 
 /* Ring allgather of the p blocks of buf (balanced partition of n) in virtual
@@ -199,16 +199,17 @@ static ovl_err ring_allgather_blocks(sched *s, double *buf, int64_t n, int root,
   int right = absr((vr + 1) % p, root, p), left = absr((vr - 1 + p) % p, root, p);
   for (int st = 0; st < p - 1; st++) {
     int sb = (vr - st + 2 * p) % p, rb = (vr - st - 1 + 2 * p) % p;
-    OVL_TRY(sched_send(s, right, buf + boff(n, p, sb), brange(n, p, sb, sb + 1)));
-    OVL_TRY(sched_recv(s, left, buf + boff(n, p, rb), brange(n, p, rb, rb + 1)));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_send(s, right, buf + boff(n, p, sb), brange(n, p, sb, sb + 1)));
+    OVL_TRY(ovl_i_sched_recv(s, left, buf + boff(n, p, rb), brange(n, p, rb, rb + 1)));
+    OVL_TRY(ovl_i_sched_round(s));
   }
   return OVL_OK;
 }
 
 /* ---- bcast ------------------------------------------------------------------------ */
 
-ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p, int rank, const ovl_coll_cfg *cfg) {
+ovl_err ovl_i_own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p, int rank,
+                        const ovl_coll_cfg *cfg) {
   if (p == 1 || n == 0) return OVL_OK;
   int vr = (rank - root + p) % p;
   switch (alg) {
@@ -216,13 +217,13 @@ ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p
   case OVL_BCAST_SCATTER_ALLGATHER: {
     int lb = lowbit_vr(vr, p);
     if (vr > 0) { /* my subtree's blocks from the parent */
-      OVL_TRY(sched_recv(s, absr(vr - lb, root, p), buf + boff(n, p, vr), brange(n, p, vr, vr + lb)));
-      OVL_TRY(sched_round(s));
+      OVL_TRY(ovl_i_sched_recv(s, absr(vr - lb, root, p), buf + boff(n, p, vr), brange(n, p, vr, vr + lb)));
+      OVL_TRY(ovl_i_sched_round(s));
     }
     for (int m = lb / 2; m >= 1; m /= 2)
       if (vr + m < p)
-        OVL_TRY(sched_send(s, absr(vr + m, root, p), buf + boff(n, p, vr + m), brange(n, p, vr + m, vr + 2 * m)));
-    OVL_TRY(sched_round(s));
+        OVL_TRY(ovl_i_sched_send(s, absr(vr + m, root, p), buf + boff(n, p, vr + m), brange(n, p, vr + m, vr + 2 * m)));
+    OVL_TRY(ovl_i_sched_round(s));
     return ring_allgather_blocks(s, buf, n, root, p, rank);
   }
   case OVL_BCAST_CHAIN: {
@@ -232,21 +233,21 @@ ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p
     int prev = absr(vr - 1, root, p), next = absr(vr + 1, root, p);
 #define SEG(i) (buf + (i)*seg), ((i) == nseg - 1 ? n - (i)*seg : seg)
     if (vr == 0) {
-      for (int64_t i = 0; i < nseg; i++) OVL_TRY(sched_send(s, next, SEG(i)));
+      for (int64_t i = 0; i < nseg; i++) OVL_TRY(ovl_i_sched_send(s, next, SEG(i)));
     } else if (vr == p - 1) {
-      for (int64_t i = 0; i < nseg; i++) OVL_TRY(sched_recv(s, prev, SEG(i)));
+      for (int64_t i = 0; i < nseg; i++) OVL_TRY(ovl_i_sched_recv(s, prev, SEG(i)));
     } else {
-      OVL_TRY(sched_recv(s, prev, SEG(0)));
-      OVL_TRY(sched_round(s));
+      OVL_TRY(ovl_i_sched_recv(s, prev, SEG(0)));
+      OVL_TRY(ovl_i_sched_round(s));
       for (int64_t i = 1; i < nseg; i++) {
-        OVL_TRY(sched_send(s, next, SEG(i - 1)));
-        OVL_TRY(sched_recv(s, prev, SEG(i)));
-        OVL_TRY(sched_round(s));
+        OVL_TRY(ovl_i_sched_send(s, next, SEG(i - 1)));
+        OVL_TRY(ovl_i_sched_recv(s, prev, SEG(i)));
+        OVL_TRY(ovl_i_sched_round(s));
       }
-      OVL_TRY(sched_send(s, next, SEG(nseg - 1)));
+      OVL_TRY(ovl_i_sched_send(s, next, SEG(nseg - 1)));
     }
 #undef SEG
-    return sched_round(s);
+    return ovl_i_sched_round(s);
   }
   case OVL_BCAST_HIER: {
     int g = cfg && cfg->hier_group > 0 ? cfg->hier_group : 0;
@@ -258,21 +259,21 @@ ovl_err own_bcast(sched *s, ovl_alg alg, double *buf, int64_t n, int root, int p
     if (li == 0) {
       int lbl = lowbit_vr(grp, L);
       if (grp > 0) {
-        OVL_TRY(sched_recv(s, absr((grp - lbl) * g, root, p), buf, n));
-        OVL_TRY(sched_round(s));
+        OVL_TRY(ovl_i_sched_recv(s, absr((grp - lbl) * g, root, p), buf, n));
+        OVL_TRY(ovl_i_sched_round(s));
       }
       for (int m = lbl / 2; m >= 1; m /= 2)
-        if (grp + m < L) OVL_TRY(sched_send(s, absr((grp + m) * g, root, p), buf, n));
+        if (grp + m < L) OVL_TRY(ovl_i_sched_send(s, absr((grp + m) * g, root, p), buf, n));
     }
     /* level 2: binomial tree T inside the group, rooted at its leader */
     int lbg = lowbit_vr(li, gs);
     if (li > 0) {
-      OVL_TRY(sched_recv(s, absr(grp * g + li - lbg, root, p), buf, n));
-      OVL_TRY(sched_round(s));
+      OVL_TRY(ovl_i_sched_recv(s, absr(grp * g + li - lbg, root, p), buf, n));
+      OVL_TRY(ovl_i_sched_round(s));
     }
     for (int m = lbg / 2; m >= 1; m /= 2)
-      if (li + m < gs) OVL_TRY(sched_send(s, absr(grp * g + li + m, root, p), buf, n));
-    return sched_round(s);
+      if (li + m < gs) OVL_TRY(ovl_i_sched_send(s, absr(grp * g + li + m, root, p), buf, n));
+    return ovl_i_sched_round(s);
   }
   default: return ovl_err_set(OVL_ERR_ARG, "'%s' is not a broadcast algorithm", ovl_alg_name(alg));
   }
@@ -291,10 +292,10 @@ static ovl_err reduce_scatter_blocks(sched *s, double *acc, double *tmp, int64_t
       int partner = absr(vr ^ mask, root, p), mid = lo + (hi - lo) / 2;
       int klo = (vr & mask) ? mid : lo, khi = (vr & mask) ? hi : mid;
       int slo = (vr & mask) ? lo : mid, shi = (vr & mask) ? mid : hi;
-      OVL_TRY(sched_send(s, partner, acc + boff(n, p, slo), brange(n, p, slo, shi)));
-      OVL_TRY(sched_recv(s, partner, tmp + boff(n, p, klo), brange(n, p, klo, khi)));
-      OVL_TRY(sched_sum(s, acc + boff(n, p, klo), tmp + boff(n, p, klo), brange(n, p, klo, khi)));
-      OVL_TRY(sched_round(s));
+      OVL_TRY(ovl_i_sched_send(s, partner, acc + boff(n, p, slo), brange(n, p, slo, shi)));
+      OVL_TRY(ovl_i_sched_recv(s, partner, tmp + boff(n, p, klo), brange(n, p, klo, khi)));
+      OVL_TRY(ovl_i_sched_sum(s, acc + boff(n, p, klo), tmp + boff(n, p, klo), brange(n, p, klo, khi)));
+      OVL_TRY(ovl_i_sched_round(s));
       lo = klo, hi = khi;
     }
     return OVL_OK;
@@ -302,77 +303,78 @@ static ovl_err reduce_scatter_blocks(sched *s, double *acc, double *tmp, int64_t
   int right = absr((vr + 1) % p, root, p), left = absr((vr - 1 + p) % p, root, p);
   for (int st = 0; st < p - 1; st++) {
     int sb = (vr - st - 1 + 2 * p) % p, rb = (vr - st - 2 + 2 * p) % p;
-    OVL_TRY(sched_send(s, right, acc + boff(n, p, sb), brange(n, p, sb, sb + 1)));
-    OVL_TRY(sched_recv(s, left, tmp + boff(n, p, rb), brange(n, p, rb, rb + 1)));
-    OVL_TRY(sched_sum(s, acc + boff(n, p, rb), tmp + boff(n, p, rb), brange(n, p, rb, rb + 1)));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_send(s, right, acc + boff(n, p, sb), brange(n, p, sb, sb + 1)));
+    OVL_TRY(ovl_i_sched_recv(s, left, tmp + boff(n, p, rb), brange(n, p, rb, rb + 1)));
+    OVL_TRY(ovl_i_sched_sum(s, acc + boff(n, p, rb), tmp + boff(n, p, rb), brange(n, p, rb, rb + 1)));
+    OVL_TRY(ovl_i_sched_round(s));
   }
   return OVL_OK;
 }
 
-ovl_err own_reduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int root, int p, int rank) {
+ovl_err ovl_i_own_reduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int root, int p,
+                         int rank) {
   int vr = (rank - root + p) % p;
   if (n == 0) return OVL_OK;
-  if (p == 1) return sched_copy(s, rbuf, sbuf, n), sched_round(s);
+  if (p == 1) return ovl_i_sched_copy(s, rbuf, sbuf, n), ovl_i_sched_round(s);
   double *acc = NULL, *tmp = NULL;
   if (alg == OVL_REDUCE_BINOMIAL) {
     int lb = lowbit_vr(vr, p), has_child = vr + 1 < p && lb > 1;
     if (!has_child) { /* a leaf sends its input as it is */
-      OVL_TRY(sched_send(s, absr(vr - lb, root, p), sbuf, n));
-      return sched_round(s);
+      OVL_TRY(ovl_i_sched_send(s, absr(vr - lb, root, p), sbuf, n));
+      return ovl_i_sched_round(s);
     }
-    OVL_TRY(sched_tmp(s, vr == 0 ? n : 2 * n, &tmp));
+    OVL_TRY(ovl_i_sched_tmp(s, vr == 0 ? n : 2 * n, &tmp));
     acc = vr == 0 ? rbuf : tmp + n;
-    OVL_TRY(sched_copy(s, acc, sbuf, n));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_copy(s, acc, sbuf, n));
+    OVL_TRY(ovl_i_sched_round(s));
     for (int m = 1; m < lb; m *= 2) /* smallest subtrees finish first */
       if (vr + m < p) {
-        OVL_TRY(sched_recv(s, absr(vr + m, root, p), tmp, n));
-        OVL_TRY(sched_sum(s, acc, tmp, n));
-        OVL_TRY(sched_round(s));
+        OVL_TRY(ovl_i_sched_recv(s, absr(vr + m, root, p), tmp, n));
+        OVL_TRY(ovl_i_sched_sum(s, acc, tmp, n));
+        OVL_TRY(ovl_i_sched_round(s));
       }
-    if (vr > 0) OVL_TRY(sched_send(s, absr(vr - lb, root, p), acc, n));
-    return sched_round(s);
+    if (vr > 0) OVL_TRY(ovl_i_sched_send(s, absr(vr - lb, root, p), acc, n));
+    return ovl_i_sched_round(s);
   }
   if (alg != OVL_REDUCE_RABENSEIFNER)
     return ovl_err_set(OVL_ERR_ARG, "'%s' is not a reduce algorithm", ovl_alg_name(alg));
-  OVL_TRY(sched_tmp(s, vr == 0 ? n : 2 * n, &tmp));
+  OVL_TRY(ovl_i_sched_tmp(s, vr == 0 ? n : 2 * n, &tmp));
   acc = vr == 0 ? rbuf : tmp + n;
-  OVL_TRY(sched_copy(s, acc, sbuf, n));
-  OVL_TRY(sched_round(s));
+  OVL_TRY(ovl_i_sched_copy(s, acc, sbuf, n));
+  OVL_TRY(ovl_i_sched_round(s));
   OVL_TRY(reduce_scatter_blocks(s, acc, tmp, n, root, p, rank, 0));
   /* binomial gather of the reduced blocks to vr 0 along tree T */
   int lb = lowbit_vr(vr, p);
   for (int m = 1; m < lb; m *= 2)
     if (vr + m < p) {
-      OVL_TRY(sched_recv(s, absr(vr + m, root, p), acc + boff(n, p, vr + m), brange(n, p, vr + m, vr + 2 * m)));
-      OVL_TRY(sched_round(s));
+      OVL_TRY(ovl_i_sched_recv(s, absr(vr + m, root, p), acc + boff(n, p, vr + m), brange(n, p, vr + m, vr + 2 * m)));
+      OVL_TRY(ovl_i_sched_round(s));
     }
-  if (vr > 0) OVL_TRY(sched_send(s, absr(vr - lb, root, p), acc + boff(n, p, vr), brange(n, p, vr, vr + lb)));
-  return sched_round(s);
+  if (vr > 0) OVL_TRY(ovl_i_sched_send(s, absr(vr - lb, root, p), acc + boff(n, p, vr), brange(n, p, vr, vr + lb)));
+  return ovl_i_sched_round(s);
 }
 
 /* ---- allgather --------------------------------------------------------------------- */
 
-ovl_err own_allgather(sched *s, ovl_alg alg, const double *sbuf, double *base, int64_t len, int64_t stride, int p,
-                      int rank) {
+ovl_err ovl_i_own_allgather(sched *s, ovl_alg alg, const double *sbuf, double *base, int64_t len, int64_t stride, int p,
+                            int rank) {
   if (len == 0) return OVL_OK;
-  if (sbuf) OVL_TRY(sched_copy(s, base + rank * stride, sbuf, len));
-  OVL_TRY(sched_round(s));
+  if (sbuf) OVL_TRY(ovl_i_sched_copy(s, base + rank * stride, sbuf, len));
+  OVL_TRY(ovl_i_sched_round(s));
   if (p == 1) return OVL_OK;
   if (alg == OVL_ALLGATHER_RECDBL && is_pow2(p)) {
     for (int m = 1; m < p; m *= 2) {
       int partner = rank ^ m, mine = rank & ~(m - 1), theirs = mine ^ m;
       if (stride == len) { /* contiguous blocks travel as one message */
-        OVL_TRY(sched_send(s, partner, base + mine * stride, m * len));
-        OVL_TRY(sched_recv(s, partner, base + theirs * stride, m * len));
+        OVL_TRY(ovl_i_sched_send(s, partner, base + mine * stride, m * len));
+        OVL_TRY(ovl_i_sched_recv(s, partner, base + theirs * stride, m * len));
       } else {
         for (int k = 0; k < m; k++) {
-          OVL_TRY(sched_send(s, partner, base + (mine + k) * stride, len));
-          OVL_TRY(sched_recv(s, partner, base + (theirs + k) * stride, len));
+          OVL_TRY(ovl_i_sched_send(s, partner, base + (mine + k) * stride, len));
+          OVL_TRY(ovl_i_sched_recv(s, partner, base + (theirs + k) * stride, len));
         }
       }
-      OVL_TRY(sched_round(s));
+      OVL_TRY(ovl_i_sched_round(s));
     }
     return OVL_OK;
   }
@@ -381,50 +383,50 @@ ovl_err own_allgather(sched *s, ovl_alg alg, const double *sbuf, double *base, i
   int right = (rank + 1) % p, left = (rank - 1 + p) % p;
   for (int st = 0; st < p - 1; st++) {
     int sb = (rank - st + 2 * p) % p, rb = (rank - st - 1 + 2 * p) % p;
-    OVL_TRY(sched_send(s, right, base + sb * stride, len));
-    OVL_TRY(sched_recv(s, left, base + rb * stride, len));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_send(s, right, base + sb * stride, len));
+    OVL_TRY(ovl_i_sched_recv(s, left, base + rb * stride, len));
+    OVL_TRY(ovl_i_sched_round(s));
   }
   return OVL_OK;
 }
 
 /* ---- allreduce --------------------------------------------------------------------- */
 
-ovl_err own_allreduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank) {
+ovl_err ovl_i_own_allreduce(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank) {
   if (n == 0) return OVL_OK;
-  OVL_TRY(sched_copy(s, rbuf, sbuf, n));
-  OVL_TRY(sched_round(s));
+  OVL_TRY(ovl_i_sched_copy(s, rbuf, sbuf, n));
+  OVL_TRY(ovl_i_sched_round(s));
   if (p == 1) return OVL_OK;
   if (alg != OVL_ALLREDUCE_RABENSEIFNER && alg != OVL_ALLREDUCE_RING)
     return ovl_err_set(OVL_ERR_ARG, "'%s' is not an allreduce algorithm", ovl_alg_name(alg));
   double *tmp = NULL;
-  OVL_TRY(sched_tmp(s, n, &tmp));
+  OVL_TRY(ovl_i_sched_tmp(s, n, &tmp));
   int ring = alg == OVL_ALLREDUCE_RING || !is_pow2(p);
   OVL_TRY(reduce_scatter_blocks(s, rbuf, tmp, n, 0, p, rank, ring));
   if (ring) return ring_allgather_blocks(s, rbuf, n, 0, p, rank);
   for (int m = 1; m < p; m *= 2) { /* recursive doubling over aligned block ranges */
     int partner = rank ^ m, mine = rank & ~(m - 1), theirs = mine ^ m;
-    OVL_TRY(sched_send(s, partner, rbuf + boff(n, p, mine), brange(n, p, mine, mine + m)));
-    OVL_TRY(sched_recv(s, partner, rbuf + boff(n, p, theirs), brange(n, p, theirs, theirs + m)));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_send(s, partner, rbuf + boff(n, p, mine), brange(n, p, mine, mine + m)));
+    OVL_TRY(ovl_i_sched_recv(s, partner, rbuf + boff(n, p, theirs), brange(n, p, theirs, theirs + m)));
+    OVL_TRY(ovl_i_sched_round(s));
   }
   return OVL_OK;
 }
 
 /* ---- alltoall ---------------------------------------------------------------------- */
 
-ovl_err own_alltoall(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank) {
+ovl_err ovl_i_own_alltoall(sched *s, ovl_alg alg, const double *sbuf, double *rbuf, int64_t n, int p, int rank) {
   if (n == 0) return OVL_OK;
   if (alg != OVL_ALLTOALL_RING && alg != OVL_ALLTOALL_PAIRWISE)
     return ovl_err_set(OVL_ERR_ARG, "'%s' is not an alltoall algorithm", ovl_alg_name(alg));
-  OVL_TRY(sched_copy(s, rbuf + rank * n, sbuf + rank * n, n));
-  OVL_TRY(sched_round(s));
+  OVL_TRY(ovl_i_sched_copy(s, rbuf + rank * n, sbuf + rank * n, n));
+  OVL_TRY(ovl_i_sched_round(s));
   int pairx = alg == OVL_ALLTOALL_PAIRWISE && is_pow2(p);
   for (int st = 1; st < p; st++) {
     int to = pairx ? rank ^ st : (rank + st) % p, from = pairx ? rank ^ st : (rank - st + p) % p;
-    OVL_TRY(sched_send(s, to, sbuf + to * n, n));
-    OVL_TRY(sched_recv(s, from, rbuf + from * n, n));
-    OVL_TRY(sched_round(s));
+    OVL_TRY(ovl_i_sched_send(s, to, sbuf + to * n, n));
+    OVL_TRY(ovl_i_sched_recv(s, from, rbuf + from * n, n));
+    OVL_TRY(ovl_i_sched_round(s));
   }
   return OVL_OK;
 }

@@ -29,7 +29,7 @@ static void shift(MPI_Comm parent, ovl_lanes lanes, size_t esz, int to, const vo
 }
 
 /* Run nsteps Cannon steps starting at step t0: c += alpha * sum A(i,l) B(l,j). */
-ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st) {
+ovl_err ovl_i_kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st) {
   int s = L->s, i = L->i, j = L->j;
   int64_t kmax = ovl_block_len(L->K, s, 0);
   size_t esz = L->esz ? L->esz : sizeof(double);
@@ -69,9 +69,9 @@ ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, 
     OVL_TRACE_BEGIN("cannon.dgemm");
     if (L->mult) L->mult(L->mctx, ab[cur], bb[cur], klen(L, l), more ? 2 * OVL_LANES_MAX : 0, ra);
     else
-      kern_dgemm(L->mi, L->nj, klen(L, l), alpha, (const double *)(void *)ab[cur], L->mi > 0 ? L->mi : 1,
-                 (const double *)(void *)bb[cur], klen(L, l) > 0 ? klen(L, l) : 1, L->c, L->mi > 0 ? L->mi : 1,
-                 more ? 2 * OVL_LANES_MAX : 0, ra);
+      ovl_i_kern_dgemm(L->mi, L->nj, klen(L, l), alpha, (const double *)(void *)ab[cur], L->mi > 0 ? L->mi : 1,
+                       (const double *)(void *)bb[cur], klen(L, l) > 0 ? klen(L, l) : 1, L->c, L->mi > 0 ? L->mi : 1,
+                       more ? 2 * OVL_LANES_MAX : 0, ra);
     OVL_TRACE_END("cannon.dgemm", 0);
     double tw = ovl_time();
     st->t_comp += tw - tm;
@@ -97,7 +97,7 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   ovl_grid2d_dims(ovl_dmat_grid(C), &p, &q);
   ovl_grid2d_coords(ovl_dmat_grid(C), &i, &j);
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "Cannon");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "Cannon");
   if (rc == OVL_OK && p != q) rc = ovl_err_set(OVL_ERR_GRID, "Cannon needs a square grid, got %d x %d", p, q);
   rc = ovl_err_agree(parent, rc);
   cannon_layer L;
@@ -114,8 +114,8 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   L.s = p, L.i = i, L.j = j, L.mi = ovl_dmat_local_rows(C), L.nj = ovl_dmat_local_cols(C), L.K = ovl_dmat_cols(A),
   L.a0 = ovl_dmat_data(A), L.b0 = ovl_dmat_data(B), L.c = ovl_dmat_data(C);
   L.ndup = plan->ndup;
-  kern_scale(C, beta);
-  rc = kern_cannon_steps(ovl_grid2d_comm(ovl_dmat_grid(C)), &L, 0, p, alpha, &st);
+  ovl_i_kern_scale(C, beta);
+  rc = ovl_i_kern_cannon_steps(ovl_grid2d_comm(ovl_dmat_grid(C)), &L, 0, p, alpha, &st);
   st.t_total = ovl_time() - t0;
   if (stats) *stats = st;
   return rc;
@@ -135,7 +135,7 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
   if (active) rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK && active && ovl_dmat_grid(A) != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "2.5D: the operands must live on the 3D grid's plane (ovl_grid3d_plane)");
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "2.5D");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "2.5D");
   if (rc == OVL_OK && s % c)
     rc = ovl_err_set(OVL_ERR_GRID, "2.5D needs the replication c = %d to divide the plane side s = %d", c, s);
   double *cw = NULL;
@@ -166,12 +166,12 @@ ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double bet
   }
   st.t_comm += ovl_time() - tc;
   /* 2: s/c Cannon steps per layer, starting at step k*s/c */
-  if (k == 0) kern_scale(C, beta);
+  if (k == 0) ovl_i_kern_scale(C, beta);
   L.s = s, L.i = i, L.j = j, L.mi = ovl_dmat_local_rows(C), L.nj = ovl_dmat_local_cols(C), L.K = ovl_dmat_cols(A),
   L.a0 = ovl_dmat_data(A), L.b0 = ovl_dmat_data(B);
   L.c = k == 0 ? ovl_dmat_data(C) : cw;
   L.ndup = plan->ndup;
-  rc = kern_cannon_steps(comm, &L, k * (s / c), s / c, alpha, &st);
+  rc = ovl_i_kern_cannon_steps(comm, &L, k * (s / c), s / c, alpha, &st);
   /* 3: sum the layers into plane 0 */
   tc = ovl_time();
   if (rc == OVL_OK && c > 1) {

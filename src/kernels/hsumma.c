@@ -38,7 +38,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   ovl_grid2d_dims(ovl_dmat_grid(C), &p, &q);
   ovl_grid2d_coords(ovl_dmat_grid(C), &gi, &gj);
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "HSUMMA");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "HSUMMA");
   int64_t b = rc == OVL_OK ? plan->b : 1, M = rc == OVL_OK && plan->outer > 0 ? plan->outer : b;
   if (rc == OVL_OK && M < b)
     rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: the outer block M = %lld must be >= the inner block b = %lld", (long long)M,
@@ -70,7 +70,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   }
   hs_ctx h = {parent, plan, &st};
   int bi = p / gI, bj = q / gJ, li = gi % bi, lj = gj % bj;
-  kern_scale(C, beta);
+  ovl_i_kern_scale(C, beta);
   for (int64_t k0 = 0; k0 < K;) {
     /* outer panel: width <= M inside one block of A's columns and B's rows */
     int jA = ovl_block_owner(K, q, k0), iB = ovl_block_owner(K, p, k0);
@@ -86,7 +86,8 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
     const double *ao = aout, *bo = bout;
     if (gj == jA) ao = ovl_dmat_data(A) + (k0 - ovl_dmat_col_off(A)) * ovl_dmat_ld(A); /* in place at the owner */
     if (gi == iB)
-      kern_copy(bout, w, ovl_dmat_data(B) + (k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), w, ovl_dmat_local_cols(B));
+      ovl_i_kern_copy(bout, w, ovl_dmat_data(B) + (k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), w,
+                      ovl_dmat_local_cols(B));
     if (lj == ljA) hs_bcast(&h, orow, (double *)ao, ovl_dmat_local_rows(A) * w, jA / bj);
     if (li == liB) hs_bcast(&h, ocol, bout, w * ovl_dmat_local_cols(B), iB / bi);
     OVL_TRACE_END("hsumma.outer", 0);
@@ -98,16 +99,16 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
       OVL_TRACE_BEGIN("hsumma.inner");
       /* A's sub-panel is contiguous in the outer panel; B's rows are packed */
       double *asub = (double *)ao + kk * ovl_dmat_local_rows(A);
-      if (li == liB) kern_copy(bin, ww, bo + kk, w, ww, ovl_dmat_local_cols(B));
+      if (li == liB) ovl_i_kern_copy(bin, ww, bo + kk, w, ww, ovl_dmat_local_cols(B));
       hs_bcast(&h, irow, asub, ovl_dmat_local_rows(A) * ww, ljA);
       hs_bcast(&h, icol, bin, ww * ovl_dmat_local_cols(B), liB);
       OVL_TRACE_END("hsumma.inner", 0);
       double tg = ovl_time();
       st.t_comm += tg - tm;
       OVL_TRACE_BEGIN("hsumma.dgemm");
-      kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), ww, alpha, asub,
-                 ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, bin, ww, ovl_dmat_data(C), ovl_dmat_ld(C), 0,
-                 NULL);
+      ovl_i_kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), ww, alpha, asub,
+                       ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, bin, ww, ovl_dmat_data(C),
+                       ovl_dmat_ld(C), 0, NULL);
       OVL_TRACE_END("hsumma.dgemm", 0);
       st.t_comp += ovl_time() - tg;
       st.steps++;

@@ -9,33 +9,33 @@
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C);
 
 /* Validate the plan fields every algorithm uses (b, ndup). LOCAL. */
-ovl_err kern_check_plan(const ovl_plan *plan, const char *who);
+ovl_err ovl_i_kern_check_plan(const ovl_plan *plan, const char *who);
 
 /* C := beta * C on the local block. LOCAL. */
-void kern_scale(ovl_dmat C, double beta);
+void ovl_i_kern_scale(ovl_dmat C, double beta);
 
 /* C(m x n, ldc) += alpha * A(m x k, lda) * B(k x n, ldb), column-major; when
  * reqs is given, the product runs in column chunks and the requests are
  * progressed between chunks. LOCAL. */
-void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
-                int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs);
+void ovl_i_kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
+                      int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs);
 
 /* C(m x n, ldc) = alpha * A(m x k, lda) * op(B) + beta * C, op(B) = B^T when
  * transb, in one call. Under SMPI both products inject 2mnk flops instead
  * (docs/smpi.md). LOCAL. */
-void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
-                   const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
+void ovl_i_kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                         const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 
 /* The same products for elements of esz bytes: 8 (dgemm) or 4 (sgemm, alpha
- * and beta rounded to float). kern_gemm is kern_dgemm, kern_gemm_one one
- * call of kern_dgemm_tb. LOCAL. */
-void kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda, const void *b,
-               int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs);
-void kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
-                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
+ * and beta rounded to float). ovl_i_kern_gemm is ovl_i_kern_dgemm, ovl_i_kern_gemm_one one
+ * call of ovl_i_kern_dgemm_tb. LOCAL. */
+void ovl_i_kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
+                     const void *b, int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs);
+void ovl_i_kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
+                         int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
 
 /* Copy an m x n column-major block. LOCAL. */
-void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
+void ovl_i_kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
 
 /* The local product of one Cannon step: a is mi x kl (ld max(1, mi)), b is
  * kl x nj (ld max(1, kl)), both of the layer's element type; nreq/reqs are
@@ -62,6 +62,6 @@ static inline int64_t kern_dbl_count(int64_t n, size_t esz) { return (n * (int64
 
 /* Run nsteps Cannon steps starting at step t0: c += alpha * sum A(i,l) B(l,j).
  * COLLECTIVE over parent (the ranks running the layers). */
-ovl_err kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st);
+ovl_err ovl_i_kern_cannon_steps(MPI_Comm parent, cannon_layer *L, int t0, int nsteps, double alpha, ovl_kstats *st);
 
 #endif

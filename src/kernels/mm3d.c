@@ -111,7 +111,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   if (active) rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK && active && ovl_dmat_grid(A) != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "3D: the operands must live on the 3D grid's plane (ovl_grid3d_plane)");
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "3D");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "3D");
   if (rc == OVL_OK && c != x.s)
     rc = ovl_err_set(OVL_ERR_GRID, "3D needs a p x p x p grid, got %d x %d x %d", x.s, x.s, c);
   int64_t m = active ? ovl_dmat_rows(A) : 0, K = active ? ovl_dmat_cols(A) : 0, n = active ? ovl_dmat_cols(B) : 0;
@@ -154,8 +154,8 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
   st.t_comm += tm - tc;
   OVL_TRACE_BEGIN("mm3d.dgemm");
   int64_t mi = ovl_block_len(m, s, x.i), kj = ovl_block_len(K, s, x.j), nk = ovl_block_len(n, s, x.k);
-  kern_dgemm(mi, nk, kj, alpha, ovl_dmat_data(A), ovl_dmat_ld(A), x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0,
-             NULL);
+  ovl_i_kern_dgemm(mi, nk, kj, alpha, ovl_dmat_data(A), ovl_dmat_ld(A), x.bw, kj > 0 ? kj : 1, x.cw, mi > 0 ? mi : 1, 0,
+                   NULL);
   OVL_TRACE_END("mm3d.dgemm", 0);
   double tr = ovl_time();
   st.t_comp += tr - tm;
@@ -165,7 +165,7 @@ ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta
     ovl_fatal(parent, OVL_ERR_MPI, "3D: reduction of C failed: %s", ovl_errmsg());
   st.ncoll++;
   if (x.k == 0) { /* C_ij = beta C_ij + sum */
-    kern_scale(C, beta);
+    ovl_i_kern_scale(C, beta);
     int64_t lm = ovl_dmat_local_rows(C), ln = ovl_dmat_local_cols(C), ld = ovl_dmat_ld(C);
     double *cd = ovl_dmat_data(C);
     for (int64_t col = 0; col < ln; col++)

@@ -42,7 +42,7 @@ ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
   return OVL_OK;
 }
 
-ovl_err kern_check_plan(const ovl_plan *plan, const char *who) {
+ovl_err ovl_i_kern_check_plan(const ovl_plan *plan, const char *who) {
   OVL_CHECK(plan != NULL, OVL_ERR_ARG, "%s: no plan given", who);
   OVL_CHECK(plan->b > 0, OVL_ERR_ARG, "%s: panel width b must be > 0, got %" PRId64, who, plan->b);
   OVL_CHECK(plan->ndup >= 1 && plan->ndup <= OVL_LANES_MAX, OVL_ERR_ARG, "%s: N_DUP must be in [1, %d], got %d", who,
@@ -50,7 +50,7 @@ ovl_err kern_check_plan(const ovl_plan *plan, const char *who) {
   return OVL_OK;
 }
 
-void kern_scale(ovl_dmat C, double beta) {
+void ovl_i_kern_scale(ovl_dmat C, double beta) {
   if (beta == 1.0) return;
   int64_t lm = ovl_dmat_local_rows(C), ln = ovl_dmat_local_cols(C), ld = ovl_dmat_ld(C);
   double *data = ovl_dmat_data(C);
@@ -62,7 +62,7 @@ void kern_scale(ovl_dmat C, double beta) {
   }
 }
 
-void kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
+void ovl_i_kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
   for (int64_t c = 0; c < n; c++) memcpy(dst + c * ldd, src + c * lds, sizeof(double) * (size_t)m);
 }
 
@@ -86,8 +86,8 @@ static int kern_smpi_real(void) {
 }
 #endif
 
-void kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
-                   const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
+void ovl_i_kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
+                         int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
 #ifdef OVL_SMPI
   smpi_execute_flops(2.0 * (double)m * (double)n * (double)k);
@@ -102,24 +102,24 @@ void kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, doub
                 (int)ldc);
 }
 
-void kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda, const void *b,
-               int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs) {
+void ovl_i_kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
+                     const void *b, int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   int64_t step = nreq > 0 ? KERN_CHUNK : n;
   for (int64_t j = 0; j < n; j += step) {
     int64_t w = n - j < step ? n - j : step;
-    kern_gemm_one(esz, 0, m, w, k, alpha, a, lda, (const char *)b + esz * (size_t)(j * ldb), ldb, 1.0,
-                  (char *)c + esz * (size_t)(j * ldc), ldc);
+    ovl_i_kern_gemm_one(esz, 0, m, w, k, alpha, a, lda, (const char *)b + esz * (size_t)(j * ldb), ldb, 1.0,
+                        (char *)c + esz * (size_t)(j * ldc), ldc);
     if (nreq > 0 && j + w < n) ovl_req_progress(nreq, reqs, NULL);
   }
 }
 
-void kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
-                int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs) {
-  kern_gemm(sizeof(double), m, n, k, alpha, a, lda, b, ldb, c, ldc, nreq, reqs);
+void ovl_i_kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
+                      int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs) {
+  ovl_i_kern_gemm(sizeof(double), m, n, k, alpha, a, lda, b, ldb, c, ldc, nreq, reqs);
 }
 
-void kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
-                   const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
-  kern_gemm_one(sizeof(double), transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+void ovl_i_kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
+                         const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
+  ovl_i_kern_gemm_one(sizeof(double), transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }

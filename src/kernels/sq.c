@@ -23,7 +23,7 @@
 #include "kernels/kimpl.h"
 #include "ovl/sq.h"
 
-enum { TAG_SWAP = 3600, SQ_CHUNK = 256 /* as kern_gemm */ };
+enum { TAG_SWAP = 3600, SQ_CHUNK = 256 /* as ovl_i_kern_gemm */ };
 
 /* The parts of P(i,j)'s block: its own (hm x hn) and its partner's (tm x tn). */
 typedef struct sq_geom {
@@ -185,8 +185,8 @@ static void syrk_chunked(int single, int64_t n, int64_t k, const char *a, int64_
     else
       cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)w, (int)k, 1.0,
                   (const double *)(const void *)(a + e * (size_t)x), (int)lda, 1.0, (double *)(void *)cx, (int)ldc);
-    kern_gemm_one(e, 1, n - x - w, w, k, 1.0, a + e * (size_t)(x + w), lda, a + e * (size_t)x, lda, 1.0,
-                  cx + e * (size_t)w, ldc);
+    ovl_i_kern_gemm_one(e, 1, n - x - w, w, k, 1.0, a + e * (size_t)(x + w), lda, a + e * (size_t)x, lda, 1.0,
+                        cx + e * (size_t)w, ldc);
     if (nreq > 0 && x + w < n) ovl_req_progress(nreq, reqs, NULL);
   }
 }
@@ -199,10 +199,10 @@ static void sq_mult(void *ctx, const void *a, const void *b, int64_t kl, int nre
   const char *ac = a, *bc = b;
   char *h = (char *)s->H;
   size_t e = esz_of(s->single);
-  if (s->i > s->j) kern_gemm(e, q->ni, q->hn, kl, 1.0, ac, ld1(q->ni), bc, ld1(kl), h, ld1(q->hm), nreq, reqs);
+  if (s->i > s->j) ovl_i_kern_gemm(e, q->ni, q->hn, kl, 1.0, ac, ld1(q->ni), bc, ld1(kl), h, ld1(q->hm), nreq, reqs);
   else if (s->i < s->j)
-    kern_gemm(e, q->hm, q->nj, kl, 1.0, ac + e * (size_t)(q->ni - q->hm), ld1(q->ni), bc, ld1(kl), h, ld1(q->hm), nreq,
-              reqs);
+    ovl_i_kern_gemm(e, q->hm, q->nj, kl, 1.0, ac + e * (size_t)(q->ni - q->hm), ld1(q->ni), bc, ld1(kl), h, ld1(q->hm),
+                    nreq, reqs);
   else syrk_chunked(s->single, q->ni, kl, ac, ld1(q->ni), h, ld1(q->hm), nreq, reqs);
 }
 
@@ -341,7 +341,7 @@ static void run_sq(ovl_sq s, ovl_dmat X, ovl_dmat X2) {
     L.s = s->s, L.i = s->i, L.j = s->j, L.mi = q->ni, L.nj = q->nj, L.K = s->n, L.a0 = a, L.b0 = a;
     L.shA = s->col, L.shB = s->row, L.ndup = s->ndup, L.esz = e, L.mult = sq_mult, L.mctx = s;
     int steps = s->s / s->c;
-    if (kern_cannon_steps(s->comm, &L, s->k * steps, steps, 1.0, st) != OVL_OK) FAIL(s, "Cannon steps");
+    if (ovl_i_kern_cannon_steps(s->comm, &L, s->k * steps, steps, 1.0, st) != OVL_OK) FAIL(s, "Cannon steps");
   }
   /* 3: sum the computed parts over the layers onto plane 0 */
   t = ovl_time();

@@ -128,7 +128,7 @@ static void local_mult(ovl_ssc s, const double *b, int transb) {
   OVL_TRACE_BEGIN("ssc.dgemm");
   if (s->ni > 0 && s->nk > 0) {
     if (s->nj > 0)
-      kern_dgemm_tb(transb, s->ni, s->nk, s->nj, 1.0, s->a, s->ni, b, transb ? s->nk : s->nj, 0.0, s->C, s->ni);
+      ovl_i_kern_dgemm_tb(transb, s->ni, s->nk, s->nj, 1.0, s->a, s->ni, b, transb ? s->nk : s->nj, 0.0, s->C, s->ni);
     else memset(s->C, 0, sizeof(double) * (size_t)(s->ni * s->nk));
   }
   OVL_TRACE_END("ssc.dgemm", 0);
@@ -361,7 +361,7 @@ static void run_alg6(ovl_ssc s) {
   L.s = s->s, L.i = s->i, L.j = s->j, L.mi = s->ni, L.nj = s->nj, L.K = s->n, L.a0 = s->a, L.b0 = s->a, L.c = s->C;
   L.shA = s->col, L.shB = s->row, L.ndup = s->ndup;
   memset(s->C, 0, sizeof(double) * (size_t)nb);
-  if (kern_cannon_steps(s->comm, &L, t0, steps, 1.0, st) != OVL_OK) FAIL(s, "Cannon steps");
+  if (ovl_i_kern_cannon_steps(s->comm, &L, t0, steps, 1.0, st) != OVL_OK) FAIL(s, "Cannon steps");
   /* 3: D^2_ij on every layer (plane 0 straight into D2) */
   t = ovl_time();
   OVL_TRACE_BEGIN("ssc.allreduce");
@@ -374,7 +374,7 @@ static void run_alg6(ovl_ssc s) {
   /* 4: Cannon steps with B = D^2 */
   L.b0 = d2;
   memset(s->C, 0, sizeof(double) * (size_t)nb);
-  if (kern_cannon_steps(s->comm, &L, t0, steps, 1.0, st) != OVL_OK) FAIL(s, "Cannon steps");
+  if (ovl_i_kern_cannon_steps(s->comm, &L, t0, steps, 1.0, st) != OVL_OK) FAIL(s, "Cannon steps");
   /* 5: D^3 on plane 0 */
   t = ovl_time();
   OVL_TRACE_BEGIN("ssc.reduce");

@@ -56,8 +56,8 @@ static void post_panel(summa_ws *w, const panel *pn, int s) {
     w->st->ncoll++;
   }
   if (w->gi == pn->iB)
-    kern_copy(w->bpan[s], pn->w, ovl_dmat_data(B) + (pn->k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), pn->w,
-              ovl_dmat_local_cols(B));
+    ovl_i_kern_copy(w->bpan[s], pn->w, ovl_dmat_data(B) + (pn->k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), pn->w,
+                    ovl_dmat_local_cols(B));
   if (bcount > 0 && w->p > 1) {
     if (ovl_lanes_ibcast(w->col, w->bpan[s], bcount, pn->iB, &w->plan->coll, w->rq[s] + OVL_LANES_MAX) != OVL_OK)
       ovl_fatal(parent, OVL_ERR_MPI, "SUMMA: broadcast of the B panel failed: %s", ovl_errmsg());
@@ -78,7 +78,7 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   memset(&st, 0, sizeof st);
   double t0 = ovl_time();
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
-  if (rc == OVL_OK) rc = kern_check_plan(plan, "SUMMA");
+  if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "SUMMA");
   summa_ws w;
   memset(&w, 0, sizeof w);
   w.A = A, w.B = B, w.plan = plan, w.st = &st;
@@ -101,7 +101,7 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
     if (stats) *stats = st;
     return rc;
   }
-  kern_scale(C, beta);
+  ovl_i_kern_scale(C, beta);
   int la = plan->lookahead != 0;
   panel cur = {0, 0, 0, 0};
   if (K > 0) cur = panel_at(K, w.p, w.q, b, 0), post_panel(&w, &cur, 0);
@@ -119,9 +119,9 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
     st.t_comm += tm - tc;
     OVL_TRACE_BEGIN("summa.dgemm");
     ovl_req *pend = la && more ? w.rq[1 - s] : NULL;
-    kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), cur.w, alpha, w.ap[s],
-               ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, w.bpan[s], cur.w, ovl_dmat_data(C),
-               ovl_dmat_ld(C), pend ? 2 * OVL_LANES_MAX : 0, pend);
+    ovl_i_kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), cur.w, alpha, w.ap[s],
+                     ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, w.bpan[s], cur.w, ovl_dmat_data(C),
+                     ovl_dmat_ld(C), pend ? 2 * OVL_LANES_MAX : 0, pend);
     OVL_TRACE_END("summa.dgemm", 0);
     st.t_comp += ovl_time() - tm;
     st.steps++;
