@@ -12,8 +12,10 @@
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
 #include "ovl/purify.h"
+#include "ovl/record.h"
 #include "ovl/sq.h"
 #include "ovl/ssc.h"
 #include "ovl/trace.h"
+#include "ovl/tunedb.h"
 
 #endif
