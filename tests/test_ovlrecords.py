@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Unit test of tools/ovlrecords.py (the schema and reader of ovl's JSON records) and of the scripts
 that read records through it: cluster/summarize.py end to end on synthetic runs, old and new
-records mixed; bench/validate_models.py's reader; tools/ovl-plot sweep (when matplotlib loads).
+records mixed; bench/validate_models.py's reader; tools/ovl-plot sweep and smpi/plot_smpi.py on
+synthetic inputs (when matplotlib loads).
 usage: test_ovlrecords.py [SCRATCH_DIR]"""
 import importlib.util
 import json
@@ -183,6 +184,20 @@ class Scripts(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("no line has both", p.stderr)
 
+
+    def test_plot_smpi(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("matplotlib is not available")
+        bld, out = tempfile.mkdtemp(dir=SCRATCH), tempfile.mkdtemp(dir=SCRATCH)
+        os.makedirs(os.path.join(bld, "repro"))
+        with open(os.path.join(bld, "repro", "table1_ideal.csv"), "w") as f:
+            f.write("system,n,ndup,tflops,paper\nA,100,1,1.0,1.1\nA,100,2,1.5,1.6\n")
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "smpi", "plot_smpi.py"), bld, out], capture_output=True,
+                           text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(os.listdir(out), ["smpi_table2.png"])
 
 if __name__ == "__main__":
     SCRATCH = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 else tempfile.mkdtemp()
