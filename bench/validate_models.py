@@ -26,6 +26,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import ovlrecords  # noqa: E402  (tools/ovlrecords.py: the schema and reader of ovl's records)
 
 
 def run(np_, args, ovl):
@@ -37,7 +39,11 @@ def run(np_, args, ovl):
 
 
 def jlines(text):
-    return [json.loads(l) for l in text.splitlines() if l.startswith("{")]
+    """The records in ovl's output (ovlrecords: "type" set, None for what was not measured)."""
+    try:
+        return ovlrecords.read_text(text, "ovl output")
+    except ovlrecords.RecordError as e:
+        sys.exit("validate_models: %s" % e)
 
 
 def main():
@@ -108,8 +114,8 @@ def tune(a, mfile, P, n, r):
                       str(a.rounds), "-x", "1", "-q", "--json", "-o", tfile], a.ovl)
         with open(os.path.join(a.out, "tune_%s.json" % fam), "w") as f:
             f.write(out)
-        rows_t = [x for x in jlines(out) if x["cmd"] == "tune"]
-        sw = [x for x in jlines(out) if x["cmd"] == "tune-sweep"][0]
+        rows_t = [x for x in jlines(out) if ovlrecords.kind(x) == "tune"]
+        sw = [x for x in jlines(out) if ovlrecords.kind(x) == "tune-sweep"][0]
         print("exhaustive sweep, %s n=%d on %d ranks (%d configurations; tuner %s rounds, sweep %d rounds, "
               "interleaved):" % (fam, nn, P, len(rows_t), r, a.rounds))
         print()
@@ -117,11 +123,12 @@ def tune(a, mfile, P, n, r):
         print("|---:|---|---:|---:|---:|---:|---:|")
         for x in rows_t:
             print("| %d | %s | %.4f | %s | %.4f | %.4f | %.3f |" % (
-                x["rank"], x["config"], x["predicted"], "%.4f" % x["t_median_tuner"] if x["tuner"] else "-",
+                x["rank"], x["config"], x["predicted"], "%.4f" % x["t_median_tuner"] if x["tuner"] and x["t_median_tuner"] is not None else "-",
                 x["t_median"], x["t_min"], x["t_median"] / sw["t_best"]))
         print()
         print("- best of the sweep: %s, %.4f s" % (sw["best"], sw["t_best"]))
-        print("- `auto` (%s): **%s** = **%.3fx** the best" % (sw["auto_from"], sw["auto"], sw["auto_ratio"]))
+        ratio = "not a candidate" if sw["auto_ratio"] is None else "**%.3fx** the best" % sw["auto_ratio"]
+        print("- `auto` (%s): **%s** = %s" % (sw["auto_from"], sw["auto"], ratio))
         print("- the model's first choice (`auto` without a tune file): %.3fx the best" % sw["model_ratio"])
         print()
 

@@ -13,12 +13,18 @@ import statistics
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import ovlrecords  # noqa: E402  (tools/ovlrecords.py: the schema and reader of ovl's records)
+
 CASES = ("blocking", "ndup_overlap", "ppn_overlap")
 
 
 def lines(path):
-    with open(path) as f:
-        return [json.loads(l) for l in f if l.startswith("{")]
+    """The records of a JSON-lines file (ovlrecords: "type" set, None for what was not measured)."""
+    try:
+        return ovlrecords.read_file(path)
+    except ovlrecords.RecordError as e:
+        sys.exit("summarize: %s" % e)
 
 
 def size(b):

@@ -3,7 +3,7 @@
 # usage: scripts/deps.sh [openmpi|mpich] [extra-debian-packages...]
 set -euo pipefail
 mpi=${1:-openmpi}; shift || true
-pkgs=(cmake ninja-build make gcc libopenblas-dev liblapacke-dev python3 python3-numpy python3-matplotlib)
+pkgs=(cmake ninja-build make gcc libopenblas-dev liblapacke-dev libcjson-dev python3 python3-numpy python3-matplotlib)
 case "$mpi" in
   openmpi) pkgs+=(openmpi-bin libopenmpi-dev) ;;
   mpich) pkgs+=(mpich libmpich-dev) ;;

@@ -7,7 +7,6 @@ Writes whichever of smpi_table2.png, smpi_table3.png, smpi_table5.png,
 smpi_hsumma_sweep_P<P>.png (one per P), smpi_hsumma_scale.png has its data (for
 Tables III and V the CSV whose name sorts last; for the scale plot the last scale_*.csv).
 """
-import csv
 import glob
 import os
 import sys
@@ -18,6 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(root, "tools"))
+import ovlrecords  # noqa: E402  (tools/ovlrecords.py: the schema and reader of ovl's records and tables)
 bld = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build-smpi")
 out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(root, "docs", "img")
 os.makedirs(out, exist_ok=True)
@@ -25,8 +26,8 @@ TAG = "SimGrid SMPI 3.32 simulation"
 
 
 def rows(path):
-  with open(path) as f:
-    return list(csv.DictReader(f))
+  """The rows of a CSV table of smpi/repro_*.py (or the records of a JSON-lines file)."""
+  return ovlrecords.read_rows(path)
 
 
 p = os.path.join(bld, "repro", "table1_ideal.csv")

@@ -167,7 +167,7 @@ case_ "truncated raw"           1 "trunc.raw.*1000 bytes.*4608 bytes \(truncated
 case_ "oversized raw"           1 "over.raw.*4616 bytes.*4608 bytes \(oversized\)" "$P3" purify --fock "$f/over.raw" --nocc 5 "${o[@]}"
 case_ "truncated .mtx"          1 "trunc.mtx. is truncated" "$P" purify --fock "$f/trunc.mtx" --nocc 5 "${o[@]}"
 case_ "oversized .mtx"          1 "extra.mtx.*unexpected data after the last of 300 entries" "$P3" purify --fock "$f/extra.mtx" --nocc 5 "${o[@]}"
-case_ "malformed sidecar"       1 "badjson.raw.json. is not valid.*symmetric. must be true or false" "$P" purify --fock "$f/badjson.raw" --nocc 5 "${o[@]}"
+case_ "malformed sidecar"       1 "badjson.raw.json. is not valid JSON at line 1.*found .yes" "$P" purify --fock "$f/badjson.raw" --nocc 5 "${o[@]}"
 # dimensions against the metadata
 case_ "sidecar 20x20, data 24x24" 1 "dims.raw.*4608 bytes.*3200 bytes \(oversized\)" "$P" purify --fock "$f/dims.raw" --nocc 5 "${o[@]}"
 case_ "sidecar: symmetric 48x12" 1 "symrect.raw.json.*symmetric 48 x 12 matrix, which is not square" "$P3" purify --fock "$f/symrect.raw" --nocc 5 "${o[@]}"
@@ -220,7 +220,7 @@ case_ "gemm --repl vs --grid"   2 "--repl 2 conflicts with --grid 2x2x1" "$P" ge
 case_ "flag with a value"       2 "option '--check=1' takes no value" "$P" gemm -n 16 --check=1
 # checkpoints to restart from
 case_ "restart: no checkpoint"  1 "cannot open checkpoint state .*none.state.json.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/none" --restart "${o[@]}"
-case_ "restart: malformed state" 1 "checkpoint state .*bad.state.json. is malformed" "$P3" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/bad" --restart "${o[@]}"
+case_ "restart: malformed state" 1 "checkpoint state .*bad.state.json. is not valid JSON" "$P3" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/bad" --restart "${o[@]}"
 case_ "restart: truncated data" 1 "trunc.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
 case_ "restart: wrong size"     1 "rect.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
 # outputs that cannot be written

@@ -60,7 +60,7 @@ if(NOT OVL_SANITIZE)
     string(APPEND OVL_FUZZ_CFLAGS " -I${d}")
   endforeach()
   set(OVL_FUZZ_LIBS)
-  foreach(l ${MPI_C_LIBRARIES} ${OVL_SCALAPACK_LIB} ${OVL_LAPACKE_LIB} ${OVL_LAPACK_LIB} ${OVL_BLAS_LIB} ${OVL_M_LIB})
+  foreach(l ${MPI_C_LIBRARIES} ${OVL_SCALAPACK_LIB} ${OVL_CJSON_LIB} ${OVL_LAPACKE_LIB} ${OVL_LAPACK_LIB} ${OVL_BLAS_LIB} ${OVL_M_LIB})
     string(APPEND OVL_FUZZ_LIBS " ${l}")
   endforeach()
   add_test(NAME hard_fuzz COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_test.sh ${CMAKE_BINARY_DIR}/fuzz

@@ -370,8 +370,10 @@ static void test_raw_bad(void) {
       "{\"rows\": 3, \"symmetric\": false}",
       "{\"cols\": 3, \"symmetric\": false}",
       "{\"rows\": -3, \"cols\": 3, \"symmetric\": false}",
-      "{\"rows\": 3.0, \"cols\": 3, \"symmetric\": false}",
-      "{\"rows\": 3e0, \"cols\": 3, \"symmetric\": false}",
+      "{\"rows\": 3.5, \"cols\": 3, \"symmetric\": false}",
+      "{\"rows\": 1e99, \"cols\": 3, \"symmetric\": false}",
+      "{\"rows\": 3., \"cols\": 3, \"symmetric\": false}",
+      "{\"rows\": null, \"cols\": 3, \"symmetric\": false}",
       "{\"rows\": \"3\", \"cols\": 3, \"symmetric\": false}",
       "{\"rows\": 03, \"cols\": 3, \"symmetric\": false}",
       "{\"rows\": 3, \"cols\": 3, \"symmetric\": maybe}",
@@ -405,6 +407,12 @@ static void test_raw_bad(void) {
   ovl_matrix_meta meta = {0, 0, 0};
   T_OK(ovl_raw_read_meta(MPI_COMM_WORLD, p, &meta));
   T_CHECK(meta.rows == 3 && meta.cols == 3 && meta.symmetric == 0, "tolerant sidecar parsed wrongly");
+  /* JSON numbers of integral value are integers (3.0, 3e0) */
+  put_text("side.bin.json", "{\"rows\": 3.0, \"cols\": 3e0, \"symmetric\": false}");
+  meta.rows = meta.cols = 0;
+  T_OK(ovl_raw_read_meta(MPI_COMM_WORLD, p, &meta));
+  T_CHECK(meta.rows == 3 && meta.cols == 3, "3.0 x 3e0 read as %lld x %lld", (long long)meta.rows,
+          (long long)meta.cols);
   T_OK(ovl_dmat_read_raw(g, p, 0, &A));
   double dt[9]; /* the file is row-major, check_array wants column-major */
   for (int k = 0; k < 9; k++) dt[k] = d[(k % 3) * 3 + k / 3];

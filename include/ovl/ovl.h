@@ -7,13 +7,16 @@
 #include "ovl/core.h"
 #include "ovl/dist.h"
 #include "ovl/grid.h"
+#include "ovl/json.h"
 #include "ovl/kernels.h"
 #include "ovl/model.h"
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
 #include "ovl/purify.h"
+#include "ovl/record.h"
 #include "ovl/sq.h"
 #include "ovl/ssc.h"
 #include "ovl/trace.h"
+#include "ovl/tunedb.h"
 
 #endif

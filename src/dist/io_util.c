@@ -2,6 +2,8 @@
  * writes, small-file reading, byte order, string broadcast. */
 #include "dist/io_util.h"
 
+#include "ovl/json.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -13,132 +15,18 @@
 
 /* ---- JSON sidecar ------------------------------------------------------- */
 
-typedef struct jparser {
-  const char *s, *p, *e; /* start, cursor, end */
-  const char *what;      /* file name for messages */
-} jparser;
-
-static ovl_err jfail(const jparser *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static ovl_err jfail(const jparser *j, const char *fmt, ...) {
-  char msg[512], got[32];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  if (j->p >= j->e) snprintf(got, sizeof got, "end of file");
-  else if (*j->p >= 0x20 && *j->p < 0x7f) snprintf(got, sizeof got, "'%c'", *j->p);
-  else snprintf(got, sizeof got, "byte 0x%02x", (unsigned)(unsigned char)*j->p);
-  return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: %s, found %s at byte %td", j->what, msg, got,
-                     j->p - j->s);
-}
-
-static void jws(jparser *j) {
-  while (j->p < j->e && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
-}
-
-static int jis(const jparser *j, char c) { return j->p < j->e && *j->p == c; }
-
-static int jdigit(const jparser *j) { return j->p < j->e && *j->p >= '0' && *j->p <= '9'; }
-
-/* A key: plain characters only (keys with escapes are never valid keys). */
-static ovl_err jkey(jparser *j, char *key, size_t size) {
-  if (!jis(j, '"')) return jfail(j, "expected a quoted key");
-  j->p++;
-  size_t n = 0;
-  while (j->p < j->e && *j->p != '"') {
-    unsigned char c = (unsigned char)*j->p;
-    if (c < 0x20 || c == '\\') return jfail(j, "unexpected character in a key");
-    if (n + 1 < size) key[n++] = (char)c;
-    else return jfail(j, "key too long");
-    j->p++;
-  }
-  if (!jis(j, '"')) return jfail(j, "unterminated key");
-  j->p++;
-  key[n] = '\0';
-  return OVL_OK;
-}
-
-/* A non-negative JSON integer (no fraction, no exponent, no leading zeros). */
-static ovl_err jsize(jparser *j, const char *key, int64_t *v) {
-  if (jis(j, '-')) return jfail(j, "\"%s\" must be a non-negative integer, not negative", key);
-  if (!jdigit(j)) return jfail(j, "\"%s\" must be a non-negative integer", key);
-  if (*j->p == '0' && j->p + 1 < j->e && j->p[1] >= '0' && j->p[1] <= '9')
-    return jfail(j, "\"%s\" has a leading zero", key);
-  int64_t x = 0;
-  while (jdigit(j)) {
-    int d = *j->p - '0';
-    if (x > (INT64_MAX - d) / 10) return jfail(j, "\"%s\" is too large", key);
-    x = x * 10 + d;
-    j->p++;
-  }
-  if (jis(j, '.') || jis(j, 'e') || jis(j, 'E')) return jfail(j, "\"%s\" must be an integer", key);
-  *v = x;
-  return OVL_OK;
-}
-
-static ovl_err jbool(jparser *j, const char *key, int *v) {
-  size_t left = (size_t)(j->e - j->p);
-  if (left >= 4 && memcmp(j->p, "true", 4) == 0) {
-    j->p += 4;
-    *v = 1;
-  } else if (left >= 5 && memcmp(j->p, "false", 5) == 0) {
-    j->p += 5;
-    *v = 0;
-  } else {
-    return jfail(j, "\"%s\" must be true or false", key);
-  }
-  return OVL_OK;
-}
-
 ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta) {
-  jparser j = {text, text, text + len, what};
-  int have_rows = 0, have_cols = 0, have_sym = 0;
+  static const char *const keys[] = {"rows", "cols", "symmetric", NULL};
+  ovl_json d;
+  OVL_TRY(ovl_json_parse(text, len, "sidecar", what, &d));
   ovl_matrix_meta mt = {0, 0, 0};
-  jws(&j);
-  if (!jis(&j, '{')) return jfail(&j, "expected a JSON object {\"rows\": m, \"cols\": n, \"symmetric\": true|false}");
-  j.p++;
-  jws(&j);
-  if (jis(&j, '}')) {
-    j.p++;
-  } else {
-    for (;;) {
-      char key[32];
-      OVL_TRY(jkey(&j, key, sizeof key));
-      jws(&j);
-      if (!jis(&j, ':')) return jfail(&j, "expected ':' after \"%s\"", key);
-      j.p++;
-      jws(&j);
-      int *seen = strcmp(key, "rows") == 0        ? &have_rows
-                  : strcmp(key, "cols") == 0      ? &have_cols
-                  : strcmp(key, "symmetric") == 0 ? &have_sym
-                                                  : NULL;
-      if (seen == NULL) return jfail(&j, "unknown key \"%s\" (expected \"rows\", \"cols\", \"symmetric\")", key);
-      if (*seen) return jfail(&j, "duplicate key \"%s\"", key);
-      if (seen == &have_rows) OVL_TRY(jsize(&j, key, &mt.rows));
-      else if (seen == &have_cols) OVL_TRY(jsize(&j, key, &mt.cols));
-      else OVL_TRY(jbool(&j, key, &mt.symmetric));
-      *seen = 1;
-      jws(&j);
-      if (jis(&j, ',')) {
-        j.p++;
-        jws(&j);
-        continue;
-      }
-      if (jis(&j, '}')) {
-        j.p++;
-        break;
-      }
-      return jfail(&j, "expected ',' or '}'");
-    }
-  }
-  jws(&j);
-  if (j.p != j.e) return jfail(&j, "unexpected data after the JSON object");
-  const char *missing = !have_rows ? "rows" : !have_cols ? "cols" : !have_sym ? "symmetric" : NULL;
-  if (missing)
-    return ovl_err_set(OVL_ERR_FORMAT,
-                       "sidecar '%s' is not valid: missing key \"%s\" (expected {\"rows\": m, "
-                       "\"cols\": n, \"symmetric\": true|false})",
-                       what, missing);
+  ovl_err rc = ovl_json_root_object(&d, "{\"rows\": m, \"cols\": n, \"symmetric\": true|false}");
+  if (rc == OVL_OK) rc = ovl_json_only_keys(&d, d.root, keys);
+  if (rc == OVL_OK) rc = ovl_json_int(&d, d.root, "rows", 0, INT64_MAX, &mt.rows);
+  if (rc == OVL_OK) rc = ovl_json_int(&d, d.root, "cols", 0, INT64_MAX, &mt.cols);
+  if (rc == OVL_OK) rc = ovl_json_bool(&d, d.root, "symmetric", &mt.symmetric);
+  ovl_json_free(&d);
+  if (rc != OVL_OK) return rc;
   if (mt.symmetric && mt.rows != mt.cols)
     return ovl_err_set(OVL_ERR_FORMAT,
                        "sidecar '%s' is not valid: it declares a symmetric %" PRId64 " x %" PRId64

@@ -13,11 +13,12 @@
 /* Largest sidecar accepted, in bytes. */
 enum { OVL_IO_SIDECAR_MAX = 65536 };
 
-/* Parse sidecar text (len bytes, NUL not needed): a JSON object with exactly
- * the keys "rows" and "cols" (non-negative integers) and "symmetric" (true or
- * false), in any order, with any JSON whitespace. A symmetric matrix must be
- * square and rows * cols * 8 must fit in an int64. what names the file in
- * messages. Errors: OVL_ERR_FORMAT. */
+/* Parse sidecar text (len bytes, NUL not needed; read by the library's JSON
+ * layer, ovl/json.h): a JSON object with exactly the keys "rows"
+ * and "cols" (non-negative integers, at most 2^53) and "symmetric" (true or
+ * false), each once, in any order, with any JSON whitespace. A symmetric
+ * matrix must be square and rows * cols * 8 must fit in an int64. what names
+ * the file in messages. Errors: OVL_ERR_FORMAT, OVL_ERR_NOMEM. */
 ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta);
 
 /* Parse a Matrix Market stream (header, size line, entries) into a new

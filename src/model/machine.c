@@ -4,205 +4,114 @@
  *    "eager": 65536, "gamma": 2e-11, "peak_bw": 1.2e10,
  *    "fbw": [{"coll": "bcast", "p": 4, "size": [...], "bw": [...]}, ...]}
  *
- * The reader is a strict recursive-descent parser for this shape (unknown
- * keys are skipped, so files may carry notes such as "measured_by"). */
-#include <ctype.h>
+ * Read through the library's JSON layer (ovl/json.h): "beta" and
+ * "gamma" are required, the other numbers default to 0, every number is
+ * finite and >= 0; unknown keys are skipped, so files may carry notes such
+ * as "measured_by". Written as a record (ovl/record.h), indented. */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "ovl/json.h"
 #include "ovl/model.h"
+#include "ovl/record.h"
 
-typedef struct jp {
-  const char *s, *path;
-  size_t i, n;
-} jp;
+enum { MACHINE_MAX_BYTES = 16 << 20 };
 
-static void ws(jp *j) {
-  while (j->i < j->n && isspace((unsigned char)j->s[j->i])) j->i++;
-}
-
-static ovl_err bad(jp *j, const char *what) {
-  return ovl_err_set(OVL_ERR_FORMAT, "machine file %s: %s at byte %zu", j->path, what, j->i);
-}
-
-static int lit(jp *j, char c) {
-  ws(j);
-  if (j->i < j->n && j->s[j->i] == c) {
-    j->i++;
-    return 1;
-  }
-  return 0;
-}
-
-static ovl_err str(jp *j, char *out, size_t cap) {
-  if (!lit(j, '"')) return bad(j, "expected a string");
-  size_t k = 0;
-  while (j->i < j->n && j->s[j->i] != '"') {
-    if (j->s[j->i] == '\\') j->i++;
-    if (j->i < j->n && k + 1 < cap) out[k++] = j->s[j->i];
-    j->i++;
-  }
-  if (j->i >= j->n) return bad(j, "unterminated string");
-  j->i++;
-  out[k] = 0;
-  return OVL_OK;
-}
-
-static ovl_err num(jp *j, double *out) {
-  ws(j);
-  char buf[64];
-  size_t k = 0;
-  while (j->i < j->n && k + 1 < sizeof buf && strchr("0123456789+-.eE", j->s[j->i])) buf[k++] = j->s[j->i++];
-  buf[k] = 0;
-  char *end = NULL;
-  errno = 0;
-  double v = k ? strtod(buf, &end) : 0;
-  if (!k || *end || errno || !isfinite(v)) return bad(j, "expected a finite number");
-  *out = v;
-  return OVL_OK;
-}
-
-static ovl_err skip(jp *j, int depth);
-
-static ovl_err numarr(jp *j, double *out, int cap, int *cnt) {
-  *cnt = 0;
-  if (!lit(j, '[')) return bad(j, "expected an array of numbers");
-  if (lit(j, ']')) return OVL_OK;
-  do {
-    double v;
-    OVL_TRY(num(j, &v));
-    if (*cnt == cap) return bad(j, "too many points in an f_BW table");
-    out[(*cnt)++] = v;
-  } while (lit(j, ','));
-  if (!lit(j, ']')) return bad(j, "expected ']'");
-  return OVL_OK;
-}
-
-static ovl_err skip(jp *j, int depth) {
-  if (depth > 32) return bad(j, "nesting too deep");
-  ws(j);
-  if (j->i >= j->n) return bad(j, "unexpected end");
-  char c = j->s[j->i];
-  char tmp[256];
-  if (c == '"') return str(j, tmp, sizeof tmp);
-  if (c == '{' || c == '[') {
-    char close = c == '{' ? '}' : ']';
-    j->i++;
-    if (lit(j, close)) return OVL_OK;
-    do {
-      if (c == '{') {
-        OVL_TRY(str(j, tmp, sizeof tmp));
-        if (!lit(j, ':')) return bad(j, "expected ':'");
-      }
-      OVL_TRY(skip(j, depth + 1));
-    } while (lit(j, ','));
-    if (!lit(j, close)) return bad(j, "expected a closing bracket");
-    return OVL_OK;
-  }
-  if (!strncmp(j->s + j->i, "true", 4) || !strncmp(j->s + j->i, "null", 4)) return j->i += 4, OVL_OK;
-  if (!strncmp(j->s + j->i, "false", 5)) return j->i += 5, OVL_OK;
-  double v;
-  return num(j, &v);
-}
-
-static ovl_err fbw_entry(jp *j, ovl_machine *m) {
-  if (!lit(j, '{')) return bad(j, "expected an f_BW object");
-  char key[64], cname[32] = "";
-  double p = 0, size[OVL_FBW_MAXPTS], bw[OVL_FBW_MAXPTS];
+static ovl_err fbw_entry(ovl_json *d, const cJSON *e, int k, ovl_machine *m) {
+  char cname[32];
+  int64_t p = 0;
+  double size[OVL_FBW_MAXPTS], bw[OVL_FBW_MAXPTS];
   int ns = 0, nb = 0;
-  if (!lit(j, '}')) {
-    do {
-      OVL_TRY(str(j, key, sizeof key));
-      if (!lit(j, ':')) return bad(j, "expected ':'");
-      if (!strcmp(key, "coll")) OVL_TRY(str(j, cname, sizeof cname));
-      else if (!strcmp(key, "p")) OVL_TRY(num(j, &p));
-      else if (!strcmp(key, "size")) OVL_TRY(numarr(j, size, OVL_FBW_MAXPTS, &ns));
-      else if (!strcmp(key, "bw")) OVL_TRY(numarr(j, bw, OVL_FBW_MAXPTS, &nb));
-      else OVL_TRY(skip(j, 1));
-    } while (lit(j, ','));
-    if (!lit(j, '}')) return bad(j, "expected '}'");
-  }
+  snprintf(d->where, sizeof d->where, "fbw[%d]: ", k);
+  OVL_TRY(ovl_json_str(d, e, "coll", cname, sizeof cname));
+  OVL_TRY(ovl_json_int(d, e, "p", 2, 1000000000, &p));
+  OVL_TRY(ovl_json_nums(d, e, "size", size, OVL_FBW_MAXPTS, &ns));
+  OVL_TRY(ovl_json_nums(d, e, "bw", bw, OVL_FBW_MAXPTS, &nb));
   ovl_mcoll c;
-  if (ovl_mcoll_parse(cname, &c) != OVL_OK) return bad(j, "f_BW entry with an unknown \"coll\"");
-  if (ns != nb) return bad(j, "f_BW \"size\" and \"bw\" differ in length");
-  if (p != floor(p) || p < 2 || p > 1e9) return bad(j, "f_BW \"p\" must be an integer >= 2");
-  ovl_err rc = ovl_machine_set_fbw(m, c, (int)p, size, bw, ns);
-  if (rc) return ovl_err_set(OVL_ERR_FORMAT, "machine file %s: %s", j->path, ovl_errmsg());
+  if (ovl_mcoll_parse(cname, &c) != OVL_OK)
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "machine file '%s': fbw[%d]: \"coll\" must be bcast, reduce, allreduce or "
+                       "allgather, got \"%s\"",
+                       d->path, k, cname);
+  if (ns != nb)
+    return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': fbw[%d]: \"size\" and \"bw\" differ in length (%d, %d)",
+                       d->path, k, ns, nb);
+  if (ovl_machine_set_fbw(m, c, (int)p, size, bw, ns) != OVL_OK)
+    return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': fbw[%d]: %s", d->path, k, ovl_errmsg());
+  return OVL_OK;
+}
+
+static ovl_err machine_of(ovl_json *d, ovl_machine *m) {
+  OVL_TRY(ovl_json_root_object(d, ""));
+  const struct {
+    const char *key;
+    double *dst;
+    int required;
+  } nums[] = {{"alpha", &m->alpha, 0}, {"beta", &m->beta, 1},   {"alpha_r", &m->alpha_r, 0}, {"beta_r", &m->beta_r, 0},
+              {"eager", &m->eager, 0}, {"gamma", &m->gamma, 1}, {"peak_bw", &m->peak_bw, 0}};
+  for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+    if (nums[k].required) OVL_TRY(ovl_json_num(d, d->root, nums[k].key, nums[k].dst));
+    else OVL_TRY(ovl_json_num_opt(d, d->root, nums[k].key, 0, nums[k].dst));
+    if (*nums[k].dst < 0)
+      return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': \"%s\" must be >= 0, got %g", d->path, nums[k].key,
+                         *nums[k].dst);
+  }
+  OVL_TRY(ovl_json_str_opt(d, d->root, "name", "", m->name, sizeof m->name));
+  int dup = 0;
+  const cJSON *fbw = ovl_json_find(d->root, "fbw", &dup);
+  if (dup) return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': \"fbw\" appears more than once", d->path);
+  if (!fbw) return OVL_OK;
+  if (!cJSON_IsArray(fbw)) return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': \"fbw\" must be an array", d->path);
+  int k = 0;
+  for (const cJSON *e = fbw->child; e; e = e->next, k++) {
+    if (!cJSON_IsObject(e))
+      return ovl_err_set(OVL_ERR_FORMAT,
+                         "machine file '%s': fbw[%d] must be an object {\"coll\", \"p\", \"size\", "
+                         "\"bw\"}",
+                         d->path, k);
+    OVL_TRY(fbw_entry(d, e, k, m));
+  }
   return OVL_OK;
 }
 
 ovl_err ovl_machine_read(const char *path, ovl_machine *m) {
   memset(m, 0, sizeof *m);
-  FILE *f = NULL;
-  OVL_TRY(ovl_file_open_read(path, "machine file", &f));
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      if (cap > ((size_t)1 << 24)) {
-        free(buf), fclose(f);
-        return ovl_err_set(OVL_ERR_FORMAT, "machine file %s is larger than 16 MiB", path);
-      }
-      char *nb = realloc(buf, cap = cap * 2 + 8192);
-      if (!nb) return free(buf), fclose(f), ovl_err_set(OVL_ERR_NOMEM, "reading %s", path);
-      buf = nb;
-    }
-    size_t r = fread(buf + len, 1, cap - len, f);
-    len += r;
-    if (r == 0) break;
-  }
-  fclose(f);
-  jp j = {buf, path, 0, len};
-  ovl_err rc = OVL_OK;
-  double *dst;
-  int seen = 0;
-  if (!lit(&j, '{')) rc = bad(&j, "expected a JSON object");
-  if (!rc && !lit(&j, '}')) {
-    do {
-      char key[64];
-      if ((rc = str(&j, key, sizeof key))) break;
-      if (!lit(&j, ':')) {
-        rc = bad(&j, "expected ':'");
-        break;
-      }
-      dst = !strcmp(key, "alpha")     ? &m->alpha
-            : !strcmp(key, "beta")    ? &m->beta
-            : !strcmp(key, "alpha_r") ? &m->alpha_r
-            : !strcmp(key, "beta_r")  ? &m->beta_r
-            : !strcmp(key, "eager")   ? &m->eager
-            : !strcmp(key, "gamma")   ? &m->gamma
-            : !strcmp(key, "peak_bw") ? &m->peak_bw
-                                      : NULL;
-      if (dst) {
-        if ((rc = num(&j, dst))) break;
-        if (*dst < 0) {
-          rc = ovl_err_set(OVL_ERR_FORMAT, "machine file %s: \"%s\" must be >= 0, got %g", path, key, *dst);
-          break;
-        }
-        seen |= !strcmp(key, "beta") ? 1 : !strcmp(key, "gamma") ? 2 : 0;
-      } else if (!strcmp(key, "name")) {
-        rc = str(&j, m->name, sizeof m->name);
-      } else if (!strcmp(key, "fbw")) {
-        if (!lit(&j, '[')) rc = bad(&j, "\"fbw\" must be an array");
-        else if (!lit(&j, ']')) {
-          do rc = fbw_entry(&j, m);
-          while (!rc && lit(&j, ','));
-          if (!rc && !lit(&j, ']')) rc = bad(&j, "expected ']'");
-        }
-      } else {
-        rc = skip(&j, 1);
-      }
-    } while (!rc && lit(&j, ','));
-    if (!rc && !lit(&j, '}')) rc = bad(&j, "expected '}'");
-  }
-  if (!rc && (ws(&j), j.i != j.n)) rc = bad(&j, "trailing characters");
-  free(buf);
-  if (rc) return rc;
-  if ((seen & 3) != 3) return ovl_err_set(OVL_ERR_FORMAT, "machine file %s: \"beta\" and \"gamma\" are required", path);
+  ovl_json d;
+  OVL_TRY(ovl_json_load(path, "machine file", MACHINE_MAX_BYTES, &d));
+  ovl_err rc = machine_of(&d, m);
+  ovl_json_free(&d);
+  if (rc != OVL_OK) return rc;
   if (m->alpha_r == 0 && m->beta_r == 0) m->alpha_r = m->alpha, m->beta_r = m->beta;
+  return OVL_OK;
+}
+
+static ovl_err machine_record(const ovl_machine *m, ovl_record *r) {
+  OVL_TRY(ovl_record_set_str(r, "name", m->name));
+  OVL_TRY(ovl_record_set_num(r, "alpha", m->alpha));
+  OVL_TRY(ovl_record_set_num(r, "beta", m->beta));
+  OVL_TRY(ovl_record_set_num(r, "alpha_r", m->alpha_r));
+  OVL_TRY(ovl_record_set_num(r, "beta_r", m->beta_r));
+  OVL_TRY(ovl_record_set_num(r, "eager", m->eager));
+  OVL_TRY(ovl_record_set_num(r, "gamma", m->gamma));
+  OVL_TRY(ovl_record_set_num(r, "peak_bw", m->peak_bw));
+  OVL_TRY(ovl_record_set_nums(r, "fbw", NULL, 0)); /* [] when there is no table */
+  for (int t = 0; t < m->nfbw; t++) {
+    const ovl_fbw *b = &m->fbw[t];
+    ovl_record *e = NULL;
+    OVL_TRY(ovl_record_create(NULL, &e));
+    ovl_err rc = ovl_record_set_str(e, "coll", ovl_mcoll_name(b->coll));
+    if (rc == OVL_OK) rc = ovl_record_set_int(e, "p", b->p);
+    if (rc == OVL_OK) rc = ovl_record_set_nums(e, "size", b->size, b->npts);
+    if (rc == OVL_OK) rc = ovl_record_set_nums(e, "bw", b->bw, b->npts);
+    if (rc != OVL_OK) {
+      ovl_record_destroy(&e);
+      return rc;
+    }
+    OVL_TRY(ovl_record_append_record(r, "fbw", &e));
+  }
   return OVL_OK;
 }
 
@@ -211,20 +120,16 @@ ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
   if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
     return ovl_err_set(OVL_ERR_ARG, "machine file path too long");
   OVL_TRY(ovl_file_check_write(path, "machine file", NULL, 0));
-  FILE *f = fopen(tmp, "w");
-  if (!f) return ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-  fprintf(f,
-          "{\n  \"name\": \"%s\",\n  \"alpha\": %.6e,\n  \"beta\": %.6e,\n  \"alpha_r\": %.6e,\n  \"beta_r\": %.6e,\n"
-          "  \"eager\": %.0f,\n  \"gamma\": %.6e,\n  \"peak_bw\": %.6e,\n  \"fbw\": [",
-          m->name, m->alpha, m->beta, m->alpha_r, m->beta_r, m->eager, m->gamma, m->peak_bw);
-  for (int t = 0; t < m->nfbw; t++) {
-    const ovl_fbw *b = &m->fbw[t];
-    fprintf(f, "%s\n    {\"coll\": \"%s\", \"p\": %d,\n     \"size\": [", t ? "," : "", ovl_mcoll_name(b->coll), b->p);
-    for (int k = 0; k < b->npts; k++) fprintf(f, "%s%.0f", k ? ", " : "", b->size[k]);
-    fprintf(f, "],\n     \"bw\": [");
-    for (int k = 0; k < b->npts; k++) fprintf(f, "%s%.6e", k ? ", " : "", b->bw[k]);
-    fprintf(f, "]}");
+  ovl_record *r = NULL;
+  OVL_TRY(ovl_record_create(NULL, &r));
+  ovl_err rc = machine_record(m, r);
+  FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
+  if (rc == OVL_OK && !f) rc = ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
+  if (rc == OVL_OK) rc = ovl_record_fprint(r, f, 1);
+  ovl_record_destroy(&r);
+  if (rc != OVL_OK) {
+    if (f) fclose(f), remove(tmp);
+    return rc;
   }
-  fprintf(f, "%s]\n}\n", m->nfbw ? "\n  " : "");
   return ovl_file_commit(f, tmp, path);
 }

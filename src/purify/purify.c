@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,8 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <lapacke.h>
 
+#include "ovl/json.h"
 #include "ovl/purify.h"
 #include "ovl/trace.h"
 
@@ -280,7 +283,7 @@ static void ckpt_sweep(const char *prefix, int keep) {
 /* What defines the problem a checkpoint continues. The state file records
  * every field; a restart compares them all (ckpt_same_problem) and refuses
  * a mismatch or a missing field. A new field is one line in ckpt_problem. */
-enum { CKPT_NFIELDS = 6 };
+enum { CKPT_NFIELDS = 6, CKPT_STATE_MAX = 1 << 20 };
 typedef struct ckpt_field {
   const char *key;
   char val[96]; /* the JSON value as written */
@@ -305,42 +308,32 @@ static void ckpt_problem(const ovl_purify_opts *o, int64_t n, uint64_t fsum, ckp
   ckpt_set(&f[5], "precision", "\"%s\"", ovl_purify_prec_name(o->prec));
 }
 
-/* The raw JSON value of "key" in text (a quoted string with its quotes, or
- * the characters up to ',', '}' or white space); 0 when the key is absent. */
-static int json_token(const char *text, const char *key, char *out, size_t n) {
-  char pat[64];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(text, pat);
-  if (!p) return 0;
-  p += strlen(pat);
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-  size_t k = 0;
-  if (*p == '"') {
-    out[k++] = *p++;
-    while (*p && *p != '"' && k + 2 < n) out[k++] = *p++;
-    if (*p != '"') return 0;
-    out[k++] = '"';
-  } else {
-    while (*p && !strchr(",} \t\r\n", *p) && k + 1 < n) out[k++] = *p++;
-  }
-  out[k] = '\0';
-  return k > 0;
-}
-
-/* OVL_ERR_ARG unless the state text records exactly the problem of this run. LOCAL. */
-static ovl_err ckpt_same_problem(const char *text, const char *state, const ckpt_field want[CKPT_NFIELDS]) {
+/* OVL_ERR_ARG unless the state d records exactly the problem of this run
+ * (each field compared as a JSON value). LOCAL. */
+static ovl_err ckpt_same_problem(const ovl_json *d, const ckpt_field want[CKPT_NFIELDS]) {
   for (int k = 0; k < CKPT_NFIELDS; k++) {
-    char got[128];
-    if (!json_token(text, want[k].key, got, sizeof got))
+    int dup = 0;
+    const cJSON *got = ovl_json_find(d->root, want[k].key, &dup);
+    if (dup)
+      return ovl_err_set(OVL_ERR_FORMAT, "checkpoint state '%s' is malformed: \"%s\" appears more than once", d->path,
+                         want[k].key);
+    if (!got)
       return ovl_err_set(OVL_ERR_FORMAT,
                          "checkpoint state '%s' lacks \"%s\", so it does not prove which problem it continues "
                          "(written by an older ovl?): start without --restart",
-                         state, want[k].key);
-    if (strcmp(got, want[k].val) != 0)
+                         d->path, want[k].key);
+    ovl_json w;
+    OVL_TRY(ovl_json_parse(want[k].val, strlen(want[k].val), "checkpoint field", want[k].key, &w));
+    int same = ovl_json_equal(got, w.root);
+    ovl_json_free(&w);
+    if (!same) {
+      char txt[128];
+      ovl_json_text(got, txt, sizeof txt);
       return ovl_err_set(OVL_ERR_ARG,
                          "checkpoint state '%s' is for a different problem: \"%s\" is %s there but %s in this run "
                          "(restart with the same F, n_occ, method, mu and precision, or start without --restart)",
-                         state, want[k].key, got, want[k].val);
+                         d->path, want[k].key, txt, want[k].val);
+    }
   }
   return OVL_OK;
 }
@@ -387,7 +380,11 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", state, (long)getpid());
     rc = ovl_file_check_write(state, "checkpoint state", NULL, 0);
     FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
-    int ok = f && fprintf(f, "{\"iteration\": %d, %s\"data\": \"%s\"}\n", it, fields, data) > 0;
+    cJSON *dj = cJSON_CreateString(data); /* the path, escaped as JSON */
+    char *dq = dj ? cJSON_PrintUnformatted(dj) : NULL;
+    int ok = f && dq && fprintf(f, "{\"iteration\": %d, %s\"data\": %s}\n", it, fields, dq) > 0;
+    cJSON_free(dq);
+    cJSON_Delete(dj);
     /* the state reaches the disk before it is renamed into place, so that it
      * never names data that a crash could lose */
     if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
@@ -415,19 +412,17 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *
   ovl_err rc = OVL_OK;
   if (rank == 0) {
     snprintf(state, sizeof state, "%s.state.json", prefix);
-    FILE *f = NULL;
-    char buf[8192] = "";
-    rc = ovl_file_open_read(state, "checkpoint state", &f);
-    size_t len = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[len] = '\0';
-    const char *pi = strstr(buf, "\"iteration\":"), *pd = strstr(buf, "\"data\": \"");
-    if (rc == OVL_OK &&
-        (!pi || !pd || sscanf(pi + 12, "%d", &iter) != 1 || iter < 0 || sscanf(pd + 9, "%4000[^\"]", data) != 1))
-      rc = ovl_err_set(OVL_ERR_FORMAT, "checkpoint state '%s' is malformed", state);
+    ovl_json d;
+    int64_t i64 = -1;
+    rc = ovl_json_load(state, "checkpoint state", CKPT_STATE_MAX, &d);
+    if (rc == OVL_OK) rc = ovl_json_root_object(&d, "");
+    if (rc == OVL_OK) rc = ovl_json_int(&d, d.root, "iteration", 0, INT_MAX, &i64);
+    if (rc == OVL_OK) rc = ovl_json_str(&d, d.root, "data", data, sizeof data);
+    if (rc == OVL_OK) iter = (int)i64;
     ckpt_field pf[CKPT_NFIELDS];
     ckpt_problem(o, ovl_dmat_rows(D), fsum, pf);
-    if (rc == OVL_OK) rc = ckpt_same_problem(buf, state, pf);
+    if (rc == OVL_OK) rc = ckpt_same_problem(&d, pf);
+    ovl_json_free(&d);
   }
   OVL_TRY(ovl_err_agree(pc, rc));
   OVL_MPI(MPI_Bcast(&iter, 1, MPI_INT, 0, pc));

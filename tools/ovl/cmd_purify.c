@@ -12,6 +12,7 @@
 
 #include "bench_util.h"
 #include "cli.h"
+#include "ovl/json.h"
 
 static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", NULL};
 static const char *const k_precs[] = {"double", "mixed", NULL};
@@ -29,19 +30,14 @@ static void meta_path(const char *fock, char *path, size_t n) {
 /* What meta.json beside the Fock file says: n_occ (-1 when absent) and the
  * extreme eigenvalues of F (NAN when absent). A missing meta.json is no
  * error; one that exists goes through the input check (a FIFO is refused,
- * never opened for data). Rank 0 reads; every rank learns the values and
+ * never opened for data) and must be a JSON object whose "n_occ" (an
+ * integer) and "eig_min", "eig_max" (numbers), where present, are valid
+ * (OVL_ERR_FORMAT naming the file and the key). Rank 0 reads; every rank learns the values and
  * the verdict. COLLECTIVE over MPI_COMM_WORLD. */
 typedef struct fock_meta {
   int64_t nocc;
   double eig_min, eig_max;
 } fock_meta;
-
-static double meta_num(const char *buf, const char *key) {
-  const char *p = strstr(buf, key);
-  double v = NAN;
-  if (p && sscanf(p + strlen(key), "%lf", &v) != 1) v = NAN;
-  return isfinite(v) ? v : NAN;
-}
 
 static ovl_err read_fock_meta(const char *fock, fock_meta *m) {
   double v[3] = {-1, NAN, NAN};
@@ -51,18 +47,15 @@ static ovl_err read_fock_meta(const char *fock, fock_meta *m) {
     meta_path(fock, path, sizeof path);
     struct stat st;
     if (lstat(path, &st) == 0 || errno != ENOENT) {
-      FILE *f = NULL;
-      rc = ovl_file_open_read(path, "metadata file", &f);
-      if (rc == OVL_OK) {
-        char buf[16384];
-        size_t len = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[len] = '\0';
-        long long k = -1;
-        const char *p = strstr(buf, "\"n_occ\":");
-        if (p && sscanf(p + 8, "%lld", &k) != 1) k = -1;
-        v[0] = (double)k, v[1] = meta_num(buf, "\"eig_min\":"), v[2] = meta_num(buf, "\"eig_max\":");
-      }
+      ovl_json d;
+      int64_t k = -1;
+      rc = ovl_json_load(path, "metadata file", 1 << 20, &d);
+      if (rc == OVL_OK) rc = ovl_json_root_object(&d, "");
+      if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", INT64_MIN, INT64_MAX, -1, &k);
+      if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_min", NAN, &v[1]);
+      if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_max", NAN, &v[2]);
+      ovl_json_free(&d);
+      v[0] = (double)k;
     }
   }
   OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, rc));
