@@ -15,6 +15,7 @@
 #ifndef OVL_GRID_H
 #define OVL_GRID_H
 
+#include "ovl/algo.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
 
@@ -92,6 +93,20 @@ ovl_err ovl_grid3d_destroy(ovl_grid3d *g);
  * (c = 1, s = sqrt(P) when P is a square; *s = *c = 0 when no such grid
  * exists). LOCAL. */
 void ovl_grid25d_dims(int P, int *s, int *c);
+
+/* The shape rules, in one place (the planner, the cost model and every
+ * entry use them): the grid algorithm a runs on with P ranks when the
+ * caller does not give one. SUMMA, HSUMMA: the squarest p x q with p q = P
+ * (ovl_grid2d_auto_dims); Cannon: the largest square s x s <= P; 3D and
+ * SymmSquareCube Alg. 3-5: the largest cube s x s x s <= P; 2.5D and Alg. 6:
+ * the 2.5D grid of ovl_grid25d_dims, else the largest square with c = 1.
+ * Ranks beyond the grid stay idle (OVL_GRID_ALLOW_IDLE). 2D algorithms set
+ * *p, *q (and *s = *c = 0), the others *s, *c (and *p = *q = s). P < 1
+ * counts as 1. LOCAL. */
+void ovl_grid_shape(ovl_algo a, int P, int *p, int *q, int *s, int *c);
+/* HSUMMA's default groups on a p x q grid: the largest G <= sqrt(p q) that
+ * tiles it (ovl_hgroups_auto_dims; G = 1 always does). LOCAL. */
+void ovl_hgroups_default(int p, int q, int *gI, int *gJ);
 
 int ovl_grid3d_active(ovl_grid3d g);
 void ovl_grid3d_dims(ovl_grid3d g, int *s, int *c);

@@ -15,15 +15,19 @@ extern "C" {
 #endif
 
 typedef enum ovl_opt_type {
-  OVL_OPT_FLAG,   /* int*: set to 1 when present */
-  OVL_OPT_INT,    /* int* */
-  OVL_OPT_I64,    /* int64_t* */
-  OVL_OPT_DOUBLE, /* double*: a finite number (inf and nan are refused) */
-  OVL_OPT_SIZE,   /* int64_t*: integer with optional K/M/G suffix (powers of 2) */
-  OVL_OPT_RANGE,  /* int64_t[2]: "min:max" sizes, or one size for both */
-  OVL_OPT_STRING, /* const char**: points into argv; never empty */
-  OVL_OPT_CHOICE  /* const char**: one of choices[] (NULL-terminated) */
+  OVL_OPT_FLAG,       /* int*: set to 1 when present */
+  OVL_OPT_INT,        /* int* */
+  OVL_OPT_I64,        /* int64_t* */
+  OVL_OPT_DOUBLE,     /* double*: a finite number (inf and nan are refused) */
+  OVL_OPT_SIZE,       /* int64_t*: integer with optional K/M/G suffix (powers of 2) */
+  OVL_OPT_RANGE,      /* int64_t[2]: "min:max" sizes, or one size for both */
+  OVL_OPT_STRING,     /* const char**: points into argv; never empty */
+  OVL_OPT_CHOICE,     /* const char**: one of choices[] (NULL-terminated) */
+  OVL_OPT_INT_OR_AUTO /* int*: an integer in [min, max], or "auto" (stored as OVL_OPT_AUTO) */
 } ovl_opt_type;
+
+/* What OVL_OPT_INT_OR_AUTO stores for "auto" (the planner's OVL_AUTO). */
+#define OVL_OPT_AUTO (-1)
 
 typedef struct ovl_opt {
   const char *lname; /* long name without dashes, e.g. "iterations" */
@@ -41,6 +45,17 @@ typedef struct ovl_opt {
  * are an error. Returns OVL_ERR_ARG with a message naming the option and the
  * offending value. LOCAL. */
 ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, int first, unsigned char *given);
+
+/* The same for options in a string, split at white space (no quoting), as
+ * PETSc's options database takes them from PETSC_OPTIONS: e.g. the value of
+ * $OVL_OPTIONS, "--ndup 4 --algo summa". With ignore_unknown, an option the
+ * table does not have is skipped with its value, if the next word is not an
+ * option (so one string serves every command); otherwise it is an error.
+ * Errors name the source (`what`, e.g. "OVL_OPTIONS"). Parse the string
+ * first and argv after it: the command line wins. given as in
+ * ovl_opts_parse, but not cleared. LOCAL. */
+ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
+                              unsigned char *given);
 
 /* Print usage and one line per option with its current (default) value.
  * LOCAL. */

@@ -3,6 +3,7 @@
 #ifndef OVL_OVL_H
 #define OVL_OVL_H
 
+#include "ovl/algo.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dist.h"
@@ -12,6 +13,7 @@
 #include "ovl/model.h"
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
+#include "ovl/plan.h"
 #include "ovl/purify.h"
 #include "ovl/record.h"
 #include "ovl/sq.h"

@@ -155,6 +155,17 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
     *(double *)o->dest = d;
     return OVL_OK;
   }
+  case OVL_OPT_INT_OR_AUTO:
+    if (strcmp(val, "auto") == 0) {
+      *(int *)o->dest = OVL_OPT_AUTO;
+      return OVL_OK;
+    }
+    rc = parse_i64(val, &v);
+    if (rc == OVL_OK && (v < INT32_MIN || v > INT32_MAX)) rc = ovl_err_set(OVL_ERR_ARG, "out of range");
+    if (rc != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer or auto", nm, val);
+    OVL_TRY(check_bounds(o, v));
+    *(int *)o->dest = (int)v;
+    return OVL_OK;
   case OVL_OPT_STRING:
     if (val[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "option %s: an empty value", nm);
     *(const char **)o->dest = val;
@@ -213,11 +224,89 @@ ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, in
   return OVL_OK;
 }
 
+/* The option a word names (NULL: none; *inline_val set for --name=value and
+ * -Xvalue); *is_opt = 0 when the word is not an option at all. */
+static const ovl_opt *find_opt(const ovl_opt *opts, int nopts, const char *arg, const char **inline_val, int *is_opt) {
+  *inline_val = NULL;
+  *is_opt = 1;
+  if (arg[0] == '-' && arg[1] == '-' && arg[2] != '\0') {
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    if (eq) *inline_val = eq + 1;
+    for (int k = 0; k < nopts; k++)
+      if (opts[k].lname && strlen(opts[k].lname) == len && strncmp(opts[k].lname, name, len) == 0) return &opts[k];
+    return NULL;
+  }
+  if (arg[0] == '-' && arg[1] != '\0' && arg[1] != '-' && !isdigit((unsigned char)arg[1])) {
+    if (arg[2] != '\0') *inline_val = arg + 2;
+    for (int k = 0; k < nopts; k++)
+      if (opts[k].sname == arg[1]) return &opts[k];
+    return NULL;
+  }
+  *is_opt = 0;
+  return NULL;
+}
+
+/* String options point into the parsed words: their buffers stay (reachable)
+ * for the life of the process, a few per process at most. */
+enum { OPTS_MAX_STRINGS = 32 };
+static char *g_kept[OPTS_MAX_STRINGS];
+static int g_nkept;
+
+ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
+                              unsigned char *given) {
+  if (!str) return OVL_OK;
+  if (g_nkept == OPTS_MAX_STRINGS) return ovl_err_set(OVL_ERR_ARG, "%s: too many option strings in one process", what);
+  char *buf = strdup(str);
+  if (!buf) return ovl_err_set(OVL_ERR_NOMEM, "cannot copy the options of %s", what);
+  char *words[256];
+  int nw = 0;
+  for (char *save = NULL, *w = strtok_r(buf, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+    if (nw == 256) {
+      free(buf);
+      return ovl_err_set(OVL_ERR_ARG, "%s: more than 256 words", what);
+    }
+    words[nw++] = w;
+  }
+  ovl_err rc = OVL_OK;
+  for (int a = 0; a < nw && rc == OVL_OK; a++) {
+    const char *iv = NULL;
+    int is_opt = 0;
+    const ovl_opt *o = find_opt(opts, nopts, words[a], &iv, &is_opt);
+    if (!o) {
+      if (is_opt && ignore_unknown) {
+        if (!iv && a + 1 < nw && words[a + 1][0] != '-') a++; /* its value */
+        continue;
+      }
+      rc = ovl_err_set(OVL_ERR_ARG, "%s: %s '%s'", what, is_opt ? "unknown option" : "unexpected word", words[a]);
+      break;
+    }
+    if (given) given[o - opts] = 1;
+    if (o->type == OVL_OPT_FLAG) {
+      rc = iv ? ovl_err_set(OVL_ERR_ARG, "%s: option '%s' takes no value", what, words[a]) : assign(o, NULL);
+      continue;
+    }
+    if (!iv && a + 1 >= nw) {
+      rc = ovl_err_set(OVL_ERR_ARG, "%s: option '%s' needs a value", what, words[a]);
+      break;
+    }
+    rc = assign(o, iv ? iv : words[++a]);
+    if (rc != OVL_OK) rc = ovl_err_set(OVL_ERR_ARG, "%s: %s", what, ovl_errmsg());
+  }
+  if (rc == OVL_OK) g_kept[g_nkept++] = buf;
+  else free(buf);
+  return rc;
+}
+
 static void current_value(const ovl_opt *o, char *buf, size_t n) {
   buf[0] = '\0';
   switch (o->type) {
   case OVL_OPT_FLAG: break;
   case OVL_OPT_INT: snprintf(buf, n, "%d", *(int *)o->dest); break;
+  case OVL_OPT_INT_OR_AUTO:
+    if (*(int *)o->dest == OVL_OPT_AUTO) snprintf(buf, n, "auto");
+    else snprintf(buf, n, "%d", *(int *)o->dest);
+    break;
   case OVL_OPT_I64:
   case OVL_OPT_SIZE: snprintf(buf, n, "%" PRId64, *(int64_t *)o->dest); break;
   case OVL_OPT_RANGE: snprintf(buf, n, "%" PRId64 ":%" PRId64, ((int64_t *)o->dest)[0], ((int64_t *)o->dest)[1]); break;

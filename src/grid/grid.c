@@ -198,6 +198,23 @@ void ovl_grid25d_dims(int P, int *s, int *c) {
   }
 }
 
+void ovl_grid_shape(ovl_algo a, int P, int *p, int *q, int *s, int *c) {
+  if (P < 1) P = 1;
+  *p = *q = *s = *c = 0;
+  switch (a) {
+  case OVL_ALGO_SUMMA:
+  case OVL_ALGO_HSUMMA: ovl_grid2d_auto_dims(P, p, q); return;
+  case OVL_ALGO_CANNON: *p = *q = ovl_isqrt(P); return;
+  case OVL_ALGO_25D:
+  case OVL_ALGO_SSC6:
+    ovl_grid25d_dims(P, s, c);
+    if (*s == 0) *s = ovl_isqrt(P), *c = 1;
+    break;
+  default: *s = *c = ovl_icbrt(P); break;
+  }
+  *p = *q = *s;
+}
+
 ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out) {
   int P = 0, rank = 0;
   *out = NULL;
@@ -304,6 +321,12 @@ ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
   *gI = bestI;
   *gJ = G / bestI;
   return OVL_OK;
+}
+
+void ovl_hgroups_default(int p, int q, int *gI, int *gJ) {
+  int G = ovl_isqrt(p * q > 0 ? p * q : 1);
+  while (G > 1 && ovl_hgroups_auto_dims(p, q, G, gI, gJ) != OVL_OK) G--;
+  if (G <= 1) *gI = *gJ = 1;
 }
 
 ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {

@@ -6,55 +6,25 @@
 
 #include "cli.h"
 
-static const char *const k_algos[] = {"summa", "hsumma", "cannon", "3d", "2.5d", "auto", NULL};
 static const char *const k_checks[] = {"auto", "exact", "prob", NULL};
-static const char *const k_backends[] = {"mpi", "own", NULL};
-static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
 static const char *const k_trans[] = {"N", "T", NULL};
-
-/* Whether the option called `name` was on the command line. */
-static int was_given(const ovl_opt *opts, int nopts, const unsigned char *given, const char *name) {
-  for (int o = 0; o < nopts; o++)
-    if (!strcmp(opts[o].lname, name)) return given[o];
-  return 0;
-}
 
 int cmd_gemm(int argc, char **argv) {
   int help = 0, check = 0, json = 0, quiet = 0, allow_idle = 0, iters = 5, warmup = 1, no_blas_check = 0;
-  int ndup = 1, lookahead = 0, repl = 0;
-  int64_t n = 1024, m = -1, k = -1, b = 256, outer = 0, seed = 42, mem_limit = 0;
+  int64_t n = 1024, m = -1, k = -1, seed = 42, mem_limit = 0;
   double alpha = 1.0, beta = 0.0, tol = -1.0;
-  const char *algo = "summa", *grid = NULL, *groups = NULL, *check_mode = "auto", *backend = "mpi", *bcast = "auto";
-  const char *ta = "N", *tb = "N", *trace = NULL, *machine = NULL, *tune_file = NULL;
-  ovl_opt opts[] = {
-      {"algo", 'a', OVL_OPT_CHOICE, &algo, "NAME",
-       "algorithm (auto: the tune file's choice, else the cost model's; explicit options win)", k_algos, 0, -1},
-      {"machine", 0, OVL_OPT_STRING, &machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
-      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0, -1},
+  const char *check_mode = "auto", *ta = "N", *tb = "N", *trace = NULL;
+  ovl_plan_optvals pv = {.algo = "summa", .backend = "mpi", .bcast = "auto"};
+  const ovl_opt own[] = {
       {"n", 'n', OVL_OPT_SIZE, &n, "N", "matrix size (C is m x n, op(A) m x k, op(B) k x n; m = k = n unless given)",
        NULL, 0, (int64_t)1 << 40},
       {"m", 0, OVL_OPT_SIZE, &m, "M", "rows of op(A) and C (default: n)", NULL, 0, (int64_t)1 << 40},
       {"k", 0, OVL_OPT_SIZE, &k, "K", "inner dimension (default: n)", NULL, 0, (int64_t)1 << 40},
       {"transa", 0, OVL_OPT_CHOICE, &ta, "T", "op(A)", k_trans, 0, -1},
       {"transb", 0, OVL_OPT_CHOICE, &tb, "T", "op(B)", k_trans, 0, -1},
-      {"block", 'b', OVL_OPT_SIZE, &b, "B", "panel width (SUMMA; HSUMMA inner block)", NULL, 1, (int64_t)1 << 40},
-      {"outer", 0, OVL_OPT_SIZE, &outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 40},
-      {"groups", 'G', OVL_OPT_STRING, &groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL, 0,
-       -1},
-      {"grid", 'g', OVL_OPT_STRING, &grid, "PxQ|SxSxC",
-       "process grid: PxQ for summa/hsumma/cannon, SxSxC for 3d (C = S) and 2.5d (default: from the rank count)", NULL,
-       0, -1},
-      {"repl", 'c', OVL_OPT_INT, &repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
-      {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) per communication phase", NULL, 1, OVL_LANES_MAX},
-      {"lookahead", 'l', OVL_OPT_FLAG, &lookahead, NULL, "SUMMA: next panel's broadcasts during this panel's dgemm",
-       NULL, 0, -1},
-      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
-      {"bcast-alg", 0, OVL_OPT_CHOICE, &bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
-      {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES",
-       "refuse to run above this many bytes per rank (0: the node's "
-       "available memory)",
-       NULL, 0, INT64_MAX},
+      {"mem-limit", 'M', OVL_OPT_SIZE, &mem_limit, "BYTES",
+       "refuse to run above this many bytes per rank (default: the node's available memory)", NULL, 0, INT64_MAX},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 1000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 1000000},
       {"alpha", 0, OVL_OPT_DOUBLE, &alpha, "A", "alpha", NULL, 0, -1},
@@ -71,14 +41,14 @@ int cmd_gemm(int argc, char **argv) {
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "print only the result line", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
-  const int nopts = (int)(sizeof opts / sizeof opts[0]);
-  unsigned char given[sizeof opts / sizeof opts[0]];
-  memset(given, 0, sizeof given);
+  ovl_opt opts[64];
+  int nopts = ovl_plan_opts(OVL_FAMILY_GEMM, &pv, opts, 64);
+  for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
   int prc = cli_parse("usage: mpiexec -n P ovl gemm [options]\n\n"
                       "Computes C = alpha*op(A)*op(B) + beta*C for random A, B, C with the chosen algorithm and\n"
                       "reports the time per repetition (MAX over ranks; min/median/max over repetitions), GFLOP/s,\n"
                       "and the seconds spent communicating and in local dgemm.",
-                      opts, nopts, argc, argv, 2, &help, given);
+                      opts, nopts, argc, argv, 2, &help, NULL);
   if (prc >= 0) return prc;
   if (m < 0) m = n;
   if (k < 0) k = n;
@@ -86,62 +56,28 @@ int cmd_gemm(int argc, char **argv) {
   int P = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
 
-  /* ---- the plan ---- */
-  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, b);
-  ovl_err rc = OVL_OK;
-  int auto_G = 0;
-  char auto_why[600] = "";
-  if (strcmp(algo, "auto") == 0) {
-    ovl_plan ac;
-    int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
-    rc = cli_auto(OVL_FAMILY_GEMM, big, P, machine, tune_file, &ac, auto_why, sizeof auto_why);
-    if (rc) return cli_fail("gemm", rc);
-    plan.algo = ac.algo == OVL_ALGO_HSUMMA   ? OVL_ALGO_HSUMMA
-                : ac.algo == OVL_ALGO_CANNON ? OVL_ALGO_CANNON
-                : ac.algo == OVL_ALGO_3D     ? OVL_ALGO_3D
-                : ac.algo == OVL_ALGO_25D    ? OVL_ALGO_25D
-                                             : OVL_ALGO_SUMMA;
-    if (!was_given(opts, nopts, given, "block")) plan.b = b = ac.b;
-    if (!was_given(opts, nopts, given, "ndup")) ndup = ac.ndup;
-    if (!was_given(opts, nopts, given, "lookahead")) lookahead = ac.lookahead;
-    if (!was_given(opts, nopts, given, "repl") && plan.algo == OVL_ALGO_25D) repl = ac.c;
-    auto_G = ac.G;
-    char cs[96];
-    cli_cfg_str(&ac, cs, sizeof cs);
-    if (!json && !quiet) ovl_log(OVL_LOG_INFO, "# auto: %s (%s)\n", cs, auto_why);
-  } else {
-    ovl_algo_parse(algo, &plan.algo);
-  }
-  plan.ndup = ndup;
-  plan.outer = outer;
-  plan.lookahead |= lookahead;
-  ovl_backend_parse(backend, &plan.coll.backend);
-  ovl_alg_parse("bcast", bcast, &plan.coll.bcast);
-  int is3 = plan.algo == OVL_ALGO_3D || plan.algo == OVL_ALGO_25D;
-  int dims[3] = {0, 0, 0}, nd = 0;
-  if (grid) {
-    rc = ovl_parse_dims(grid, dims, &nd);
-    if (rc == OVL_OK && is3 && (nd != 3 || dims[0] != dims[1]))
-      rc = ovl_err_set(OVL_ERR_ARG, "--grid for %s is SxSxC, got '%s'", ovl_algo_name(plan.algo), grid);
-    if (rc == OVL_OK && !is3 && nd != 2)
-      rc = ovl_err_set(OVL_ERR_ARG, "--grid for %s is PxQ, got '%s'", ovl_algo_name(plan.algo), grid);
-  }
-  if (rc == OVL_OK && repl > 0 && plan.algo != OVL_ALGO_25D)
-    rc = ovl_err_set(OVL_ERR_ARG, "--repl applies to --algo 2.5d only");
-  if (rc == OVL_OK && repl > 0 && grid && dims[2] != repl)
-    rc = ovl_err_set(OVL_ERR_ARG, "--repl %d conflicts with --grid %s", repl, grid);
-  if (rc == OVL_OK && groups && plan.algo != OVL_ALGO_HSUMMA)
-    rc = ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
-  if (rc == OVL_OK && outer > 0 && outer < b)
-    rc = ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, outer, b);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("gemm", rc);
+  /* ---- the plan: the options are constraints, the planner completes them ---- */
+  int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
+  ovl_plan plan = ovl_plan_auto(OVL_FAMILY_GEMM, big);
+  ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, ovl_plan_opts_apply(OVL_FAMILY_GEMM, &pv, &plan));
+  if (rc != OVL_OK) return cli_usage_fail("gemm", rc);
+  int was_auto = plan.algo == OVL_ALGO_AUTO;
   {
     char tj[4200], tc[4200];
-    const char *inputs[] = {machine, tune_file};
+    const char *inputs[] = {pv.machine, pv.tune_file};
     const cli_out outs[] = {{cli_join(tj, sizeof tj, trace, ".json"), "trace"},
                             {cli_join(tc, sizeof tc, trace, ".csv"), "trace"}};
     int orc = cli_check_outputs("gemm", outs, 2, inputs, 2);
     if (orc >= 0) return orc;
+  }
+  char why[OVL_PLAN_WHY] = "";
+  ovl_plan_src psrc = {pv.machine, pv.tune_file};
+  rc = ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_GEMM, &plan, &psrc, why, sizeof why);
+  if (rc != OVL_OK) return cli_fail("gemm", rc);
+  if (was_auto && !json && !quiet) {
+    char cs[96];
+    ovl_plan_short(&plan, cs, sizeof cs);
+    ovl_log(OVL_LOG_INFO, "# auto: %s (%s)\n", cs, why);
   }
   /* an operand of more than 2^60 bytes (1 EiB) cannot be held anywhere, and
    * the memory estimate (up to 7 such blocks) must not overflow int64 */
@@ -158,57 +94,22 @@ int cmd_gemm(int argc, char **argv) {
   double blas = no_blas_check ? 0.0 : ovl_check_local_blas(MPI_COMM_WORLD, 0);
 
   /* ---- grids ---- */
-  int flags = allow_idle ? OVL_GRID_ALLOW_IDLE : 0;
   ovl_grid2d g = NULL;
   ovl_grid3d g3 = NULL;
+  rc = ovl_plan_grids(MPI_COMM_WORLD, &plan, allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g, &g3);
+  if (rc) return cli_fail("gemm", rc);
   int plane0 = 1;
   char gridstr[64];
-  if (is3) {
-    int s = grid ? dims[0] : 0, c = grid ? dims[2] : (plan.algo == OVL_ALGO_3D ? 0 : repl);
-    if (plan.algo == OVL_ALGO_25D && c == 0) { /* the largest c with c | s and s*s*c == P, else 1 */
-      int ss = 0, cc = 0;
-      ovl_grid25d_dims(P, &ss, &cc);
-      c = cc > 0 ? cc : 1;
-    }
-    rc = ovl_grid3d_create(MPI_COMM_WORLD, s, c, flags, &g3);
-    if (rc) return cli_fail("gemm", rc);
+  if (g3) {
+    int s, c, gi, gj, gk;
     ovl_grid3d_dims(g3, &s, &c);
-    g = ovl_grid3d_plane(g3);
-    int gi, gj, gk;
     ovl_grid3d_coords(g3, &gi, &gj, &gk);
     plane0 = gk == 0;
     snprintf(gridstr, sizeof gridstr, "%dx%dx%d", s, s, c);
   } else {
-    if (!grid && plan.algo == OVL_ALGO_CANNON) { /* the largest square grid */
-      int sq = 1;
-      while ((sq + 1) * (sq + 1) <= P) sq++;
-      dims[0] = dims[1] = sq;
-    }
-    rc = ovl_grid2d_create(MPI_COMM_WORLD, dims[0], dims[1], flags, &g);
-    if (rc) return cli_fail("gemm", rc);
     int p, q;
     ovl_grid2d_dims(g, &p, &q);
     snprintf(gridstr, sizeof gridstr, "%dx%d", p, q);
-    if (plan.algo == OVL_ALGO_HSUMMA) {
-      int gI = 0, gJ = 0, gd[3], gn = 0;
-      if (groups) {
-        rc = ovl_parse_dims(groups, gd, &gn);
-        if (rc == OVL_OK && gn == 2) gI = gd[0], gJ = gd[1];
-        else if (rc == OVL_OK && gn == 1) rc = ovl_hgroups_auto_dims(p, q, gd[0], &gI, &gJ);
-        else if (rc == OVL_OK) rc = ovl_err_set(OVL_ERR_ARG, "--groups is IxJ or a count, got '%s'", groups);
-      } else if (auto_G > 0) {
-        rc = ovl_hgroups_auto_dims(p, q, auto_G, &gI, &gJ);
-      } else {
-        int G = 1;
-        while ((G + 1) * (G + 1) <= p * q) G++;
-        while (ovl_hgroups_auto_dims(p, q, G, &gI, &gJ) != OVL_OK) G--; /* G = 1 always tiles */
-      }
-      plan.groups_i = gI, plan.groups_j = gJ;
-      if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) {
-        ovl_grid2d_destroy(&g);
-        return cli_fail("gemm", rc);
-      }
-    }
   }
   int active = ovl_grid2d_active(g) && (!g3 || ovl_grid3d_active(g3)), nactive = active;
   MPI_Allreduce(MPI_IN_PLACE, &nactive, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

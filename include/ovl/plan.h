@@ -1,0 +1,130 @@
+/* ovl planner: one complete plan from constraints, for every entry.
+ *
+ * A plan (ovl_plan, ovl/kernels.h) says everything about how a kernel runs:
+ * algorithm, grid shape (p x q, or s x s x c), HSUMMA groups, panel width,
+ * N_DUP, lookahead, ranks per node and the collective back end. The caller
+ * fixes what it wants and leaves the rest to the planner:
+ *
+ *   ovl_plan plan = ovl_plan_auto(OVL_FAMILY_GEMM, n);   // everything open
+ *   plan.ndup = 4;                                        // a constraint
+ *   char why[OVL_PLAN_WHY];
+ *   ovl_plan_resolve(comm, OVL_FAMILY_GEMM, &plan, NULL, why, sizeof why);
+ *   ovl_plan_grids(comm, &plan, 0, &g2, &g3);             // the grid it names
+ *
+ * What is open: algo == OVL_ALGO_AUTO, ndup <= 0, b <= 0, lookahead < 0,
+ * G <= 0 (HSUMMA), and the grid (p, q, s, c <= 0). The choice of algorithm,
+ * N_DUP, panel width, lookahead, G and 2.5D's c comes from, in this order:
+ * the tune database (an entry measured by `ovl tune` for this family, rank
+ * count and a size within a factor of 2 that agrees with the constraints),
+ * else the cost model on the machine description, ranking its candidates
+ * (ovl_model_candidates) among those that agree with the constraints. The
+ * grid then follows from one set of shape rules (ovl_grid_shape), which the
+ * cost model uses too. A plan with nothing open is only checked.
+ *
+ * Options (ovl/opts.h): ovl_plan_opts lists the plan's options once, with
+ * their names, for every entry (the command line, OVL_OPTIONS, strings).
+ */
+#ifndef OVL_PLAN_H
+#define OVL_PLAN_H
+
+#include <stddef.h>
+
+#include "ovl/algo.h"
+#include "ovl/grid.h"
+#include "ovl/kernels.h"
+#include "ovl/model.h"
+#include "ovl/opts.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The value of an integer field left to the planner (lookahead, ppn). */
+#define OVL_AUTO (-1)
+/* A buffer size for the planner's reasons. */
+#define OVL_PLAN_WHY 640
+
+/* Where the planner looks: the machine description of the cost model and
+ * the tune database. NULL: $OVL_MACHINE (else the built-in Stampede2 of
+ * Huang & Chow) and $OVL_TUNE_FILE (else none). */
+typedef struct ovl_plan_src {
+  const char *machine;
+  const char *tune_file;
+} ovl_plan_src;
+
+/* A plan of family f for size n with everything open: algo auto, ndup 0,
+ * b 0, lookahead OVL_AUTO, G 0, grid 0, ppn 1, default collectives. LOCAL. */
+ovl_plan ovl_plan_auto(ovl_family f, int64_t n);
+
+/* 1 when something of the plan is left to the planner (algorithm, ndup, b,
+ * lookahead, G for HSUMMA). LOCAL. */
+int ovl_plan_is_open(const ovl_plan *plan);
+
+/* The machine of the cost models: path, else $OVL_MACHINE, else Huang &
+ * Chow's Stampede2 (ovl_machine_stampede2); source (may be NULL) receives
+ * where it came from. LOCAL. Errors: those of ovl_machine_read. */
+ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t nsource);
+
+/* Complete the plan for the ranks of comm (plan->P <= 0: all of them;
+ * otherwise P ranks, e.g. nodes x ppn), as described above, and check it.
+ * why (may be NULL) receives where the choice came from ("given", "tune
+ * file F, measured at n=N", "cost model, machine M"). Rank 0 reads the
+ * files and decides; every rank receives the same plan. COLLECTIVE over
+ * comm. Errors (agreed): OVL_ERR_ARG (a constraint out of range, an
+ * algorithm of the other family), OVL_ERR_GRID (no configuration fits the
+ * ranks), OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file). */
+ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy);
+
+/* The checks a complete plan passes: the algorithm belongs to f, ndup in
+ * [1, OVL_LANES_MAX], b > 0, outer 0 or >= b, the grid fits P (idle ranks
+ * only with allow_idle), c | s for 2.5D, G tiles the grid for HSUMMA.
+ * LOCAL. Errors: OVL_ERR_ARG, OVL_ERR_GRID. */
+ovl_err ovl_plan_check(const ovl_plan *plan, ovl_family f, int allow_idle);
+
+/* Create the grid the plan names over comm: a p x q grid (*g3 = NULL) for
+ * SUMMA, HSUMMA and Cannon, an s x s x c grid for the others (*g2 = its
+ * plane k = 0, owned by *g3: destroy only *g3). Ranks beyond the grid are
+ * idle when flags has OVL_GRID_ALLOW_IDLE. COLLECTIVE over comm. */
+ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *plan, int flags, ovl_grid2d *g2, ovl_grid3d *g3);
+
+/* The whole plan as one line: "summa grid=2x4 b=256 ndup=1 lookahead=0
+ * backend=mpi bcast=auto", "hsumma grid=4x4 G=2x2 M=256 b=64 ...",
+ * "alg6 grid=2x2x2 ndup=4 backend=mpi". LOCAL. */
+int ovl_plan_describe(const ovl_plan *plan, char *buf, size_t n);
+
+/* Short form for tables: "summa b=256 ndup=1 lookahead", "hsumma G=4 b=256
+ * ndup=1", "2.5d 2x2x2 ndup=2", "alg5 ndup=4". LOCAL. */
+int ovl_plan_short(const ovl_plan *plan, char *buf, size_t n);
+
+/* 1 when two complete plans run the same configuration (algorithm, ndup,
+ * b, G, lookahead; s and c for 2.5D). LOCAL. */
+int ovl_plan_same(const ovl_plan *a, const ovl_plan *b);
+
+/* ---- options --------------------------------------------------------------
+ * The plan's options, declared once: --algo NAME|auto, --ndup N|auto,
+ * --block B, --outer M, --groups G|IxJ, --grid PxQ|SxSxC, --repl C,
+ * --lookahead, --backend mpi|own, --bcast-alg A, --machine FILE,
+ * --tune-file FILE. ovl_plan_opts writes the table (entries pointing into
+ * *po) into opts (cap entries; returns how many, or -1 when cap is too
+ * small); after parsing, ovl_plan_opts_apply turns what was given into
+ * constraints on *plan. algos lists the algorithm names offered (NULL: the
+ * family's). LOCAL. */
+typedef struct ovl_plan_optvals {
+  const char *algo;                                                  /* a name or "auto" (NULL: auto) */
+  int ndup;                                                          /* > 0, OVL_OPT_AUTO, or 0: not given */
+  const char *grid, *groups, *backend, *bcast, *machine, *tune_file; /* NULL: not given */
+  int64_t b, outer;                                                  /* 0: not given */
+  int repl;                                                          /* 0: not given */
+  int lookahead;                                                     /* flag */
+} ovl_plan_optvals;
+int ovl_plan_opts(ovl_family f, ovl_plan_optvals *po, ovl_opt *opts, int cap);
+/* Errors (OVL_ERR_ARG, naming the option): a value that does not parse, an
+ * option that does not apply to the algorithm (--repl without 2.5d/alg6,
+ * --groups without hsumma, --grid of the wrong rank), --outer < --block.
+ * LOCAL. */
+ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *po, ovl_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

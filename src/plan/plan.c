@@ -1,0 +1,357 @@
+/* The planner: constraints + tune database + cost model -> one complete plan. */
+#include "ovl/plan.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ovl/tunedb.h"
+
+enum { PLAN_MAXCAND = 128 };
+
+ovl_plan ovl_plan_auto(ovl_family f, int64_t n) {
+  ovl_plan p = ovl_plan_default(OVL_ALGO_AUTO, n, 0);
+  (void)f;
+  p.ndup = 0, p.b = 0, p.lookahead = OVL_AUTO, p.G = 0, p.groups_i = p.groups_j = 0;
+  return p;
+}
+
+/* What the cost model or the tune database decides (the rest follows). */
+static int open_choice(const ovl_plan *p) { return p->algo == OVL_ALGO_AUTO || p->ndup <= 0 || p->lookahead < 0; }
+
+int ovl_plan_is_open(const ovl_plan *p) {
+  return open_choice(p) || p->b <= 0 || (p->algo == OVL_ALGO_HSUMMA && p->G <= 0 && p->groups_i <= 0);
+}
+
+ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t nsource) {
+  const char *env = getenv("OVL_MACHINE");
+  if (!path && env && *env) path = env;
+  if (!path) {
+    *m = ovl_machine_stampede2();
+    if (source) snprintf(source, nsource, "built-in %s (no machine file, no OVL_MACHINE)", m->name);
+    return OVL_OK;
+  }
+  if (source) snprintf(source, nsource, "%s", path);
+  return ovl_machine_read(path, m);
+}
+
+static int is_2d(ovl_algo a) { return a == OVL_ALGO_SUMMA || a == OVL_ALGO_HSUMMA || a == OVL_ALGO_CANNON; }
+static int has_c(ovl_algo a) { return a == OVL_ALGO_25D || a == OVL_ALGO_SSC6; }
+
+/* A chosen configuration c fills what the caller left open in *p. */
+static void take_choice(ovl_plan *p, const ovl_plan *c) {
+  int algo_open = p->algo == OVL_ALGO_AUTO;
+  if (algo_open) {
+    p->algo = c->algo;
+    if (c->algo == OVL_ALGO_HSUMMA && p->G <= 0 && p->groups_i <= 0) p->G = c->G;
+    if (has_c(c->algo) && p->s <= 0 && p->c <= 0 && c->s > 0) p->s = c->s, p->c = c->c;
+  }
+  if (p->ndup <= 0) p->ndup = c->ndup;
+  if (p->b <= 0) p->b = c->b;
+  if (p->lookahead < 0) p->lookahead = c->lookahead;
+  if (p->outer <= 0 && algo_open) p->outer = c->outer;
+}
+
+/* Rank 0: the tune database's or the cost model's choice for the open
+ * fields of *p, P ranks. */
+static ovl_err choose(ovl_family f, ovl_plan *p, int P, const ovl_plan_src *src, char *why, size_t nwhy) {
+  const char *env = getenv("OVL_TUNE_FILE");
+  const char *tune = src && src->tune_file ? src->tune_file : (env && *env ? env : NULL);
+  int ppn = p->ppn > 1 ? p->ppn : 1;
+  if (tune && ppn <= 1) {
+    ovl_plan t;
+    int64_t nf = 0;
+    int found = 0;
+    OVL_TRY(ovl_tunedb_lookup(tune, f, p->n, P, &t, &nf, &found));
+    if (found && (p->algo == OVL_ALGO_AUTO || t.algo == p->algo) && (p->ndup <= 0 || t.ndup == p->ndup)) {
+      take_choice(p, &t);
+      snprintf(why, nwhy, "tune file %s, measured at n=%" PRId64, tune, nf);
+      return OVL_OK;
+    }
+  }
+  ovl_machine m;
+  char msrc[512];
+  OVL_TRY(ovl_plan_machine(src ? src->machine : NULL, &m, msrc, sizeof msrc));
+  ovl_plan *cand = malloc(sizeof *cand * PLAN_MAXCAND);
+  ovl_model_cost *pr = malloc(sizeof *pr * PLAN_MAXCAND);
+  if (!cand || !pr) {
+    free(cand), free(pr);
+    return ovl_err_set(OVL_ERR_NOMEM, "planner: cannot allocate the candidates");
+  }
+  int nc = ovl_model_candidates(f, p->n, P, cand, PLAN_MAXCAND), keep = 0;
+  for (int k = 0; k < nc; k++) { /* the constraints the caller fixed */
+    if (p->algo != OVL_ALGO_AUTO && cand[k].algo != p->algo) continue;
+    cand[k].ppn = ppn; /* the fields the caller fixed are predicted as given */
+    if (p->ndup > 0) cand[k].ndup = p->ndup;
+    if (p->b > 0) cand[k].b = p->b;
+    if (p->lookahead >= 0) cand[k].lookahead = p->lookahead;
+    cand[keep++] = cand[k];
+  }
+  if (keep == 0 && p->algo != OVL_ALGO_AUTO) { /* e.g. alg4 with ndup 3, or Cannon on 8 ranks: the pair itself */
+    cand[0] = ovl_plan_default(p->algo, p->n, P);
+    cand[0].ndup = p->ndup > 0 ? p->ndup : 1, cand[0].ppn = ppn;
+    if (p->b > 0) cand[0].b = p->b;
+    keep = 1;
+  }
+  ovl_model_rank(&m, cand, keep, pr);
+  ovl_err rc = OVL_OK;
+  if (keep == 0 || isinf(pr[0].total)) {
+    rc = ovl_err_set(OVL_ERR_GRID, "auto: no %s configuration%s%s fits %d ranks", ovl_family_name(f),
+                     p->algo != OVL_ALGO_AUTO ? " of " : "", p->algo != OVL_ALGO_AUTO ? ovl_algo_name(p->algo) : "", P);
+  } else {
+    take_choice(p, &cand[0]);
+    snprintf(why, nwhy, "cost model, machine %s", msrc);
+  }
+  free(cand), free(pr);
+  return rc;
+}
+
+/* Fill the grid and the groups by the shape rules. */
+static ovl_err shape(ovl_plan *p, int P) {
+  int gp, gq, gs, gc;
+  ovl_grid_shape(p->algo, P, &gp, &gq, &gs, &gc);
+  if (is_2d(p->algo)) {
+    if (p->p <= 0 && p->q <= 0) p->p = gp, p->q = gq;
+    else if (p->p <= 0) p->p = P / p->q > 0 ? P / p->q : 1;
+    else if (p->q <= 0) p->q = P / p->p > 0 ? P / p->p : 1;
+    p->s = p->c = 0;
+    if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i <= 0 || p->groups_j <= 0)) {
+      if (p->G <= 0) ovl_hgroups_default(p->p, p->q, &p->groups_i, &p->groups_j);
+      else OVL_TRY(ovl_hgroups_auto_dims(p->p, p->q, p->G, &p->groups_i, &p->groups_j));
+    }
+    if (p->algo == OVL_ALGO_HSUMMA && p->groups_i > 0) p->G = p->groups_i * p->groups_j;
+  } else {
+    if (p->s <= 0 && p->c <= 0) p->s = gs, p->c = gc;
+    else if (p->s <= 0) p->s = P / p->c > 1 ? ovl_isqrt(P / p->c) : 1;
+    else if (p->c <= 0) p->c = has_c(p->algo) ? 1 : p->s;
+    p->p = p->q = p->s;
+  }
+  return OVL_OK;
+}
+
+/* The checks of ovl_plan_check; the fit to the ranks only when ranks != 0
+ * (ranks < 0: idle ranks allowed). */
+static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
+  if ((int)p->algo < 0 || p->algo >= OVL_ALGO_N || ovl_algo_family(p->algo) != f)
+    return ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p->algo),
+                       f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
+  if (p->ndup < 1 || p->ndup > OVL_LANES_MAX)
+    return ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p->ndup);
+  if (f == OVL_FAMILY_GEMM && p->b <= 0)
+    return ovl_err_set(OVL_ERR_ARG, "panel width b must be > 0, got %" PRId64, p->b);
+  if (p->outer > 0 && p->outer < p->b)
+    return ovl_err_set(OVL_ERR_ARG, "outer block %" PRId64 " must be >= the panel width %" PRId64, p->outer, p->b);
+  int need = is_2d(p->algo) ? p->p * p->q : p->s * p->s * p->c;
+  if (is_2d(p->algo) && (p->p < 1 || p->q < 1))
+    return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d grid", ovl_algo_name(p->algo), p->p, p->q);
+  if (!is_2d(p->algo) && (p->s < 1 || p->c < 1))
+    return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d x %d grid", ovl_algo_name(p->algo), p->s, p->s, p->c);
+  if (p->algo == OVL_ALGO_CANNON && p->p != p->q)
+    return ovl_err_set(OVL_ERR_GRID, "Cannon needs a square grid, got %d x %d", p->p, p->q);
+  if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
+    return ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_algo_name(p->algo), p->s, p->s,
+                       p->c);
+  if (has_c(p->algo) && p->s % p->c != 0)
+    return ovl_err_set(OVL_ERR_GRID, "%s: the replication c = %d must divide s = %d", ovl_algo_name(p->algo), p->c,
+                       p->s);
+  if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i < 1 || p->groups_j < 1 || p->p % p->groups_i || p->q % p->groups_j))
+    return ovl_err_set(OVL_ERR_ARG, "HSUMMA: G = %d groups cannot tile the %d x %d grid", p->G, p->p, p->q);
+  if (ranks == 0 || p->P <= 0) return OVL_OK;
+  if (need > p->P)
+    return ovl_err_set(OVL_ERR_GRID, "%s needs %d ranks for its grid, but there are %d", ovl_algo_name(p->algo), need,
+                       p->P);
+  if (need < p->P && ranks > 0) {
+    ovl_algo fit = OVL_ALGO_N;
+    if (f == OVL_FAMILY_GEMM) fit = OVL_ALGO_SUMMA;
+    else {
+      int s, c;
+      ovl_grid25d_dims(p->P, &s, &c);
+      fit = s > 0 ? OVL_ALGO_SSC6 : OVL_ALGO_N;
+    }
+    return ovl_err_set(OVL_ERR_GRID,
+                       "%s uses %d of the %d ranks; run with %d ranks, let the other %d stay idle (--allow-idle), or "
+                       "choose an algorithm that uses them all%s%s",
+                       ovl_algo_name(p->algo), need, p->P, need, p->P - need, fit != OVL_ALGO_N ? " (" : "",
+                       fit != OVL_ALGO_N ? ovl_algo_name(fit) : "");
+  }
+  return OVL_OK;
+}
+
+ovl_err ovl_plan_check(const ovl_plan *p, ovl_family f, int allow_idle) {
+  return check_plan(p, f, allow_idle ? -1 : 1);
+}
+
+ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy) {
+  int rank = 0, size = 1;
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  OVL_MPI(MPI_Comm_size(comm, &size));
+  char w[OVL_PLAN_WHY] = "given";
+  ovl_plan p = *plan;
+  if (p.P <= 0) p.P = size;
+  ovl_err rc = OVL_OK;
+  if (p.algo != OVL_ALGO_AUTO && ((int)p.algo < 0 || p.algo >= OVL_ALGO_N || ovl_algo_family(p.algo) != f))
+    rc = ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p.algo),
+                     f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
+  else if (p.ndup > OVL_LANES_MAX)
+    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p.ndup);
+  if (rank == 0 && rc == OVL_OK) {
+    if (open_choice(&p)) rc = choose(f, &p, p.P, src, w, sizeof w);
+    if (rc == OVL_OK) {
+      if (p.b <= 0) p.b = 256;
+      if (p.lookahead < 0) p.lookahead = 0;
+      if (p.ppn < 1) p.ppn = 1;
+      rc = shape(&p, p.P);
+      if (rc == OVL_OK) rc = check_plan(&p, f, 0); /* the fit to the ranks: ovl_plan_grids */
+    }
+  }
+  OVL_TRY(ovl_err_agree(comm, rc));
+  OVL_MPI(MPI_Bcast(&p, (int)sizeof p, MPI_BYTE, 0, comm));
+  OVL_MPI(MPI_Bcast(w, (int)sizeof w, MPI_CHAR, 0, comm));
+  *plan = p;
+  if (why && nwhy) snprintf(why, nwhy, "%s", w);
+  return OVL_OK;
+}
+
+ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *g2, ovl_grid3d *g3) {
+  *g2 = NULL, *g3 = NULL;
+  int size = 1;
+  OVL_MPI(MPI_Comm_size(comm, &size));
+  ovl_plan q = *p;
+  q.P = size;
+  /* the same verdict on every rank before any communicator is made: a grid
+   * that needs more ranks, or leaves some idle without leave, is refused
+   * with what would fit */
+  ovl_err rc = check_plan(&q, ovl_algo_family(p->algo), (flags & OVL_GRID_ALLOW_IDLE) ? -1 : 1);
+  if (rc != OVL_OK) return rc;
+  if (is_2d(p->algo)) return ovl_grid2d_create(comm, p->p, p->q, flags, g2);
+  OVL_TRY(ovl_grid3d_create(comm, p->s, p->c, flags, g3));
+  *g2 = ovl_grid3d_plane(*g3);
+  return OVL_OK;
+}
+
+int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
+  char grid[48] = "", rest[192];
+  if (is_2d(p->algo) && p->p > 0) snprintf(grid, sizeof grid, " grid=%dx%d", p->p, p->q);
+  else if (!is_2d(p->algo) && p->s > 0) snprintf(grid, sizeof grid, " grid=%dx%dx%d", p->s, p->s, p->c);
+  if (ovl_algo_family(p->algo) == OVL_FAMILY_SSC) {
+    snprintf(rest, sizeof rest, "ndup=%d backend=%s", p->ndup, ovl_backend_name(p->coll.backend));
+    return snprintf(buf, n, "%s%s %s", ovl_algo_name(p->algo), grid, rest);
+  }
+  ovl_plan_str(p, rest, sizeof rest);
+  const char *sp = strchr(rest, ' ');
+  return snprintf(buf, n, "%s%s%s", ovl_algo_name(p->algo), grid, sp ? sp : "");
+}
+
+int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
+  const char *k = ovl_algo_name(c->algo);
+  switch (c->algo) {
+  case OVL_ALGO_SUMMA:
+    return snprintf(buf, n, "%s b=%" PRId64 " ndup=%d%s", k, c->b, c->ndup, c->lookahead ? " lookahead" : "");
+  case OVL_ALGO_HSUMMA:
+    return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup,
+                    c->lookahead ? " lookahead" : "");
+  case OVL_ALGO_25D:
+  case OVL_ALGO_SSC6: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
+  default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
+  }
+}
+
+int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
+  return a->algo == b->algo && a->ndup == b->ndup && a->b == b->b && a->G == b->G && a->lookahead == b->lookahead &&
+         (!has_c(a->algo) || (a->s == b->s && a->c == b->c));
+}
+
+/* ---- options ---------------------------------------------------------------- */
+
+static const char *const k_gemm_algos[] = {"summa", "hsumma", "cannon", "3d", "2.5d", "auto", NULL};
+static const char *const k_ssc_algos[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
+static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
+
+int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
+  const int gemm = f == OVL_FAMILY_GEMM;
+  const ovl_opt t[] = {
+      {"algo", 'a', OVL_OPT_CHOICE, &v->algo, "NAME",
+       gemm ? "algorithm (auto: the tune file's choice, else the cost model's; options given explicitly win)"
+            : "SymmSquareCube algorithm of canonical/mcweeny (auto: the tune file's or the cost model's choice)",
+       gemm ? k_gemm_algos : k_ssc_algos, 0, -1},
+      {"ndup", 'd', OVL_OPT_INT_OR_AUTO, &v->ndup, "N|auto",
+       gemm ? "lanes (N_DUP) per communication phase (default: 1; auto's choice with --algo auto)"
+            : "lanes (N_DUP) per communication phase (default: 4; auto's choice with --algo auto)",
+       NULL, 1, OVL_LANES_MAX},
+      {"grid", 'g', OVL_OPT_STRING, &v->grid, gemm ? "PxQ|SxSxC" : "SxSxC",
+       gemm ? "process grid: PxQ for summa/hsumma/cannon, SxSxC for 3d (C = S) and 2.5d (default: from the rank count)"
+            : "process grid (default: p x p x p; the 2.5D grid for alg6; for sp2 and trs4 the 2.5D grid, else 1 x 1 "
+              "x P)",
+       NULL, 0, -1},
+      {"backend", 0, OVL_OPT_CHOICE, &v->backend, "B", "collectives: the MPI library's or ovl's own", ovl_backend_names,
+       0, -1},
+      {"machine", 0, OVL_OPT_STRING, &v->machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
+      {"tune-file", 0, OVL_OPT_STRING, &v->tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
+       -1},
+      /* the multiplication's own */
+      {"block", 'b', OVL_OPT_SIZE, &v->b, "B",
+       "panel width (SUMMA; HSUMMA inner block) (default: 256; auto's choice with --algo auto)", NULL, 1,
+       (int64_t)1 << 40},
+      {"outer", 0, OVL_OPT_SIZE, &v->outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 40},
+      {"groups", 'G', OVL_OPT_STRING, &v->groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL,
+       0, -1},
+      {"repl", 'c', OVL_OPT_INT, &v->repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
+      {"lookahead", 'l', OVL_OPT_FLAG, &v->lookahead, NULL, "SUMMA: next panel's broadcasts during this panel's dgemm",
+       NULL, 0, -1},
+      {"bcast-alg", 0, OVL_OPT_CHOICE, &v->bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
+  };
+  int nt = gemm ? (int)(sizeof t / sizeof t[0]) : 6;
+  if (nt > cap) return -1;
+  for (int k = 0; k < nt; k++) opts[k] = t[k];
+  return nt;
+}
+
+ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p) {
+  const int gemm = f == OVL_FAMILY_GEMM;
+  int is_auto = !v->algo || strcmp(v->algo, "auto") == 0;
+  if (is_auto) p->algo = OVL_ALGO_AUTO;
+  else OVL_TRY(ovl_algo_parse(v->algo, &p->algo));
+  if (!is_auto && ovl_algo_family(p->algo) != f)
+    return ovl_err_set(OVL_ERR_ARG, "--algo %s is not a %s algorithm", v->algo,
+                       gemm ? "multiplication" : "SymmSquareCube");
+  /* not given: auto's choice with --algo auto, else the documented default */
+  p->ndup = v->ndup > 0 ? v->ndup : v->ndup == OVL_OPT_AUTO || is_auto ? 0 : (gemm ? 1 : 4);
+  p->b = v->b > 0 ? v->b : (is_auto ? 0 : 256);
+  p->lookahead = v->lookahead ? 1 : (is_auto ? OVL_AUTO : 0);
+  p->outer = v->outer;
+  if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
+  if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));
+  int is3 = !is_auto && !is_2d(p->algo);
+  if (v->grid) {
+    int dims[3] = {0, 0, 0}, nd = 0;
+    OVL_TRY(ovl_parse_dims(v->grid, dims, &nd));
+    if (is_auto)
+      return ovl_err_set(OVL_ERR_ARG, "--grid needs an algorithm (--algo): the grid follows from it under auto");
+    if (is3 && (nd != 3 || dims[0] != dims[1]))
+      return ovl_err_set(OVL_ERR_ARG, "--grid for %s is SxSxC, got '%s'", ovl_algo_name(p->algo), v->grid);
+    if (!is3 && nd != 2)
+      return ovl_err_set(OVL_ERR_ARG, "--grid for %s is PxQ, got '%s'", ovl_algo_name(p->algo), v->grid);
+    if (is3) p->s = dims[0], p->c = dims[2];
+    else p->p = dims[0], p->q = dims[1];
+  }
+  if (v->repl > 0) {
+    if (!is_auto && !has_c(p->algo))
+      return ovl_err_set(OVL_ERR_ARG, "--repl applies to --algo 2.5d only (or alg6), not %s", ovl_algo_name(p->algo));
+    if (v->grid && p->c != v->repl)
+      return ovl_err_set(OVL_ERR_ARG, "--repl %d conflicts with --grid %s", v->repl, v->grid);
+    p->c = v->repl;
+  }
+  if (v->groups) {
+    if (p->algo != OVL_ALGO_HSUMMA) return ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
+    int gd[3], gn = 0;
+    OVL_TRY(ovl_parse_dims(v->groups, gd, &gn));
+    if (gn == 2) p->groups_i = gd[0], p->groups_j = gd[1], p->G = gd[0] * gd[1];
+    else if (gn == 1) p->G = gd[0];
+    else return ovl_err_set(OVL_ERR_ARG, "--groups is IxJ or a count, got '%s'", v->groups);
+  }
+  if (v->outer > 0 && v->b > 0 && v->outer < v->b)
+    return ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, v->outer, v->b);
+  return OVL_OK;
+}
