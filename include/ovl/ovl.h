@@ -3,6 +3,7 @@
 #ifndef OVL_OVL_H
 #define OVL_OVL_H
 
+#include "ovl/bench.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dist.h"
