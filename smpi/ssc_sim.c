@@ -45,6 +45,7 @@ static int run_one(int64_t n, ovl_ssc_alg alg, int ndup, ovl_backend be, int war
   if (alg == OVL_SSC_ALG6) p.s25 = s, p.c25 = c;
   else p.cube_s = s;
   p.allow_idle = 1, p.cfg.backend = be, p.iters = reps, p.warmup = warm, p.check = check, p.seed = 7;
+  p.mem_limit = -1; /* simulated ranks: no memory gate (OVL_SMPI_FLOPS=skip shares their buffers) */
   ovl_bench_ssc_result res;
   if (ovl_bench_ssc(&p, &res) != OVL_OK) {
     if (rank == 0) fprintf(stderr, "ssc_sim: %s\n", ovl_errmsg());

@@ -48,6 +48,10 @@ static void test_sizes(void) {
   T_OK(ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped));
   T_CHECK(cache > 0 && cache <= 2 * llc && (capped == 0 || capped == 1) && same_everywhere((double)cache),
           "default cache %lld (llc %lld, capped %d)", (long long)cache, (long long)llc, capped);
+  T_ERR(ovl_bench_check_memory(MPI_COMM_WORLD, 1e30, 0), OVL_ERR_NOMEM);
+  T_ERR(ovl_bench_check_memory(MPI_COMM_WORLD, 4096.0, 1024), OVL_ERR_NOMEM);
+  T_OK(ovl_bench_check_memory(MPI_COMM_WORLD, 4096.0, 0));
+  T_OK(ovl_bench_check_memory(MPI_COMM_WORLD, 1e30, -1)); /* no gate */
   int k = 0, nodes = 0, cons = -1;
   T_OK(ovl_bench_node_info(MPI_COMM_WORLD, &k, &nodes, &cons));
   T_CHECK(k >= 1 && nodes >= 1 && k * nodes <= g_P * g_P && (cons == 0 || cons == 1), "node info k %d nodes %d", k,

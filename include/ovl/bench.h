@@ -7,8 +7,9 @@
  * field says otherwise; `ovl_bench_*_free` releases the rows (LOCAL,
  * NULL-safe). Bad parameters give OVL_ERR_ARG, agreed over the communicator,
  * before anything is allocated or sent; the memory a benchmark needs is
- * checked against the node first (OVL_ERR_NOMEM, agreed). Once data has
- * started moving, a failure is ovl_fatal.
+ * checked against the node first (OVL_ERR_NOMEM, agreed; `mem_limit` is
+ * bytes per rank, 0 for the node's available memory shared among its ranks,
+ * < 0 for no check). Once data has started moving, a failure is ovl_fatal.
  *
  * Conventions (docs/style.md, rule 10): the time of a repetition is the MAX
  * over the ranks taking part; statistics (ovl_stats) are min/median/max over
@@ -74,7 +75,8 @@ ovl_err ovl_bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, 
 /* The memory gate of every benchmark: OVL_ERR_NOMEM (agreed) when `bytes` per
  * rank (summed in double by the caller) exceeds limit (> 0) or the node's
  * MemAvailable shared among its ranks (ovl_check_memory), or 2^62.
- * COLLECTIVE over comm. */
+ * COLLECTIVE over comm. limit < 0: no check (a simulator whose
+ * ranks share memory). */
 ovl_err ovl_bench_check_memory(MPI_Comm comm, double bytes, int64_t limit);
 
 /* ---- collectives by name ------------------------------------------------------ */
