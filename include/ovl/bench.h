@@ -28,8 +28,10 @@
 
 /* ---- progress ---------------------------------------------------------------
  * A benchmark reports each finished step (a size, a round) through an
- * optional callback, called on every rank of its communicator: done steps,
- * total steps and a short text ("1024 B: t_med 3.2 us"). */
+ * optional callback, called on the ranks that take part in the step (every
+ * rank of the communicator; ping-pong: the ranks of the pairs): done steps,
+ * total steps and a short text ("1024 B: t_med 3.2 us"). The callback must
+ * not communicate. */
 typedef void (*ovl_bench_progress_fn)(void *ctx, int done, int total, const char *text);
 
 /* The standard reporter: "ovl bench <what>: [done/total] <text> (<elapsed> s)"
@@ -45,7 +47,8 @@ typedef struct ovl_bench_reporter {
 ovl_err ovl_bench_reporter_start(ovl_bench_reporter *r, const char *what, int total, int on);
 /* One step with a printf-style text. LOCAL. Always OVL_OK. */
 ovl_err ovl_bench_reporter_step(ovl_bench_reporter *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* An ovl_bench_progress_fn for a reporter (ctx: ovl_bench_reporter *). LOCAL. */
+/* An ovl_bench_progress_fn for a reporter (ctx: ovl_bench_reporter *); a
+ * callback, so it returns nothing. LOCAL. */
 void ovl_bench_reporter_fn(void *ctx, int done, int total, const char *text);
 
 /* ---- sizes, node, memory ------------------------------------------------------ */
