@@ -7,7 +7,11 @@
  *                [--backend own|mpi] [--reps R] [--warmup W] [--check]
  * Prints one line per (algorithm, N_DUP):
  *   alg ndup n grid ranks t_med(s) tflops t_comm(s) t_comp(s) check
- * The time of one run is the MAX over ranks; t_med is the median over runs. */
+ * The time of one run is the MAX over ranks; t_med is the median over runs.
+ * The measurement is ovl_bench_ssc, the benchmark of `ovl bench ssc`
+ * (ovl/bench.h): D is a random symmetric matrix scaled by 1/sqrt(n), and
+ * --check compares D^2 x and D^3 x with repeated matrix-vector products
+ * (relerr <= 1e-10). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,73 +34,37 @@ static int parse_list(const char *s, int *out, int max, int alg) {
   return n;
 }
 
-static int cmp_d(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* One (algorithm, N_DUP) on grid g: time it, check it, print a line on rank 0. */
-static int run_one(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, int reps, int check,
-                   int gs, int gc) {
-  int rank, fails = 0;
+/* One (algorithm, N_DUP) on an s x s x c grid (0: the default grid): time it
+ * with ovl_bench_ssc (the benchmark of `ovl bench ssc`), print a line on
+ * rank 0. Returns the number of failures. */
+static int run_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, int reps, int check, int s, int c) {
+  int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  ovl_grid2d pl = ovl_grid3d_plane(g);
-  ovl_dmat D = NULL, D2 = NULL, D3 = NULL;
-  ovl_dmat_create(pl, n, n, &D);
-  ovl_dmat_create(pl, n, n, &D2);
-  ovl_dmat_create(pl, n, n, &D3);
-  ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 7);
-  ovl_plan plan = ovl_plan_default(alg, n, 0);
-  plan.ndup = ndup, plan.coll.backend = be;
-  ovl_ssc sc = NULL;
-  if (ovl_ssc_create(g, &plan, &sc) != OVL_OK) {
+  ovl_bench_ssc_params p = ovl_bench_ssc_default();
+  p.n = n, p.algs[0] = alg, p.nalgs = 1, p.ndups[0] = ndup, p.nndups = 1;
+  if (alg == OVL_ALGO_SSC6) p.s25 = s, p.c25 = c;
+  else p.cube_s = s;
+  p.allow_idle = 1, p.cfg.backend = be, p.iters = reps, p.warmup = warm, p.check = check, p.seed = 7;
+  p.mem_limit = -1; /* simulated ranks: no memory gate (OVL_SMPI_FLOPS=skip shares their buffers) */
+  ovl_bench_ssc_result res;
+  if (ovl_bench_ssc(&p, &res) != OVL_OK) {
     if (rank == 0) fprintf(stderr, "ssc_sim: %s\n", ovl_errmsg());
-    fails = 1;
-  } else {
-    double t[64], tc[64], tp[64];
-    for (int r = 0; r < warm + reps; r++) {
-      ovl_kstats st;
-      memset(&st, 0, sizeof st);
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      if (sc) ovl_ssc_run(sc, D, D2, D3, &st);
-      double v[3] = {MPI_Wtime() - t0, st.t_comm, st.t_comp};
-      MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      if (r >= warm) t[r - warm] = v[0], tc[r - warm] = v[1], tp[r - warm] = v[2];
-    }
-    qsort(t, (size_t)reps, sizeof(double), cmp_d);
-    qsort(tc, (size_t)reps, sizeof(double), cmp_d);
-    qsort(tp, (size_t)reps, sizeof(double), cmp_d);
-    const char *verdict = "-";
-    if (check) {
-      int ok = 1, i, j, k;
-      ovl_grid3d_coords(g, &i, &j, &k);
-      if (ovl_grid3d_active(g) && k == 0) {
-        double e2 = -1, e3 = -1, tol = 64.0 * (double)n * 2.2e-16;
-        ovl_err r2 = ovl_verify_gemm(1.0, D, D, 0.0, NULL, D2, OVL_VERIFY_AUTO, tol, &e2);
-        ovl_err r3 = ovl_verify_gemm(1.0, D, D2, 0.0, NULL, D3, OVL_VERIFY_AUTO, tol, &e3);
-        ok = r2 == OVL_OK && r3 == OVL_OK;
-        if (!ok && rank == 0) fprintf(stderr, "ssc_sim: check: relerr D^2 %.3e, D^3 %.3e: %s\n", e2, e3, ovl_errmsg());
-      }
-      MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-      verdict = ok ? "PASS" : "FAIL";
-      fails += !ok;
-    }
-    if (rank == 0) {
-      char grid[32];
-      snprintf(grid, sizeof grid, "%dx%dx%d", gs, gs, gc);
-      double tm = t[reps / 2];
-      printf("  %s %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", ovl_algo_name(alg), ndup, (long long)n, grid,
-             gs * gs * gc, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12, tc[reps / 2], tp[reps / 2],
-             verdict);
-      fflush(stdout);
-    }
+    return 1;
   }
-  ovl_ssc_destroy(&sc);
-  ovl_dmat_destroy(&D);
-  ovl_dmat_destroy(&D2);
-  ovl_dmat_destroy(&D3);
-  return fails;
+  const ovl_bench_ssc_row *r = &res.rows[0];
+  int ok = !check || r->relerr <= 1e-10;
+  if (!ok && rank == 0) fprintf(stderr, "ssc_sim: check: relerr %.3e\n", r->relerr);
+  if (rank == 0) {
+    char grid[32];
+    snprintf(grid, sizeof grid, "%dx%dx%d", r->s, r->s, r->c);
+    double tm = r->st.median;
+    printf("  alg%d %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", (int)alg, ndup, (long long)n, grid,
+           r->s * r->s * r->c, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12, r->st_comm.median,
+           r->st_comp.median, check ? (ok ? "PASS" : "FAIL") : "-");
+    fflush(stdout);
+  }
+  ovl_bench_ssc_free(&res);
+  return !ok;
 }
 
 int main(int argc, char **argv) {
@@ -130,24 +98,15 @@ int main(int argc, char **argv) {
     }
   }
   int fails = 0;
-  if (rank == 0) printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, ovl_backend_name(be));
+  if (rank == 0)
+    printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, be == OVL_BACKEND_OWN ? "own" : "mpi");
   if (rank == 0) printf("# alg ndup     n grid       ranks     t_med(s)   tflops   t_comm(s)   t_comp(s) check\n");
   for (int ia = 0; ia < nalg; ia++)
-    for (int id = 0; id < nnd; id++) { /* a fresh grid each time: a grid caches a bounded number of lane sets */
+    for (int id = 0; id < nnd; id++) {                         /* one call per configuration: each gets a fresh grid */
       ovl_algo alg = (ovl_algo)(OVL_ALGO_SSC3 + algs[ia] - 3); /* --algo alg3..alg6 */
       int gs = s, gc = c;
-      if (alg == OVL_ALGO_SSC6 && gs == 0) ovl_grid25d_dims(P, &gs, &gc);
       if (alg != OVL_ALGO_SSC6 && gc != gs) gs = gc = 0; /* Algorithms 3-5: the p^3 grid */
-      ovl_grid3d g = NULL;
-      ovl_err rc = ovl_grid3d_create(MPI_COMM_WORLD, gs, gc, OVL_GRID_ALLOW_IDLE, &g);
-      if (rc != OVL_OK) {
-        if (rank == 0) fprintf(stderr, "ssc_sim: grid: %s\n", ovl_errmsg());
-        fails++;
-        continue;
-      }
-      ovl_grid3d_dims(g, &gs, &gc);
-      fails += run_one(g, n, alg, ndups[id], be, warm, reps, check, gs, gc);
-      ovl_grid3d_destroy(&g);
+      fails += run_one(n, alg, ndups[id], be, warm, reps, check, gs, gc);
     }
   MPI_Finalize();
   return fails ? 1 : 0;

@@ -129,6 +129,10 @@ int64_t ovl_mm_memory(const ovl_plan *plan, char transa, char transb, int64_t m,
  * COLLECTIVE over comm. */
 ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit);
 
+/* The memory this node's kernel reports as available (MemAvailable of
+ * /proc/meminfo) in bytes, -1 when unknown. LOCAL. Always OVL_OK. */
+ovl_err ovl_mem_available(int64_t *bytes);
+
 /* Parallel matrix-vector product y = A x of the Huang-Chow paper (Section
  * III-A) on a square p x p grid. x and y are distributed "as x": every rank of
  * grid column j holds block j (ovl_block_len(n, p, j) elements, the columns

@@ -4,6 +4,7 @@
 #define OVL_OVL_H
 
 #include "ovl/algo.h"
+#include "ovl/bench.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dist.h"

@@ -66,16 +66,17 @@ int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_algo alg) {
   return mem_result(3 * blk + (s / c > 1 ? 4 : 2) * alloc_bytes(b * b + 1));
 }
 
-/* MemAvailable from /proc/meminfo, in bytes; -1 when unknown. */
-static int64_t mem_available(void) {
+ovl_err ovl_mem_available(int64_t *bytes) {
+  *bytes = -1;
   FILE *f = fopen("/proc/meminfo", "r");
-  if (!f) return -1;
+  if (!f) return OVL_OK;
   char line[256];
   int64_t kb = -1;
   while (fgets(line, sizeof line, f))
     if (sscanf(line, "MemAvailable: %" SCNd64 " kB", &kb) == 1) break;
   fclose(f);
-  return kb > 0 ? kb * 1024 : -1;
+  *bytes = kb > 0 ? kb * 1024 : -1;
+  return OVL_OK;
 }
 
 /* "12.5 MiB", or "40.0 KiB" below 1 MiB. */
@@ -93,7 +94,8 @@ ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit) {
     MPI_Comm_size(node, &local);
     MPI_Comm_free(&node);
   }
-  int64_t avail = mem_available();
+  int64_t avail = -1;
+  ovl_mem_available(&avail);
   char a[32], b[32], c[32];
   if (limit > 0 && bytes > limit)
     rc = ovl_err_set(OVL_ERR_NOMEM, "this run needs %s per rank, above the limit of %s",

@@ -49,15 +49,6 @@ int cmd_bench_ssc(int argc, char **argv);
 int cmd_bench_machine(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 
-/* One SymmSquareCube configuration ready to time, on an s x s x c grid of
- * MPI_COMM_WORLD (s = c = 0: the cube; idle ranks allowed): its grid, plan
- * and a symmetric D with D^2, D^3. bench_ssc_once times one run after a
- * barrier (this rank's seconds). All COLLECTIVE over MPI_COMM_WORLD except
- * bench_ssc_close (LOCAL, NULL-safe, nulls *h). */
-ovl_err bench_ssc_open(ovl_algo alg, int ndup, int s, int c, int64_t n, const ovl_coll_cfg *cc, void **h);
-ovl_err bench_ssc_once(void *h, double *t);
-void bench_ssc_close(void **h);
-
 /* The configuration `auto` stands for: the entry of the tune file (path,
  * else $OVL_TUNE_FILE) for this family, P and the nearest n within a factor
  * of 2, else the model's best candidate on the machine (cli_machine).

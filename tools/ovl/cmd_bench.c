@@ -10,7 +10,9 @@ static void bench_usage(FILE *out) {
                "  progress   does a nonblocking broadcast advance while ranks compute? (with/without progress calls)\n"
                "  pingpong   point-to-point latency and bandwidth, K pairs at once, Hockney fit (alpha, beta, N_half)\n"
                "  coll       collective bandwidth vs size: blocking, N_DUP lanes, multiple PPN (Huang-Chow Fig. 5)\n"
-               "  nbc        overlap of a nonblocking collective with computation: OSU, IMB and NBC-Eff measures\n");
+               "  nbc        overlap of a nonblocking collective with computation: OSU, IMB and NBC-Eff measures\n"
+               "  ssc        SymmSquareCube (D -> D^2, D^3) time and GFLOP/s per algorithm and N_DUP, checked\n"
+               "  machine    measure the cost models' machine parameters and write a machine file (-o FILE)\n");
 }
 
 int cmd_bench(int argc, char **argv) {

@@ -20,174 +20,13 @@
  *       wait, compute) and overlapped (ovl: post, compute with T tests,
  *       wait). Per repetition MAX over ranks, median over repetitions;
  *       speedup = t_seq / t_ovl: above 1 overlapping pays, below 1 it costs.
- * The formulas are pure functions in include/ovl/model.h. */
+ * The formulas are pure functions in include/ovl/model.h; the measurement is
+ * ovl_bench_nbc (ovl/bench.h); this file parses the options and prints. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
-#include "ovl/model.h"
-
-typedef struct nbc_ctx {
-  bench_op op;
-  ovl_coll_cfg cfg;
-  MPI_Comm comm;
-  int P, rank, ntests;
-  bench_rot sb, rb;
-} nbc_ctx;
-
-/* Compute `calls` kernel calls in ntests parts, each followed by one test;
- * *t_test receives the time inside the tests. */
-static ovl_err compute_calls_testing(const nbc_ctx *x, int64_t calls, ovl_req *req, double *t_test) {
-  *t_test = 0;
-  if (x->ntests == 0) {
-    bench_kernel(calls);
-    return OVL_OK;
-  }
-  for (int j = 0; j < x->ntests; j++) {
-    bench_kernel(ovl_block_len(calls, x->ntests, j));
-    int done = 0;
-    double t1 = ovl_time();
-    OVL_TRY(ovl_req_test(req, &done));
-    *t_test += ovl_time() - t1;
-  }
-  return OVL_OK;
-}
-
-/* OSU's do_compute_and_probe: `seconds` of computation in ntests parts, each
- * followed by one (timed) test. Returns the time inside the tests. */
-static ovl_err compute_for_testing(const nbc_ctx *x, double seconds, ovl_req *req, double *t_test) {
-  *t_test = 0;
-  if (x->ntests == 0) {
-    bench_compute_for(seconds);
-    return OVL_OK;
-  }
-  for (int j = 0; j < x->ntests; j++) {
-    bench_compute_for(seconds / x->ntests);
-    int done = 0;
-    double t1 = ovl_time();
-    OVL_TRY(ovl_req_test(req, &done));
-    *t_test += ovl_time() - t1;
-  }
-  return OVL_OK;
-}
-
-static ovl_err post(nbc_ctx *x, int64_t e, ovl_req *req) {
-  return bench_op_post(x->op, bench_rot_next(&x->sb), bench_rot_next(&x->rb), e, x->comm, &x->cfg, req);
-}
-
-typedef struct nbc_res {
-  double osu[7]; /* pure, overall, compute, test, init, wait, overlap (means over reps and ranks) */
-  double imb[4]; /* pure, cpu, ovrl, overlap (rank with the largest t_ovrl) */
-  double eff[6]; /* comm, comp, seq, ovl, speedup, ideal speedup (medians of per-rep MAX over ranks) */
-  int64_t imb_calls;
-} nbc_res;
-
-/* One size: every selected mode. Runs on every rank. */
-static ovl_err nbc_size(nbc_ctx *x, int64_t e, int warm, int nit, int do_osu, int do_imb, int do_eff, double spc,
-                        int64_t eff_calls, double *t, nbc_res *res) {
-  memset(res, 0, sizeof *res);
-  double sum_pure = 0;
-  /* pure: post + wait */
-  for (int it = 0; it < warm + nit; it++) {
-    ovl_req req = OVL_REQ_NULL;
-    MPI_Barrier(x->comm);
-    double t0 = ovl_time();
-    OVL_TRY(post(x, e, &req));
-    OVL_TRY(ovl_req_wait(&req));
-    double dt = ovl_time() - t0;
-    if (it >= warm) t[it - warm] = dt, sum_pure += dt;
-  }
-  double pure_local = sum_pure / nit; /* this rank's mean: the target of its computation */
-  ovl_stats st_pure;
-  OVL_TRY(ovl_stats_max_over_ranks(x->comm, t, nit, &st_pure));
-
-  if (do_osu) {
-    double acc[6] = {0}; /* overall, compute, test, init, wait, pure */
-    for (int it = 0; it < warm + nit; it++) {
-      ovl_req req = OVL_REQ_NULL;
-      MPI_Barrier(x->comm);
-      double t0 = ovl_time();
-      OVL_TRY(post(x, e, &req));
-      double t1 = ovl_time(), tt = 0;
-      OVL_TRY(compute_for_testing(x, pure_local, &req, &tt));
-      double t2 = ovl_time();
-      OVL_TRY(ovl_req_wait(&req));
-      double t3 = ovl_time();
-      if (it >= warm) acc[0] += t3 - t0, acc[1] += t2 - t1, acc[2] += tt, acc[3] += t1 - t0, acc[4] += t3 - t2;
-    }
-    for (int i = 0; i < 5; i++) acc[i] /= nit;
-    acc[5] = pure_local;
-    OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, acc, 6, MPI_DOUBLE, MPI_SUM, x->comm));
-    for (int i = 0; i < 6; i++) acc[i] /= x->P;
-    res->osu[0] = acc[5], res->osu[1] = acc[0], res->osu[2] = acc[1], res->osu[3] = acc[2];
-    res->osu[4] = acc[3], res->osu[5] = acc[4];
-    res->osu[6] = ovl_overlap_osu(acc[5], acc[0], acc[1], acc[2]);
-  }
-
-  if (do_imb) {
-    int64_t calls = spc > 0 ? (int64_t)(pure_local / spc + 0.5) : 0;
-    double t_ovrl = 0, t_comp = 0;
-    for (int it = 0; it < warm + nit; it++) {
-      ovl_req req = OVL_REQ_NULL;
-      MPI_Barrier(x->comm);
-      double t0 = ovl_time();
-      OVL_TRY(post(x, e, &req));
-      double t1 = ovl_time();
-      bench_kernel(calls);
-      double t2 = ovl_time();
-      OVL_TRY(ovl_req_wait(&req));
-      double t3 = ovl_time();
-      if (it >= warm) t_ovrl += t3 - t0, t_comp += t2 - t1;
-    }
-    struct {
-      double v;
-      int r;
-    } mine = {t_ovrl / nit, x->rank}, worst;
-    OVL_MPI(MPI_Allreduce(&mine, &worst, 1, MPI_DOUBLE_INT, MPI_MAXLOC, x->comm));
-    double v[3] = {pure_local, t_comp / nit, t_ovrl / nit};
-    OVL_MPI(MPI_Bcast(v, 3, MPI_DOUBLE, worst.r, x->comm));
-    int64_t c = calls;
-    OVL_MPI(MPI_Bcast(&c, 1, MPI_INT64_T, worst.r, x->comm));
-    res->imb[0] = v[0], res->imb[1] = v[1], res->imb[2] = v[2];
-    res->imb[3] = ovl_overlap_imb(v[0], v[1], v[2]);
-    res->imb_calls = c;
-  }
-
-  if (do_eff) {
-    double med[3];
-    for (int mode = 0; mode < 3; mode++) { /* 0: compute alone, 1: seq, 2: overlapped */
-      for (int it = 0; it < warm + nit; it++) {
-        ovl_req req = OVL_REQ_NULL;
-        double tt = 0;
-        MPI_Barrier(x->comm);
-        double t0 = ovl_time();
-        if (mode == 0) {
-          bench_kernel(eff_calls);
-        } else if (mode == 1) {
-          OVL_TRY(post(x, e, &req));
-          OVL_TRY(ovl_req_wait(&req));
-          bench_kernel(eff_calls);
-        } else {
-          OVL_TRY(post(x, e, &req));
-          OVL_TRY(compute_calls_testing(x, eff_calls, &req, &tt));
-          OVL_TRY(ovl_req_wait(&req));
-        }
-        double dt = ovl_time() - t0;
-        if (it >= warm) t[it - warm] = dt;
-      }
-      ovl_stats st;
-      OVL_TRY(ovl_stats_max_over_ranks(x->comm, t, nit, &st));
-      med[mode] = st.median;
-    }
-    double ideal = st_pure.median > med[0] ? st_pure.median : med[0];
-    res->eff[0] = st_pure.median, res->eff[1] = med[0], res->eff[2] = med[1], res->eff[3] = med[2];
-    res->eff[4] = ovl_nbc_eff_speedup(med[1], med[2]);
-    res->eff[5] = ovl_nbc_eff_speedup(med[1], ideal);
-  }
-  return OVL_OK;
-}
 
 int cmd_bench_nbc(int argc, char **argv) {
   int help = 0, iters = 20, warmup = 3, ntests = 10, full = 0, json = 0, quiet = 0;
@@ -197,11 +36,11 @@ int cmd_bench_nbc(int argc, char **argv) {
   static const char *const backends[] = {"mpi", "own", NULL};
   static const char *const modes[] = {"all", "osu", "imb", "eff", NULL};
   int capped = 0;
-  if (bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
+  if (ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
     return cli_fail("bench nbc", OVL_ERR_MPI);
   ovl_opt opts[] = {
-      {"op", 'o', OVL_OPT_CHOICE, &op, "OP", "the nonblocking collective (sum for reductions; root 0)", bench_op_names,
-       0, -1},
+      {"op", 'o', OVL_OPT_CHOICE, &op, "OP", "the nonblocking collective (sum for reductions; root 0)",
+       ovl_bench_op_names, 0, -1},
       {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX",
        "message sizes in bytes, rounded to whole doubles (allgather: the gathered result, alltoall: the send buffer, "
        "both P equal blocks)",
@@ -244,77 +83,42 @@ int cmd_bench_nbc(int argc, char **argv) {
                       "Rank 0 prints one progress line per size on stderr.",
                       opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 3, &help, NULL);
   if (prc >= 0) return prc;
-  nbc_ctx x;
-  memset(&x, 0, sizeof x);
-  MPI_Comm_size(MPI_COMM_WORLD, &x.P);
-  MPI_Comm_rank(MPI_COMM_WORLD, &x.rank);
-  x.op = bench_op_parse(op);
-  x.cfg = ovl_coll_cfg_default();
-  x.ntests = ntests;
-  x.comm = MPI_COMM_NULL;
+  ovl_bench_nbc_params p = ovl_bench_nbc_default();
   ovl_alg a = OVL_ALG_AUTO;
-  ovl_err rc = ovl_backend_parse(backend, &x.cfg.backend);
+  ovl_err rc = ovl_bench_op_parse(op, &p.op);
+  if (!rc) rc = ovl_backend_parse(backend, &p.cfg.backend);
   if (!rc) rc = ovl_alg_parse(op, alg, &a);
-  if (!rc && a != OVL_ALG_AUTO && x.cfg.backend != OVL_BACKEND_OWN)
+  if (!rc && a != OVL_ALG_AUTO && p.cfg.backend != OVL_BACKEND_OWN)
     rc = ovl_err_set(OVL_ERR_ARG, "--alg %s needs --backend own (the MPI library picks its own algorithms)", alg);
   if (!rc && !(compute_us >= 0 && compute_us <= 1e9))
     rc = ovl_err_set(OVL_ERR_ARG, "--compute-us must be in [0, 1e9], got %g", compute_us);
+  if (!rc) rc = ovl_bench_op_set_alg(p.op, a, &p.cfg);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("bench nbc", rc);
-  switch (x.op) {
-  case BENCH_BCAST: x.cfg.bcast = a; break;
-  case BENCH_REDUCE: x.cfg.reduce = a; break;
-  case BENCH_ALLREDUCE: x.cfg.allreduce = a; break;
-  case BENCH_ALLGATHER: x.cfg.allgather = a; break;
-  case BENCH_ALLTOALL: x.cfg.alltoall = a; break;
-  }
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   int do_osu = !strcmp(mode, "all") || !strcmp(mode, "osu"), do_imb = !strcmp(mode, "all") || !strcmp(mode, "imb");
   int do_eff = !strcmp(mode, "all") || !strcmp(mode, "eff");
-  MPI_Comm_dup(MPI_COMM_WORLD, &x.comm);
-
-  /* sizes (bytes that really move, no repeats), buffers */
-  int nreq = bench_sizes(range[0], range[1], NULL, 0), nsz = 0;
-  int64_t *sizes = calloc((size_t)nreq, sizeof(int64_t));
-  double *t = calloc((size_t)iters, sizeof(double));
-  if (!sizes || !t) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the result arrays");
-  if (!rc) {
-    bench_sizes(range[0], range[1], sizes, nreq);
-    for (int i = 0; i < nreq; i++) {
-      int64_t e = sizes[i] / 8 > 0 ? sizes[i] / 8 : 1;
-      if (bench_op_blocked(x.op)) e = (e / x.P > 0 ? e / x.P : 1) * x.P;
-      if (nsz == 0 || sizes[nsz - 1] != 8 * e) sizes[nsz++] = 8 * e;
-    }
-  }
-  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
-  if (!rc) rc = bench_check_memory(2.0 * bench_rot_bytes(cache, sizes[nsz - 1]), mem_limit);
-  if (!rc) rc = bench_rot_create(cache, sizes[nsz - 1], &x.sb);
-  if (!rc) rc = bench_rot_create(cache, sizes[nsz - 1], &x.rb);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) {
-    free(sizes);
-    free(t);
-    MPI_Comm_free(&x.comm);
-    return cli_fail("bench nbc", rc);
-  }
-  /* the kernel's undisturbed speed, measured with every rank computing; eff converts --compute-us with the
-   * fastest rank's, so every rank does the same work and eff_comp above --compute-us shows a disturbance */
-  MPI_Barrier(x.comm);
-  double spc = bench_kernel_seconds_per_call(), spc_min = spc;
-  MPI_Allreduce(MPI_IN_PLACE, &spc_min, 1, MPI_DOUBLE, MPI_MIN, x.comm);
-  int64_t eff_calls = (int64_t)(compute_us * 1e-6 / spc_min + 0.5);
-
+  p.modes = (do_osu ? OVL_BENCH_OSU : 0) | (do_imb ? OVL_BENCH_IMB : 0) | (do_eff ? OVL_BENCH_EFF : 0);
+  p.min_bytes = range[0], p.max_bytes = range[1], p.ntests = ntests, p.compute_us = compute_us, p.iters = iters;
+  p.warmup = warmup, p.cache_bytes = cache, p.mem_limit = mem_limit;
+  ovl_bench_reporter prog;
+  ovl_bench_reporter_start(&prog, "nbc", 0, !quiet);
+  p.progress = ovl_bench_reporter_fn, p.progress_ctx = &prog;
+  ovl_bench_nbc_result res;
+  if ((rc = ovl_bench_nbc(&p, &res)) != OVL_OK) return cli_fail("bench nbc", rc);
+  int P = res.ranks;
   if (!json) {
     ovl_log(OVL_LOG_INFO,
-            "# ovl bench nbc: %s, %d ranks, backend %s (alg %s), %d ovl_req_test calls in the computation\n", op, x.P,
+            "# ovl bench nbc: %s, %d ranks, backend %s (alg %s), %d ovl_req_test calls in the computation\n", op, P,
             backend, alg, ntests);
     ovl_log(OVL_LOG_INFO, "# MPI: %s\n", cli_mpi_library());
     if (cache > 0)
       ovl_log(OVL_LOG_INFO, "# buffers: send and receive each rotate through %s per rank\n",
-              bench_bytes_str((double)x.sb.bytes));
+              bench_bytes_str((double)res.arena_bytes));
     else ovl_log(OVL_LOG_INFO, "# buffers: one send and one receive buffer, reused (warm in cache)\n");
     ovl_log(OVL_LOG_INFO,
             "# kernel: %.3f us per call on rank 0, %.3f us on the fastest rank (best of 20 trials); %d warm-up + %d "
             "timed repetitions\n",
-            spc * 1e6, spc_min * 1e6, warmup, iters);
+            res.kernel_s * 1e6, res.kernel_s_min * 1e6, warmup, iters);
     if (do_osu)
       ovl_log(OVL_LOG_INFO, "# osu: means over repetitions and ranks; ovl%% = max(0, 100 - 100 (overall - (compute - "
                             "test)) / pure)\n");
@@ -326,7 +130,7 @@ int cmd_bench_nbc(int argc, char **argv) {
               "# eff: fixed computation %.1f us = %" PRId64
               " kernel calls; per repetition MAX over ranks, median; seq = post+wait+compute, ovl = "
               "post+compute+wait; speedup = seq/ovl (> 1: overlap pays); ideal = seq/max(comm, comp)\n",
-              compute_us, eff_calls);
+              compute_us, res.eff_calls);
     ovl_log(OVL_LOG_QUIET, "# %10s", "size(B)");
     if (do_osu) {
       ovl_log(OVL_LOG_QUIET, " %10s %10s %10s %10s %8s", "osu_pure", "osu_all", "osu_comp", "osu_test", "osu_ovl%");
@@ -338,62 +142,46 @@ int cmd_bench_nbc(int argc, char **argv) {
               "ideal");
     ovl_log(OVL_LOG_QUIET, "   (times in us)\n");
   }
-  bench_progress prog;
-  bench_progress_start(&prog, "nbc", nsz, !quiet);
-  for (int si = 0; si < nsz && rc == OVL_OK; si++) {
-    int64_t bytes = sizes[si], e = bytes / 8;
-    if (bench_op_blocked(x.op)) e /= x.P;
-    bench_rot_size(&x.sb, bytes);
-    bench_rot_size(&x.rb, bytes);
-    nbc_res r;
-    rc = nbc_size(&x, e, warmup, iters, do_osu, do_imb, do_eff, spc, eff_calls, t, &r);
-    if (rc != OVL_OK) ovl_fatal(MPI_COMM_WORLD, rc, "bench nbc at %" PRId64 " bytes: %s", bytes, ovl_errmsg());
+  for (int si = 0; si < res.nrows; si++) {
+    const ovl_bench_nbc_row *r = &res.rows[si];
     if (json) {
       ovl_log(OVL_LOG_QUIET,
               "{\"bench\":\"nbc\",\"op\":\"%s\",\"ranks\":%d,\"backend\":\"%s\",\"alg\":\"%s\",\"bytes\":%" PRId64
               ",\"iterations\":%d,\"num_tests\":%d",
-              op, x.P, backend, alg, bytes, iters, ntests);
+              op, P, backend, alg, r->bytes, iters, ntests);
       if (do_osu)
         ovl_log(OVL_LOG_QUIET,
                 ",\"osu\":{\"t_pure\":%.6e,\"t_overall\":%.6e,\"t_compute\":%.6e,\"t_test\":%.6e,\"t_init\":%.6e,"
                 "\"t_wait\":%.6e,\"overlap_pct\":%.2f}",
-                r.osu[0], r.osu[1], r.osu[2], r.osu[3], r.osu[4], r.osu[5], r.osu[6]);
+                r->osu_pure, r->osu_overall, r->osu_compute, r->osu_test, r->osu_init, r->osu_wait, r->osu_overlap_pct);
       if (do_imb)
         ovl_log(OVL_LOG_QUIET,
                 ",\"imb\":{\"t_pure\":%.6e,\"t_cpu\":%.6e,\"t_ovrl\":%.6e,\"overlap_pct\":%.2f,\"cpu_calls\":%" PRId64
                 "}",
-                r.imb[0], r.imb[1], r.imb[2], r.imb[3], r.imb_calls);
+                r->imb_pure, r->imb_cpu, r->imb_ovrl, r->imb_overlap_pct, r->imb_calls);
       if (do_eff)
         ovl_log(OVL_LOG_QUIET,
                 ",\"eff\":{\"compute_us\":%.3f,\"calls\":%" PRId64 ",\"t_comm\":%.6e,\"t_comp\":%.6e,\"t_seq\":%.6e,"
                 "\"t_ovl\":%.6e,\"speedup\":%.4f,\"ideal_speedup\":%.4f}",
-                compute_us, eff_calls, r.eff[0], r.eff[1], r.eff[2], r.eff[3], r.eff[4], r.eff[5]);
+                compute_us, res.eff_calls, r->eff_comm, r->eff_comp, r->eff_seq, r->eff_ovl, r->eff_speedup,
+                r->eff_ideal);
       ovl_log(OVL_LOG_QUIET, ",\"mpi\":\"%s\"}\n", cli_mpi_library());
     } else {
-      ovl_log(OVL_LOG_QUIET, "  %10" PRId64, bytes);
+      ovl_log(OVL_LOG_QUIET, "  %10" PRId64, r->bytes);
       if (do_osu) {
-        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %10.2f %8.1f", r.osu[0] * 1e6, r.osu[1] * 1e6, r.osu[2] * 1e6,
-                r.osu[3] * 1e6, r.osu[6]);
-        if (full) ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f", r.osu[4] * 1e6, r.osu[5] * 1e6);
+        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %10.2f %8.1f", r->osu_pure * 1e6, r->osu_overall * 1e6,
+                r->osu_compute * 1e6, r->osu_test * 1e6, r->osu_overlap_pct);
+        if (full) ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f", r->osu_init * 1e6, r->osu_wait * 1e6);
       }
       if (do_imb)
-        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %8.1f", r.imb[0] * 1e6, r.imb[1] * 1e6, r.imb[2] * 1e6, r.imb[3]);
+        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %8.1f", r->imb_pure * 1e6, r->imb_cpu * 1e6, r->imb_ovrl * 1e6,
+                r->imb_overlap_pct);
       if (do_eff)
-        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %10.2f %8.3f %8.3f", r.eff[0] * 1e6, r.eff[1] * 1e6,
-                r.eff[2] * 1e6, r.eff[3] * 1e6, r.eff[4], r.eff[5]);
+        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %10.2f %8.3f %8.3f", r->eff_comm * 1e6, r->eff_comp * 1e6,
+                r->eff_seq * 1e6, r->eff_ovl * 1e6, r->eff_speedup, r->eff_ideal);
       ovl_log(OVL_LOG_QUIET, "\n");
     }
-    char note[160] = "";
-    size_t nl = 0;
-    if (do_osu) nl += (size_t)snprintf(note + nl, sizeof note - nl, ", osu %.1f%%", r.osu[6]);
-    if (do_imb) nl += (size_t)snprintf(note + nl, sizeof note - nl, ", imb %.1f%%", r.imb[3]);
-    if (do_eff) snprintf(note + nl, sizeof note - nl, ", eff speedup %.3f", r.eff[4]);
-    bench_progress_step(&prog, "%" PRId64 " B%s", bytes, note);
   }
-  free(sizes);
-  free(t);
-  bench_rot_destroy(&x.sb);
-  bench_rot_destroy(&x.rb);
-  MPI_Comm_free(&x.comm);
-  return rc ? cli_fail("bench nbc", rc) : CLI_OK;
+  ovl_bench_nbc_free(&res);
+  return CLI_OK;
 }

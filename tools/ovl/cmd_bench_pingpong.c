@@ -15,60 +15,13 @@
  * --cache-bytes per rank and role. Each repetition is timed on the sending
  * rank; the time of a repetition is the MAX over the k senders, then
  * min/median/max over the timed repetitions. Bandwidths use the median:
- * per pair s / t, aggregate k s / t. */
+ * per pair s / t, aggregate k s / t. The measurement is ovl_bench_pingpong
+ * (ovl/bench.h); this file parses the options and prints the rows. */
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bench_util.h"
-#include "ovl/model.h"
-
-typedef struct pp_cfg {
-  int window, pairs, half, rank, sender, receiver, partner;
-  MPI_Comm comm; /* the 2k ranks of the pairs (NULL on sleepers) */
-} pp_cfg;
-
-/* One repetition on this rank; *t = one-way time (ping-pong) or window time
- * (window), measured on senders, 0 on receivers. */
-static ovl_err pp_rep(const pp_cfg *c, int64_t s, int wnd, bench_rot *sb, bench_rot *rb, double *t) {
-  const int tag = 11, ack_tag = 12;
-  char ack = 0;
-  *t = 0;
-  if (c->window == 0) {
-    void *out = bench_rot_next(sb), *in = bench_rot_next(rb);
-    if (c->sender) {
-      double t0 = ovl_time();
-      OVL_MPI(MPI_Send(out, (int)s, MPI_BYTE, c->partner, tag, c->comm));
-      OVL_MPI(MPI_Recv(in, (int)s, MPI_BYTE, c->partner, tag, c->comm, MPI_STATUS_IGNORE));
-      *t = (ovl_time() - t0) / 2;
-    } else {
-      OVL_MPI(MPI_Recv(in, (int)s, MPI_BYTE, c->partner, tag, c->comm, MPI_STATUS_IGNORE));
-      OVL_MPI(MPI_Send(out, (int)s, MPI_BYTE, c->partner, tag, c->comm));
-    }
-    return OVL_OK;
-  }
-  MPI_Request req[1024];
-  double t0 = ovl_time();
-  for (int w = 0; w < wnd; w++) {
-    if (c->sender) OVL_MPI(MPI_Isend(bench_rot_next(sb), (int)s, MPI_BYTE, c->partner, tag, c->comm, &req[w]));
-    else OVL_MPI(MPI_Irecv(bench_rot_next(rb), (int)s, MPI_BYTE, c->partner, tag, c->comm, &req[w]));
-  }
-  OVL_MPI(MPI_Waitall(wnd, req, MPI_STATUSES_IGNORE));
-  if (c->sender) {
-    OVL_MPI(MPI_Recv(&ack, 1, MPI_BYTE, c->partner, ack_tag, c->comm, MPI_STATUS_IGNORE));
-    *t = ovl_time() - t0;
-  } else {
-    OVL_MPI(MPI_Send(&ack, 1, MPI_BYTE, c->partner, ack_tag, c->comm));
-  }
-  return OVL_OK;
-}
-
-typedef struct pp_row {
-  int64_t bytes;
-  int iters, window;
-  ovl_stats st; /* one-way time (ping-pong) or time per message (window), seconds */
-} pp_row;
 
 int cmd_bench_pingpong(int argc, char **argv) {
   int help = 0, iters = 1000, iters_large = 100, warmup = 100, warmup_large = 10, window = 0, pairs = 1;
@@ -77,7 +30,7 @@ int cmd_bench_pingpong(int argc, char **argv) {
   const char *fit = "rel";
   static const char *const fits[] = {"rel", "abs", NULL};
   int capped = 0;
-  if (bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
+  if (ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
     return cli_fail("bench pingpong", OVL_ERR_MPI);
   ovl_opt opts[] = {
       {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX", "message sizes in bytes: MIN, 2 MIN, 4 MIN, ... and MAX",
@@ -121,121 +74,68 @@ int cmd_bench_pingpong(int argc, char **argv) {
                       "one progress line per size on stderr.",
                       opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 3, &help, NULL);
   if (prc >= 0) return prc;
-  int P, rank;
+  ovl_bench_pingpong_params p = ovl_bench_pingpong_default();
+  p.min_bytes = range[0], p.max_bytes = range[1], p.iters = iters, p.iters_large = iters_large, p.warmup = warmup;
+  p.warmup_large = warmup_large, p.large = large, p.pairs = pairs, p.window = window, p.cache_bytes = cache;
+  p.mem_limit = mem_limit;
+  int P = 0, nsz = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  pp_cfg c = {window, pairs, P / 2, rank, 0, 0, -1, MPI_COMM_NULL};
-  ovl_err rc = OVL_OK;
-  if (P < 2) rc = ovl_err_set(OVL_ERR_ARG, "pingpong needs at least 2 ranks, got %d", P);
-  else if (pairs > P / 2)
-    rc = ovl_err_set(OVL_ERR_ARG, "--pairs %d needs %d ranks (two halves of %d), got %d", pairs, 2 * pairs, pairs, P);
-  else if (range[1] > INT32_MAX) rc = ovl_err_set(OVL_ERR_ARG, "message size %" PRId64 " exceeds 2^31-1", range[1]);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("bench pingpong", rc);
+  ovl_bench_sizes(range[0], range[1], NULL, 0, &nsz);
+  ovl_bench_reporter prog;
+  ovl_bench_reporter_start(&prog, "pingpong", nsz, !quiet);
+  p.progress = ovl_bench_reporter_fn, p.progress_ctx = &prog;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
-  c.sender = rank < pairs;
-  c.receiver = rank >= c.half && rank < c.half + pairs;
-  int active = c.sender || c.receiver;
-  MPI_Comm acomm = MPI_COMM_NULL;
-  MPI_Comm_split(MPI_COMM_WORLD, active ? 0 : MPI_UNDEFINED, rank, &acomm);
-  /* in acomm, ranks keep their order: senders 0..k-1, receivers k..2k-1 */
-  c.comm = acomm;
-  if (active) c.partner = c.sender ? rank + pairs : rank - c.half; /* ranks in acomm */
-
-  int nsz = bench_sizes(range[0], range[1], NULL, 0);
-  int64_t *sizes = calloc((size_t)nsz, sizeof *sizes);
-  pp_row *rows = calloc((size_t)nsz, sizeof *rows);
-  int maxit = iters > iters_large ? iters : iters_large;
-  double *t = calloc((size_t)maxit, sizeof *t);
-  bench_rot sb = {0}, rb = {0};
-  if (!sizes || !rows || !t) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the result arrays");
-  if (!rc) bench_sizes(range[0], range[1], sizes, nsz);
-  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
-  if (!rc) rc = bench_check_memory(2.0 * bench_rot_bytes(cache, range[1]), mem_limit);
-  if (!rc && active) rc = bench_rot_create(cache, range[1], &sb);
-  if (!rc && active) rc = bench_rot_create(cache, range[1], &rb);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) == OVL_OK) {
-    double llc = (double)bench_llc_bytes();
+  ovl_bench_pingpong_result res;
+  ovl_err rc = ovl_bench_pingpong(&p, &res);
+  if (rc) return cli_fail("bench pingpong", rc);
+  int half = res.half;
+  if (!json) {
+    int64_t llc = 0;
+    ovl_bench_llc_bytes(&llc);
     const char *meth = window ? "window" : "ping-pong";
-    if (!json) {
-      ovl_log(OVL_LOG_INFO, "# ovl bench pingpong: %d ranks, %d pair%s (rank i <-> rank %d + i, i < %d), %s", P, pairs,
-              pairs > 1 ? "s" : "", c.half, pairs, meth);
-      if (window) ovl_log(OVL_LOG_INFO, " (windows of up to %d messages one way + 1-byte ack)\n", window);
-      else ovl_log(OVL_LOG_INFO, " (one-way time = round trip / 2)\n");
-      ovl_log(OVL_LOG_INFO, "# MPI: %s\n", cli_mpi_library());
-      if (cache > 0) {
-        ovl_log(OVL_LOG_INFO, "# buffers: send and receive each rotate through %s per rank",
-                bench_bytes_str((double)cache));
-        ovl_log(OVL_LOG_INFO, " (last-level cache %s%s)\n", bench_bytes_str(llc),
-                capped ? "; default lowered to fit half of the available memory" : "");
-      } else {
-        ovl_log(OVL_LOG_INFO, "# buffers: one send and one receive buffer, reused (warm in cache)\n");
-      }
-      ovl_log(OVL_LOG_INFO,
-              "# time per repetition = MAX over the %d sender%s; %d warm-up + %d timed repetitions (sizes > %" PRId64
-              ": %d + %d)\n",
-              pairs, pairs > 1 ? "s" : "", warmup, iters, large, warmup_large, iters_large);
+    ovl_log(OVL_LOG_INFO, "# ovl bench pingpong: %d ranks, %d pair%s (rank i <-> rank %d + i, i < %d), %s", P, pairs,
+            pairs > 1 ? "s" : "", half, pairs, meth);
+    if (window) ovl_log(OVL_LOG_INFO, " (windows of up to %d messages one way + 1-byte ack)\n", window);
+    else ovl_log(OVL_LOG_INFO, " (one-way time = round trip / 2)\n");
+    ovl_log(OVL_LOG_INFO, "# MPI: %s\n", cli_mpi_library());
+    if (cache > 0) {
+      ovl_log(OVL_LOG_INFO, "# buffers: send and receive each rotate through %s per rank",
+              bench_bytes_str((double)cache));
+      ovl_log(OVL_LOG_INFO, " (last-level cache %s%s)\n", bench_bytes_str((double)llc),
+              capped ? "; default lowered to fit half of the available memory" : "");
+    } else {
+      ovl_log(OVL_LOG_INFO, "# buffers: one send and one receive buffer, reused (warm in cache)\n");
     }
+    ovl_log(OVL_LOG_INFO,
+            "# time per repetition = MAX over the %d sender%s; %d warm-up + %d timed repetitions (sizes > %" PRId64
+            ": %d + %d)\n",
+            pairs, pairs > 1 ? "s" : "", warmup, iters, large, warmup_large, iters_large);
   }
-  bench_progress prog;
-  bench_progress_start(&prog, "pingpong", nsz, !quiet);
-  for (int si = 0; si < nsz && rc == OVL_OK && active; si++) {
-    int64_t s = sizes[si];
-    int big = s > large, nit = big ? iters_large : iters, nwu = big ? warmup_large : warmup;
-    bench_rot_size(&sb, s);
-    bench_rot_size(&rb, s);
-    int wnd = window;
-    if (window) { /* every pending receive needs its own slot */
-      int64_t slots = bench_rot_slots(&rb) < bench_rot_slots(&sb) ? bench_rot_slots(&rb) : bench_rot_slots(&sb);
-      if (slots < wnd) wnd = (int)(slots > 0 ? slots : 1);
-      if (cache == 0) wnd = window; /* OSU's way: every message of a window uses the same buffer */
-    }
-    MPI_Barrier(acomm);
-    for (int it = 0; it < nwu + nit && rc == OVL_OK; it++) {
-      double x = 0;
-      rc = pp_rep(&c, s, wnd, &sb, &rb, &x);
-      if (it >= nwu) t[it - nwu] = window ? x / wnd : x;
-    }
-    if (rc != OVL_OK) ovl_fatal(MPI_COMM_WORLD, rc, "pingpong at %" PRId64 " bytes: %s", s, ovl_errmsg());
-    rows[si].bytes = s, rows[si].iters = nit, rows[si].window = wnd;
-    ovl_stats_max_over_ranks(acomm, t, nit, &rows[si].st); /* receivers contribute 0 */
-    bench_progress_step(&prog, "%" PRId64 " B: t_med %.3f us", s, rows[si].st.median * 1e6);
-  }
-  bench_sleep_barrier(MPI_COMM_WORLD, 2000); /* sleepers wait here the whole time */
-
-  /* Hockney fit over the chosen sizes (rank 0 is a sender and has the rows) */
-  double alpha = 0, beta = 0, *fs = NULL, *ft = NULL;
-  int nfit = 0;
-  if (rc == OVL_OK) {
-    fs = calloc((size_t)nsz, sizeof *fs);
-    ft = calloc((size_t)nsz, sizeof *ft);
-    for (int si = 0; fs && ft && si < nsz; si++) {
-      int64_t s = rows[si].bytes;
-      if (fit_range[1] > 0 && (s < fit_range[0] || s > fit_range[1])) continue;
-      fs[nfit] = (double)s, ft[nfit] = rows[si].st.median, nfit++;
-    }
-  }
-  ovl_err frc = OVL_ERR_ARG;
-  if (rc == OVL_OK && rank == 0 && nfit >= 2)
-    frc = strcmp(fit, "abs") == 0 ? ovl_hockney_fit(fs, ft, nfit, &alpha, &beta)
-                                  : ovl_hockney_fit_weighted(fs, ft, NULL, nfit, &alpha, &beta);
-  if (frc != OVL_OK) alpha = beta = 0;
-  double nhalf = ovl_hockney_nhalf(alpha, beta);
-  if (rc == OVL_OK && !json) {
-    if (frc == OVL_OK)
+  ovl_bench_fit f;
+  ovl_bench_pingpong_fit(res.rows, res.nrows, fit_range[0], fit_range[1], strcmp(fit, "abs") == 0, &f);
+  double alpha = f.alpha, beta = f.beta, nhalf = f.n_half;
+  if (!json) {
+    const char *how = strcmp(fit, "abs") == 0 ? "ordinary" : "relative";
+    if (f.status == 0)
       ovl_log(OVL_LOG_INFO,
               "# Hockney fit (%s least squares over %d sizes): L = alpha = %.3f us, B = 1/beta = %.1f MB/s, "
               "N_half = B*L = %.0f B%s\n",
-              strcmp(fit, "abs") == 0 ? "ordinary" : "relative", nfit, alpha * 1e6, beta > 0 ? 1e-6 / beta : 0.0, nhalf,
+              how, f.nfit, alpha * 1e6, 1e-6 / beta, nhalf,
               alpha < 0 ? " (alpha < 0: the sizes do not follow one line; try --fit-range)" : "");
-    else ovl_log(OVL_LOG_INFO, "# Hockney fit: not enough sizes (%d)\n", nfit);
+    else if (f.status == 2)
+      ovl_log(OVL_LOG_INFO,
+              "# Hockney fit (%s least squares over %d sizes): beta <= 0, the sizes do not follow one line; try "
+              "--fit-range\n",
+              how, f.nfit);
+    else ovl_log(OVL_LOG_INFO, "# Hockney fit: not enough sizes (%d)\n", f.nfit);
     if (window) ovl_log(OVL_LOG_INFO, "# window method: alpha is the time per message of a stream, not a latency\n");
     ovl_log(OVL_LOG_QUIET, "# %10s %12s %12s %12s %14s", "size(B)", window ? "t_msg(us)" : "lat(us)", "bw(MB/s)",
             "model(MB/s)", "agg_bw(MB/s)");
     if (full) ovl_log(OVL_LOG_QUIET, " %12s %12s %8s %6s", "t_min(us)", "t_max(us)", "iters", "window");
     ovl_log(OVL_LOG_QUIET, "\n");
   }
-  for (int si = 0; si < nsz && rc == OVL_OK; si++) {
-    pp_row *r = &rows[si];
+  for (int si = 0; si < res.nrows; si++) {
+    const ovl_bench_pingpong_row *r = &res.rows[si];
     double s = (double)r->bytes, tm = r->st.median;
     double bw = tm > 0 ? s / tm * 1e-6 : 0, agg = bw * pairs, model = ovl_hockney_bw(alpha, beta, s) * 1e-6;
     if (json)
@@ -252,13 +152,6 @@ int cmd_bench_pingpong(int argc, char **argv) {
       ovl_log(OVL_LOG_QUIET, "\n");
     }
   }
-  free(fs);
-  free(ft);
-  free(sizes);
-  free(rows);
-  free(t);
-  bench_rot_destroy(&sb);
-  bench_rot_destroy(&rb);
-  if (acomm != MPI_COMM_NULL) MPI_Comm_free(&acomm);
-  return rc ? cli_fail("bench pingpong", rc) : CLI_OK;
+  ovl_bench_pingpong_free(&res);
+  return CLI_OK;
 }

@@ -206,7 +206,7 @@ typedef struct tune_run {
   ovl_grid2d g;
   ovl_grid3d g3;
   ovl_dmat A, B, C;
-  void *ssc; /* ssc: bench_ssc_open's handle */
+  ovl_bench_ssc_h ssc; /* ssc: ovl_bench_ssc_open's handle */
   int64_t mem;
 } tune_run;
 
@@ -214,7 +214,7 @@ static void run_close(tune_run *r) {
   ovl_dmat_destroy(&r->A), ovl_dmat_destroy(&r->B), ovl_dmat_destroy(&r->C);
   if (r->g3) ovl_grid3d_destroy(&r->g3), r->g = NULL;
   else if (r->g) ovl_grid2d_destroy(&r->g);
-  bench_ssc_close(&r->ssc);
+  ovl_bench_ssc_close(&r->ssc);
 }
 
 /* Set up one candidate if what is already open (*used bytes per rank) and
@@ -233,8 +233,8 @@ static ovl_err run_open(ovl_family f, const ovl_plan *c, int64_t *used, tune_run
     r->mem = w < 0 || blk < 0 ? INT64_MAX / 2 : w + 3 * blk; /* workspace + D, D^2, D^3 */
     OVL_TRY(ovl_check_memory(MPI_COMM_WORLD, *used + r->mem, 0));
     ovl_coll_cfg col = ovl_coll_cfg_default();
-    OVL_TRY(
-        bench_ssc_open(a, c->ndup, a == OVL_ALGO_SSC6 ? c->s : 0, a == OVL_ALGO_SSC6 ? c->c : 0, c->n, &col, &r->ssc));
+    OVL_TRY(ovl_bench_ssc_open(MPI_COMM_WORLD, a, c->ndup, a == OVL_ALGO_SSC6 ? c->s : 0, a == OVL_ALGO_SSC6 ? c->c : 0,
+                               c->n, &col, &r->ssc));
     *used += r->mem;
     return OVL_OK;
   }
@@ -280,7 +280,7 @@ static ovl_err run_open(ovl_family f, const ovl_plan *c, int64_t *used, tune_run
 
 /* One repetition (this rank's seconds). COLLECTIVE over MPI_COMM_WORLD. */
 static ovl_err run_once(tune_run *r, double *t) {
-  if (r->f == OVL_FAMILY_SSC) return bench_ssc_once(r->ssc, t);
+  if (r->f == OVL_FAMILY_SSC) return ovl_bench_ssc_once(r->ssc, t);
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = ovl_time();
   ovl_err rc = ovl_gemm('N', 'N', 1.0, r->A, r->B, 0.0, r->C, &r->plan, r->g3, NULL);
@@ -292,7 +292,7 @@ static ovl_err run_once(tune_run *r, double *t) {
  * tmin/tmed[idx[k]] over the timed rounds. prog (may be NULL) steps per
  * round. COLLECTIVE over MPI_COMM_WORLD. */
 static ovl_err interleave(tune_run *runs, const int *idx, int m, int rounds, int warmup, double *tmin, double *tmed,
-                          bench_progress *prog, const char *what) {
+                          ovl_bench_reporter *prog, const char *what) {
   double *t = calloc((size_t)m * (size_t)rounds, sizeof *t);
   ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, t ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "cannot allocate timings"));
   for (int r = 0; r < warmup + rounds && !rc; r++) {
@@ -301,7 +301,7 @@ static ovl_err interleave(tune_run *runs, const int *idx, int m, int rounds, int
       rc = run_once(&runs[idx[k]], &x);
       if (r >= warmup) t[(size_t)k * (size_t)rounds + (size_t)(r - warmup)] = x;
     }
-    if (prog) bench_progress_step(prog, "%s round %d%s", what, r + 1, r < warmup ? " (warm-up)" : "");
+    if (prog) ovl_bench_reporter_step(prog, "%s round %d%s", what, r + 1, r < warmup ? " (warm-up)" : "");
   }
   for (int k = 0; k < m && !rc; k++) {
     ovl_stats st;
@@ -406,8 +406,8 @@ int cmd_tune(int argc, char **argv) {
     if (!rc) idx[nopen++] = k;
   }
   double tmed1[TUNE_MAXCAND], tmin1[TUNE_MAXCAND], tmed[TUNE_MAXCAND], tmin[TUNE_MAXCAND];
-  bench_progress prog;
-  bench_progress_start(&prog, "tune", warmup + iters + (exhaustive ? warmup + rounds : 0), !quiet && !json);
+  ovl_bench_reporter prog;
+  ovl_bench_reporter_start(&prog, "tune", warmup + iters + (exhaustive ? warmup + rounds : 0), !quiet && !json);
   /* the tuner: its set in interleaved rounds; the fastest median is the choice */
   if (!rc) rc = interleave(runs, idx, nt, iters, warmup, tmin1, tmed1, &prog, "tuner");
   int tbest = 0, best = 0, ai = -1;
