@@ -72,23 +72,23 @@ expect "bench machine needs -o" test "$rc" -eq 2
 # ---- ovl tune and auto ---------------------------------------------------------------------------------------------
 # OVL_TEST_QUICK=1 (the sanitizer build) skips the slowest runs: the exhaustive sweep and --ppn auto.
 if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then
-run 8 tune -k ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune --kernel ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune ssc np=8 rc" test "$rc" -eq 0
 expect "tune ssc: all 13 configurations timed" test "$(grep -c "^ *[0-9]* *alg[3-6]" <<<"$out")" -eq 13
 expect "tune ssc: sweep line" has "# sweep: best .* auto (tune file $tmp/tune.json, measured at n=48): .*x the best" "$out"
 expect "tune file entry" test "$(grep -c '"family":"ssc","n":48,"P":8' "$tmp/tune.json")" -eq 1
 # the JSON form: the tuner's set timed in its rounds, auto found among the candidates and equal to the tuner's
 # choice (it reads the tune file just written), every ratio >= 1 and the best's = 1
-run 8 tune -k ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --json --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune --kernel ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --json --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune --exhaustive --json" "$PY" -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
-cands = [r for r in rows if r["cmd"] == "tune"]
-sw = [r for r in rows if r["cmd"] == "tune-sweep"][0]
+cands = [r for r in rows if r["type"] == "tune-candidate"]
+sw = [r for r in rows if r["type"] == "tune-sweep"][0]
 assert len(cands) == 13 == sw["configurations"] and sw["rounds"] == 2, sw
 tuned = [r for r in cands if r["tuner"]]
 assert len(tuned) >= 3 and all(r["t_median_tuner"] > 0 for r in tuned)
-assert all(r["t_median_tuner"] == -1 for r in cands if not r["tuner"])
+assert all(r["t_median_tuner"] is None for r in cands if not r["tuner"])
 best = min(cands, key=lambda r: r["t_median"])
 assert sw["best"] == best["config"] and abs(sw["t_best"] - best["t_median"]) <= 1e-6 * best["t_median"], sw
 choice = min(tuned, key=lambda r: r["t_median_tuner"])
@@ -96,10 +96,10 @@ assert sw["tuner"] == choice["config"] == sw["auto"], sw
 assert abs(sw["auto_ratio"] - choice["t_median"] / best["t_median"]) < 1e-3, sw
 assert min(sw["model_ratio"], sw["tuner_ratio"], sw["auto_ratio"]) >= 1.0, sw
 ' <<<"$out"
-run 8 tune -k ssc -n 48 --top 2 --band 0 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune --kernel ssc -n 48 --top 2 --band 0 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune again replaces the entry" test "$(grep -c '"family":"ssc"' "$tmp/tune.json")" -eq 1
 fi
-run 4 tune -k gemm -n 64 --top 3 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
+run 4 tune --kernel gemm -n 64 --top 3 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
 expect "tune gemm np=4 rc" test "$rc" -eq 0
 expect "tune gemm: 3 timed" test "$(grep -c "^ *[1-3]  " <<<"$out")" -eq 3
 expect "tune file has the gemm entry" test "$(grep -c '"family":"gemm","n":64,"P":4' "$tmp/tune.json")" -eq 1
@@ -113,7 +113,7 @@ expect "gemm auto: n far from the tuned one uses the model" has "(cost model" "$
 run 4 gemm -n 70 --algo auto --tune-file "$tmp/tune.json" --ndup 3 -i 1 -x 0 --no-blas-check
 expect "explicit --ndup wins over auto" has "ndup=3" "$out"
 DATA=${OVL_TEST_DATA:-$(dirname "$0")/../data}
-run 8 tune -k ssc -n 24 --top 2 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
+run 8 tune --kernel ssc -n 24 --top 2 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
 expect "tune ssc n=24 rc" test "$rc" -eq 0
 choice=$(grep -o '# choice: [^(]*' <<<"$out" | sed 's/# choice: //; s/ *$//; s/ [0-9]*x[0-9]*x[0-9]*//')
 run 8 purify --fock "$DATA/water_ccpvdz/fock.raw" --algo auto --ndup auto --tune-file "$tmp/tune.json" --check
@@ -129,10 +129,10 @@ fi
 run 2 purify --fock "$DATA/water_ccpvdz/fock.raw" --ndup many
 expect "purify --ndup many exit 2" test "$rc" -eq 2
 expect "purify --ndup message" has "integer in \[1, .*\] or auto" "$err"
-run 2 tune -k ssc -n 40
+run 2 tune --kernel ssc -n 40
 expect "tune ssc on 2 ranks: no grid fits" test "$rc" -eq 1
 expect "tune ssc on 2 ranks: message" has "fits 2 ranks" "$err"
-run 1 tune -k nope
+run 1 tune --kernel nope
 expect "tune bad kernel exit 2" test "$rc" -eq 2
 
 echo "model_test: $pass passed, $fail failed"

@@ -30,6 +30,7 @@
 #include <stddef.h>
 
 #include "ovl/algo.h"
+#include "ovl/bench.h"
 #include "ovl/grid.h"
 #include "ovl/kernels.h"
 #include "ovl/model.h"
@@ -99,6 +100,66 @@ int ovl_plan_short(const ovl_plan *plan, char *buf, size_t n);
 /* 1 when two complete plans run the same configuration (algorithm, ndup,
  * b, G, lookahead; s and c for 2.5D). LOCAL. */
 int ovl_plan_same(const ovl_plan *a, const ovl_plan *b);
+
+/* ---- the tuner ---------------------------------------------------------------
+ * Rank a family's configurations for P ranks and size n by the cost model,
+ * time the model's best `top` (and every one predicted within (1 + band) x
+ * the best) on these ranks, and store the fastest median in the tune
+ * database, where ovl_plan_resolve finds it. Every configuration to time
+ * gets its grid and operands up front (a configuration that does not fit the
+ * node's memory beside the others is an error: OVL_ERR_NOMEM); the
+ * repetitions run in rounds, each timing every configuration once, so that
+ * the slow drifts of a shared machine fall on all alike. Time of a
+ * repetition = MAX over ranks; min and median over the rounds. With
+ * exhaustive, every configuration is then timed in fresh rounds, and the
+ * result says how far the model's, the tuner's and auto's choices are from
+ * the best one. */
+typedef struct ovl_tune_params {
+  ovl_family family;
+  int64_t n;
+  int top;          /* time the model's K best (3) */
+  double band;      /* and every one predicted within (1 + band) x the best (0.10) */
+  int rounds;       /* timed rounds of the tuner (3) */
+  int warmup;       /* untimed rounds before each timing (1) */
+  int exhaustive;   /* then time every configuration (0) */
+  int sweep_rounds; /* timed rounds of the exhaustive sweep (9) */
+  ovl_plan_src src; /* machine; tune_file: where the choice is stored (NULL: $OVL_TUNE_FILE, else nowhere) */
+  ovl_bench_progress_fn progress; /* one step per round (may be NULL) */
+  void *progress_ctx;
+} ovl_tune_params;
+
+typedef struct ovl_tune_row {
+  ovl_plan plan;          /* a complete configuration */
+  double predicted;       /* the model's seconds */
+  int tuned;              /* 1 when the tuner timed it */
+  double t_median_tuner;  /* the tuner's median (NAN when not tuned) */
+  double t_min, t_median; /* the sweep's (exhaustive) or the tuner's (NAN when not timed) */
+} ovl_tune_row;
+
+typedef struct ovl_tune_result {
+  int nrows; /* configurations, in the model's order */
+  ovl_tune_row *rows;
+  int ntuned;        /* the tuner's set: rows[0..ntuned-1] */
+  int choice;        /* the tuner's choice (stored) */
+  int best;          /* the fastest median */
+  int timed;         /* rows timed (ntuned, or nrows when exhaustive) */
+  char machine[512]; /* where the machine came from */
+  char machine_name[64];
+  char stored[512]; /* the tune file written ("" when none) */
+  /* exhaustive: what auto resolves to now and where it stands */
+  ovl_plan auto_plan;
+  int auto_row; /* -1: not among the candidates */
+  char auto_why[OVL_PLAN_WHY];
+} ovl_tune_result;
+
+/* Defaults as documented above. LOCAL. */
+ovl_tune_params ovl_tune_default(ovl_family f, int64_t n);
+/* Run the tuner on the ranks of comm. COLLECTIVE over comm. Errors (agreed):
+ * OVL_ERR_ARG (parameters), OVL_ERR_GRID (no configuration fits),
+ * OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file), OVL_ERR_NOMEM. */
+ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r);
+/* NULL-safe. LOCAL. */
+void ovl_tune_result_free(ovl_tune_result *r);
 
 /* ---- options --------------------------------------------------------------
  * The plan's options, declared once: --algo NAME|auto, --ndup N|auto,

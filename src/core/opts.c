@@ -162,7 +162,9 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
     }
     rc = parse_i64(val, &v);
     if (rc == OVL_OK && (v < INT32_MIN || v > INT32_MAX)) rc = ovl_err_set(OVL_ERR_ARG, "out of range");
-    if (rc != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer or auto", nm, val);
+    if (rc != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer in [%" PRId64 ", %" PRId64 "] or auto", nm,
+                         val, o->min, o->max);
     OVL_TRY(check_bounds(o, v));
     *(int *)o->dest = (int)v;
     return OVL_OK;

@@ -259,8 +259,9 @@ int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
 }
 
 int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
-  return a->algo == b->algo && a->ndup == b->ndup && a->b == b->b && a->G == b->G && a->lookahead == b->lookahead &&
-         (!has_c(a->algo) || (a->s == b->s && a->c == b->c));
+  int panels = a->algo == OVL_ALGO_SUMMA || a->algo == OVL_ALGO_HSUMMA;
+  return a->algo == b->algo && a->ndup == b->ndup && (!panels || (a->b == b->b && a->lookahead == b->lookahead)) &&
+         (a->algo != OVL_ALGO_HSUMMA || a->G == b->G) && (!has_c(a->algo) || (a->s == b->s && a->c == b->c));
 }
 
 /* ---- options ---------------------------------------------------------------- */
@@ -330,9 +331,11 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     if (is_auto)
       return ovl_err_set(OVL_ERR_ARG, "--grid needs an algorithm (--algo): the grid follows from it under auto");
     if (is3 && (nd != 3 || dims[0] != dims[1]))
-      return ovl_err_set(OVL_ERR_ARG, "--grid for %s is SxSxC, got '%s'", ovl_algo_name(p->algo), v->grid);
+      return ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s' (%s runs on an s x s x c grid)", v->grid,
+                         ovl_algo_name(p->algo));
     if (!is3 && nd != 2)
-      return ovl_err_set(OVL_ERR_ARG, "--grid for %s is PxQ, got '%s'", ovl_algo_name(p->algo), v->grid);
+      return ovl_err_set(OVL_ERR_ARG, "--grid is PxQ, got '%s' (%s runs on a p x q grid)", v->grid,
+                         ovl_algo_name(p->algo));
     if (is3) p->s = dims[0], p->c = dims[2];
     else p->p = dims[0], p->q = dims[1];
   }

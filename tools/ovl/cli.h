@@ -49,26 +49,7 @@ int cmd_bench_ssc(int argc, char **argv);
 int cmd_bench_machine(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 
-/* The configuration `auto` stands for: the entry of the tune file (path,
- * else $OVL_TUNE_FILE) for this family, P and the nearest n within a factor
- * of 2, else the model's best candidate on the machine (cli_machine).
- * why receives where the choice came from. COLLECTIVE over MPI_COMM_WORLD
- * (rank 0 reads, the choice is broadcast). */
-ovl_err cli_auto(ovl_family f, int64_t n, int P, const char *machine, const char *tune_file, ovl_plan *out, char *why,
-                 size_t nwhy);
-/* The same with constraints: kernel (an ovl_algo, or -1 for any) and
- * ndup (0: any) fixed by the caller; ppn > 1 models P ranks as nodes x ppn
- * sharing links (the tune file is not used then). predicted (may be NULL)
- * receives the model's time of the choice. COLLECTIVE over MPI_COMM_WORLD. */
-ovl_err cli_auto_ex(ovl_family f, int64_t n, int P, int ppn, int kernel, int ndup, const char *machine,
-                    const char *tune_file, ovl_plan *out, double *predicted, char *why, size_t nwhy);
-/* "alg5 ndup=4" / "summa b=256 ndup=1 lookahead" / "2.5d c=2 ndup=2" ... LOCAL. */
-int cli_cfg_str(const ovl_plan *c, char *buf, size_t n);
 int cmd_tune(int argc, char **argv);
 
-/* The machine of the cost models: path, else $OVL_MACHINE, else Huang-Chow's
- * Stampede2 (ovl_machine_stampede2); source receives where it came from.
- * LOCAL. */
-ovl_err cli_machine(const char *path, ovl_machine *m, char *source, size_t n);
 
 #endif

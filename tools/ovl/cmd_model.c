@@ -13,18 +13,6 @@ static const char *const k_kernels[] = {"summa", "hsumma", "cannon", "3d",   "2.
                                         "alg3",  "alg4",   "alg5",   "alg6", NULL};
 static const char *const k_sweeps[] = {"none", "G", "ndup", "c", "ppn", "P", "algo", NULL};
 
-ovl_err cli_machine(const char *path, ovl_machine *m, char *source, size_t n) {
-  const char *env = getenv("OVL_MACHINE");
-  if (!path && env && *env) path = env;
-  if (!path) {
-    *m = ovl_machine_stampede2();
-    snprintf(source, n, "built-in %s (no --machine, no OVL_MACHINE)", m->name);
-    return OVL_OK;
-  }
-  snprintf(source, n, "%s", path);
-  return ovl_machine_read(path, m);
-}
-
 static int is_ssc(ovl_algo k) { return k >= OVL_ALGO_SSC3; }
 
 /* flops of one run: C = A B (2 n^3) or D -> D^2, D^3 (4 n^3) */
@@ -100,7 +88,7 @@ int cmd_model(int argc, char **argv) {
   if (prc >= 0) return prc;
   ovl_machine m;
   char src[512];
-  ovl_err rc = cli_machine(machine, &m, src, sizeof src);
+  ovl_err rc = ovl_plan_machine(machine, &m, src, sizeof src);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("model", rc);
   if (ovl_world_rank() != 0) return CLI_OK;
   ovl_algo k;

@@ -16,8 +16,6 @@
 
 static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", NULL};
 static const char *const k_precs[] = {"double", "mixed", NULL};
-static const char *const k_algs[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
-static const char *const k_backends[] = {"mpi", "own", NULL};
 
 /* "meta.json" beside the Fock file. LOCAL. */
 static void meta_path(const char *fock, char *path, size_t n) {
@@ -135,7 +133,7 @@ typedef struct purify_job {
   /* inputs */
   const char *fock, *out, *trace;
   int64_t nocc;
-  int check, json, grid[3], have_grid, allow_idle;
+  int check, json, have_grid, allow_idle;
   int64_t mem_limit; /* bytes per rank (0: the node's available memory) */
   fock_meta meta;    /* meta.json beside the Fock file */
   ovl_purify_opts po;
@@ -211,10 +209,9 @@ static ovl_err reference_check(purify_job *j, ovl_dmat F, ovl_dmat D) {
 static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int P = 0;
   MPI_Comm_size(comm, &P);
-  int s = j->have_grid ? j->grid[0] : 0, c = j->have_grid ? j->grid[2] : 0;
-  if (!j->have_grid && ovl_purify_uses_sq(j->po.method)) ovl_sq_grid_dims(P, &s, &c); /* 2.5D, or 1 x 1 x P */
-  else if (!j->have_grid && j->po.plan.algo == OVL_ALGO_SSC6)
-    ovl_grid25d_dims(P, &s, &c); /* 0 x 0 x 0 when none fits */
+  /* the plan's grid (given, or by the shape rules); sp2 and trs4: the 2.5D grid, or 1 x 1 x P */
+  int s = j->po.plan.s, c = j->po.plan.c;
+  if (!j->have_grid && ovl_purify_uses_sq(j->po.method)) ovl_sq_grid_dims(P, &s, &c);
   ovl_grid3d g = NULL;
   OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
   ovl_grid3d_dims(g, &s, &c);
@@ -279,86 +276,52 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   return rc;
 }
 
-/* "N" in [lo, hi] or "auto" (*is_auto = 1). LOCAL. */
-static ovl_err int_or_auto(const char *opt, const char *s, int lo, int hi, int *v, int *is_auto) {
-  *is_auto = !strcmp(s, "auto");
-  if (*is_auto) return OVL_OK;
-  char *end = NULL;
-  long x = strtol(s, &end, 10);
-  if (end == s || *end || x < lo || x > hi)
-    return ovl_err_set(OVL_ERR_ARG, "%s expects an integer in [%d, %d] or auto, got '%s'", opt, lo, hi, s);
-  *v = (int)x;
-  return OVL_OK;
-}
-
-/* n of the Fock matrix from its header: the JSON sidecar (raw) or the size
- * line (Matrix Market). COLLECTIVE over comm. */
+/* n of the Fock matrix from its header. COLLECTIVE over comm. */
 static ovl_err fock_size(MPI_Comm comm, const char *fock, int64_t *n) {
-  size_t len = strlen(fock);
-  if (len < 4 || strcmp(fock + len - 4, ".mtx") != 0) {
-    ovl_matrix_meta m;
-    OVL_TRY(ovl_raw_read_meta(comm, fock, &m));
-    *n = m.rows;
-    return OVL_OK;
-  }
-  long long r = -1;
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  ovl_err rc = OVL_OK;
-  if (rank == 0) {
-    FILE *f = NULL;
-    rc = ovl_file_open_read(fock, "Matrix Market file", &f);
-    char line[1024];
-    while (f && fgets(line, sizeof line, f))
-      if (line[0] != '%') {
-        if (sscanf(line, "%lld", &r) != 1) r = -1;
-        break;
-      }
-    if (f) fclose(f);
-  }
-  OVL_TRY(ovl_err_agree(comm, rc));
-  MPI_Bcast(&r, 1, MPI_LONG_LONG, 0, comm);
-  if (r < 0) return ovl_err_set(OVL_ERR_FORMAT, "cannot read the size line of %s", fock);
-  *n = r;
+  ovl_matrix_meta m;
+  OVL_TRY(ovl_matrix_read_meta(comm, fock, &m));
+  *n = m.rows;
   return OVL_OK;
 }
 
-/* --algo/--ndup/--ppn auto: the tune file's or the cost model's choice, the
- * parameters the user gave held fixed; with --ppn auto every divisor K of
- * the ranks per node is modelled (nodes x K ranks sharing each link). */
-static ovl_err resolve_auto(purify_job *j, const char *fock, int alg_auto, int ndup_auto, int ppn_auto, int *ppn,
-                            const char *machine, const char *tune_file, char *why, size_t nwhy) {
+/* The plan: the options are constraints; the planner completes what is open
+ * (--algo auto, --ndup auto). --ppn auto models every divisor K of the ranks
+ * per node (nodes x K ranks sharing each link) and keeps the fastest
+ * prediction. COLLECTIVE over MPI_COMM_WORLD. */
+static ovl_err resolve_plan(purify_job *j, int *ppn, const ovl_plan_src *src, char *why, size_t nwhy) {
   int64_t n = 0;
-  OVL_TRY(fock_size(MPI_COMM_WORLD, fock, &n));
+  OVL_TRY(fock_size(MPI_COMM_WORLD, j->fock, &n));
   int P = 0, rpn = 1, nodes = 1, consec = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  int kernel = alg_auto ? -1 : (int)OVL_ALGO_SSC3 + ((int)j->po.plan.algo - (int)OVL_ALGO_SSC3);
-  int ndup = ndup_auto ? 0 : j->po.plan.ndup;
-  ovl_plan best;
-  memset(&best, 0, sizeof best);
-  int best_k = 0;
-  if (ppn_auto) {
-    OVL_TRY(bench_node_info(MPI_COMM_WORLD, &rpn, &nodes, &consec));
-    double bt = INFINITY;
-    for (int k = 1; k <= rpn; k++) {
-      if (rpn % k) continue;
-      ovl_plan c;
-      double t = INFINITY;
-      char w[600];
-      if (cli_auto_ex(OVL_FAMILY_SSC, n, nodes * k, k, kernel, ndup, machine, NULL, &c, &t, w, sizeof w) != OVL_OK)
-        continue; /* no grid with nodes x k ranks */
-      if (t < bt) bt = t, best = c, best_k = k, snprintf(why, nwhy, "%s", w);
-    }
-    if (!isfinite(bt)) return ovl_err_set(OVL_ERR_GRID, "--ppn auto: no grid fits %d nodes x K ranks", nodes);
-    *ppn = best_k == rpn ? 0 : best_k;
-  } else {
-    OVL_TRY(cli_auto_ex(OVL_FAMILY_SSC, n, *ppn > 0 ? nodes * *ppn : P, 1, kernel, ndup, machine, tune_file, &best,
-                        NULL, why, nwhy));
+  if (*ppn != 0) OVL_TRY(ovl_bench_node_info(MPI_COMM_WORLD, &rpn, &nodes, &consec));
+  ovl_plan want = j->po.plan;
+  want.n = n;
+  if (*ppn != OVL_OPT_AUTO) {
+    want.P = *ppn > 0 ? nodes * *ppn : P;
+    OVL_TRY(ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_SSC, &want, src, why, nwhy));
+    j->po.plan = want;
+    return OVL_OK;
   }
-  j->po.plan.algo = (ovl_algo)(OVL_ALGO_SSC3 + ((int)best.algo - (int)OVL_ALGO_SSC3));
-  j->po.plan.ndup = best.ndup;
-  if (best.algo == OVL_ALGO_SSC6 && !j->have_grid && best.s > 0)
-    j->grid[0] = j->grid[1] = best.s, j->grid[2] = best.c, j->have_grid = 1;
+  ovl_machine m;
+  ovl_err rc = ovl_world_rank() == 0 ? ovl_plan_machine(src->machine, &m, NULL, 0) : OVL_OK;
+  OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, rc));
+  double bt = INFINITY;
+  int best_k = 0;
+  for (int k = 1; k <= rpn; k++) {
+    if (rpn % k) continue;
+    ovl_plan c = want;
+    c.P = nodes * k, c.ppn = k;
+    char w[OVL_PLAN_WHY];
+    ovl_plan_src nt = {src->machine, NULL};
+    if (ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_SSC, &c, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
+    ovl_model_cost cost;
+    double t = INFINITY;
+    if (ovl_world_rank() == 0 && ovl_model_predict(&m, &c, &cost) == OVL_OK) t = cost.total;
+    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (t < bt) bt = t, best_k = k, j->po.plan = c, snprintf(why, nwhy, "%s", w);
+  }
+  if (!isfinite(bt)) return ovl_err_set(OVL_ERR_GRID, "--ppn auto: no grid fits %d nodes x K ranks", nodes);
+  *ppn = best_k == rpn ? 0 : best_k;
   return OVL_OK;
 }
 
@@ -370,43 +333,33 @@ static ovl_err run_active(void *ctx) {
 }
 
 int cmd_purify(int argc, char **argv) {
-  int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, ndup = 4, max_iter = 200, ck_every = 0, restart = 0;
-  const char *ndup_s = "4", *ppn_s = "0", *machine = NULL, *tune_file = NULL;
+  int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, max_iter = 200, ck_every = 0, restart = 0;
   int ppn = 0;
   int64_t nocc = -1;
   double mu = NAN, tol = NAN; /* NaN: not given, the method's default */
   const char *precision = "double";
-  const char *fock = NULL, *out = NULL, *method = "canonical", *alg = "alg5", *grid = NULL, *backend = "mpi";
+  const char *fock = NULL, *out = NULL, *method = "canonical";
   const char *ckpt = NULL, *trace = NULL;
   int64_t mem_limit = 0;
-  ovl_opt opts[] = {
+  ovl_plan_optvals pv = {.algo = "alg5", .backend = "mpi"};
+  const ovl_opt own[] = {
       {"fock", 'F', OVL_OPT_STRING, &fock, "FILE", "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)",
        NULL, 0, -1},
-      {"nocc", 'k', OVL_OPT_I64, &nocc, "K",
+      {"nocc", 0, OVL_OPT_I64, &nocc, "K",
        "occupied orbitals (default: n_occ of meta.json beside the Fock file; not with mcweeny)", NULL, 0, INT64_MAX},
-      {"method", 'M', OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
+      {"method", 0, OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
       {"precision", 'P', OVL_OPT_CHOICE, &precision, "PREC",
        "sp2/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
        "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
        k_precs, 0, -1},
       {"mu", 0, OVL_OPT_DOUBLE, &mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
-      {"algo", 'a', OVL_OPT_CHOICE, &alg, "ALG",
-       "SymmSquareCube algorithm of canonical/mcweeny (auto: the tune file's or the model's)", k_algs, 0, -1},
-      {"ndup", 'd', OVL_OPT_STRING, &ndup_s, "N|auto", "lanes (N_DUP) of each communication phase [default: 4]", NULL,
-       0, -1},
-      {"grid", 'g', OVL_OPT_STRING, &grid, "SxSxC",
-       "process grid (default: p x p x p; the 2.5D grid for alg6; for sp2 and trs4 the 2.5D grid, else 1 x 1 x P)",
-       NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
-      {"ppn", 0, OVL_OPT_STRING, &ppn_s, "K|auto",
-       "run on the first K ranks of every node while the others sleep (multiple-PPN; 0: all ranks) [default: 0]", NULL,
-       0, -1},
-      {"machine", 0, OVL_OPT_STRING, &machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
-      {"tune-file", 0, OVL_OPT_STRING, &tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0, -1},
-      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", k_backends, 0, -1},
-      {"mem-limit", 0, OVL_OPT_SIZE, &mem_limit, "BYTES",
-       "refuse to run above this many bytes per rank (0: the node's available memory shared among its ranks)", NULL, 0,
-       INT64_MAX},
+      {"ppn", 0, OVL_OPT_INT_OR_AUTO, &ppn, "K|auto",
+       "run on the first K ranks of every node while the others sleep (multiple-PPN; default: all ranks)", NULL, 1,
+       1 << 20},
+      {"mem-limit", 'M', OVL_OPT_SIZE, &mem_limit, "BYTES",
+       "refuse to run above this many bytes per rank (default: the node's available memory shared among its ranks)",
+       NULL, 0, INT64_MAX},
       {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
       {"tol", 0, OVL_OPT_DOUBLE, &tol, "T",
        "stop once ||D^2 - D||_F <= T, T in [1e-14, 1e-2] (default: canonical 1e-11; sp2, trs4, mcweeny: none, they "
@@ -423,12 +376,15 @@ int cmd_purify(int argc, char **argv) {
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
+  ovl_opt opts[64];
+  int nopts = ovl_plan_opts(OVL_FAMILY_SSC, &pv, opts, 64);
+  for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
   int prc = cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
                       "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification:\n"
                       "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2 and trs4\n"
                       "on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid. Reports iterations,\n"
                       "idempotency and trace errors, the energy tr(D F), what stopped the run and timings.",
-                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
+                      opts, nopts, argc, argv, 2, &help, NULL);
   if (prc >= 0) return prc;
   purify_job j;
   memset(&j, 0, sizeof j);
@@ -441,21 +397,13 @@ int cmd_purify(int argc, char **argv) {
   if (!rc) rc = ovl_purify_prec_parse(precision, &j.po.prec);
   if (!rc && j.po.prec == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(j.po.method))
     rc = ovl_err_set(OVL_ERR_ARG, "--precision mixed needs --method sp2 or trs4");
-  int alg_auto = !strcmp(alg, "auto"), ndup_auto = 0, ppn_auto = 0;
-  if (!rc && !alg_auto) rc = ovl_algo_parse(alg, &j.po.plan.algo);
-  if (!rc) rc = int_or_auto("--ndup", ndup_s, 1, OVL_LANES_MAX, &ndup, &ndup_auto);
-  if (!rc) rc = int_or_auto("--ppn", ppn_s, 0, 1 << 20, &ppn, &ppn_auto);
-  if (!rc) rc = ovl_backend_parse(backend, &j.po.plan.coll.backend);
+  j.po.plan = ovl_plan_auto(OVL_FAMILY_SSC, 0);
+  if (!rc) rc = ovl_plan_opts_apply(OVL_FAMILY_SSC, &pv, &j.po.plan);
+  j.have_grid = pv.grid != NULL;
   if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu))
     rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
   if (!rc && j.po.method != OVL_PURIFY_MCWEENY && !isnan(mu))
     rc = ovl_err_set(OVL_ERR_ARG, "--mu applies to --method mcweeny only");
-  if (!rc && grid) {
-    int nd = 0;
-    rc = ovl_parse_dims(grid, j.grid, &nd);
-    if (!rc && (nd != 3 || j.grid[0] != j.grid[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s'", grid);
-    j.have_grid = 1;
-  }
   if (!rc && (ck_every > 0 || restart) && !ckpt)
     rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint-every and --restart need --checkpoint PREFIX");
   if (!rc && ckpt && ck_every == 0 && !restart)
@@ -476,7 +424,7 @@ int cmd_purify(int argc, char **argv) {
   /* every output is checked before anything is read or computed */
   char b_oj[4200], b_tj[4200], b_tc[4200], b_st[4200], b_fj[4200], b_meta[4096];
   meta_path(fock, b_meta, sizeof b_meta);
-  const char *inputs[] = {fock, cli_join(b_fj, sizeof b_fj, fock, ".json"), b_meta, machine, tune_file};
+  const char *inputs[] = {fock, cli_join(b_fj, sizeof b_fj, fock, ".json"), b_meta, pv.machine, pv.tune_file};
   const cli_out outs[] = {{out, "output"},
                           {cli_join(b_oj, sizeof b_oj, out, ".json"), "output sidecar"},
                           {cli_join(b_tj, sizeof b_tj, trace, ".json"), "trace"},
@@ -493,19 +441,20 @@ int cmd_purify(int argc, char **argv) {
     }
   }
   j.nocc = nocc < 0 ? 0 : nocc;
-  j.po.nocc = j.nocc, j.po.mu = mu, j.po.plan.ndup = ndup, j.po.max_iter = max_iter, j.po.tol = isnan(tol) ? 0.0 : tol;
+  j.po.nocc = j.nocc, j.po.mu = mu, j.po.max_iter = max_iter, j.po.tol = isnan(tol) ? 0.0 : tol;
   j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
   j.po.started = &g_started;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
-  if (alg_auto || ndup_auto || ppn_auto) {
-    char why[600] = "";
-    rc = resolve_auto(&j, fock, alg_auto, ndup_auto, ppn_auto, &ppn, machine, tune_file, why, sizeof why);
-    if (rc) return cli_fail("purify", rc);
-    alg = ovl_algo_name(j.po.plan.algo), ndup = j.po.plan.ndup;
-    if (!json)
-      ovl_log(OVL_LOG_INFO, "# auto: %s ndup=%d ppn=%d%s (%s)\n", alg, ndup, ppn, ppn ? "" : " (all ranks)", why);
-  }
+  int was_open = ovl_plan_is_open(&j.po.plan) || ppn == OVL_OPT_AUTO;
+  char why[OVL_PLAN_WHY] = "";
+  ovl_plan_src psrc = {pv.machine, pv.tune_file};
+  if ((rc = resolve_plan(&j, &ppn, &psrc, why, sizeof why)) != OVL_OK) return cli_fail("purify", rc);
+  const char *alg = ovl_algo_name(j.po.plan.algo);
+  int ndup = j.po.plan.ndup;
+  const char *backend = ovl_backend_name(j.po.plan.coll.backend);
+  if (was_open && !json)
+    ovl_log(OVL_LOG_INFO, "# auto: %s ndup=%d ppn=%d%s (%s)\n", alg, ndup, ppn, ppn ? "" : " (all ranks)", why);
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   method = ovl_purify_method_name(j.po.method); /* trs2 is sp2 */
