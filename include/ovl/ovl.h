@@ -12,6 +12,7 @@
 #include "ovl/model.h"
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
+#include "ovl/pdpurify.h"
 #include "ovl/purify.h"
 #include "ovl/record.h"
 #include "ovl/sq.h"
