@@ -320,6 +320,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   fcase water, alk;
+  memset(&water, 0, sizeof water), memset(&alk, 0, sizeof alk);
   int ok = load_case("water_ccpvdz", &water) == 0 && load_case("c10h22_631g", &alk) == 0;
   T_CHECK(ok, "cannot read the cases water_ccpvdz and c10h22_631g under OVL_TEST_DATA");
   if (ok) {
@@ -346,6 +347,7 @@ int main(int argc, char **argv) {
       Cblacs_gridexit(G.ctxt);
     }
   }
+  free(water.F), free(water.FS), free(water.S), free(alk.F), free(alk.FS), free(alk.S);
   int rc = t_finish("test_pdpurify");
   Cblacs_exit(1);
   MPI_Finalize();

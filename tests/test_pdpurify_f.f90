@@ -25,6 +25,7 @@ program test_pdpurify_f
   open (newunit=u, file=trim(path), access='stream', form='unformatted', status='old', iostat=ios)
   if (ios /= 0) then
     print *, 'cannot open ', trim(path)
+    deallocate (f0, fs, s0, um)
     call blacs_exit(0)
     stop 1
   end if
@@ -63,6 +64,7 @@ program test_pdpurify_f
       print '(a,i0,a,i0,a)', 'test_pdpurify_f: ', nprocs, ' ranks, ', nerr, ' errors: FAIL'
     end if
   end if
+  deallocate (f0, fs, s0, um)
   call blacs_exit(0)
   if (nerr /= 0) stop 1
 
