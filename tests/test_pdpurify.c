@@ -323,6 +323,9 @@ int main(int argc, char **argv) {
   memset(&water, 0, sizeof water), memset(&alk, 0, sizeof alk);
   int ok = load_case("water_ccpvdz", &water) == 0 && load_case("c10h22_631g", &alk) == 0;
   T_CHECK(ok, "cannot read the cases water_ccpvdz and c10h22_631g under OVL_TEST_DATA");
+  fcase big[2];
+  int big_ok[2] = {load_case("h2o8_ccpvdz", &big[0]) == 0, load_case("c40h42_sto3g", &big[1]) == 0};
+  for (int x = 0; x < 2; x++) T_CHECK(big_ok[x], "cannot read case %d", x);
   if (ok) {
     /* every grid shape p x q = P (at most three) */
     int shapes[3][2], ns = 0;
@@ -342,12 +345,27 @@ int main(int argc, char **argv) {
       if (k == 0) {
         run_case(&G, &alk, 1 - k % 2, 7, 7, 0, 0, 0, OVL_PURIFY_SP2);
         run_case(&G, &water, 0, 4, 4, 0, 0, 0, OVL_PURIFY_CANONICAL);
+        /* the larger cases once each: h2o8 with S, c40h42 (a smaller gap) without */
+        for (size_t x = 0; x < sizeof big / sizeof big[0]; x++)
+          if (big_ok[x]) run_case(&G, &big[x], x == 0, 16, 16, 0, 0, 1, OVL_PURIFY_SP2);
         bad_input(&G, &water);
       }
       Cblacs_gridexit(G.ctxt);
     }
+    /* a column-major BLACS grid (the process map differs; the context's communicator is still row by row) */
+    for (int k = 0; k < ns; k++)
+      if (shapes[k][0] > 1 && shapes[k][1] > 1) {
+        grid G;
+        Cblacs_get(-1, 0, &G.ctxt);
+        Cblacs_gridinit(&G.ctxt, "Col", shapes[k][0], shapes[k][1]);
+        Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
+        run_case(&G, &alk, 1, 5, 3, 1, 1, 1, OVL_PURIFY_SP2);
+        Cblacs_gridexit(G.ctxt);
+        break;
+      }
   }
   free(water.F), free(water.FS), free(water.S), free(alk.F), free(alk.FS), free(alk.S);
+  for (int x = 0; x < 2; x++) free(big[x].F), free(big[x].FS), free(big[x].S);
   int rc = t_finish("test_pdpurify");
   Cblacs_exit(1);
   MPI_Finalize();

@@ -83,7 +83,8 @@ typedef struct ovl_pdpurify_params {
 /* The defaults above. LOCAL. */
 ovl_pdpurify_params ovl_pdpurify_params_default(void);
 
-/* What a call did (the same on every process of the context). */
+/* What a call did (the numbers the same on every process of the context;
+ * the times this process's). */
 typedef struct ovl_pdpurify_info {
   int iterations;          /* purification iterations */
   double idem_err;         /* ||D'^2 - D'||_F of the orthogonal-basis density */
