@@ -3,7 +3,7 @@
  *
  * The caller holds the Fock (Kohn-Sham) matrix F, n x n, as a 2D
  * block-cyclic array with a ScaLAPACK array descriptor (any MB_ and NB_, any
- * BLACS grid shape and process order row by row, RSRC_/CSRC_ anywhere in the
+ * BLACS grid shape, "Row" or "Col" order, RSRC_/CSRC_ anywhere in the
  * grid), as for PDSYEVD or ELPA. ovl_pdpurify returns the density matrix D
  * (occupation-1 convention: D = C_occ C_occ^T, tr(D S) = n_occ), the
  * chemical potential, the band energy tr(D F) and, on request, the
