@@ -323,12 +323,13 @@ static ovl_err lop_apply(lop *o, int64_t n, const double *x, double *y) {
 }
 
 /* The largest eigenvalue of the operator (>= 0); 0 when its range is empty. */
-static ovl_err lanczos_max(lop *o, int64_t n, double width, double *out) {
+static ovl_err lanczos_max(lop *o, int64_t n, double width, MPI_Comm comm, double *out) {
   int m = n < 300 ? (int)n : 300;
   double *V = NULL, *a = NULL, *bb = NULL, *wv = NULL;
   ovl_err rc = ovl_malloc(sizeof(double) * (size_t)n * (size_t)(m + 1), &V);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(2 * m + 2), &a);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)n, &wv);
+  rc = ovl_err_agree(comm, rc);
   if (rc != OVL_OK) goto done;
   bb = a + m + 1;
   /* start: the operator applied to a fixed vector (it lies in the range) */
@@ -380,7 +381,7 @@ done:
 static ovl_err gershgorin(ovl_dmat F, MPI_Comm comm, double *lo, double *hi) {
   int64_t n = ovl_dmat_rows(F);
   double *v = NULL;
-  OVL_TRY(ovl_calloc(sizeof(double) * (size_t)(2 * n), &v));
+  OVL_TRY(ovl_err_agree(comm, ovl_calloc(sizeof(double) * (size_t)(2 * n), &v)));
   if (ovl_grid2d_active(ovl_dmat_grid(F))) {
     const double *a = ovl_dmat_data(F);
     int64_t ld = ovl_dmat_ld(F), ro = ovl_dmat_row_off(F), co = ovl_dmat_col_off(F);
@@ -408,14 +409,14 @@ static ovl_err homo_lumo(ovl_dmat F, ovl_dmat D, MPI_Comm comm, double *homo, do
   OVL_TRY(gershgorin(F, comm, &lo, &hi));
   double width = hi - lo > 0 ? hi - lo : 1.0;
   lop o = {F, D, lo, 0, NULL, NULL};
-  OVL_TRY(ovl_malloc(sizeof(double) * (size_t)(2 * n), &o.t));
+  OVL_TRY(ovl_err_agree(comm, ovl_malloc(sizeof(double) * (size_t)(2 * n), &o.t)));
   o.u = o.t + n;
   double x = 0;
-  ovl_err rc = lanczos_max(&o, n, width, &x);
+  ovl_err rc = lanczos_max(&o, n, width, comm, &x);
   *homo = lo + x;
   if (rc == OVL_OK) {
     o.vir = 1, o.shift = hi;
-    rc = lanczos_max(&o, n, width, &x);
+    rc = lanczos_max(&o, n, width, comm, &x);
     *lumo = hi - x;
   }
   ovl_free(&o.t);
