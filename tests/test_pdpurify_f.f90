@@ -219,6 +219,7 @@ contains
     real(c_double), allocatable :: f(:,:), d(:,:), s(:,:), eye(:,:), ev(:)
     real(c_double) :: mu, energy
     type(ovl_pdpurify_params) :: prm
+    character(len=512) :: msg
     call blacs_get(-1, 0, ctxt)
     call blacs_gridinit(ctxt, 'R', 1, nprocs)
     call blacs_gridinfo(ctxt, pr, pc, mr, mc)
@@ -240,6 +241,19 @@ contains
     if (ierr /= OVL_OK .or. abs(energy - sum(ev(1:nocc))) > 1d-8 * abs(sum(ev(1:nocc))) .or. &
         mu < ev(nocc) .or. mu > ev(nocc + 1)) nerr = nerr + 1
     if (iam == 0) print '(a,i0,a,es22.15,a,f12.6)', 'README example: ierr ', ierr, ' energy ', energy, ' mu ', mu
+    ! a bad descriptor: OVL_ERR_ARG on every rank, with a message naming it
+    descd(1) = 2
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr)
+    msg = ovl_errmsg_f()
+    if (ierr /= OVL_ERR_ARG .or. index(msg, 'DESCD') == 0) nerr = nerr + 1
+    if (iam == 0) print '(a,i0,a,a)', 'bad DESCD: ierr ', ierr, ': ', trim(msg)
+    ! S not positive definite: OVL_ERR_NUMERIC
+    descd = descf
+    s = -s
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, s=s, descs=descs)
+    msg = ovl_errmsg_f()
+    if (ierr /= OVL_ERR_NUMERIC) nerr = nerr + 1
+    if (iam == 0) print '(a,i0,a,a)', 'S = -I: ierr ', ierr, ': ', trim(msg)
     deallocate (f, d, s, eye, ev)
     call blacs_gridexit(ctxt)
   end subroutine
