@@ -25,7 +25,7 @@ typedef struct coll_ctx {
  * move (a whole number of doubles, p blocks for blocked ops). */
 static int64_t coll_elems(ovl_bench_op op, int64_t bytes, int p, int64_t *actual) {
   int64_t e = bytes / 8 > 0 ? bytes / 8 : 1;
-  if (bop_blocked(op)) {
+  if (ovl_i_bop_blocked(op)) {
     e = e / p > 0 ? e / p : 1;
     *actual = 8 * e * p;
   } else {
@@ -44,18 +44,18 @@ static ovl_err coll_case(coll_ctx *x, int which, int64_t e, int warm, int nit, d
   MPI_Comm bc = which == OVL_BENCH_PPN ? x->world : x->cc;
   int64_t ec = e;
   if (which == OVL_BENCH_PPN) ec = ovl_block_len(e, x->k, x->local);
-  const char *tn = bop_trace_name(which == OVL_BENCH_PPN ? "ppn" : "blocking", x->op);
+  const char *tn = ovl_i_bop_trace_name(which == OVL_BENCH_PPN ? "ppn" : "blocking", x->op);
   for (int it = 0; it < warm + nit; it++) {
-    double *s = brot_next(&x->sb), *rv = brot_next(&x->rb);
+    double *s = ovl_i_brot_next(&x->sb), *rv = ovl_i_brot_next(&x->rb);
     ovl_req req = OVL_REQ_NULL, reqs[OVL_LANES_MAX];
     MPI_Barrier(bc);
     double t0 = ovl_time();
     if (trace) OVL_TRACE_BEGIN(k_case_names[which]);
     if (which == OVL_BENCH_NDUP) {
-      OVL_TRY(bop_post_lanes(x->op, x->L, s, rv, ec, &x->cfg, reqs));
-      OVL_TRY(bop_lanes_wait(x->op, x->ndup, reqs));
+      OVL_TRY(ovl_i_bop_post_lanes(x->op, x->L, s, rv, ec, &x->cfg, reqs));
+      OVL_TRY(ovl_i_bop_lanes_wait(x->op, x->ndup, reqs));
     } else {
-      OVL_TRY(bop_post(x->op, s, rv, ec, x->cc, &x->cfg, &req));
+      OVL_TRY(ovl_i_bop_post(x->op, s, rv, ec, x->cc, &x->cfg, &req));
       if (trace) OVL_TRACE_POST(tn, which == OVL_BENCH_PPN ? x->local : 0, 8 * ec);
       OVL_TRY(ovl_req_wait(&req));
       if (trace) OVL_TRACE_COMPLETE(tn, which == OVL_BENCH_PPN ? x->local : 0);
@@ -74,7 +74,7 @@ static ovl_err coll_measure(coll_ctx *x, int which, int64_t e, int warm, int nit
   memset(st, 0, sizeof *st);
   if (which == OVL_BENCH_PPN) OVL_TRY(ovl_stats_max_over_ranks(x->world, t, nit, st));
   else if (x->local == 0) OVL_TRY(ovl_stats_max_over_ranks(x->cc, t, nit, st));
-  if (x->k > 1 && which != OVL_BENCH_PPN) OVL_TRY(bsleep_barrier(x->world, 1000));
+  if (x->k > 1 && which != OVL_BENCH_PPN) OVL_TRY(ovl_i_bsleep_barrier(x->world, 1000));
   return OVL_OK;
 }
 
@@ -89,13 +89,13 @@ static ovl_err coll_timeline(coll_ctx *x, int64_t e, int warm, int reps, const c
   OVL_TRY(ovl_err_agree(x->world, rc));
   for (int which = 0; which < OVL_BENCH_NCASES && rc == OVL_OK; which++) { /* warm-up, untraced */
     rc = coll_case(x, which, e, warm, 0, t, 0);
-    if (!rc && x->k > 1) rc = bsleep_barrier(x->world, 1000);
+    if (!rc && x->k > 1) rc = ovl_i_bsleep_barrier(x->world, 1000);
   }
   if (!rc) rc = ovl_trace_start(x->world, (int64_t)1 << 16);
   for (int which = 0; which < OVL_BENCH_NCASES && rc == OVL_OK; which++) {
     rc = coll_case(x, which, e, 0, reps, t, 1);
     if (rc != OVL_OK) ovl_fatal(x->world, rc, "bench coll --timeline: %s", ovl_errmsg());
-    if (x->k > 1) rc = bsleep_barrier(x->world, 1000);
+    if (x->k > 1) rc = ovl_i_bsleep_barrier(x->world, 1000);
   }
   free(t);
   OVL_TRY(rc);
@@ -177,37 +177,37 @@ ovl_err ovl_bench_coll(const ovl_bench_coll_params *p, ovl_bench_coll_result *re
   }
   /* the send and receive arenas: checked against the node before allocating */
   rc = ovl_err_agree(p->comm, rc);
-  if (!rc) rc = ovl_bench_check_memory(p->comm, 2.0 * brot_bytes(p->cache_bytes, maxb), p->mem_limit);
-  if (!rc) rc = brot_create(p->cache_bytes, maxb, &x.sb);
-  if (!rc) rc = brot_create(p->cache_bytes, maxb, &x.rb);
+  if (!rc) rc = ovl_bench_check_memory(p->comm, 2.0 * ovl_i_brot_bytes(p->cache_bytes, maxb), p->mem_limit);
+  if (!rc) rc = ovl_i_brot_create(p->cache_bytes, maxb, &x.sb);
+  if (!rc) rc = ovl_i_brot_create(p->cache_bytes, maxb, &x.rb);
   rc = ovl_err_agree(p->comm, rc);
   for (int si = 0; si < nsz && rc == OVL_OK; si++) {
     ovl_bench_coll_row *r = &rows[si];
     int64_t actual = 0, e = coll_elems(x.op, r->bytes, x.p, &actual);
-    brot_size(&x.sb, actual);
-    brot_size(&x.rb, actual);
+    ovl_i_brot_size(&x.sb, actual);
+    ovl_i_brot_size(&x.rb, actual);
     for (int which = 0; which < OVL_BENCH_NCASES && rc == OVL_OK; which++)
       rc = coll_measure(&x, which, e, p->warmup, p->iters, t, &r->st[which]);
     if (rc != OVL_OK) break;
     /* the blocking and ndup statistics live on the leaders: rank 0 has them all */
     OVL_MPI(MPI_Bcast(r->st, (int)sizeof r->st, MPI_BYTE, 0, p->comm));
     for (int w = 0; w < OVL_BENCH_NCASES; w++) r->bw[w] = ovl_coll_eff_bw((double)actual, x.p, r->st[w].median);
-    bprogress(p->progress, p->progress_ctx, si + 1, nsz,
-              "%" PRId64 " B: bw %.1f / %.1f / %.1f MB/s (blocking / ndup / ppn)", actual, r->bw[0] * 1e-6,
-              r->bw[1] * 1e-6, r->bw[2] * 1e-6);
+    ovl_i_bprogress(p->progress, p->progress_ctx, si + 1, nsz,
+                    "%" PRId64 " B: bw %.1f / %.1f / %.1f MB/s (blocking / ndup / ppn)", actual, r->bw[0] * 1e-6,
+                    r->bw[1] * 1e-6, r->bw[2] * 1e-6);
   }
   int64_t tl_actual = 0;
   if (rc == OVL_OK && p->timeline) {
     int64_t e = coll_elems(x.op, p->timeline_bytes > 0 ? p->timeline_bytes : rows[nsz - 1].bytes, x.p, &tl_actual);
-    brot_size(&x.sb, tl_actual);
-    brot_size(&x.rb, tl_actual);
+    ovl_i_brot_size(&x.sb, tl_actual);
+    ovl_i_brot_size(&x.rb, tl_actual);
     rc = coll_timeline(&x, e, p->warmup, p->timeline_reps, p->timeline);
   }
   int64_t arena = p->cache_bytes > 0 ? x.sb.bytes : 0;
   free(req_sizes);
   free(t);
-  brot_destroy(&x.sb);
-  brot_destroy(&x.rb);
+  ovl_i_brot_destroy(&x.sb);
+  ovl_i_brot_destroy(&x.rb);
   ovl_lanes_destroy(&x.L);
   if (x.cc != MPI_COMM_NULL) MPI_Comm_free(&x.cc);
   if (rc) {

@@ -92,16 +92,16 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
     if (bw > m->peak_bw) m->peak_bw = bw;
   }
   ovl_bench_pingpong_free(&wr);
-  bprogress(p->progress, p->progress_ctx, 1, 3,
-            "ping-pong: alpha %.2e s, beta %.2e s/B; alpha_r %.2e s, beta_r %.2e s/B; peak %.0f MB/s", m->alpha,
-            m->beta, m->alpha_r, m->beta_r, m->peak_bw / 1e6);
+  ovl_i_bprogress(p->progress, p->progress_ctx, 1, 3,
+                  "ping-pong: alpha %.2e s, beta %.2e s/B; alpha_r %.2e s, beta_r %.2e s/B; peak %.0f MB/s", m->alpha,
+                  m->beta, m->alpha_r, m->beta_r, m->peak_bw / 1e6);
 
   /* 2. gamma: every rank at once, the slowest */
   double gf = ovl_local_dgemm_gflops(512, 3);
   OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &gf, 1, MPI_DOUBLE, MPI_MIN, comm));
   m->gamma = gf > 0 ? 1e-9 / gf : 0;
   if (gflops) *gflops = gf;
-  bprogress(p->progress, p->progress_ctx, 2, 3, "local dgemm: %.1f GFLOP/s per rank (all ranks at once)", gf);
+  ovl_i_bprogress(p->progress, p->progress_ctx, 2, 3, "local dgemm: %.1f GFLOP/s per rank (all ranks at once)", gf);
 
   /* 3. f_BW of three collectives over p = 2, 4, ..., P: the first p ranks, the others sleep */
   static const ovl_bench_op ops[3] = {OVL_BENCH_BCAST, OVL_BENCH_REDUCE, OVL_BENCH_ALLREDUCE};
@@ -126,7 +126,7 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
             ovl_req q = NULL;
             MPI_Barrier(cc);
             double t0 = ovl_time();
-            rc = bop_post(ops[o], s0, s1, ne, cc, &cfg, &q);
+            rc = ovl_i_bop_post(ops[o], s0, s1, ne, cc, &cfg, &q);
             if (!rc) rc = ovl_req_wait(&q);
             if (r >= 0) t[r] = ovl_time() - t0;
           }
@@ -136,7 +136,7 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
           fs[nf] = (double)sz, fb[nf++] = ovl_coll_eff_bw((double)sz, np, st.median);
         }
       }
-      bsleep_barrier(comm, 1000);
+      ovl_i_bsleep_barrier(comm, 1000);
       OVL_MPI(MPI_Bcast(&nf, 1, MPI_INT, 0, comm));
       OVL_MPI(MPI_Bcast(fs, MACH_MAXSZ, MPI_DOUBLE, 0, comm));
       OVL_MPI(MPI_Bcast(fb, MACH_MAXSZ, MPI_DOUBLE, 0, comm));
@@ -147,6 +147,6 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
   }
   ovl_free(&s0), ovl_free(&s1), ovl_free(&t);
   rc = ovl_err_agree(comm, rc);
-  if (!rc) bprogress(p->progress, p->progress_ctx, 3, 3, "f_BW: %d tables", m->nfbw);
+  if (!rc) ovl_i_bprogress(p->progress, p->progress_ctx, 3, 3, "f_BW: %d tables", m->nfbw);
   return rc;
 }

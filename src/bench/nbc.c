@@ -21,11 +21,11 @@ typedef struct nbc_ctx {
 static ovl_err compute_calls_testing(const nbc_ctx *x, int64_t calls, ovl_req *req, double *t_test) {
   *t_test = 0;
   if (x->ntests == 0) {
-    bkernel(calls);
+    ovl_i_bkernel(calls);
     return OVL_OK;
   }
   for (int j = 0; j < x->ntests; j++) {
-    bkernel(ovl_block_len(calls, x->ntests, j));
+    ovl_i_bkernel(ovl_block_len(calls, x->ntests, j));
     int done = 0;
     double t1 = ovl_time();
     OVL_TRY(ovl_req_test(req, &done));
@@ -39,11 +39,11 @@ static ovl_err compute_calls_testing(const nbc_ctx *x, int64_t calls, ovl_req *r
 static ovl_err compute_for_testing(const nbc_ctx *x, double seconds, ovl_req *req, double *t_test) {
   *t_test = 0;
   if (x->ntests == 0) {
-    bkernel_for(seconds);
+    ovl_i_bkernel_for(seconds);
     return OVL_OK;
   }
   for (int j = 0; j < x->ntests; j++) {
-    bkernel_for(seconds / x->ntests);
+    ovl_i_bkernel_for(seconds / x->ntests);
     int done = 0;
     double t1 = ovl_time();
     OVL_TRY(ovl_req_test(req, &done));
@@ -53,7 +53,7 @@ static ovl_err compute_for_testing(const nbc_ctx *x, double seconds, ovl_req *re
 }
 
 static ovl_err post(nbc_ctx *x, int64_t e, ovl_req *req) {
-  return bop_post(x->op, brot_next(&x->sb), brot_next(&x->rb), e, x->comm, &x->cfg, req);
+  return ovl_i_bop_post(x->op, ovl_i_brot_next(&x->sb), ovl_i_brot_next(&x->rb), e, x->comm, &x->cfg, req);
 }
 
 /* One size: every selected mode. Runs on every rank. */
@@ -106,7 +106,7 @@ static ovl_err nbc_size(nbc_ctx *x, int64_t e, int warm, int nit, int modes, dou
       double t0 = ovl_time();
       OVL_TRY(post(x, e, &req));
       double t1 = ovl_time();
-      bkernel(calls);
+      ovl_i_bkernel(calls);
       double t2 = ovl_time();
       OVL_TRY(ovl_req_wait(&req));
       double t3 = ovl_time();
@@ -135,11 +135,11 @@ static ovl_err nbc_size(nbc_ctx *x, int64_t e, int warm, int nit, int modes, dou
         MPI_Barrier(x->comm);
         double t0 = ovl_time();
         if (mode == 0) {
-          bkernel(eff_calls);
+          ovl_i_bkernel(eff_calls);
         } else if (mode == 1) {
           OVL_TRY(post(x, e, &req));
           OVL_TRY(ovl_req_wait(&req));
-          bkernel(eff_calls);
+          ovl_i_bkernel(eff_calls);
         } else {
           OVL_TRY(post(x, e, &req));
           OVL_TRY(compute_calls_testing(x, eff_calls, &req, &tt));
@@ -216,20 +216,20 @@ ovl_err ovl_bench_nbc(const ovl_bench_nbc_params *p, ovl_bench_nbc_result *res) 
     ovl_bench_sizes(p->min_bytes, p->max_bytes, sizes, nreq, &nreq);
     for (int i = 0; i < nreq; i++) {
       int64_t e = sizes[i] / 8 > 0 ? sizes[i] / 8 : 1;
-      if (bop_blocked(x.op)) e = (e / x.P > 0 ? e / x.P : 1) * x.P;
+      if (ovl_i_bop_blocked(x.op)) e = (e / x.P > 0 ? e / x.P : 1) * x.P;
       if (nsz == 0 || sizes[nsz - 1] != 8 * e) sizes[nsz++] = 8 * e;
     }
   }
   rc = ovl_err_agree(p->comm, rc);
-  if (!rc) rc = ovl_bench_check_memory(p->comm, 2.0 * brot_bytes(p->cache_bytes, sizes[nsz - 1]), p->mem_limit);
-  if (!rc) rc = brot_create(p->cache_bytes, sizes[nsz - 1], &x.sb);
-  if (!rc) rc = brot_create(p->cache_bytes, sizes[nsz - 1], &x.rb);
+  if (!rc) rc = ovl_bench_check_memory(p->comm, 2.0 * ovl_i_brot_bytes(p->cache_bytes, sizes[nsz - 1]), p->mem_limit);
+  if (!rc) rc = ovl_i_brot_create(p->cache_bytes, sizes[nsz - 1], &x.sb);
+  if (!rc) rc = ovl_i_brot_create(p->cache_bytes, sizes[nsz - 1], &x.rb);
   rc = ovl_err_agree(p->comm, rc);
   if (!rc) {
     /* the kernel's undisturbed speed, measured with every rank computing; eff converts compute_us with the
      * fastest rank's, so every rank does the same work and eff_comp above compute_us shows a disturbance */
     MPI_Barrier(x.comm);
-    double spc = bkernel_seconds_per_call(), spc_min = spc, spc0 = spc;
+    double spc = ovl_i_bkernel_seconds_per_call(), spc_min = spc, spc0 = spc;
     MPI_Allreduce(MPI_IN_PLACE, &spc_min, 1, MPI_DOUBLE, MPI_MIN, x.comm);
     MPI_Bcast(&spc0, 1, MPI_DOUBLE, 0, x.comm);
     int64_t eff_calls = (int64_t)(p->compute_us * 1e-6 / spc_min + 0.5);
@@ -237,9 +237,9 @@ ovl_err ovl_bench_nbc(const ovl_bench_nbc_params *p, ovl_bench_nbc_result *res) 
     res->arena_bytes = p->cache_bytes > 0 ? x.sb.bytes : 0;
     for (int si = 0; si < nsz && rc == OVL_OK; si++) {
       int64_t bytes = sizes[si], e = bytes / 8;
-      if (bop_blocked(x.op)) e /= x.P;
-      brot_size(&x.sb, bytes);
-      brot_size(&x.rb, bytes);
+      if (ovl_i_bop_blocked(x.op)) e /= x.P;
+      ovl_i_brot_size(&x.sb, bytes);
+      ovl_i_brot_size(&x.rb, bytes);
       ovl_bench_nbc_row *r = &rows[si];
       r->bytes = bytes;
       rc = nbc_size(&x, e, p->warmup, p->iters, p->modes, spc, eff_calls, t, r);
@@ -252,13 +252,13 @@ ovl_err ovl_bench_nbc(const ovl_bench_nbc_params *p, ovl_bench_nbc_result *res) 
       if (p->modes & OVL_BENCH_IMB)
         nl += (size_t)snprintf(note + nl, sizeof note - nl, ", imb %.1f%%", r->imb_overlap_pct);
       if (p->modes & OVL_BENCH_EFF) snprintf(note + nl, sizeof note - nl, ", eff speedup %.3f", r->eff_speedup);
-      bprogress(p->progress, p->progress_ctx, si + 1, nsz, "%" PRId64 " B%s", bytes, note);
+      ovl_i_bprogress(p->progress, p->progress_ctx, si + 1, nsz, "%" PRId64 " B%s", bytes, note);
     }
   }
   free(sizes);
   free(t);
-  brot_destroy(&x.sb);
-  brot_destroy(&x.rb);
+  ovl_i_brot_destroy(&x.sb);
+  ovl_i_brot_destroy(&x.rb);
   MPI_Comm_free(&x.comm);
   if (rc) {
     free(rows);

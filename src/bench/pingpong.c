@@ -20,7 +20,7 @@ static ovl_err pp_rep(const pp_ctx *c, int64_t s, int wnd, brot *sb, brot *rb, d
   char ack = 0;
   *t = 0;
   if (c->window == 0) {
-    void *out = brot_next(sb), *in = brot_next(rb);
+    void *out = ovl_i_brot_next(sb), *in = ovl_i_brot_next(rb);
     if (c->sender) {
       double t0 = ovl_time();
       OVL_MPI(MPI_Send(out, (int)s, MPI_BYTE, c->partner, tag, c->comm));
@@ -35,8 +35,8 @@ static ovl_err pp_rep(const pp_ctx *c, int64_t s, int wnd, brot *sb, brot *rb, d
   MPI_Request req[PP_MAX_WINDOW];
   double t0 = ovl_time();
   for (int w = 0; w < wnd; w++) {
-    if (c->sender) OVL_MPI(MPI_Isend(brot_next(sb), (int)s, MPI_BYTE, c->partner, tag, c->comm, &req[w]));
-    else OVL_MPI(MPI_Irecv(brot_next(rb), (int)s, MPI_BYTE, c->partner, tag, c->comm, &req[w]));
+    if (c->sender) OVL_MPI(MPI_Isend(ovl_i_brot_next(sb), (int)s, MPI_BYTE, c->partner, tag, c->comm, &req[w]));
+    else OVL_MPI(MPI_Irecv(ovl_i_brot_next(rb), (int)s, MPI_BYTE, c->partner, tag, c->comm, &req[w]));
   }
   OVL_MPI(MPI_Waitall(wnd, req, MPI_STATUSES_IGNORE));
   if (c->sender) {
@@ -111,15 +111,15 @@ ovl_err ovl_bench_pingpong(const ovl_bench_pingpong_params *p, ovl_bench_pingpon
   if (!sizes || !rows || !t) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate the result arrays");
   if (!rc) ovl_bench_sizes(p->min_bytes, p->max_bytes, sizes, nsz, &nsz);
   rc = ovl_err_agree(comm, rc);
-  if (!rc) rc = ovl_bench_check_memory(comm, 2.0 * brot_bytes(p->cache_bytes, p->max_bytes), p->mem_limit);
-  if (!rc && active) rc = brot_create(p->cache_bytes, p->max_bytes, &sb);
-  if (!rc && active) rc = brot_create(p->cache_bytes, p->max_bytes, &rb);
+  if (!rc) rc = ovl_bench_check_memory(comm, 2.0 * ovl_i_brot_bytes(p->cache_bytes, p->max_bytes), p->mem_limit);
+  if (!rc && active) rc = ovl_i_brot_create(p->cache_bytes, p->max_bytes, &sb);
+  if (!rc && active) rc = ovl_i_brot_create(p->cache_bytes, p->max_bytes, &rb);
   rc = ovl_err_agree(comm, rc);
   for (int si = 0; si < nsz && rc == OVL_OK && active; si++) {
     int64_t s = sizes[si];
     int big = s > p->large, nit = big ? p->iters_large : p->iters, nwu = big ? p->warmup_large : p->warmup;
-    brot_size(&sb, s);
-    brot_size(&rb, s);
+    ovl_i_brot_size(&sb, s);
+    ovl_i_brot_size(&rb, s);
     int wnd = p->window;
     if (p->window && p->cache_bytes > 0) { /* every pending receive needs its own slot */
       int64_t slots = rb.nslots < sb.nslots ? rb.nslots : sb.nslots;
@@ -135,15 +135,16 @@ ovl_err ovl_bench_pingpong(const ovl_bench_pingpong_params *p, ovl_bench_pingpon
     if (rc != OVL_OK) ovl_fatal(comm, rc, "pingpong at %" PRId64 " bytes: %s", s, ovl_errmsg());
     rows[si].bytes = s, rows[si].iters = nit, rows[si].window = p->window ? wnd : 0;
     ovl_stats_max_over_ranks(c.comm, t, nit, &rows[si].st); /* receivers contribute 0 */
-    bprogress(p->progress, p->progress_ctx, si + 1, nsz, "%" PRId64 " B: t_med %.3f us", s, rows[si].st.median * 1e6);
+    ovl_i_bprogress(p->progress, p->progress_ctx, si + 1, nsz, "%" PRId64 " B: t_med %.3f us", s,
+                    rows[si].st.median * 1e6);
   }
-  bsleep_barrier(comm, 2000); /* sleepers wait here the whole time */
+  ovl_i_bsleep_barrier(comm, 2000); /* sleepers wait here the whole time */
   /* rank 0 is a sender: every rank gets its rows */
   if (rc == OVL_OK && nsz > 0) OVL_MPI(MPI_Bcast(rows, (int)(nsz * sizeof *rows), MPI_BYTE, 0, comm));
   free(sizes);
   free(t);
-  brot_destroy(&sb);
-  brot_destroy(&rb);
+  ovl_i_brot_destroy(&sb);
+  ovl_i_brot_destroy(&rb);
   if (c.comm != MPI_COMM_NULL) MPI_Comm_free(&c.comm);
   if (rc) {
     free(rows);

@@ -240,8 +240,8 @@ ovl_err ovl_bench_ssc(const ovl_bench_ssc_params *p, ovl_bench_ssc_result *res) 
       if (r >= p->warmup) x->t[r - p->warmup] = t, x->tc[r - p->warmup] = st.t_comm, x->tp[r - p->warmup] = st.t_comp;
     }
     if (rc) ovl_fatal(comm, rc, "bench ssc: %s", ovl_errmsg());
-    bprogress(p->progress, p->progress_ctx, r + 1, p->warmup + p->iters, "round %d%s", r + 1,
-              r < p->warmup ? " (warm-up)" : "");
+    ovl_i_bprogress(p->progress, p->progress_ctx, r + 1, p->warmup + p->iters, "round %d%s", r + 1,
+                    r < p->warmup ? " (warm-up)" : "");
   }
   for (int k = 0; k < ncfg && !rc; k++) {
     cfg[k].relerr = -1;

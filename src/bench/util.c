@@ -44,7 +44,7 @@ void ovl_bench_reporter_fn(void *ctx, int done, int total, const char *text) {
   if (ctx) reporter_line(ctx, total, text);
 }
 
-void bprogress(ovl_bench_progress_fn fn, void *ctx, int done, int total, const char *fmt, ...) {
+void ovl_i_bprogress(ovl_bench_progress_fn fn, void *ctx, int done, int total, const char *fmt, ...) {
   if (!fn) return;
   char text[256];
   va_list ap;
@@ -157,12 +157,12 @@ ovl_err ovl_bench_check_memory(MPI_Comm comm, double bytes, int64_t limit) {
 
 /* ---- rotating buffers --------------------------------------------------------- */
 
-double brot_bytes(int64_t arena, int64_t max_msg) {
+double ovl_i_brot_bytes(int64_t arena, int64_t max_msg) {
   double bytes = fmax((double)arena, 2.0 * (double)max_msg);
   return fmax(64.0, ceil(bytes / 64.0) * 64.0);
 }
 
-ovl_err brot_create(int64_t arena, int64_t max_msg, brot *r) {
+ovl_err ovl_i_brot_create(int64_t arena, int64_t max_msg, brot *r) {
   memset(r, 0, sizeof *r);
   int64_t bytes = arena > 2 * max_msg ? arena : 2 * max_msg;
   if (bytes < 64) bytes = 64;
@@ -171,24 +171,24 @@ ovl_err brot_create(int64_t arena, int64_t max_msg, brot *r) {
   memset(r->base, 0x3f, (size_t)bytes); /* first touch; doubles of 0x3f3f... are normal numbers near 4.8e-4 */
   r->bytes = bytes;
   r->rotate = arena > 0;
-  brot_size(r, max_msg);
+  ovl_i_brot_size(r, max_msg);
   return OVL_OK;
 }
 
-void brot_size(brot *r, int64_t msg) {
+void ovl_i_brot_size(brot *r, int64_t msg) {
   r->stride = msg > 0 ? (msg + 63) / 64 * 64 : 64;
   r->nslots = r->rotate ? r->bytes / r->stride : 1;
   if (r->nslots < 1) r->nslots = 1;
   r->next = 0;
 }
 
-void *brot_next(brot *r) {
+void *ovl_i_brot_next(brot *r) {
   char *p = r->base + r->next * r->stride;
   if (++r->next >= r->nslots) r->next = 0;
   return p;
 }
 
-void brot_destroy(brot *r) {
+void ovl_i_brot_destroy(brot *r) {
   if (!r) return;
   ovl_free(&r->base);
   memset(r, 0, sizeof *r);
@@ -219,10 +219,10 @@ ovl_err ovl_bench_op_set_alg(ovl_bench_op op, ovl_alg alg, ovl_coll_cfg *cfg) {
   return ovl_err_set(OVL_ERR_ARG, "unknown collective %d", (int)op);
 }
 
-int bop_blocked(ovl_bench_op op) { return op == OVL_BENCH_ALLGATHER || op == OVL_BENCH_ALLTOALL; }
+int ovl_i_bop_blocked(ovl_bench_op op) { return op == OVL_BENCH_ALLGATHER || op == OVL_BENCH_ALLTOALL; }
 
-ovl_err bop_post(ovl_bench_op op, double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
-                 ovl_req *req) {
+ovl_err ovl_i_bop_post(ovl_bench_op op, double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
+                       ovl_req *req) {
   switch (op) {
   case OVL_BENCH_BCAST: return ovl_ibcast(sbuf, n, 0, comm, cfg, req);
   case OVL_BENCH_REDUCE: return ovl_ireduce(sbuf, rbuf, n, 0, comm, cfg, req);
@@ -233,8 +233,8 @@ ovl_err bop_post(ovl_bench_op op, double *sbuf, double *rbuf, int64_t n, MPI_Com
   return ovl_err_set(OVL_ERR_INTERNAL, "unknown collective %d", (int)op);
 }
 
-ovl_err bop_post_lanes(ovl_bench_op op, ovl_lanes L, double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
-                       ovl_req *reqs) {
+ovl_err ovl_i_bop_post_lanes(ovl_bench_op op, ovl_lanes L, double *sbuf, double *rbuf, int64_t n,
+                             const ovl_coll_cfg *cfg, ovl_req *reqs) {
   switch (op) {
   case OVL_BENCH_BCAST: return ovl_lanes_ibcast(L, sbuf, n, 0, cfg, reqs);
   case OVL_BENCH_REDUCE: return ovl_lanes_ireduce(L, sbuf, rbuf, n, 0, cfg, reqs);
@@ -258,7 +258,7 @@ ovl_err bop_post_lanes(ovl_bench_op op, ovl_lanes L, double *sbuf, double *rbuf,
   return OVL_OK;
 }
 
-ovl_err bop_lanes_wait(ovl_bench_op op, int ndup, ovl_req *reqs) {
+ovl_err ovl_i_bop_lanes_wait(ovl_bench_op op, int ndup, ovl_req *reqs) {
   if (op != OVL_BENCH_ALLTOALL) return ovl_req_waitall(ndup, reqs);
   for (;;) {
     int idx = -1;
@@ -268,7 +268,7 @@ ovl_err bop_lanes_wait(ovl_bench_op op, int ndup, ovl_req *reqs) {
   }
 }
 
-const char *bop_trace_name(const char *prefix, ovl_bench_op op) {
+const char *ovl_i_bop_trace_name(const char *prefix, ovl_bench_op op) {
   static const char *const blocking[] = {"blocking bcast", "blocking reduce", "blocking allreduce",
                                          "blocking allgather", "blocking alltoall"};
   static const char *const ppn[] = {"ppn bcast", "ppn reduce", "ppn allreduce", "ppn allgather", "ppn alltoall"};
@@ -285,7 +285,7 @@ const char *bop_trace_name(const char *prefix, ovl_bench_op op) {
 /* 8 sweeps of x = 0.999 x + 0.001 y over 256 doubles (4 KiB): ~2000 FMAs. x tends to y, which is in [1, 2):
  * no value ever becomes subnormal (that would slow the kernel down as it runs). The arrays are this call's
  * own (no shared state); `volatile` keeps the work from being optimised away. */
-void bkernel(int64_t calls) {
+void ovl_i_bkernel(int64_t calls) {
   double x[KERNEL_N], y[KERNEL_N];
   for (int i = 0; i < KERNEL_N; i++) x[i] = 0.5, y[i] = 1.0 + (double)i / KERNEL_N;
   for (int64_t c = 0; c < calls; c++)
@@ -295,14 +295,14 @@ void bkernel(int64_t calls) {
   (void)sink;
 }
 
-double bkernel_seconds_per_call(void) {
-  bkernel(100); /* warm up */
+double ovl_i_bkernel_seconds_per_call(void) {
+  ovl_i_bkernel(100); /* warm up */
   double best = 1e30;
   for (int trial = 0; trial < 20; trial++) { /* the fastest of 20 trials of ~2 ms: the kernel undisturbed */
     int64_t calls = 0, batch = 16;
     double t0 = ovl_time(), t = 0;
     do {
-      bkernel(batch);
+      ovl_i_bkernel(batch);
       calls += batch;
       t = ovl_time() - t0;
     } while (t < 0.002);
@@ -311,18 +311,18 @@ double bkernel_seconds_per_call(void) {
   return best;
 }
 
-void bkernel_for(double seconds) {
+void ovl_i_bkernel_for(double seconds) {
   double elapsed = 0;
   while (elapsed < seconds) {
     double t1 = ovl_time();
-    bkernel(1);
+    ovl_i_bkernel(1);
     elapsed += ovl_time() - t1;
   }
 }
 
 /* ---- synchronisation ---------------------------------------------------------------- */
 
-ovl_err bsleep_barrier(MPI_Comm comm, int sleep_us) {
+ovl_err ovl_i_bsleep_barrier(MPI_Comm comm, int sleep_us) {
   MPI_Request r;
   int done = 0;
   OVL_MPI(MPI_Ibarrier(comm, &r));

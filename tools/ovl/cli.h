@@ -51,5 +51,4 @@ int cmd_model(int argc, char **argv);
 
 int cmd_tune(int argc, char **argv);
 
-
 #endif

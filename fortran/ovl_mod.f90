@@ -1,0 +1,110 @@
+! ovl_mod: the Fortran interface of ovl's descriptor API (ISO_C_BINDING).
+!
+! ovl_pdpurify computes the density matrix D (and on request the
+! energy-weighted density matrix W = D F D, the chemical potential and the
+! band energy tr(D F)) of a Fock matrix F held as a ScaLAPACK block-cyclic
+! array, optionally with the overlap matrix S of a non-orthogonal basis.
+! The arguments are those of a ScaLAPACK program: local arrays and 9-integer
+! descriptors (DESCINIT) on a BLACS context; see include/ovl/pdpurify.h for
+! the semantics, the errors and how mu is estimated.
+!
+!   use ovl_mod
+!   type(ovl_pdpurify_params) :: prm
+!   prm = ovl_pdpurify_params_default()
+!   call ovl_pdpurify(f, descf, nocc, d, descd, ierr, s=s, descs=descs, w=w, descw=descw, &
+!                     params=prm, mu=mu, energy=energy, info=info)
+!   if (ierr /= OVL_OK) print *, trim(ovl_errmsg_f())
+!
+! COLLECTIVE over the processes of DESCF's BLACS context.
+module ovl_mod
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private
+
+  integer(c_int), parameter, public :: OVL_OK = 0, OVL_ERR_ARG = 1, OVL_ERR_SIZE = 2, OVL_ERR_GRID = 3, &
+                                       OVL_ERR_NUMERIC = 6, OVL_ERR_NOMEM = 7, OVL_ERR_UNSUPPORTED = 8
+  integer(c_int), parameter, public :: OVL_PURIFY_CANONICAL = 0, OVL_PURIFY_SP2 = 2, OVL_PURIFY_TRS4 = 3
+  integer(c_int), parameter, public :: OVL_PURIFY_PREC_DOUBLE = 0, OVL_PURIFY_PREC_MIXED = 1
+  integer(c_int), parameter, public :: OVL_ALGO_AUTO = -1, OVL_ALGO_SSC3 = 5, OVL_ALGO_SSC4 = 6, &
+                                       OVL_ALGO_SSC5 = 7, OVL_ALGO_SSC6 = 8
+
+  ! struct ovl_pdpurify_params
+  type, bind(C), public :: ovl_pdpurify_params
+    integer(c_int) :: method    ! OVL_PURIFY_SP2 (default), OVL_PURIFY_TRS4 or OVL_PURIFY_CANONICAL
+    integer(c_int) :: algo      ! SymmSquareCube algorithm of canonical purification (OVL_ALGO_AUTO)
+    integer(c_int) :: ndup      ! lanes per communication phase (4)
+    integer(c_int) :: prec      ! OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED
+    real(c_double) :: tol       ! 0: the method's own stopping rule
+    integer(c_int) :: max_iter  ! 200
+    integer(c_int) :: c         ! replication of the s x s x c kernel grid (0: automatic)
+    integer(c_int) :: verbose   ! 1: one line per iteration
+  end type
+
+  ! struct ovl_pdpurify_info
+  type, bind(C), public :: ovl_pdpurify_info
+    integer(c_int) :: iterations
+    real(c_double) :: idem_err, trace_err, homo, lumo
+    integer(c_int) :: s, c
+    real(c_double) :: t_total, t_purify, t_redist, t_overlap, t_mu
+    type(c_ptr) :: stop_reason
+  end type
+
+  public :: ovl_pdpurify_params_default, ovl_pdpurify, ovl_errmsg_f
+
+  interface
+    function ovl_pdpurify_params_default() bind(C, name='ovl_pdpurify_params_default') result(p)
+      import :: ovl_pdpurify_params
+      type(ovl_pdpurify_params) :: p
+    end function
+
+    function c_pdpurify(f, descf, s, descs, nocc, d, descd, w, descw, params, mu, energy, info) &
+        bind(C, name='ovl_pdpurify') result(rc)
+      import :: c_double, c_int, c_int64_t, ovl_pdpurify_params, ovl_pdpurify_info
+      real(c_double), intent(in) :: f(*)
+      integer(c_int), intent(in) :: descf(9)
+      real(c_double), intent(in), optional :: s(*)
+      integer(c_int), intent(in), optional :: descs(9)
+      integer(c_int64_t), value :: nocc
+      real(c_double), intent(inout) :: d(*)
+      integer(c_int), intent(in) :: descd(9)
+      real(c_double), intent(inout), optional :: w(*)
+      integer(c_int), intent(in), optional :: descw(9)
+      type(ovl_pdpurify_params), intent(in), optional :: params
+      real(c_double), intent(out), optional :: mu, energy
+      type(ovl_pdpurify_info), intent(out), optional :: info
+      integer(c_int) :: rc
+    end function
+
+    subroutine c_errmsg_copy(buf, len) bind(C, name='ovl_errmsg_copy_f')
+      import :: c_char, c_int
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_int), intent(in) :: len
+    end subroutine
+  end interface
+
+contains
+
+  ! D (and W) from F (and S); ierr = OVL_OK or an ovl error code, the same on
+  ! every process of the grid (the message: ovl_errmsg_f()).
+  subroutine ovl_pdpurify(f, descf, nocc, d, descd, ierr, s, descs, w, descw, params, mu, energy, info)
+    real(c_double), intent(in) :: f(*)
+    integer(c_int), intent(in) :: descf(9), descd(9)
+    integer, intent(in) :: nocc
+    real(c_double), intent(inout) :: d(*)
+    integer, intent(out) :: ierr
+    real(c_double), intent(in), optional :: s(*)
+    integer(c_int), intent(in), optional :: descs(9), descw(9)
+    real(c_double), intent(inout), optional :: w(*)
+    type(ovl_pdpurify_params), intent(in), optional :: params
+    real(c_double), intent(out), optional :: mu, energy
+    type(ovl_pdpurify_info), intent(out), optional :: info
+    ierr = int(c_pdpurify(f, descf, s, descs, int(nocc, c_int64_t), d, descd, w, descw, params, mu, energy, info))
+  end subroutine
+
+  ! The message of this process's last error.
+  function ovl_errmsg_f() result(msg)
+    character(len=512) :: msg
+    call c_errmsg_copy(msg, int(len(msg), c_int))
+  end function
+
+end module ovl_mod

@@ -1,0 +1,696 @@
+/* ovl_pdpurify: purification on the caller's block-cyclic matrices (see
+ * ovl/pdpurify.h).
+ *
+ * Layouts. The caller's matrices are block-cyclic on the BLACS grid of
+ * DESCF's context (nprow x npcol, process (r, c) = rank r*npcol + c of the
+ * context's communicator). The kernel works on an s x s x c grid over the
+ * same communicator; its plane 0 is ranks 0 .. s*s-1 (ovl_grid3d_create's
+ * order), which is also the active part of an s x s ovl_grid2d over the
+ * communicator (g0 below). The matrices live on g0 as ovl_dmat blocks; plane
+ * 0 of the kernel grid wraps the same memory. One MPI_Alltoallv (exchange)
+ * moves a matrix between a block-cyclic array and a g0 block. */
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ovl/kernels.h"
+#include "ovl/pdpurify.h"
+
+ovl_pdpurify_params ovl_pdpurify_params_default(void) {
+  ovl_pdpurify_params p;
+  memset(&p, 0, sizeof p);
+  p.method = OVL_PURIFY_SP2;
+  p.algo = OVL_ALGO_AUTO;
+  p.ndup = 4;
+  p.prec = OVL_PURIFY_PREC_DOUBLE;
+  p.tol = 0.0;
+  p.max_iter = 200;
+  p.c = 0;
+  p.verbose = 0;
+  return p;
+}
+
+void ovl_errmsg_copy_f(char *buf, const int *len) {
+  if (!buf || !len || *len <= 0) return;
+  const char *m = ovl_errmsg();
+  size_t n = strlen(m), cap = (size_t)*len;
+  if (n > cap) n = cap;
+  memcpy(buf, m, n);
+  memset(buf + n, ' ', cap - n);
+}
+
+#ifndef OVL_HAVE_SCALAPACK
+
+ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const int *descs, int64_t nocc, double *d,
+                     const int *descd, double *w, const int *descw, const ovl_pdpurify_params *params, double *mu,
+                     double *energy, ovl_pdpurify_info *info) {
+  (void)f, (void)descf, (void)s, (void)descs, (void)nocc, (void)d, (void)descd, (void)w, (void)descw, (void)params;
+  (void)mu, (void)energy, (void)info;
+  return ovl_err_set(OVL_ERR_UNSUPPORTED,
+                     "ovl_pdpurify: this ovl was built without ScaLAPACK/BLACS, which it needs for the process grid "
+                     "of a BLACS context and the overlap matrix (install libscalapack-openmpi-dev or "
+                     "libscalapack-mpich-dev, to match the MPI library, and configure again)");
+}
+
+#else
+
+/* BLACS and ScaLAPACK (no C header ships with them). */
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_get(int ctxt, int what, int *val);
+MPI_Comm Cblacs2sys_handle(int sysctxt);
+void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, int *info);
+void pdtrsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m, const int *n,
+             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca, double *b,
+             const int *ib, const int *jb, const int *descb);
+
+enum { BLACS_GET_CONTEXT_COMM = 10 };
+enum { D_DTYPE = 0, D_CTXT, D_M, D_N, D_MB, D_NB, D_RSRC, D_CSRC, D_LLD };
+
+typedef struct bgrid {
+  int ctxt, nprow, npcol, myrow, mycol;
+  MPI_Comm comm;
+} bgrid;
+
+/* One block-cyclic n x n array on this process. */
+typedef struct bcarr {
+  int64_t n, mb, nb, lld;
+  int rsrc, csrc;
+  double *a;
+} bcarr;
+
+static int64_t numroc(int64_t n, int64_t nb, int iproc, int isrc, int np) {
+  int off = (iproc - isrc + np) % np;
+  int64_t nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
+  if (off < extra) num += nb;
+  else if (off == extra) num += n % nb;
+  return num;
+}
+
+/* Global index of local index l (process iproc of np, first block on isrc). */
+static int64_t l2g(int64_t l, int64_t nb, int iproc, int isrc, int np) {
+  int off = (iproc - isrc + np) % np;
+  return ((l / nb) * np + off) * nb + l % nb;
+}
+
+static int bc_owner(int64_t g, int64_t nb, int isrc, int np) { return (int)((g / nb + isrc) % np); }
+
+static bcarr bc_of(const int *desc, const double *a) {
+  bcarr b = {desc[D_M], desc[D_MB], desc[D_NB], desc[D_LLD], desc[D_RSRC], desc[D_CSRC], (double *)a};
+  return b;
+}
+
+/* Local checks of one descriptor (name "DESCF" ...). */
+static ovl_err check_desc(const int *desc, const char *name, const bgrid *G, int64_t n) {
+  OVL_CHECK(desc[D_DTYPE] == 1, OVL_ERR_ARG, "ovl_pdpurify: %s: DTYPE_ must be 1 (a dense matrix), got %d", name,
+            desc[D_DTYPE]);
+  OVL_CHECK(desc[D_CTXT] == G->ctxt, OVL_ERR_ARG,
+            "ovl_pdpurify: %s: context %d differs from DESCF's context %d (all matrices must share one)", name,
+            desc[D_CTXT], G->ctxt);
+  OVL_CHECK(desc[D_M] == n && desc[D_N] == n, OVL_ERR_ARG,
+            "ovl_pdpurify: %s: the matrix must be %" PRId64 " x %" PRId64 " (DESCF's M_), got %d x %d", name, n, n,
+            desc[D_M], desc[D_N]);
+  OVL_CHECK(desc[D_MB] >= 1 && desc[D_NB] >= 1, OVL_ERR_ARG,
+            "ovl_pdpurify: %s: MB_ and NB_ must be >= 1, got %d and %d", name, desc[D_MB], desc[D_NB]);
+  if (desc[D_RSRC] == -1 || desc[D_CSRC] == -1)
+    return ovl_err_set(OVL_ERR_UNSUPPORTED,
+                       "ovl_pdpurify: %s: replicated operands (RSRC_ or CSRC_ = -1) are not "
+                       "supported",
+                       name);
+  OVL_CHECK(desc[D_RSRC] >= 0 && desc[D_RSRC] < G->nprow && desc[D_CSRC] >= 0 && desc[D_CSRC] < G->npcol, OVL_ERR_ARG,
+            "ovl_pdpurify: %s: RSRC_ = %d, CSRC_ = %d lie outside the %d x %d grid", name, desc[D_RSRC], desc[D_CSRC],
+            G->nprow, G->npcol);
+  int64_t mloc = numroc(n, desc[D_MB], G->myrow, desc[D_RSRC], G->nprow);
+  int64_t nloc = numroc(n, desc[D_NB], G->mycol, desc[D_CSRC], G->npcol);
+  int64_t need = nloc > 0 && mloc > 1 ? mloc : 1;
+  OVL_CHECK(desc[D_LLD] >= need, OVL_ERR_ARG,
+            "ovl_pdpurify: %s: LLD_ = %d is less than %" PRId64 " (the local rows of process (%d, %d))", name,
+            desc[D_LLD], need, G->myrow, G->mycol);
+  return OVL_OK;
+}
+
+/* dir 0: X := the block-cyclic array b; dir 1: b := X. X is n x n on a
+ * pd x qd grid over G->comm (process (i, j) = rank i*qd + j). COLLECTIVE over
+ * G->comm. Errors (agreed): OVL_ERR_SIZE, OVL_ERR_NOMEM. */
+static ovl_err exchange(const bcarr *b, ovl_dmat X, int dir, const bgrid *G) {
+  int P = G->nprow * G->npcol, pd = 0, qd = 0;
+  ovl_grid2d g = ovl_dmat_grid(X);
+  ovl_grid2d_dims(g, &pd, &qd);
+  int act = ovl_grid2d_active(g);
+  int64_t n = b->n;
+  int64_t mloc = numroc(n, b->mb, G->myrow, b->rsrc, G->nprow);
+  int64_t nloc = numroc(n, b->nb, G->mycol, b->csrc, G->npcol);
+  int64_t ro = act ? ovl_dmat_row_off(X) : 0, co = act ? ovl_dmat_col_off(X) : 0;
+  int64_t lm = act ? ovl_dmat_local_rows(X) : 0, ln = act ? ovl_dmat_local_cols(X) : 0, ld = ovl_dmat_ld(X);
+  double *x = act ? ovl_dmat_data(X) : NULL;
+  ovl_err rc = OVL_OK;
+  /* block-cyclic side: the local rows (columns) of this process that fall in
+   * each dmat row (column) block are one contiguous local range */
+  int64_t *rlo = NULL, *clo = NULL, *rows = NULL, *cols = NULL, *rstart = NULL, *cstart = NULL;
+  int *cnt = NULL;
+  double *sbuf = NULL, *rbuf = NULL;
+  rc = ovl_calloc(sizeof(int64_t) * (size_t)(2 * pd + 2 * qd + 2 * (G->nprow + 1) + 2 * (G->npcol + 1)) +
+                      sizeof(int64_t) * (size_t)(lm + ln + 2),
+                  &rlo);
+  if (rc == OVL_OK) rc = ovl_calloc(sizeof(int) * 4 * (size_t)P, &cnt);
+  if (rc == OVL_OK) {
+    clo = rlo + 2 * pd;                   /* [lo, hi) per block: rlo[2i], rlo[2i+1] */
+    rstart = clo + 2 * qd;                /* dmat side: rows grouped by block-cyclic owner row */
+    cstart = rstart + (G->nprow + 1) * 2; /* (counts, then starts) */
+    rows = cstart + (G->npcol + 1) * 2;
+    cols = rows + lm;
+    for (int64_t l = 0; l < mloc; l++) {
+      int i = ovl_block_owner(n, pd, l2g(l, b->mb, G->myrow, b->rsrc, G->nprow));
+      if (rlo[2 * i + 1] == 0) rlo[2 * i] = l;
+      rlo[2 * i + 1] = l + 1;
+    }
+    for (int64_t l = 0; l < nloc; l++) {
+      int j = ovl_block_owner(n, qd, l2g(l, b->nb, G->mycol, b->csrc, G->npcol));
+      if (clo[2 * j + 1] == 0) clo[2 * j] = l;
+      clo[2 * j + 1] = l + 1;
+    }
+    /* dmat side: my rows by owner process row (counting sort, order kept) */
+    int64_t *rc_ = rstart, *rs_ = rstart + G->nprow + 1, *cc_ = cstart, *cs_ = cstart + G->npcol + 1;
+    for (int64_t r = 0; r < lm; r++) rc_[bc_owner(ro + r, b->mb, b->rsrc, G->nprow)]++;
+    for (int64_t c = 0; c < ln; c++) cc_[bc_owner(co + c, b->nb, b->csrc, G->npcol)]++;
+    for (int p = 0; p < G->nprow; p++) rs_[p + 1] = rs_[p] + rc_[p];
+    for (int p = 0; p < G->npcol; p++) cs_[p + 1] = cs_[p] + cc_[p];
+    int64_t *fill = NULL;
+    rc = ovl_calloc(sizeof(int64_t) * (size_t)(G->nprow + G->npcol), &fill);
+    if (rc == OVL_OK) {
+      for (int64_t r = 0; r < lm; r++) {
+        int o = bc_owner(ro + r, b->mb, b->rsrc, G->nprow);
+        rows[rs_[o] + fill[o]++] = r;
+      }
+      for (int64_t c = 0; c < ln; c++) {
+        int o = bc_owner(co + c, b->nb, b->csrc, G->npcol);
+        cols[cs_[o] + fill[G->nprow + o]++] = c;
+      }
+      ovl_free(&fill);
+    }
+  }
+  int *bcnt = cnt, *dcnt = cnt + P, *sdsp = cnt + 2 * P, *rdsp = cnt + 3 * P;
+  int64_t btot = 0, dtot = 0;
+  if (rc == OVL_OK) {
+    for (int p = 0; p < P; p++) {
+      int64_t nb_ = 0, nd_ = 0;
+      if (p < pd * qd) {
+        int i = p / qd, j = p % qd;
+        nb_ = (rlo[2 * i + 1] - rlo[2 * i]) * (clo[2 * j + 1] - clo[2 * j]);
+      }
+      if (act) {
+        int r = p / G->npcol, c = p % G->npcol;
+        nd_ = rstart[r] * cstart[c];
+      }
+      if (nb_ > INT32_MAX - btot || nd_ > INT32_MAX - dtot)
+        rc = ovl_err_set(OVL_ERR_SIZE, "ovl_pdpurify: an exchange message exceeds 2^31 - 1 doubles");
+      bcnt[p] = (int)nb_, dcnt[p] = (int)nd_;
+      btot += nb_, dtot += nd_;
+    }
+  }
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(btot + 1), &sbuf);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(dtot + 1), &rbuf);
+  rc = ovl_err_agree(G->comm, rc);
+  if (rc != OVL_OK) goto done;
+  {
+    double *bbuf = sbuf, *dbuf = rbuf; /* the block-cyclic side's and the dmat side's data */
+    int *bdsp = sdsp, *ddsp = rdsp;
+    int64_t o = 0;
+    for (int p = 0; p < P; p++) bdsp[p] = (int)o, o += bcnt[p];
+    o = 0;
+    for (int p = 0; p < P; p++) ddsp[p] = (int)o, o += dcnt[p];
+    const int64_t *rs_ = rstart + G->nprow + 1, *cs_ = cstart + G->npcol + 1;
+    if (dir == 0) { /* pack the block-cyclic side */
+      double *q = bbuf;
+      for (int p = 0; p < pd * qd && p < P; p++) {
+        int i = p / qd, j = p % qd;
+        for (int64_t lc = clo[2 * j]; lc < clo[2 * j + 1]; lc++)
+          for (int64_t lr = rlo[2 * i]; lr < rlo[2 * i + 1]; lr++) *q++ = b->a[lr + lc * b->lld];
+      }
+      OVL_MPI(MPI_Alltoallv(bbuf, bcnt, bdsp, MPI_DOUBLE, dbuf, dcnt, ddsp, MPI_DOUBLE, G->comm));
+      const double *u = dbuf;
+      for (int p = 0; p < P && act; p++) {
+        int r = p / G->npcol, c = p % G->npcol;
+        for (int64_t y = cs_[c]; y < cs_[c + 1]; y++)
+          for (int64_t z = rs_[r]; z < rs_[r + 1]; z++) x[rows[z] + cols[y] * ld] = *u++;
+      }
+    } else { /* pack the dmat side */
+      double *q = dbuf;
+      for (int p = 0; p < P && act; p++) {
+        int r = p / G->npcol, c = p % G->npcol;
+        for (int64_t y = cs_[c]; y < cs_[c + 1]; y++)
+          for (int64_t z = rs_[r]; z < rs_[r + 1]; z++) *q++ = x[rows[z] + cols[y] * ld];
+      }
+      OVL_MPI(MPI_Alltoallv(dbuf, dcnt, ddsp, MPI_DOUBLE, bbuf, bcnt, bdsp, MPI_DOUBLE, G->comm));
+      const double *u = bbuf;
+      for (int p = 0; p < pd * qd && p < P; p++) {
+        int i = p / qd, j = p % qd;
+        for (int64_t lc = clo[2 * j]; lc < clo[2 * j + 1]; lc++)
+          for (int64_t lr = rlo[2 * i]; lr < rlo[2 * i + 1]; lr++) b->a[lr + lc * b->lld] = *u++;
+      }
+    }
+  }
+done:
+  ovl_free(&sbuf);
+  ovl_free(&rbuf);
+  ovl_free(&rlo);
+  ovl_free(&cnt);
+  return rc;
+}
+
+/* A := (A + A^T) / 2. COLLECTIVE over A's parent. */
+static ovl_err symmetrize(ovl_dmat A) {
+  ovl_dmat T = NULL;
+  OVL_TRY(ovl_dmat_create(ovl_dmat_grid(A), ovl_dmat_rows(A), ovl_dmat_cols(A), &T));
+  ovl_err rc = ovl_dmat_transpose(A, T);
+  if (rc == OVL_OK && ovl_grid2d_active(ovl_dmat_grid(A))) {
+    double *a = ovl_dmat_data(A), *t = ovl_dmat_data(T);
+    int64_t ld = ovl_dmat_ld(A);
+    for (int64_t c = 0; c < ovl_dmat_local_cols(A); c++)
+      for (int64_t r = 0; r < ovl_dmat_local_rows(A); r++) a[r + c * ld] = 0.5 * (a[r + c * ld] + t[r + c * ld]);
+  }
+  ovl_dmat_destroy(&T);
+  return rc;
+}
+
+/* ---- HOMO and LUMO by Lanczos ------------------------------------------- */
+
+/* Eigenvalues of the k x k symmetric tridiagonal (a, b) below x (Sturm). */
+static int sturm_below(const double *a, const double *b, int k, double x) {
+  int cnt = 0;
+  double q = 1.0;
+  for (int i = 0; i < k; i++) {
+    q = a[i] - x - (i ? b[i - 1] * b[i - 1] / q : 0.0);
+    if (q == 0.0) q = -DBL_MIN;
+    if (q < 0) cnt++;
+  }
+  return cnt;
+}
+
+static double tri_max_eig(const double *a, const double *b, int k) {
+  double lo = a[0], hi = a[0];
+  for (int i = 0; i < k; i++) {
+    double r = (i ? fabs(b[i - 1]) : 0.0) + (i + 1 < k ? fabs(b[i]) : 0.0);
+    lo = fmin(lo, a[i] - r), hi = fmax(hi, a[i] + r);
+  }
+  for (int it = 0; it < 200 && hi - lo > 1e-15 * fmax(fabs(lo), fabs(hi)) + DBL_MIN; it++) {
+    double mid = 0.5 * (lo + hi);
+    if (mid <= lo || mid >= hi) break;
+    if (sturm_below(a, b, k, mid) == k) hi = mid;
+    else lo = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+typedef struct lop {
+  ovl_dmat F, D;
+  double shift; /* occ: y = D (F - shift) D x; vir: y = (I-D)(shift - F)(I-D) x */
+  int vir;
+  double *t, *u; /* n each */
+} lop;
+
+static ovl_err lop_apply(lop *o, int64_t n, const double *x, double *y) {
+  OVL_TRY(ovl_dmat_matvec(o->D, x, o->t));
+  if (o->vir)
+    for (int64_t i = 0; i < n; i++) o->t[i] = x[i] - o->t[i];
+  OVL_TRY(ovl_dmat_matvec(o->F, o->t, o->u));
+  for (int64_t i = 0; i < n; i++) o->u[i] = o->vir ? o->shift * o->t[i] - o->u[i] : o->u[i] - o->shift * o->t[i];
+  OVL_TRY(ovl_dmat_matvec(o->D, o->u, y));
+  if (o->vir)
+    for (int64_t i = 0; i < n; i++) y[i] = o->u[i] - y[i];
+  return OVL_OK;
+}
+
+/* The largest eigenvalue of the operator (>= 0); 0 when its range is empty. */
+static ovl_err lanczos_max(lop *o, int64_t n, double width, MPI_Comm comm, double *out) {
+  int m = n < 300 ? (int)n : 300;
+  double *V = NULL, *a = NULL, *bb = NULL, *wv = NULL;
+  ovl_err rc = ovl_malloc(sizeof(double) * (size_t)n * (size_t)(m + 1), &V);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(2 * m + 2), &a);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)n, &wv);
+  rc = ovl_err_agree(comm, rc);
+  if (rc != OVL_OK) goto done;
+  bb = a + m + 1;
+  /* start: the operator applied to a fixed vector (it lies in the range) */
+  for (int64_t i = 0; i < n; i++) wv[i] = 1.0 + 0.5 * sin(0.7 * (double)i + 0.3);
+  rc = lop_apply(o, n, wv, V);
+  if (rc != OVL_OK) goto done;
+  double nrm = 0, theta = 0, prev = -1;
+  for (int64_t i = 0; i < n; i++) nrm += V[i] * V[i];
+  nrm = sqrt(nrm);
+  *out = 0;
+  if (nrm <= 1e-10 * (width > 0 ? width : 1.0)) goto done; /* empty range */
+  for (int64_t i = 0; i < n; i++) V[i] /= nrm;
+  int stable = 0;
+  for (int k = 0; k < m; k++) {
+    double *v = V + (size_t)k * (size_t)n, *vn = V + (size_t)(k + 1) * (size_t)n;
+    rc = lop_apply(o, n, v, wv);
+    if (rc != OVL_OK) goto done;
+    double al = 0;
+    for (int64_t i = 0; i < n; i++) al += v[i] * wv[i];
+    a[k] = al;
+    /* full reorthogonalisation, twice */
+    for (int pass = 0; pass < 2; pass++)
+      for (int j = 0; j <= k; j++) {
+        const double *vj = V + (size_t)j * (size_t)n;
+        double h = 0;
+        for (int64_t i = 0; i < n; i++) h += vj[i] * wv[i];
+        for (int64_t i = 0; i < n; i++) wv[i] -= h * vj[i];
+      }
+    double be = 0;
+    for (int64_t i = 0; i < n; i++) be += wv[i] * wv[i];
+    be = sqrt(be);
+    theta = tri_max_eig(a, bb, k + 1);
+    if (fabs(theta - prev) <= 1e-13 * width) stable++;
+    else stable = 0;
+    prev = theta;
+    if (stable >= 3 || be <= 1e-12 * width || k + 1 == m) break;
+    bb[k] = be;
+    for (int64_t i = 0; i < n; i++) vn[i] = wv[i] / be;
+  }
+  *out = theta;
+done:
+  ovl_free(&V);
+  ovl_free(&a);
+  ovl_free(&wv);
+  return rc;
+}
+
+/* Gershgorin bounds of the symmetric F (COLLECTIVE over its parent). */
+static ovl_err gershgorin(ovl_dmat F, MPI_Comm comm, double *lo, double *hi) {
+  int64_t n = ovl_dmat_rows(F);
+  double *v = NULL;
+  OVL_TRY(ovl_err_agree(comm, ovl_calloc(sizeof(double) * (size_t)(2 * n), &v)));
+  if (ovl_grid2d_active(ovl_dmat_grid(F))) {
+    const double *a = ovl_dmat_data(F);
+    int64_t ld = ovl_dmat_ld(F), ro = ovl_dmat_row_off(F), co = ovl_dmat_col_off(F);
+    for (int64_t c = 0; c < ovl_dmat_local_cols(F); c++)
+      for (int64_t r = 0; r < ovl_dmat_local_rows(F); r++) {
+        double x = a[r + c * ld];
+        if (ro + r == co + c) v[n + ro + r] = x;
+        else v[ro + r] += fabs(x);
+      }
+  }
+  int mrc = MPI_Allreduce(MPI_IN_PLACE, v, (int)(2 * n), MPI_DOUBLE, MPI_SUM, comm);
+  if (mrc != MPI_SUCCESS) {
+    ovl_free(&v);
+    return ovl_err_mpi(mrc, "MPI_Allreduce");
+  }
+  *lo = n ? v[n] - v[0] : 0, *hi = n ? v[n] + v[0] : 0;
+  for (int64_t i = 0; i < n; i++) *lo = fmin(*lo, v[n + i] - v[i]), *hi = fmax(*hi, v[n + i] + v[i]);
+  ovl_free(&v);
+  return OVL_OK;
+}
+
+static ovl_err homo_lumo(ovl_dmat F, ovl_dmat D, MPI_Comm comm, double *homo, double *lumo) {
+  int64_t n = ovl_dmat_rows(F);
+  double lo = 0, hi = 0;
+  OVL_TRY(gershgorin(F, comm, &lo, &hi));
+  double width = hi - lo > 0 ? hi - lo : 1.0;
+  lop o = {F, D, lo, 0, NULL, NULL};
+  OVL_TRY(ovl_err_agree(comm, ovl_malloc(sizeof(double) * (size_t)(2 * n), &o.t)));
+  o.u = o.t + n;
+  double x = 0;
+  ovl_err rc = lanczos_max(&o, n, width, comm, &x);
+  *homo = lo + x;
+  if (rc == OVL_OK) {
+    o.vir = 1, o.shift = hi;
+    rc = lanczos_max(&o, n, width, comm, &x);
+    *lumo = hi - x;
+  }
+  ovl_free(&o.t);
+  return rc;
+}
+
+/* ---- the entry ------------------------------------------------------------ */
+
+static ovl_err check_params(const ovl_pdpurify_params *p, int P) {
+  (void)P;
+  OVL_CHECK(p->method == OVL_PURIFY_SP2 || p->method == OVL_PURIFY_TRS4 || p->method == OVL_PURIFY_CANONICAL,
+            OVL_ERR_ARG, "ovl_pdpurify: method must be sp2, trs4 or canonical (mcweeny needs mu, not n_occ), got %d",
+            (int)p->method);
+  OVL_CHECK(p->algo == OVL_ALGO_AUTO || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC6), OVL_ERR_ARG,
+            "ovl_pdpurify: algo must be OVL_ALGO_AUTO or a SymmSquareCube algorithm (alg3 .. alg6), got %d",
+            (int)p->algo);
+  OVL_CHECK(p->ndup >= 1 && p->ndup <= OVL_LANES_MAX, OVL_ERR_ARG, "ovl_pdpurify: ndup must be in [1, %d], got %d",
+            OVL_LANES_MAX, p->ndup);
+  OVL_CHECK(p->prec == OVL_PURIFY_PREC_DOUBLE || p->prec == OVL_PURIFY_PREC_MIXED, OVL_ERR_ARG,
+            "ovl_pdpurify: prec must be double (0) or mixed (1), got %d", (int)p->prec);
+  OVL_CHECK(p->tol == 0.0 || (p->tol >= OVL_PURIFY_TOL_MIN && p->tol <= OVL_PURIFY_TOL_MAX), OVL_ERR_ARG,
+            "ovl_pdpurify: tol must be 0 or in [%g, %g], got %g", OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, p->tol);
+  OVL_CHECK(p->max_iter >= 1, OVL_ERR_ARG, "ovl_pdpurify: max_iter must be >= 1, got %d", p->max_iter);
+  OVL_CHECK(p->c >= 0, OVL_ERR_ARG, "ovl_pdpurify: c must be >= 0 (0: automatic), got %d", p->c);
+  return OVL_OK;
+}
+
+/* The kernel grid s x s x c for P ranks (s = 0: none fits). */
+static void kernel_dims(const ovl_pdpurify_params *p, ovl_algo algo, int P, int *s, int *c) {
+  *s = *c = 0;
+  if (p->c > 0) {
+    *c = p->c;
+    int ss = ovl_isqrt(P / *c);
+    if (*c > 1 && ss > 1) /* c | s */
+      while (ss > 0 && ss % *c) ss--;
+    *s = ss;
+    if (*s < 1 || (*c > *s && *s != 1)) *s = 0;
+    if (*s == 1 && *c > 1 && !ovl_purify_uses_sq(p->method)) *s = 0;
+    return;
+  }
+  if (ovl_purify_uses_sq(p->method)) {
+    ovl_sq_grid_dims(P, s, c);
+  } else if (algo == OVL_ALGO_SSC6) {
+    for (int Q = P; *s == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, s, c);
+  } else {
+    *s = *c = ovl_icbrt(P);
+  }
+}
+
+typedef struct mats {
+  ovl_grid3d g3;
+  ovl_grid2d g0;
+  ovl_dmat F0, D0, Fo, T0, W0, Fp, Dp;
+  double *sw, *fw; /* the square-block copies of S and F (overlap path) */
+} mats;
+
+static void mats_free(mats *m) {
+  ovl_dmat *all[] = {&m->F0, &m->D0, &m->Fo, &m->T0, &m->W0, &m->Fp, &m->Dp};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) ovl_dmat_destroy(all[i]);
+  ovl_free(&m->sw);
+  ovl_free(&m->fw);
+  ovl_grid2d_destroy(&m->g0);
+  ovl_grid3d_destroy(&m->g3);
+}
+
+static ovl_err run(const bgrid *G, const double *f, const int *descf, const double *s, const int *descs, int64_t nocc,
+                   double *d, const int *descd, double *w, const int *descw, const ovl_pdpurify_params *prm,
+                   double out[8], ovl_pdpurify_info *info) {
+  MPI_Comm comm = G->comm;
+  int P = G->nprow * G->npcol;
+  int64_t n = descf[D_M];
+  ovl_algo algo = prm->algo;
+  if (algo == OVL_ALGO_AUTO) {
+    int cb = ovl_icbrt(P);
+    algo = cb * cb * cb == P ? OVL_ALGO_SSC5 : OVL_ALGO_SSC6;
+  }
+  int ks = 0, kc = 0;
+  kernel_dims(prm, algo, P, &ks, &kc);
+  OVL_TRY(ovl_err_agree(comm, ks > 0
+                                  ? OVL_OK
+                                  : ovl_err_set(OVL_ERR_GRID,
+                                                "ovl_pdpurify: no s x s x c kernel grid with c = %d fits in %d ranks "
+                                                "for method %s",
+                                                prm->c, P, ovl_purify_method_name(prm->method))));
+  info->s = ks, info->c = kc;
+  mats m;
+  memset(&m, 0, sizeof m);
+  ovl_err rc = ovl_grid3d_create(comm, ks, kc, OVL_GRID_ALLOW_IDLE, &m.g3);
+  if (rc != OVL_OK) return rc;
+  rc = ovl_grid2d_create(comm, ks, ks, OVL_GRID_ALLOW_IDLE, &m.g0);
+  if (rc == OVL_OK) rc = ovl_dmat_create(m.g0, n, n, &m.F0);
+  if (rc == OVL_OK) rc = ovl_dmat_create(m.g0, n, n, &m.D0);
+  if (rc != OVL_OK) {
+    mats_free(&m);
+    return rc;
+  }
+  double t0 = ovl_time();
+  bcarr bf = bc_of(descf, f);
+  rc = exchange(&bf, m.F0, 0, G);
+  info->t_redist += ovl_time() - t0;
+
+  /* overlap: F0 := U^-T F U^-1 on a square-block copy */
+  int nb = descf[D_MB] > descf[D_NB] ? descf[D_MB] : descf[D_NB];
+  int64_t wm = numroc(n, nb, G->myrow, 0, G->nprow), wn = numroc(n, nb, G->mycol, 0, G->npcol);
+  int wlld = wm > 1 ? (int)wm : 1, ni = (int)n, one = 1;
+  int descw_[9] = {1, G->ctxt, (int)n, (int)n, nb, nb, 0, 0, wlld};
+  bcarr bw = bc_of(descw_, NULL);
+  if (s && rc == OVL_OK) {
+    double t1 = ovl_time();
+    size_t len = (size_t)wlld * (size_t)(wn > 0 ? wn : 1);
+    rc = ovl_malloc(sizeof(double) * len, &m.sw);
+    if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * len, &m.fw);
+    if (rc == OVL_OK && w) rc = ovl_dmat_create(m.g0, n, n, &m.Fo);
+    rc = ovl_err_agree(comm, rc);
+    if (rc == OVL_OK && w) rc = ovl_dmat_copy(m.Fo, m.F0); /* F in the caller's basis, for W */
+    /* S to the square-block layout through g0 (D0 is free until the purification) */
+    bcarr bs = bc_of(descs, s);
+    if (rc == OVL_OK) rc = exchange(&bs, m.D0, 0, G);
+    if (rc == OVL_OK) rc = ovl_dmat_check_finite(m.D0);
+    if (rc == OVL_OK) rc = ovl_dmat_check_symmetric(m.D0, 1e-12);
+    bw.a = m.sw;
+    if (rc == OVL_OK) rc = exchange(&bw, m.D0, 1, G);
+    bw.a = m.fw;
+    if (rc == OVL_OK) rc = exchange(&bw, m.F0, 1, G);
+    if (rc == OVL_OK) {
+      int inf = 0;
+      pdpotrf_("U", &ni, m.sw, &one, &one, descw_, &inf);
+      MPI_Allreduce(MPI_IN_PLACE, &inf, 1, MPI_INT, MPI_MAX, comm);
+      if (inf > 0)
+        rc = ovl_err_set(OVL_ERR_NUMERIC,
+                         "ovl_pdpurify: S is not positive definite (PDPOTRF: the leading minor of order %d is not)",
+                         inf);
+      else if (inf < 0) rc = ovl_err_set(OVL_ERR_INTERNAL, "ovl_pdpurify: PDPOTRF rejected argument %d", -inf);
+    }
+    if (rc == OVL_OK) {
+      double alpha = 1.0;
+      pdtrsm_("L", "U", "T", "N", &ni, &ni, &alpha, m.sw, &one, &one, descw_, m.fw, &one, &one, descw_);
+      pdtrsm_("R", "U", "N", "N", &ni, &ni, &alpha, m.sw, &one, &one, descw_, m.fw, &one, &one, descw_);
+      rc = exchange(&bw, m.F0, 0, G);
+    }
+    if (rc == OVL_OK) rc = symmetrize(m.F0);
+    info->t_overlap += ovl_time() - t1;
+  }
+  if (rc != OVL_OK) {
+    mats_free(&m);
+    return rc;
+  }
+
+  /* purification on plane 0 of the kernel grid, over F0's and D0's memory */
+  int gi = -1, gj = -1, gk = -1;
+  ovl_grid3d_coords(m.g3, &gi, &gj, &gk);
+  ovl_grid2d pl = ovl_grid3d_plane(m.g3);
+  if (ovl_grid3d_active(m.g3) && gk == 0) {
+    rc = ovl_dmat_wrap(pl, n, n, ovl_dmat_data(m.F0), &m.Fp);
+    if (rc == OVL_OK) rc = ovl_dmat_wrap(pl, n, n, ovl_dmat_data(m.D0), &m.Dp);
+  } else {
+    rc = ovl_dmat_create(pl, n, n, &m.Fp);
+    if (rc == OVL_OK) rc = ovl_dmat_create(pl, n, n, &m.Dp);
+  }
+  rc = ovl_err_agree(comm, rc);
+  ovl_purify_opts po = ovl_purify_opts_default();
+  po.method = prm->method;
+  po.nocc = nocc;
+  po.max_iter = prm->max_iter;
+  po.tol = prm->tol;
+  po.prec = prm->prec;
+  po.plan.algo = algo;
+  po.plan.ndup = prm->ndup;
+  po.verbose = prm->verbose;
+  ovl_purify_result res;
+  memset(&res, 0, sizeof res);
+  double t2 = ovl_time();
+  if (rc == OVL_OK) rc = ovl_purify(m.g3, m.Fp, m.Dp, &po, &res);
+  info->t_purify = ovl_time() - t2;
+  if (rc != OVL_OK) {
+    mats_free(&m);
+    return rc;
+  }
+  double homo = 0, lumo = 0, t3 = ovl_time();
+  rc = homo_lumo(m.F0, m.D0, comm, &homo, &lumo);
+  info->t_mu = ovl_time() - t3;
+
+  /* back to the caller's basis: D := U^-1 D' U^-T */
+  if (s && rc == OVL_OK) {
+    double t4 = ovl_time(), alpha = 1.0;
+    bw.a = m.fw;
+    rc = exchange(&bw, m.D0, 1, G);
+    if (rc == OVL_OK) {
+      pdtrsm_("L", "U", "N", "N", &ni, &ni, &alpha, m.sw, &one, &one, descw_, m.fw, &one, &one, descw_);
+      pdtrsm_("R", "U", "T", "N", &ni, &ni, &alpha, m.sw, &one, &one, descw_, m.fw, &one, &one, descw_);
+      rc = exchange(&bw, m.D0, 0, G);
+    }
+    if (rc == OVL_OK) rc = symmetrize(m.D0);
+    info->t_overlap += ovl_time() - t4;
+  }
+  double t5 = ovl_time();
+  bcarr bd = bc_of(descd, d);
+  if (rc == OVL_OK) rc = exchange(&bd, m.D0, 1, G);
+  info->t_redist += ovl_time() - t5;
+  if (rc == OVL_OK && w) {         /* W = D (F D) */
+    ovl_dmat Fc = s ? m.Fo : m.F0; /* with S, F0 holds F' and D0 the caller's D */
+    rc = ovl_dmat_create(m.g0, n, n, &m.T0);
+    if (rc == OVL_OK) rc = ovl_dmat_create(m.g0, n, n, &m.W0);
+    rc = ovl_err_agree(comm, rc);
+    ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, n < 256 ? (n > 0 ? n : 1) : 256);
+    plan.ndup = 1;
+    if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, Fc, m.D0, 0.0, m.T0, &plan, NULL);
+    if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, m.D0, m.T0, 0.0, m.W0, &plan, NULL);
+    if (rc == OVL_OK) rc = symmetrize(m.W0);
+    double t6 = ovl_time();
+    bcarr bww = bc_of(descw, w);
+    if (rc == OVL_OK) rc = exchange(&bww, m.W0, 1, G);
+    info->t_redist += ovl_time() - t6;
+  }
+  mats_free(&m);
+  if (rc != OVL_OK) return rc;
+  out[0] = 0.5 * (homo + lumo), out[1] = res.energy, out[2] = homo, out[3] = lumo;
+  out[4] = res.idem_err, out[5] = res.trace_err, out[6] = res.iterations;
+  info->stop_reason = res.stop_reason;
+  return OVL_OK;
+}
+
+ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const int *descs, int64_t nocc, double *d,
+                     const int *descd, double *w, const int *descw, const ovl_pdpurify_params *params, double *mu,
+                     double *energy, ovl_pdpurify_info *info) {
+  double t0 = ovl_time();
+  ovl_pdpurify_info inf;
+  memset(&inf, 0, sizeof inf);
+  inf.stop_reason = "";
+  OVL_CHECK(f && descf && d && descd, OVL_ERR_ARG, "ovl_pdpurify: f, descf, d and descd must not be NULL");
+  bgrid G = {descf[D_CTXT], -1, -1, -1, -1, MPI_COMM_NULL};
+  Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
+  OVL_CHECK(G.nprow >= 1 && G.npcol >= 1 && G.myrow >= 0 && G.mycol >= 0, OVL_ERR_ARG,
+            "ovl_pdpurify: this process is not in the BLACS grid of DESCF's context %d (an invalid context, or a "
+            "process outside the grid: call ovl_pdpurify on the grid's processes only)",
+            G.ctxt);
+  int h = -1, size = 0, rank = -1;
+  Cblacs_get(G.ctxt, BLACS_GET_CONTEXT_COMM, &h);
+  G.comm = Cblacs2sys_handle(h);
+  OVL_MPI(MPI_Comm_size(G.comm, &size));
+  OVL_MPI(MPI_Comm_rank(G.comm, &rank));
+  ovl_err rc = OVL_OK;
+  if (size != G.nprow * G.npcol || rank != G.myrow * G.npcol + G.mycol)
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED,
+                     "ovl_pdpurify: BLACS context %d is a %d x %d grid, but its communicator has %d ranks and "
+                     "process (%d, %d) is rank %d there, not %d (ovl needs the row-major order of the reference BLACS)",
+                     G.ctxt, G.nprow, G.npcol, size, G.myrow, G.mycol, rank, G.myrow * G.npcol + G.mycol);
+  OVL_TRY(ovl_err_agree(G.comm, rc));
+  ovl_pdpurify_params prm = params ? *params : ovl_pdpurify_params_default();
+  int64_t n = descf[D_M];
+  if ((s == NULL) != (descs == NULL))
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_pdpurify: s and descs must both be given or both be NULL");
+  else if ((w == NULL) != (descw == NULL))
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_pdpurify: w and descw must both be given or both be NULL");
+  if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "ovl_pdpurify: DESCF: M_ = %" PRId64 " is negative", n);
+  if (rc == OVL_OK) rc = check_desc(descf, "DESCF", &G, n);
+  if (rc == OVL_OK && descs) rc = check_desc(descs, "DESCS", &G, n);
+  if (rc == OVL_OK) rc = check_desc(descd, "DESCD", &G, n);
+  if (rc == OVL_OK && descw) rc = check_desc(descw, "DESCW", &G, n);
+  if (rc == OVL_OK && (nocc < 0 || nocc > n))
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_pdpurify: nocc must lie in [0, %" PRId64 "], got %" PRId64, n, nocc);
+  if (rc == OVL_OK) rc = check_params(&prm, G.nprow * G.npcol);
+  OVL_TRY(ovl_err_agree(G.comm, rc));
+  double out[8] = {0};
+  if (n > 0) rc = run(&G, f, descf, s, descs, nocc, d, descd, w, descw, &prm, out, &inf);
+  if (rc != OVL_OK) return rc;
+  /* one view of the scalars: rank 0's */
+  OVL_MPI(MPI_Bcast(out, 8, MPI_DOUBLE, 0, G.comm));
+  inf.homo = out[2], inf.lumo = out[3], inf.idem_err = out[4], inf.trace_err = out[5], inf.iterations = (int)out[6];
+  inf.t_total = ovl_time() - t0;
+  if (mu) *mu = out[0];
+  if (energy) *energy = out[1];
+  if (info) *info = inf;
+  return OVL_OK;
+}
+
+#endif

@@ -1,0 +1,373 @@
+/* ovl_pdpurify against ScaLAPACK's eigensolver on the shipped Fock matrices.
+ *
+ * For each case and each BLACS grid shape of the rank count, and a few block
+ * sizes (square and MB != NB, RSRC/CSRC != 0): D, the band energy, HOMO/LUMO
+ * and W = D F D from ovl_pdpurify are compared with the eigensolver's
+ * D_eig = C_occ C_occ^T, sum(eps_occ) and W_eig = C_occ diag(eps_occ)
+ * C_occ^T, computed with PDSYEVD on a square-block copy. The non-orthogonal
+ * path: the shipped cases have no overlap matrix (their F is already in the
+ * Lowdin basis), so one is made here: S = U^T U with U = I + a small upper
+ * triangular perturbation, and F_S = U^T F U (same spectrum, so the same gap);
+ * the reference is PDPOTRF + PDSYGST + PDSYEVD and C = U^-1 Z (PDTRSM).
+ * Then bad input: every rank gets the same error. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ovl/pdpurify.h"
+#include "ovltest.h"
+
+void Cblacs_get(int ctxt, int what, int *val);
+void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
+void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
+void Cblacs_gridexit(int ctxt);
+void Cblacs_exit(int notdone);
+void pdgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
+             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
+             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
+             const int *descc);
+void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
+              const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz, double *work,
+              const int *lwork, int *iwork, const int *liwork, int *info);
+void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, int *info);
+void pdsygst_(const int *ibtype, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
+              const int *desca, const double *b, const int *ib, const int *jb, const int *descb, double *scale,
+              int *info);
+void pdtrsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m, const int *n,
+             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca, double *b,
+             const int *ib, const int *jb, const int *descb);
+
+typedef struct grid {
+  int ctxt, nprow, npcol, myrow, mycol;
+} grid;
+
+static int numroc(int n, int nb, int ip, int isrc, int np) {
+  int off = (ip - isrc + np) % np, nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
+  if (off < extra) num += nb;
+  else if (off == extra) num += n % nb;
+  return num;
+}
+
+/* A block-cyclic n x n array with its descriptor. */
+typedef struct bc {
+  int desc[9];
+  int mloc, nloc;
+  double *a;
+} bc;
+
+static bc bc_new(const grid *G, int n, int mb, int nb, int rsrc, int csrc, int extra_lld) {
+  bc x;
+  x.mloc = numroc(n, mb, G->myrow, rsrc, G->nprow);
+  x.nloc = numroc(n, nb, G->mycol, csrc, G->npcol);
+  int lld = (x.mloc > 1 ? x.mloc : 1) + extra_lld;
+  int d[9] = {1, G->ctxt, n, n, mb, nb, rsrc, csrc, lld};
+  memcpy(x.desc, d, sizeof d);
+  size_t len = (size_t)lld * (size_t)(x.nloc > 0 ? x.nloc : 1);
+  x.a = malloc(sizeof(double) * len);
+  for (size_t i = 0; i < len; i++) x.a[i] = NAN; /* padding must stay untouched or unread */
+  return x;
+}
+
+static int l2g(int l, int nb, int ip, int isrc, int np) {
+  return ((l / nb) * np + (ip - isrc + np) % np) * nb + l % nb;
+}
+
+/* local := global (column-major n x n) */
+static void bc_scatter(const grid *G, bc *x, const double *g, int n) {
+  for (int c = 0; c < x->nloc; c++)
+    for (int r = 0; r < x->mloc; r++) {
+      int gr = l2g(r, x->desc[4], G->myrow, x->desc[6], G->nprow);
+      int gc = l2g(c, x->desc[5], G->mycol, x->desc[7], G->npcol);
+      x->a[r + (size_t)c * x->desc[8]] = g[gr + (size_t)gc * n];
+    }
+}
+
+/* global := the whole matrix, on every rank */
+static void bc_gather(const grid *G, const bc *x, double *g, int n) {
+  memset(g, 0, sizeof(double) * (size_t)n * n);
+  for (int c = 0; c < x->nloc; c++)
+    for (int r = 0; r < x->mloc; r++) {
+      int gr = l2g(r, x->desc[4], G->myrow, x->desc[6], G->nprow);
+      int gc = l2g(c, x->desc[5], G->mycol, x->desc[7], G->npcol);
+      g[gr + (size_t)gc * n] = x->a[r + (size_t)c * x->desc[8]];
+    }
+  MPI_Allreduce(MPI_IN_PLACE, g, n * n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static double relfro(const double *a, const double *b, int n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < (size_t)n * n; i++) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
+  return sqrt(num / (den > 0 ? den : 1));
+}
+
+/* The eigensolver's reference: D_eig, W_eig (global), eps (n), from F and,
+ * when given, S (global arrays), on a square-block layout nb. */
+static void reference(const grid *G, const double *F, const double *S, int n, int nocc, int nb, double *Dg, double *Wg,
+                      double *eps) {
+  bc A = bc_new(G, n, nb, nb, 0, 0, 0), Z = bc_new(G, n, nb, nb, 0, 0, 0), B = bc_new(G, n, nb, nb, 0, 0, 0);
+  bc_scatter(G, &A, F, n);
+  int one = 1, info = 0;
+  if (S) {
+    bc_scatter(G, &B, S, n);
+    pdpotrf_("U", &n, B.a, &one, &one, B.desc, &info);
+    T_CHECK(info == 0, "pdpotrf info %d", info);
+    double scale = 1;
+    pdsygst_(&one, "U", &n, A.a, &one, &one, A.desc, B.a, &one, &one, B.desc, &scale, &info);
+    T_CHECK(info == 0 && scale == 1.0, "pdsygst info %d scale %g", info, scale);
+  }
+  double wq = 0;
+  int iwq = 0, lwork = -1, liwork = -1;
+  pdsyevd_("V", "U", &n, A.a, &one, &one, A.desc, eps, Z.a, &one, &one, Z.desc, &wq, &lwork, &iwq, &liwork, &info);
+  lwork = 2 * (int)wq + n * nb + 10000, liwork = (iwq > 1 ? iwq : 1) + 1000;
+  double *work = malloc(sizeof(double) * (size_t)lwork);
+  int *iwork = malloc(sizeof(int) * (size_t)liwork);
+  pdsyevd_("V", "U", &n, A.a, &one, &one, A.desc, eps, Z.a, &one, &one, Z.desc, work, &lwork, iwork, &liwork, &info);
+  T_CHECK(info == 0, "pdsyevd info %d", info);
+  free(work), free(iwork);
+  if (S) { /* C = U^-1 Z */
+    double al = 1.0;
+    pdtrsm_("L", "U", "N", "N", &n, &n, &al, B.a, &one, &one, B.desc, Z.a, &one, &one, Z.desc);
+  }
+  /* D = C_occ C_occ^T; W = (C_occ diag(eps)) C_occ^T */
+  double al = 1.0, be = 0.0;
+  pdgemm_("N", "T", &n, &n, &nocc, &al, Z.a, &one, &one, Z.desc, Z.a, &one, &one, Z.desc, &be, A.a, &one, &one, A.desc);
+  bc_gather(G, &A, Dg, n);
+  for (int c = 0; c < Z.nloc; c++) {
+    int gc = l2g(c, nb, G->mycol, 0, G->npcol);
+    for (int r = 0; r < Z.mloc; r++) B.a[r + (size_t)c * B.desc[8]] = Z.a[r + (size_t)c * Z.desc[8]] * eps[gc];
+  }
+  pdgemm_("N", "T", &n, &n, &nocc, &al, B.a, &one, &one, B.desc, Z.a, &one, &one, Z.desc, &be, A.a, &one, &one, A.desc);
+  bc_gather(G, &A, Wg, n);
+  free(A.a), free(Z.a), free(B.a);
+}
+
+typedef struct fcase {
+  const char *name;
+  int n, nocc;
+  double *F;  /* orthogonal basis */
+  double *FS; /* U^T F U */
+  double *S;  /* U^T U */
+} fcase;
+
+static int load_case(const char *name, fcase *c) {
+  const char *dir = getenv("OVL_TEST_DATA");
+  char path[4096];
+  memset(c, 0, sizeof *c);
+  c->name = name;
+  snprintf(path, sizeof path, "%s/%s/meta.json", dir ? dir : "data", name);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  char buf[8192];
+  size_t len = fread(buf, 1, sizeof buf - 1, f);
+  buf[len] = 0;
+  fclose(f);
+  const char *p = strstr(buf, "\"n_occ\":");
+  const char *q = strstr(buf, "\"n\":");
+  if (!p || !q) return -1;
+  c->nocc = atoi(p + 8), c->n = atoi(q + 4);
+  int n = c->n;
+  snprintf(path, sizeof path, "%s/%s/fock.raw", dir ? dir : "data", name);
+  f = fopen(path, "rb");
+  if (!f) return -1;
+  c->F = malloc(sizeof(double) * (size_t)n * n);
+  size_t got = fread(c->F, sizeof(double), (size_t)n * n, f);
+  fclose(f);
+  if (got != (size_t)n * n) return -1;
+  for (int i = 0; i < n; i++) /* row-major file, symmetric: symmetrise exactly */
+    for (int j = 0; j < i; j++) c->F[i + (size_t)j * n] = c->F[j + (size_t)i * n];
+  /* U = I + small upper triangle; S = U^T U, FS = U^T F U */
+  double *U = calloc((size_t)n * n, sizeof(double)), *T = calloc((size_t)n * n, sizeof(double));
+  c->S = calloc((size_t)n * n, sizeof(double));
+  c->FS = calloc((size_t)n * n, sizeof(double));
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i <= j; i++)
+      U[i + (size_t)j * n] = i == j ? 1.0 + 0.1 * sin(1.0 + j) : 0.3 / sqrt((double)n) * sin(0.37 * i + 1.3 * j);
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double s = 0, t = 0;
+      for (int k = 0; k <= (i < j ? i : j); k++) s += U[k + (size_t)i * n] * U[k + (size_t)j * n];
+      for (int k = 0; k <= j; k++) t += c->F[i + (size_t)k * n] * U[k + (size_t)j * n];
+      c->S[i + (size_t)j * n] = s, T[i + (size_t)j * n] = t; /* T = F U */
+    }
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i <= j; i++) {
+      double s = 0;
+      for (int k = 0; k <= i; k++) s += U[k + (size_t)i * n] * T[k + (size_t)j * n];
+      c->FS[i + (size_t)j * n] = c->FS[j + (size_t)i * n] = s;
+    }
+  free(U), free(T);
+  return 0;
+}
+
+static void run_case(const grid *G, const fcase *c, int with_s, int mb, int nb, int rsrc, int csrc, int want_w,
+                     ovl_purify_method method) {
+  int n = c->n, rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const double *Fg = with_s ? c->FS : c->F;
+  double *Dr = malloc(sizeof(double) * (size_t)n * n), *Wr = malloc(sizeof(double) * (size_t)n * n);
+  double *Dg = malloc(sizeof(double) * (size_t)n * n), *eps = malloc(sizeof(double) * (size_t)n);
+  reference(G, Fg, with_s ? c->S : NULL, n, c->nocc, 8, Dr, Wr, eps);
+  bc F = bc_new(G, n, mb, nb, rsrc % G->nprow, csrc % G->npcol, 1);
+  bc S = bc_new(G, n, nb, mb, 0, 0, 0);
+  bc D = bc_new(G, n, nb, nb, 0, csrc % G->npcol, 0);
+  bc W = bc_new(G, n, mb, mb, rsrc % G->nprow, 0, 2);
+  bc_scatter(G, &F, Fg, n);
+  if (with_s) bc_scatter(G, &S, c->S, n);
+  ovl_pdpurify_params prm = ovl_pdpurify_params_default();
+  prm.method = method;
+  double mu = 0, e = 0;
+  ovl_pdpurify_info info;
+  ovl_err rc = ovl_pdpurify(F.a, F.desc, with_s ? S.a : NULL, with_s ? S.desc : NULL, c->nocc, D.a, D.desc,
+                            want_w ? W.a : NULL, want_w ? W.desc : NULL, &prm, &mu, &e, &info);
+  T_CHECK(rc == OVL_OK, "%s S=%d %dx%d mb=%d nb=%d: ovl_pdpurify: %s: %s", c->name, with_s, G->nprow, G->npcol, mb, nb,
+          ovl_err_name(rc), ovl_errmsg());
+  if (rc == OVL_OK) {
+    bc_gather(G, &D, Dg, n);
+    double eref = 0;
+    for (int i = 0; i < c->nocc; i++) eref += eps[i];
+    double errD = relfro(Dg, Dr, n), errE = fabs(e - eref) / fabs(eref);
+    double homo = c->nocc > 0 ? eps[c->nocc - 1] : 0, lumo = c->nocc < n ? eps[c->nocc] : 0;
+    double errmu = fabs(mu - 0.5 * (homo + lumo)), errW = 0;
+    T_CHECK(errD <= 1e-8, "%s S=%d grid %dx%d mb=%d nb=%d: ||D - D_eig||/||D_eig|| = %.3e", c->name, with_s, G->nprow,
+            G->npcol, mb, nb, errD);
+    T_CHECK(errE <= 1e-8, "%s S=%d: energy %.15g vs %.15g (rel %.2e)", c->name, with_s, e, eref, errE);
+    T_CHECK(errmu <= 1e-6 * (fabs(homo) + fabs(lumo) + 1), "%s S=%d: mu %.12g vs (HOMO+LUMO)/2 = %.12g", c->name,
+            with_s, mu, 0.5 * (homo + lumo));
+    T_CHECK(fabs(info.homo - homo) <= 1e-6 && fabs(info.lumo - lumo) <= 1e-6,
+            "%s S=%d: HOMO/LUMO %.12g %.12g vs %.12g %.12g", c->name, with_s, info.homo, info.lumo, homo, lumo);
+    if (want_w) {
+      bc_gather(G, &W, Dg, n);
+      errW = relfro(Dg, Wr, n);
+      T_CHECK(errW <= 1e-8, "%s S=%d: ||W - W_eig||/||W_eig|| = %.3e", c->name, with_s, errW);
+      /* the padding rows of W's local array (LLD_ larger) are untouched */
+      for (int col = 0; col < W.nloc; col++)
+        for (int r = W.mloc; r < W.desc[8]; r++)
+          T_CHECK(isnan(W.a[r + (size_t)col * W.desc[8]]), "W padding written at (%d, %d)", r, col);
+    }
+    if (rank == 0)
+      printf("%-14s S=%d %s grid %dx%d kernel %dx%dx%d MB=%d NB=%d: iter %d, |D-D_eig| %.2e, |E-E_eig| %.2e, mu err "
+             "%.2e, |W-W_eig| %.2e\n",
+             c->name, with_s, ovl_purify_method_name(method), G->nprow, G->npcol, info.s, info.s, info.c, mb, nb,
+             info.iterations, errD, errE, errmu, errW);
+  }
+  free(F.a), free(S.a), free(D.a), free(W.a), free(Dr), free(Wr), free(Dg), free(eps);
+}
+
+/* Bad input: the same error on every rank, nothing hangs. */
+static void bad_input(const grid *G, const fcase *c) {
+  int n = c->n;
+  bc F = bc_new(G, n, 8, 8, 0, 0, 0), D = bc_new(G, n, 8, 8, 0, 0, 0);
+  bc_scatter(G, &F, c->F, n);
+  int desc[9];
+  memcpy(desc, F.desc, sizeof desc);
+  desc[0] = 2;
+  T_ERR(ovl_pdpurify(F.a, desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "DTYPE_") != NULL, "message: %s", ovl_errmsg());
+  memcpy(desc, D.desc, sizeof desc);
+  desc[5] = 0;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  memcpy(desc, D.desc, sizeof desc);
+  desc[2] = n + 1;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  memcpy(desc, D.desc, sizeof desc);
+  desc[6] = G->nprow; /* RSRC_ outside the grid */
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  /* LLD_ too small on one process only: still agreed */
+  memcpy(desc, D.desc, sizeof desc);
+  if (G->myrow == 0 && G->mycol == 0 && D.mloc > 1) desc[8] = 1;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, n + 1, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_pdpurify(F.a, F.desc, F.a, NULL, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  ovl_pdpurify_params prm = ovl_pdpurify_params_default();
+  prm.method = OVL_PURIFY_MCWEENY;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  prm = ovl_pdpurify_params_default();
+  prm.ndup = 0;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  /* an invalid context: this process is in no grid of it */
+  memcpy(desc, F.desc, sizeof desc);
+  desc[1] = 12345;
+  T_ERR(ovl_pdpurify(F.a, desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  /* S not positive definite: -I */
+  double *Sg = calloc((size_t)n * n, sizeof(double));
+  for (int i = 0; i < n; i++) Sg[i + (size_t)i * n] = -1.0;
+  bc S = bc_new(G, n, 8, 8, 0, 0, 0);
+  bc_scatter(G, &S, Sg, n);
+  T_ERR(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL),
+        OVL_ERR_NUMERIC);
+  /* F not symmetric */
+  double *Fg = malloc(sizeof(double) * (size_t)n * n);
+  memcpy(Fg, c->F, sizeof(double) * (size_t)n * n);
+  Fg[1] += 1.0;
+  bc_scatter(G, &F, Fg, n);
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL),
+        OVL_ERR_NUMERIC);
+  /* the messages agree: compare rank 0's */
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s", ovl_errmsg());
+  char m0[512];
+  memcpy(m0, msg, sizeof m0);
+  MPI_Bcast(m0, sizeof m0, MPI_CHAR, 0, MPI_COMM_WORLD);
+  T_CHECK(strcmp(m0, msg) == 0, "messages differ: '%s' vs '%s'", msg, m0);
+  free(Sg), free(Fg), free(F.a), free(D.a), free(S.a);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int P = 1, rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  fcase water, alk;
+  memset(&water, 0, sizeof water), memset(&alk, 0, sizeof alk);
+  int ok = load_case("water_ccpvdz", &water) == 0 && load_case("c10h22_631g", &alk) == 0;
+  T_CHECK(ok, "cannot read the cases water_ccpvdz and c10h22_631g under OVL_TEST_DATA");
+  fcase big[2];
+  int big_ok[2] = {load_case("h2o8_ccpvdz", &big[0]) == 0, load_case("c40h42_sto3g", &big[1]) == 0};
+  for (int x = 0; x < 2; x++) T_CHECK(big_ok[x], "cannot read case %d", x);
+  if (ok) {
+    /* every grid shape p x q = P (at most three) */
+    int shapes[3][2], ns = 0;
+    for (int p = 1; p <= P && ns < 3; p++)
+      if (P % p == 0 && (p == 1 || p * p >= P / 2 || P / p == 1)) shapes[ns][0] = p, shapes[ns][1] = P / p, ns++;
+    static const int blocks[][4] = {{8, 8, 0, 0}, {3, 5, 1, 1}, {16, 4, 0, 1}, {32, 32, 1, 0}};
+    for (int k = 0; k < ns; k++) {
+      grid G;
+      Cblacs_get(-1, 0, &G.ctxt);
+      Cblacs_gridinit(&G.ctxt, "Row", shapes[k][0], shapes[k][1]);
+      Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
+      const int *b = blocks[k % 4];
+      run_case(&G, &water, 0, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
+      run_case(&G, &water, 1, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
+      run_case(&G, &alk, k % 2, blocks[(k + 1) % 4][0], blocks[(k + 1) % 4][1], 1, 0, 1,
+               k == 0 ? OVL_PURIFY_TRS4 : OVL_PURIFY_SP2);
+      if (k == 0) {
+        run_case(&G, &alk, 1 - k % 2, 7, 7, 0, 0, 0, OVL_PURIFY_SP2);
+        run_case(&G, &water, 0, 4, 4, 0, 0, 0, OVL_PURIFY_CANONICAL);
+        /* the larger cases once each: h2o8 with S, c40h42 (a smaller gap) without */
+        for (size_t x = 0; x < sizeof big / sizeof big[0]; x++)
+          if (big_ok[x]) run_case(&G, &big[x], x == 0, 16, 16, 0, 0, 1, OVL_PURIFY_SP2);
+        bad_input(&G, &water);
+      }
+      Cblacs_gridexit(G.ctxt);
+    }
+    /* a column-major BLACS grid (the process map differs; the context's communicator is still row by row) */
+    for (int k = 0; k < ns; k++)
+      if (shapes[k][0] > 1 && shapes[k][1] > 1) {
+        grid G;
+        Cblacs_get(-1, 0, &G.ctxt);
+        Cblacs_gridinit(&G.ctxt, "Col", shapes[k][0], shapes[k][1]);
+        Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
+        run_case(&G, &alk, 1, 5, 3, 1, 1, 1, OVL_PURIFY_SP2);
+        Cblacs_gridexit(G.ctxt);
+        break;
+      }
+  }
+  free(water.F), free(water.FS), free(water.S), free(alk.F), free(alk.FS), free(alk.S);
+  for (int x = 0; x < 2; x++) free(big[x].F), free(big[x].FS), free(big[x].S);
+  int rc = t_finish("test_pdpurify");
+  Cblacs_exit(1);
+  MPI_Finalize();
+  return rc;
+}
