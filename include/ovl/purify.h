@@ -146,6 +146,19 @@ typedef struct ovl_purify_result {
  * OVL_ERR_GRID. */
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
+/* The eigensolver's density for comparison: F and D are gathered to rank 0
+ * of their plane, LAPACK dsyevd gives F's eigenvectors C, and D_eig = C_occ
+ * C_occ^T (the n_occ lowest; McWeeny: those below mu). Memory on rank 0:
+ * 2 n^2 doubles plus dsyevd's workspace, so meant for n up to a few
+ * thousand. COLLECTIVE over the plane's parent (the ranks of plane k = 0). */
+typedef struct ovl_purify_ref {
+  double relerr;    /* ||D - D_eig||_F / ||D_eig||_F */
+  double trace_err; /* |tr D - k|, k the occupied count of D_eig */
+  double energy;    /* tr(D_eig F), the sum of the occupied eigenvalues */
+  double t_eig;     /* seconds in dsyevd on rank 0 */
+} ovl_purify_ref;
+ovl_err ovl_purify_reference(ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_ref *out);
+
 /* Memory query before allocating: the most bytes any rank of an s x s x c
  * grid holds during ovl_purify for an n x n F with these options (alg,
  * checkpoint_every, restart), counting its blocks of F and D (which the

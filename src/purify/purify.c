@@ -442,6 +442,54 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *
 
 /* ---- memory query ---------------------------------------------------------- */
 
+/* ---- the eigensolver's density, for comparison ---------------------------------- */
+
+ovl_err ovl_purify_reference(ovl_dmat F, ovl_dmat D, const ovl_purify_opts *o, ovl_purify_ref *res) {
+  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(F));
+  int rank = 0;
+  MPI_Comm_rank(pc, &rank);
+  int64_t n = ovl_dmat_rows(F);
+  double *f = NULL, *d = NULL, *w = NULL;
+  ovl_err rc = OVL_OK;
+  if (rank == 0) {
+    rc = ovl_malloc(sizeof(double) * (size_t)(n * n + 1), &f);
+    if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n * n + 1), &d);
+    if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n + 1), &w);
+  }
+  rc = ovl_err_agree(pc, rc);
+  if (!rc) rc = ovl_dmat_gather(F, f);
+  if (!rc) rc = ovl_dmat_gather(D, d);
+  double out[4] = {0, 0, 0, 0};
+  if (!rc && rank == 0) {
+    double t0 = ovl_time();
+    lapack_int info = n > 0 ? LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int)n, f, (lapack_int)n, w) : 0;
+    out[2] = ovl_time() - t0;
+    if (info != 0) rc = ovl_err_set(OVL_ERR_NUMERIC, "LAPACK dsyevd failed (info %d)", (int)info);
+    double num = 0, den = 0, tr = 0, eref = 0;
+    int64_t k = o->method == OVL_PURIFY_MCWEENY ? 0 : o->nocc;
+    if (o->method == OVL_PURIFY_MCWEENY)
+      for (int64_t x = 0; x < n; x++) k += w[x] < o->mu;
+    for (int64_t c = 0; c < n && !rc; c++)
+      for (int64_t r = 0; r < n; r++) {
+        double s = 0;
+        for (int64_t e = 0; e < k; e++) s += f[r + e * n] * f[c + e * n];
+        double diff = d[r + c * n] - s;
+        num += diff * diff;
+        den += s * s;
+        if (r == c) tr += d[r + c * n];
+      }
+    for (int64_t e = 0; e < k; e++) eref += w[e];
+    out[0] = den > 0 ? sqrt(num / den) : sqrt(num);
+    out[1] = fabs(tr - (double)k);
+    out[3] = eref; /* tr(D_ref F) = sum of the occupied eigenvalues */
+  }
+  ovl_free(&f), ovl_free(&d), ovl_free(&w);
+  OVL_TRY(ovl_err_agree(pc, rc));
+  OVL_MPI(MPI_Bcast(out, 4, MPI_DOUBLE, 0, pc));
+  res->relerr = out[0], res->trace_err = out[1], res->t_eig = out[2], res->energy = out[3];
+  return OVL_OK;
+}
+
 int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) {
   if (!opts) return -1;
   int sq = ovl_purify_uses_sq(opts->method);

@@ -1,7 +1,6 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
 #include <errno.h>
 #include <inttypes.h>
-#include <lapacke.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -158,53 +157,6 @@ static int64_t job_memory(const purify_job *j, int64_t n, int s, int c) {
   return chk >= 4611686018427387904.0 ? -1 : (int64_t)fmax((double)mem, chk);
 }
 
-/* Reference density from LAPACK dsyevd on rank 0 of the plane: D = C_occ C_occ^T. */
-static ovl_err reference_check(purify_job *j, ovl_dmat F, ovl_dmat D) {
-  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(F));
-  int rank = 0;
-  MPI_Comm_rank(pc, &rank);
-  int64_t n = ovl_dmat_rows(F);
-  double *f = NULL, *d = NULL, *w = NULL;
-  ovl_err rc = OVL_OK;
-  if (rank == 0) {
-    rc = ovl_malloc(sizeof(double) * (size_t)(n * n + 1), &f);
-    if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n * n + 1), &d);
-    if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n + 1), &w);
-  }
-  rc = ovl_err_agree(pc, rc);
-  if (!rc) rc = ovl_dmat_gather(F, f);
-  if (!rc) rc = ovl_dmat_gather(D, d);
-  double out[4] = {0, 0, 0, 0};
-  if (!rc && rank == 0) {
-    double t0 = ovl_time();
-    lapack_int info = n > 0 ? LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'L', (lapack_int)n, f, (lapack_int)n, w) : 0;
-    out[2] = ovl_time() - t0;
-    if (info != 0) rc = ovl_err_set(OVL_ERR_NUMERIC, "LAPACK dsyevd failed (info %d)", (int)info);
-    double num = 0, den = 0, tr = 0, eref = 0;
-    int64_t k = j->po.method == OVL_PURIFY_MCWEENY ? 0 : j->nocc;
-    if (j->po.method == OVL_PURIFY_MCWEENY)
-      for (int64_t x = 0; x < n; x++) k += w[x] < j->po.mu;
-    for (int64_t c = 0; c < n && !rc; c++)
-      for (int64_t r = 0; r < n; r++) {
-        double s = 0;
-        for (int64_t e = 0; e < k; e++) s += f[r + e * n] * f[c + e * n];
-        double diff = d[r + c * n] - s;
-        num += diff * diff;
-        den += s * s;
-        if (r == c) tr += d[r + c * n];
-      }
-    for (int64_t e = 0; e < k; e++) eref += w[e];
-    out[0] = den > 0 ? sqrt(num / den) : sqrt(num);
-    out[1] = fabs(tr - (double)k);
-    out[3] = eref; /* tr(D_ref F) = sum of the occupied eigenvalues */
-  }
-  ovl_free(&f), ovl_free(&d), ovl_free(&w);
-  OVL_TRY(ovl_err_agree(pc, rc));
-  OVL_MPI(MPI_Bcast(out, 4, MPI_DOUBLE, 0, pc));
-  j->ref_err = out[0], j->ref_trace_err = out[1], j->t_eig = out[2], j->e_ref = out[3];
-  return OVL_OK;
-}
-
 /* The whole job on the ranks that run it (all, or the active subset). */
 static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   int P = 0;
@@ -264,7 +216,10 @@ static ovl_err purify_on(MPI_Comm comm, purify_job *j) {
   if (!rc && j->out && on0 && !j->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
   rc = ovl_err_agree(parent, rc);
   if (!rc && j->check && !j->res.stopped) {
-    if (on0) rc = reference_check(j, F, D);
+    ovl_purify_ref ref;
+    memset(&ref, 0, sizeof ref);
+    if (on0) rc = ovl_purify_reference(F, D, &j->po, &ref);
+    j->ref_err = ref.relerr, j->ref_trace_err = ref.trace_err, j->t_eig = ref.t_eig, j->e_ref = ref.energy;
     rc = ovl_err_agree(parent, rc);
     double v[4] = {j->ref_err, j->ref_trace_err, j->t_eig, j->e_ref};
     MPI_Bcast(v, 4, MPI_DOUBLE, 0, parent);
@@ -507,20 +462,26 @@ int cmd_purify(int argc, char **argv) {
   }
   int pass = !check || (j.ref_err <= 1e-8 && (j.po.method == OVL_PURIFY_MCWEENY || r->trace_err <= 1e-8));
   if (json) {
-    ovl_log(OVL_LOG_QUIET,
-            "{\"cmd\":\"purify\",\"fock\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64
-            ",\"method\":\"%s\",\"algo\":\"%s\",\"precision\":\"%s\",\"stop_reason\":\"%s\",\"iter_single\":%d,"
-            "\"products\":%d,"
-            "\"ndup\":%d,\"backend\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"iterations\":%d,"
-            "\"idempotency_error\":%.3e,\"trace_error\":%.3e,\"trace_error_of\":\"%s\",\"energy\":%.12f,\"t_total\":%."
-            "6e,\"t_ssc\":%.6e,"
-            "\"ssc_gflops\":%.3f,\"check\":\"%s\",\"ref_relerr\":%.3e,\"t_eig\":%.6e,\"mem_estimate\":%" PRId64
-            ",\"mpi\":\"%s\"}\n",
-            fock, j.n, j.nocc, method, kernel, precision, r->stop_reason, r->iter_single, r->products, ndup, backend, P,
-            nactive, j.gridstr, r->iterations, r->idem_err, r->trace_err,
-            j.po.method == OVL_PURIFY_MCWEENY ? "round(tr D)" : "n_occ", r->energy, wall, r->t_ssc, r->ssc_gflops,
-            check ? (pass ? "PASS" : "FAIL") : "not checked", check ? j.ref_err : -1.0, check ? j.t_eig : -1.0,
-            j.mem_est, cli_mpi_library());
+    ovl_record *o = NULL;
+    if (ovl_record_create("purify", &o) == OVL_OK) {
+      ovl_record_set_str(o, "fock", fock), ovl_record_set_int(o, "n", j.n), ovl_record_set_int(o, "nocc", j.nocc);
+      ovl_record_set_str(o, "method", method), ovl_record_set_str(o, "algo", kernel);
+      ovl_record_set_str(o, "precision", precision), ovl_record_set_str(o, "stop_reason", r->stop_reason);
+      ovl_record_set_int(o, "iter_single", r->iter_single), ovl_record_set_int(o, "products", r->products);
+      ovl_record_set_int(o, "ndup", ndup), ovl_record_set_str(o, "backend", backend);
+      ovl_record_set_int(o, "ranks", P), ovl_record_set_int(o, "active", nactive);
+      ovl_record_set_str(o, "grid", j.gridstr), ovl_record_set_int(o, "iterations", r->iterations);
+      ovl_record_set_num(o, "idempotency_error", r->idem_err), ovl_record_set_num(o, "trace_error", r->trace_err);
+      ovl_record_set_str(o, "trace_error_of", j.po.method == OVL_PURIFY_MCWEENY ? "round(tr D)" : "n_occ");
+      ovl_record_set_num(o, "energy", r->energy), ovl_record_set_num(o, "t_total", wall);
+      ovl_record_set_num(o, "t_ssc", r->t_ssc), ovl_record_set_num(o, "ssc_gflops", r->ssc_gflops);
+      ovl_record_set_str(o, "check", check ? (pass ? "PASS" : "FAIL") : "not checked");
+      ovl_record_set_num(o, "ref_relerr", check ? j.ref_err : NAN); /* null when not checked */
+      ovl_record_set_num(o, "t_eig", check ? j.t_eig : NAN);
+      ovl_record_set_int(o, "mem_estimate", j.mem_est), ovl_record_set_str(o, "mpi", cli_mpi_library());
+      if (ovl_world_rank() == 0) ovl_record_print(o, stdout);
+      ovl_record_destroy(&o);
+    }
   } else {
     char occ[64];
     if (j.po.method == OVL_PURIFY_MCWEENY) snprintf(occ, sizeof occ, "n_occ from mu=%g", j.po.mu);
