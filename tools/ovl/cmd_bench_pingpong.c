@@ -52,7 +52,7 @@ int cmd_bench_pingpong(int argc, char **argv) {
        NULL, 0, 1024},
       {"fit", 0, OVL_OPT_CHOICE, &fit, "F", "Hockney fit: rel (least relative squares) or abs (ordinary least squares)",
        fits, 0, -1},
-      {"fit-range", 0, OVL_OPT_RANGE, fit_range, "MIN:MAX", "sizes used by the fit (0:0 = all measured)", NULL, 0,
+      {"fit-range", 0, OVL_OPT_RANGE, fit_range, "MIN:MAX", "sizes used by the fit (default: all measured)", NULL, 0,
        (int64_t)1 << 30},
       {"cache-bytes", 0, OVL_OPT_SIZE, &cache, "BYTES",
        "rotate each rank's send and receive buffers through this many bytes (0: one buffer, warm in cache; default: "

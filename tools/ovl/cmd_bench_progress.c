@@ -26,7 +26,7 @@ int cmd_bench_progress(int argc, char **argv) {
       {"every", 0, OVL_OPT_INT, &every, "E", "call the progress hook after every E chunks", NULL, 1, 1000000},
       {"algo", 'a', OVL_OPT_CHOICE, &alg, "A", "broadcast algorithm of the own back end", algs, 0, -1},
       {"bcast-alg", 0, OVL_OPT_CHOICE, &alg, "A", NULL, algs, 0, -1},
-      {"segment", 0, OVL_OPT_SIZE, &segment, "BYTES", "chain segment (0: 128 KiB)", NULL, 0, (int64_t)1 << 34},
+      {"segment", 0, OVL_OPT_SIZE, &segment, "BYTES", "chain segment (default: 128 KiB)", NULL, 0, (int64_t)1 << 34},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 10000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 10000},
       BENCH_OPT_MEM_LIMIT(&mem_limit),

@@ -26,8 +26,9 @@ int cmd_bench_ssc(int argc, char **argv) {
       {"algo", 'a', OVL_OPT_STRING, &algs_s, "LIST", "algorithms, comma-separated {alg3,alg4,alg5,alg6}", NULL, 0, -1},
       {"algos", 0, OVL_OPT_STRING, &algs_s, "LIST", NULL, NULL, 0, -1},
       {"ndup", 'd', OVL_OPT_STRING, &ndup_s, "LIST", "N_DUP values for alg5 and alg6 (e.g. 1,2,4 or 1-6)", NULL, 0, -1},
-      {"grid25", 'g', OVL_OPT_STRING, &grid25, "SxSxC", "alg6 grid (default: the largest c with c | s, s*s*c = P)",
-       NULL, 0, -1},
+      {"grid", 'g', OVL_OPT_STRING, &grid25, "SxSxC", "alg6 grid (default: the largest c with c | s, s*s*c = P)", NULL,
+       0, -1},
+      {"grid25", 0, OVL_OPT_STRING, &grid25, "SxSxC", NULL, NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit a grid stay idle", NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds (each times every configuration once)", NULL, 1,
@@ -63,7 +64,7 @@ int cmd_bench_ssc(int argc, char **argv) {
     if (!rc) rc = bench_int_list("--ndup", ndup_s, 1, OVL_LANES_MAX, nd, 16, &nnd);
     if (!rc && grid25) {
       rc = ovl_parse_dims(grid25, g25, &ngd);
-      if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid25 is SxSxC, got '%s'", grid25);
+      if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s'", grid25);
     }
   }
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench ssc", rc);
