@@ -236,7 +236,7 @@ case_ "-o the input's sidecar"  2 "the output .*good.raw.json. is the input" "$P
 case_ "checkpoint state a device" 1 "cannot write checkpoint state .*dev.state.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/dev" --checkpoint-every 2 "${o[@]}"
 case_ "--trace onto a device"   1 "cannot write trace .*trdev.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 -t "$f/trdev" "${o[@]}"
 case_ "gemm --trace onto a device" 1 "cannot write trace .*trdev.json" "$P" gemm -n 16 -t "$f/trdev"
-case_ "bench coll --timeline onto a device" 1 "cannot write timeline .*trdev.json.: it exists and is a character device" "2" bench coll -m 8:64 -i 1 -x 0 -t "$f/trdev.json"
+case_ "bench coll --timeline onto a device" 1 "cannot write timeline .*trdev.json.: it exists and is a character device" "2" bench coll -m 8:64 -i 1 -x 0 --timeline "$f/trdev.json"
 case_ "bench machine -o a device" 1 "cannot write machine file .*null.: it exists and is a character device" "2" bench machine -o "$f/null"
 case_ "tune -o a device"        1 "cannot write tune file .*null.: it exists and is a character device" "$P" tune --kernel ssc -n 64 -o "$f/null"
 case_ "-o \"\""                  2 "option -o/--output: an empty value" "$P" purify --fock "$f/good.raw" --nocc 5 -o ""
@@ -251,8 +251,8 @@ PLAIN=1 case_ "--tune-file missing (auto)" 1 "tune file .*none.tune.: No such fi
 case_ "--trace into a missing dir" 1 "cannot write trace .*nodir/tr.json.: directory .*nodir.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 -t "@OUT@/nodir/tr" "${o[@]}"
 case_ "gemm --trace into a missing dir" 1 "cannot write trace .*nodir/tr.json.: directory .*: No such file" "1 2 4" gemm -n 16 -t "@OUT@/nodir/tr"
 # memory: every bench command estimates before allocating
-case_ "bench coll alltoall 8G"  1 "OVL_ERR_NOMEM.*needs 32768.0 MiB per rank, but the node has" "4" bench coll -o alltoall -m 8G:8G -i 1 -x 0
-case_ "bench coll bcast 16G"    1 "OVL_ERR_NOMEM.*needs 65536.0 MiB per rank" "2" bench coll -o bcast -m 16G:16G -i 1 -x 0
+case_ "bench coll alltoall 8G"  1 "OVL_ERR_NOMEM.*needs 32768.0 MiB per rank, but the node has" "4" bench coll --op alltoall -m 8G:8G -i 1 -x 0
+case_ "bench coll bcast 16G"    1 "OVL_ERR_NOMEM.*needs 65536.0 MiB per rank" "2" bench coll --op bcast -m 16G:16G -i 1 -x 0
 case_ "bench nbc --mem-limit"   1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench nbc -m 8M:8M -i 1 -x 0 --mem-limit 1M
 case_ "bench pingpong --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench pingpong -m 8M:8M -i 1 --mem-limit 1M
 case_ "bench progress --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "$P" bench progress -n 8M --mem-limit 1M
