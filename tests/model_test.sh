@@ -59,6 +59,7 @@ cp "$tmp/m.json" "$tmp/out"
 expect "machine file content" jcheck '
 import json, sys
 m = json.load(open(sys.argv[1]))
+assert m["type"] == "machine" and m["schema"] == 1, m
 assert m["beta"] > 0 and m["gamma"] > 0 and m["peak_bw"] > 0, m
 assert {(t["coll"], t["p"]) for t in m["fbw"]} == {("bcast", 2), ("reduce", 2), ("allreduce", 2)}
 assert all(len(t["size"]) == len(t["bw"]) == 4 and all(b > 0 for b in t["bw"]) for t in m["fbw"])

@@ -27,7 +27,7 @@ import stat
 
 SCHEMA = 1  # the "schema" written by include/ovl/record.h (OVL_RECORD_SCHEMA)
 
-# Record types: where the type stood before "type" existed, and the fields in which -1 then
+# Record types: where the type stood before "type" existed (None: nowhere), and the fields in which -1 then
 # meant "not measured" (null in schema 1). A sketch of the shape is in "fields" (the keys a
 # consumer may count on; records carry more).
 TYPES = {
