@@ -204,7 +204,7 @@ case_ "gemm outer < b"          2 "--outer 4 must be >= --block 8" "$P" gemm --a
 case_ "gemm --mem-limit 1M"     1 "OVL_ERR_NOMEM.*needs .* MiB per rank, above the limit of 1.0 MiB" "$P" gemm -n 4096 --mem-limit 1M
 case_ "gemm n = 256K"           1 "OVL_ERR_NOMEM.*needs .* MiB per rank, but the node has" "$P3" gemm -n 256K
 case_ "gemm n = 1G"             1 "OVL_ERR_NOMEM.*1073741824 x 1073741824 matrix of doubles would take more than 2\^60 bytes" "$P" gemm -n 1G
-case_ "gemm n = 2^41"           2 "--n: value 2199023255552 is outside" "$P" gemm -n 2048G
+case_ "gemm n = 2^41"           2 "-n/--size: value 2199023255552 is outside" "$P" gemm -n 2048G
 # purify checks before it reads F: the limit, and a 100000 x 100000 F (a sparse file: only its header is read)
 truncate -s 80000000000 "$f/huge.raw" && printf '{"rows": 100000, "cols": 100000, "symmetric": true}\n' >"$f/huge.raw.json"
 case_ "purify --mem-limit 1K"   1 "OVL_ERR_NOMEM.*needs [0-9.]* KiB per rank, above the limit of 1.0 KiB" "$P" purify --fock "$f/good.raw" --nocc 5 --algo alg6 --mem-limit 1K "${o[@]}"

@@ -138,7 +138,7 @@ expect "coll --alg: the old name of --algo still works" test "$rc" -eq 0
 expect "coll --alg: same record" has '"type":"coll","schema":1,"op":"bcast"' "$out"
 run 1 bench coll --help
 expect "coll help: --algo listed" has "  -a, --algo NAME" "$out"
-expect "coll help: the alias --alg not listed" test "$(count -- "--alg " "$out")" -eq 0
+expect "coll help: the alias --alg not listed" test "$(count "--alg " "$out")" -eq 0
 expect "coll help: --op and --backend long only" has "      --op OP" "$out"
 
 # ---- nbc ------------------------------------------------------------------------------------------------------
