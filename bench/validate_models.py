@@ -114,7 +114,7 @@ def tune(a, mfile, P, n, r):
                       str(a.rounds), "-x", "1", "-q", "--json", "-o", tfile], a.ovl)
         with open(os.path.join(a.out, "tune_%s.json" % fam), "w") as f:
             f.write(out)
-        rows_t = [x for x in jlines(out) if ovlrecords.kind(x) == "tune"]
+        rows_t = [x for x in jlines(out) if ovlrecords.kind(x) == "tune-candidate"]
         sw = [x for x in jlines(out) if ovlrecords.kind(x) == "tune-sweep"][0]
         print("exhaustive sweep, %s n=%d on %d ranks (%d configurations; tuner %s rounds, sweep %d rounds, "
               "interleaved):" % (fam, nn, P, len(rows_t), r, a.rounds))

@@ -59,7 +59,7 @@ if [[ " ${parts[*]} " == *" coll "* ]]; then
     for c in "${cfgs[@]}"; do
       set -- $c
       log "coll run $r/$REPS: $1, backend $2${3:+ ($3)}"
-      "$CL" run --timeout 300 "${mpiargs[@]}" -- ovl bench coll --op "$1" --backend "$2" ${3:+--alg "$3"} -m "$COLL_SIZES" \
+      "$CL" run --timeout 300 "${mpiargs[@]}" -- ovl bench coll --op "$1" --backend "$2" ${3:+--algo "$3"} -m "$COLL_SIZES" \
         -d 4 -i 10 -x 2 --cache-bytes 32M -j -q 2>/dev/null | tag "$r" "$1-$2" >>"$OUT/coll_$1_$2.jsonl" ||
         log "  this run failed"
     done

@@ -204,7 +204,7 @@ case_ "gemm outer < b"          2 "--outer 4 must be >= --block 8" "$P" gemm --a
 case_ "gemm --mem-limit 1M"     1 "OVL_ERR_NOMEM.*needs .* MiB per rank, above the limit of 1.0 MiB" "$P" gemm -n 4096 --mem-limit 1M
 case_ "gemm n = 256K"           1 "OVL_ERR_NOMEM.*needs .* MiB per rank, but the node has" "$P3" gemm -n 256K
 case_ "gemm n = 1G"             1 "OVL_ERR_NOMEM.*1073741824 x 1073741824 matrix of doubles would take more than 2\^60 bytes" "$P" gemm -n 1G
-case_ "gemm n = 2^41"           2 "--n: value 2199023255552 is outside" "$P" gemm -n 2048G
+case_ "gemm n = 2^41"           2 "-n/--size: value 2199023255552 is outside" "$P" gemm -n 2048G
 # purify checks before it reads F: the limit, and a 100000 x 100000 F (a sparse file: only its header is read)
 truncate -s 80000000000 "$f/huge.raw" && printf '{"rows": 100000, "cols": 100000, "symmetric": true}\n' >"$f/huge.raw.json"
 case_ "purify --mem-limit 1K"   1 "OVL_ERR_NOMEM.*needs [0-9.]* KiB per rank, above the limit of 1.0 KiB" "$P" purify --fock "$f/good.raw" --nocc 5 --algo alg6 --mem-limit 1K "${o[@]}"
@@ -236,7 +236,7 @@ case_ "-o the input's sidecar"  2 "the output .*good.raw.json. is the input" "$P
 case_ "checkpoint state a device" 1 "cannot write checkpoint state .*dev.state.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/dev" --checkpoint-every 2 "${o[@]}"
 case_ "--trace onto a device"   1 "cannot write trace .*trdev.json.: it exists and is a character device" "$P" purify --fock "$f/good.raw" --nocc 5 -t "$f/trdev" "${o[@]}"
 case_ "gemm --trace onto a device" 1 "cannot write trace .*trdev.json" "$P" gemm -n 16 -t "$f/trdev"
-case_ "bench coll --timeline onto a device" 1 "cannot write timeline .*trdev.json.: it exists and is a character device" "2" bench coll -m 8:64 -i 1 -x 0 -t "$f/trdev.json"
+case_ "bench coll --timeline onto a device" 1 "cannot write timeline .*trdev.json.: it exists and is a character device" "2" bench coll -m 8:64 -i 1 -x 0 --timeline "$f/trdev.json"
 case_ "bench machine -o a device" 1 "cannot write machine file .*null.: it exists and is a character device" "2" bench machine -o "$f/null"
 case_ "tune -o a device"        1 "cannot write tune file .*null.: it exists and is a character device" "$P" tune --kernel ssc -n 64 -o "$f/null"
 case_ "-o \"\""                  2 "option -o/--output: an empty value" "$P" purify --fock "$f/good.raw" --nocc 5 -o ""
@@ -251,8 +251,8 @@ PLAIN=1 case_ "--tune-file missing (auto)" 1 "tune file .*none.tune.: No such fi
 case_ "--trace into a missing dir" 1 "cannot write trace .*nodir/tr.json.: directory .*nodir.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 -t "@OUT@/nodir/tr" "${o[@]}"
 case_ "gemm --trace into a missing dir" 1 "cannot write trace .*nodir/tr.json.: directory .*: No such file" "1 2 4" gemm -n 16 -t "@OUT@/nodir/tr"
 # memory: every bench command estimates before allocating
-case_ "bench coll alltoall 8G"  1 "OVL_ERR_NOMEM.*needs 32768.0 MiB per rank, but the node has" "4" bench coll -o alltoall -m 8G:8G -i 1 -x 0
-case_ "bench coll bcast 16G"    1 "OVL_ERR_NOMEM.*needs 65536.0 MiB per rank" "2" bench coll -o bcast -m 16G:16G -i 1 -x 0
+case_ "bench coll alltoall 8G"  1 "OVL_ERR_NOMEM.*needs 32768.0 MiB per rank, but the node has" "4" bench coll --op alltoall -m 8G:8G -i 1 -x 0
+case_ "bench coll bcast 16G"    1 "OVL_ERR_NOMEM.*needs 65536.0 MiB per rank" "2" bench coll --op bcast -m 16G:16G -i 1 -x 0
 case_ "bench nbc --mem-limit"   1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench nbc -m 8M:8M -i 1 -x 0 --mem-limit 1M
 case_ "bench pingpong --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "2" bench pingpong -m 8M:8M -i 1 --mem-limit 1M
 case_ "bench progress --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" "$P" bench progress -n 8M --mem-limit 1M

@@ -41,6 +41,9 @@ expect "gemm rect prob PASS" has "PASS" "$out"
 run 2 gemm -n 64 --json --check -i 3 -x 0
 expect "json rc" test "$rc" -eq 0
 expect "json parses" python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]==3 and d["t_min"]<=d["t_median"]<=d["t_max"]' "$out"
+expect "json record type" python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert list(d)[:2]==["type","schema"] and d["type"]=="gemm" and d["schema"]==1 and "bench" not in d' "$out"
+run 2 gemm -n 64 -j -i 1 -x 0
+expect "json unchecked: relerr null" has '"check":"not checked","relerr":null' "$out"
 
 run 3 gemm --bogus
 expect "bad option exit 2" test "$rc" -eq 2
@@ -70,6 +73,44 @@ done
 
 run 2 nosuchcommand
 expect "unknown command exit 2" test "$rc" -eq 2
+
+# bare `ovl`: a usage error (the usage on stderr); `ovl --help`: the usage, exit 0
+run 1
+expect "bare ovl exit 2" test "$rc" -eq 2
+expect "bare ovl: usage on stderr" has "usage: ovl <command>" "$err"
+expect "bare ovl: nothing on stdout" test -z "$out"
+run 1 --help
+expect "ovl --help exit 0" test "$rc" -eq 0
+expect "ovl --help usage" has "usage: ovl <command>" "$out"
+run 1 bench --help
+expect "bench --help exit 0" test "$rc" -eq 0
+for b in progress pingpong coll nbc ssc machine; do
+  expect "bench --help lists $b" has "^  $b " "$out"
+done
+
+# one vocabulary: a short letter means one thing in every command; each default is shown once, and a
+# placeholder default in words, never as [default: 0] / [default: -1]
+for c in gemm model "bench pingpong" "bench coll" "bench nbc" "bench progress" "bench ssc" "bench machine"; do
+  # shellcheck disable=SC2086
+  run 1 $c --help
+  expect "$c --help exit 0" test "$rc" -eq 0
+  expect "$c --help: no doubled default" test "$(grep -c "default.*\[default:" <<<"$out")" -eq 0
+  expect "$c --help: no placeholder default" \
+    test "$(grep -cE "\[default: (-1|nan)\]|\(0(:0)?[:= ].*\[default: 0(:0)?\]" <<<"$out")" -eq 0
+  bad=$(grep -oE "^  -[a-zA-Z], --[a-z0-9-]+" <<<"$out" | awk '
+    { m["-a"]="--algo"; m["-b"]="--block"; m["-c"]="--check"; m["-d"]="--ndup"; m["-f"]="--full"; m["-g"]="--grid"
+      m["-G"]="--groups"; m["-h"]="--help"; m["-i"]="--iterations"; m["-j"]="--json"; m["-m"]="--message-size"
+      m["-M"]="--mem-limit"; m["-n"]="--size"; m["-o"]="--output"; m["-q"]="--quiet"; m["-s"]="--seed"
+      m["-t"]="--trace"; m["-v"]="--verbose"; m["-W"]="--window"; m["-x"]="--warmup"
+      l=$1; sub(",", "", l); if (m[l] != $2) print l " " $2 }')
+  expect "$c: short letters of the vocabulary ($bad)" test -z "$bad"
+done
+# the long aliases kept for the old names
+run 2 gemm --n 32 -i 1 -x 0 --no-blas-check -j
+expect "gemm --n (old name of --size)" has '"n":32' "$out"
+run 1 model --kernel summa --panel 64 --ranks 4 -n 256 -j
+expect "model --panel (old name of --block)" has '"b":64' "$out"
+expect "model record" has '^{"type":"model","schema":1,"config":"summa P=4 b=64' "$out"
 
 run 1 version
 expect "version" has "ovl " "$out"

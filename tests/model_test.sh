@@ -14,34 +14,35 @@ jcheck() { $PY -c "$1" "$tmp/out" >/dev/null 2>"$tmp/pyerr" || { cat "$tmp/pyerr
 # ---- ovl model -------------------------------------------------------------------------------------------------
 for k in summa hsumma cannon 3d 2.5d alg3 alg4 alg5 alg6; do
   P=8; case $k in cannon) P=16 ;; hsumma) P=16 ;; esac
-  run 1 model -k "$k" -n 2000 -P "$P" -G 4 -j
+  run 1 model --kernel "$k" -n 2000 --ranks "$P" -G 4 -j
   expect "model $k rc" test "$rc" -eq 0
   expect "model $k json" jcheck '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 assert len(r) == 1 and "error" not in r[0], r
+assert r[0]["type"] == "model" and r[0]["schema"] == 1, r
 r = r[0]
 assert r["total"] > 0 and r["compute"] > 0 and r["latency"] >= 0 and r["bandwidth"] > 0
 assert r["total"] <= (r["latency"] + r["bandwidth"] + r["compute"]) * (1 + 1e-6)
 '
 done
-run 1 model -k alg5 -n 5000 -P 64 --sweep ndup --max 6
+run 1 model --kernel alg5 -n 5000 --ranks 64 --sweep ndup --max 6
 expect "sweep ndup rc" test "$rc" -eq 0
 expect "sweep ndup rows" test "$(count "alg5 P=64 ndup=" "$out")" -eq 6
-run 1 model -k hsumma -n 8192 -P 64 --sweep G -j
+run 1 model --kernel hsumma -n 8192 --ranks 64 --sweep G -j
 expect "sweep G rows (1, 4, 16, 64 tile 8x8 squarely; 2, 8, 32 too)" test "$(count '"kernel":"hsumma"' "$out")" -ge 4
-run 1 model -k alg6 -n 4000 -P 128 --sweep c
+run 1 model --kernel alg6 -n 4000 --ranks 128 --sweep c
 expect "sweep c: 8x8x2 and 4x4x8? only c | s: 8x8x2" has "alg6 P=128 c=2" "$out"
-run 1 model -k alg5 -n 4000 -P 8 --sweep ppn --max 8
+run 1 model --kernel alg5 -n 4000 --ranks 8 --sweep ppn --max 8
 expect "sweep ppn rows" test "$(count "alg5 P=" "$out")" -eq 4
 expect "sweep ppn: 16 ranks are no cube" has "not a cube" "$out"
-run 1 model -k 3d -n 4000 -P 1000 --sweep P
+run 1 model --kernel 3d -n 4000 --ranks 1000 --sweep P
 expect "sweep P: cubes" test "$(count "^  3d P=" "$out")" -eq 10
-run 1 model -k summa -n 4096 -P 64 --sweep algo
+run 1 model --kernel summa -n 4096 --ranks 64 --sweep algo
 expect "sweep algo: 9 rows" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 9
-run 1 model -k alg4 -n 7645 -P 64
+run 1 model --kernel alg4 -n 7645 --ranks 64
 expect "model header names the built-in machine" has "stampede2" "$out"
-run 1 model -k alg7
+run 1 model --kernel alg7
 expect "bad kernel exit 2" test "$rc" -eq 2
 echo '{"beta": 1e-9}' >"$tmp/bad.json"
 run 1 model --machine "$tmp/bad.json"
@@ -51,18 +52,19 @@ run 1 model --machine "$tmp/nope.json"
 expect "missing machine file exit 1" test "$rc" -eq 1
 
 # ---- ovl bench machine -------------------------------------------------------------------------------------------
-run 2 bench machine -o "$tmp/m.json" -M 64K -i 3 -q
+run 2 bench machine -o "$tmp/m.json" --max-size 64K -i 3 -q
 expect "bench machine rc" test "$rc" -eq 0
 expect "machine file written" test -s "$tmp/m.json"
 cp "$tmp/m.json" "$tmp/out"
 expect "machine file content" jcheck '
 import json, sys
 m = json.load(open(sys.argv[1]))
+assert m["type"] == "machine" and m["schema"] == 1, m
 assert m["beta"] > 0 and m["gamma"] > 0 and m["peak_bw"] > 0, m
 assert {(t["coll"], t["p"]) for t in m["fbw"]} == {("bcast", 2), ("reduce", 2), ("allreduce", 2)}
 assert all(len(t["size"]) == len(t["bw"]) == 4 and all(b > 0 for b in t["bw"]) for t in m["fbw"])
 '
-run 1 model -k alg5 -n 1000 -P 8 --machine "$tmp/m.json"
+run 1 model --kernel alg5 -n 1000 --ranks 8 --machine "$tmp/m.json"
 expect "model reads the measured machine" has "3 f_BW tables" "$out"
 run 1 bench machine -o "$tmp/m1.json"
 expect "bench machine needs 2 ranks" test "$rc" -eq 2

@@ -87,12 +87,12 @@ CMDS = {
     "gemm": (["-n", "32", "-i", "1", "-x", "0", "--no-blas-check"], {
         "--algo": ["summa", "hsumma", "cannon", "3d", "2.5d", "auto", "alg5", ""], "--machine": IN_FILES,
         "--tune-file": IN_FILES, "-n": ["16", "33", "0", "-1", "256K", "1G", "2048G", "x"], "--m": SIZES,
-        "--k": SIZES, "--transa": ["N", "T", "X"], "--transb": ["N", "T", "C"], "-b": SIZES, "--outer": SIZES,
+        "--k": SIZES, "--size": SIZES, "--transa": ["N", "T", "X"], "--transb": ["N", "T", "C"], "-b": SIZES, "--outer": SIZES,
         "-G": ["2", "2x2", "0", "x", ""], "--grid": GRIDS, "--repl": SMALL, "--allow-idle": None, "-d": INTS,
         "--lookahead": None, "--backend": ["mpi", "own", "x"],
-        "--bcast-alg": ["auto", "binomial", "chain", "hier", "x"], "--mem-limit": SIZES, "-i": SMALL, "-x": SMALL,
-        "--alpha": DOUBLES, "--beta": DOUBLES, "--seed": INTS, "--check": None,
-        "--check-mode": ["auto", "exact", "prob", "x"], "--tol": DOUBLES, "--trace": OUT_FILES, "--json": None,
+        "--bcast-alg": ["auto", "binomial", "chain", "hier", "x"], "-M": SIZES, "-i": SMALL, "-x": SMALL,
+        "--alpha": DOUBLES, "--beta": DOUBLES, "-s": INTS, "-c": None,
+        "--check-mode": ["auto", "exact", "prob", "x"], "--tol": DOUBLES, "-t": OUT_FILES, "-j": None,
         "-q": None}),
     "purify": (["--fock", F("fock.raw"), "--nocc", "5", "-q"], {
         "--fock": IN_FILES, "--nocc": INTS, "--method": ["canonical", "mcweeny", "trs2", "x"], "--mu": DOUBLES,
@@ -104,36 +104,37 @@ CMDS = {
         "--restart": None, "--check": None, "--trace": OUT_FILES, "--json": None}),
     "bench pingpong": (["-m", "8:1K", "-i", "1", "-x", "0", "--iterations-large", "1", "--warmup-large", "0"], {
         "-m": RANGES, "-i": SMALL, "--iterations-large": SMALL, "-x": SMALL, "--warmup-large": SMALL,
-        "--large": SIZES, "-k": SMALL, "-w": ["0", "1", "4", "-1", "x"], "--fit": ["rel", "abs", "x"],
-        "--fit-range": RANGES, "--cache-bytes": SIZES, "--mem-limit": SIZES, "-f": None, "-j": None, "-q": None}),
+        "--large": SIZES, "--pairs": SMALL, "-W": ["0", "1", "4", "-1", "x"], "--fit": ["rel", "abs", "x"],
+        "--fit-range": RANGES, "--cache-bytes": SIZES, "-M": SIZES, "-f": None, "-j": None, "-q": None}),
     "bench coll": (["-m", "8:1K", "-i", "1", "-x", "0"], {
-        "-o": ["bcast", "reduce", "allreduce", "allgather", "alltoall", "x"], "-m": RANGES, "-d": INTS, "-k": SMALL,
-        "-b": ["mpi", "own", "x"], "-a": ["auto", "binomial", "ring", "x", ""], "-i": SMALL, "-x": SMALL,
-        "--cache-bytes": SIZES, "-t": OUT_FILES, "--timeline-size": SIZES, "--timeline-reps": SMALL,
+        "--op": ["bcast", "reduce", "allreduce", "allgather", "alltoall", "x"], "-m": RANGES, "-d": INTS,
+        "--ppn": SMALL, "--backend": ["mpi", "own", "x"], "-a": ["auto", "binomial", "ring", "x", ""],
+        "--alg": ["auto", "ring", "x"], "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "--timeline": OUT_FILES, "--timeline-size": SIZES, "--timeline-reps": SMALL,
         "--mem-limit": SIZES, "-f": None, "-j": None, "-q": None}),
-    "bench nbc": (["-m", "8:1K", "-i", "1", "-x", "0", "-t", "1", "-c", "10"], {
-        "-o": ["bcast", "allreduce", "alltoall", "x"], "-m": RANGES, "-M": ["all", "osu", "imb", "eff", "x"],
-        "-t": SMALL, "-c": ["0", "10", "-1", "inf", "x"], "-b": ["mpi", "own", "x"], "-a": ["auto", "x", ""],
-        "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "--mem-limit": SIZES, "-f": None, "-j": None,
+    "bench nbc": (["-m", "8:1K", "-i", "1", "-x", "0", "--num-tests", "1", "--compute-us", "10"], {
+        "--op": ["bcast", "allreduce", "alltoall", "x"], "-m": RANGES, "--mode": ["all", "osu", "imb", "eff", "x"],
+        "--num-tests": SMALL, "--compute-us": ["0", "10", "-1", "inf", "x"], "--backend": ["mpi", "own", "x"],
+        "-a": ["auto", "x", ""], "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "-M": SIZES, "-f": None, "-j": None,
         "-q": None}),
-    "bench progress": (["-n", "64K", "-k", "4", "--chunk-size", "16", "-i", "1", "-x", "0"], {
-        "-n": ["8", "64K", "0", "-1", "1T", "x"], "-k": SMALL, "--chunk-size": ["1", "16", "0", "8193", "x"],
-        "-e": SMALL, "-a": ["auto", "binomial", "scatter-allgather", "chain", "hier", "x"], "--segment": SIZES,
-        "-i": SMALL, "-x": SMALL, "--mem-limit": SIZES, "-j": None}),
+    "bench progress": (["-n", "64K", "--chunks", "4", "--chunk-size", "16", "-i", "1", "-x", "0"], {
+        "-n": ["8", "64K", "0", "-1", "1T", "x"], "--chunks": SMALL, "--chunk-size": ["1", "16", "0", "8193", "x"],
+        "--every": SMALL, "-a": ["auto", "binomial", "scatter-allgather", "chain", "hier", "x"], "--segment": SIZES,
+        "-i": SMALL, "-x": SMALL, "-M": SIZES, "-j": None}),
     "bench ssc": (["-n", "48", "-i", "1", "-x", "0", "-q"], {
         "-n": ["16", "48", "0", "-1", "100000", "x"], "-a": ["alg3", "alg5,alg6", "alg9", ",", "alg3,alg3,alg3,alg3,alg3"],
         "-d": ["1", "1,2", "1-3", "0", "65", "x"], "-g": GRIDS, "--allow-idle": None, "--backend": ["mpi", "own"],
-        "-i": SMALL, "-x": SMALL, "--mem-limit": SIZES, "-j": None}),
-    "bench machine": (["-o", "@OUT@/m.json", "-M", "4096", "-i", "1", "-w", "1", "-q"], {
-        "-o": OUT_FILES, "--name": ["x", "a\"b", ""], "--eager": SIZES, "-M": ["4096", "8K", "0", "1T", "x"],
-        "-w": SMALL, "-i": SMALL, "--mem-limit": SIZES}),
+        "-i": SMALL, "-x": SMALL, "-M": SIZES, "-j": None}),
+    "bench machine": (["-o", "@OUT@/m.json", "--max-size", "4096", "-i", "1", "-W", "1", "-q"], {
+        "-o": OUT_FILES, "--name": ["x", "a\"b", ""], "--eager": SIZES, "--max-size": ["4096", "8K", "0", "1T", "x"],
+        "-W": SMALL, "-i": SMALL, "-M": SIZES}),
     "model": (["-n", "256"], {
-        "-k": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "x"], "-n": SIZES, "-P": INTS,
-        "-m": IN_FILES, "-b": SIZES, "--outer": SIZES, "-G": INTS, "-d": INTS, "-c": INTS, "--ppn": INTS,
-        "--lookahead": None, "-s": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
+        "--kernel": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "x"], "-n": SIZES, "--ranks": INTS,
+        "--machine": IN_FILES, "-b": SIZES, "--outer": SIZES, "-G": INTS, "-d": INTS, "--repl": INTS, "--ppn": INTS,
+        "--lookahead": None, "--sweep": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
         "-j": None}),
-    "tune": (["-n", "48", "-t", "1", "-i", "1", "-x", "0", "-r", "1", "-q", "-o", "@OUT@/t.json"], {
-        "-k": ["gemm", "ssc", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"], "-m": IN_FILES, "-t": SMALL,
+    "tune": (["-n", "48", "--top", "1", "-i", "1", "-x", "0", "-r", "1", "-q", "-o", "@OUT@/t.json"], {
+        "--kernel": ["gemm", "ssc", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"], "--machine": IN_FILES,
+        "--top": SMALL,
         "--band": DOUBLES, "-i": SMALL, "-r": SMALL, "-x": SMALL, "-o": OUT_FILES, "-j": None}),
 }
 JUNK = ["--bogus", "stray", "--check=1", "-", "--", "-zz", "--help"]

@@ -24,7 +24,7 @@ path, bench = sys.argv[1], sys.argv[2]
 lines = [l for l in open(path) if l.strip()]
 assert lines, "no output"
 recs = [json.loads(l) for l in lines]
-assert all(r["bench"] == bench for r in recs), "bench field"
+assert all(r["type"] == bench and r["schema"] == 1 for r in recs), "type/schema field"
 sizes = [r["bytes"] for r in recs]
 assert all(b > a for a, b in zip(sizes, sizes[1:])), "sizes not increasing: %s" % sizes
 def pos(x, what):
@@ -70,19 +70,22 @@ expect "pingpong Hockney line" has "N_half = B\*L = " "$out"
 expect "pingpong full columns" has "t_min(us)" "$out"
 expect "pingpong progress lines" test "$(count "ovl bench pingpong: \[" "$err")" -eq 11
 
-run 4 bench pingpong -m 64:32K -k 2 -w 4 -i 5 -x 1 "${small[@]}" -j -q
+run 4 bench pingpong -m 64:32K --pairs 2 -W 4 -i 5 -x 1 "${small[@]}" -j -q
 expect "pingpong np=4 pairs=2 window rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/pp2.json"
 expect "pingpong np=4 json" json_ok "$tmp/pp2.json" pingpong pairs=2 method=window window=4
 
-run 4 bench pingpong -m 1K -k 2 --cache-bytes 0 -i 5 -j -q
+run 4 bench pingpong -m 1K --pairs 2 --cache-bytes 0 -i 5 -j -q
 expect "pingpong without cache busting" test "$rc" -eq 0
 
 run 1 bench pingpong -m 8
 expect "pingpong np=1 refused" test "$rc" -eq 1
 expect "pingpong np=1 message" has "at least 2 ranks" "$err"
-run 4 bench pingpong -k 3
+run 4 bench pingpong --pairs 3
 expect "pingpong pairs > P/2 refused" test "$rc" -eq 1
+run 2 bench pingpong -m 64 -i 2 -x 0 "${small[@]}" -j -q
+expect "pingpong one size rc" test "$rc" -eq 0
+expect "pingpong one size: no fit, written as null" has '"alpha":null,"beta":null,"n_half":null' "$out"
 run 2 bench pingpong --bogus
 expect "pingpong bad option exit 2" test "$rc" -eq 2
 expect "pingpong bad option once" test "$(count "unknown option" "$err")" -eq 1
@@ -96,7 +99,7 @@ for op in bcast reduce allreduce allgather alltoall; do
   cp "$tmp/out" "$tmp/coll_$op.json"
   expect "coll $op np=2 json" json_ok "$tmp/coll_$op.json" coll op="$op" ndup=3 p=2
 done
-run 4 bench coll --op allreduce --ppn 2 --backend own --alg ring -m 1K:64K -i 3 -x 1 -d 3 "${small[@]}" -j -q \
+run 4 bench coll --op allreduce --ppn 2 --backend own --algo ring -m 1K:64K -i 3 -x 1 -d 3 "${small[@]}" -j -q \
   --timeline "$tmp/tl.json" --timeline-size 8K --timeline-reps 2
 expect "coll np=4 ppn=2 own ring rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/coll4.json"
@@ -124,24 +127,31 @@ expect "coll progress lines" test "$(count "ovl bench coll: \[" "$err")" -eq 5
 run 4 bench coll --ppn 3 -m 64
 expect "coll ppn not dividing refused" test "$rc" -eq 1
 expect "coll ppn message" has "does not divide" "$err"
-run 2 bench coll --alg ring -m 64
+run 2 bench coll --algo ring -m 64
 expect "coll alg needs own" test "$rc" -eq 1
-run 2 bench coll --backend own --op bcast --alg recdbl -m 64
+run 2 bench coll --backend own --op bcast --algo recdbl -m 64
 expect "coll alg of another collective refused" test "$rc" -eq 1
 run 2 bench coll --op scatter
 expect "coll unknown op exit 2" test "$rc" -eq 2
+run 2 bench coll --alg auto -m 64 -i 1 -x 0 "${small[@]}" -j -q
+expect "coll --alg: the old name of --algo still works" test "$rc" -eq 0
+expect "coll --alg: same record" has '"type":"coll","schema":1,"op":"bcast"' "$out"
+run 1 bench coll --help
+expect "coll help: --algo listed" has "  -a, --algo NAME" "$out"
+expect "coll help: the alias --alg not listed" test "$(count "--alg " "$out")" -eq 0
+expect "coll help: --op and --backend long only" has "      --op OP" "$out"
 
 # ---- nbc ------------------------------------------------------------------------------------------------------
 run 2 bench nbc -m 8:4K -i 3 -x 1 --compute-us 100 "${small[@]}" -j -q
 expect "nbc np=2 rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/nbc2.json"
 expect "nbc np=2 json" json_ok "$tmp/nbc2.json" nbc op=allreduce num_tests=10
-run 4 bench nbc --op bcast --backend own --alg binomial --mode eff -t 0 -m 1K:8K -i 3 -x 1 -c 50 "${small[@]}" -j -q
+run 4 bench nbc --op bcast --backend own --algo binomial --mode eff --num-tests 0 -m 1K:8K -i 3 -x 1 --compute-us 50 "${small[@]}" -j -q
 expect "nbc np=4 own eff rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/nbc4.json"
 expect "nbc np=4 json" json_ok "$tmp/nbc4.json" nbc op=bcast backend=own num_tests=0
 expect "nbc eff only" test "$(grep -c '"osu"' "$tmp/nbc4.json")" -eq 0
-run 2 bench nbc -m 64:128 -i 2 -x 0 -c 20 "${small[@]}" -f
+run 2 bench nbc -m 64:128 -i 2 -x 0 --compute-us 20 "${small[@]}" -f
 expect "nbc table rc" test "$rc" -eq 0
 expect "nbc table columns" has "osu_ovl%" "$out"
 expect "nbc table eff" has "speedup" "$out"
@@ -150,7 +160,7 @@ expect "nbc negative compute refused" test "$rc" -eq 1
 
 # ---- 8 ranks: every benchmark (oversubscribed, tiny sizes; OVL_TEST_QUICK=1, the sanitizer build, keeps ssc) ----
 if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then
-run 8 bench pingpong -m 8:4K -k 4 -i 5 -x 1 "${small[@]}" -j -q
+run 8 bench pingpong -m 8:4K --pairs 4 -i 5 -x 1 "${small[@]}" -j -q
 expect "pingpong np=8 pairs=4 rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/pp8.json"
 expect "pingpong np=8 json" json_ok "$tmp/pp8.json" pingpong pairs=4
@@ -158,13 +168,13 @@ run 8 bench coll --op reduce --ppn 2 -m 256:8K -i 3 -x 1 -d 2 "${small[@]}" -j -
 expect "coll np=8 ppn=2 rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/coll8.json"
 expect "coll np=8 json" json_ok "$tmp/coll8.json" coll op=reduce ppn=2 p=4 ndup=2
-run 8 bench nbc --op allreduce -m 64:1K -i 2 -x 1 -c 20 "${small[@]}" -j -q
+run 8 bench nbc --op allreduce -m 64:1K -i 2 -x 1 --compute-us 20 "${small[@]}" -j -q
 expect "nbc np=8 rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/nbc8.json"
 expect "nbc np=8 json" json_ok "$tmp/nbc8.json" nbc op=allreduce
-run 8 bench progress -n 64K -k 4 --chunk-size 32 -i 2 -x 1 -j
+run 8 bench progress -n 64K --chunks 4 --chunk-size 32 -i 2 -x 1 -j
 expect "progress np=8 rc" test "$rc" -eq 0
-expect "progress np=8 two back ends" test "$(count '"bench":"progress"' "$out")" -eq 2
+expect "progress np=8 two back ends" test "$(count '"type":"progress"' "$out")" -eq 2
 fi
 
 # ---- ssc: SymmSquareCube GFLOP/s per algorithm and N_DUP, results checked --------------------------------------
@@ -175,7 +185,7 @@ want = [tuple(x.split(":")) for x in sys.argv[3].split(",")]
 got = [(r["algo"], str(r["ndup"])) for r in recs]
 assert got == want, "configurations %s, expected %s" % (got, want)
 for r in recs:
-    assert r["bench"] == "ssc" and r["ranks"] == int(sys.argv[2]), "bench/ranks"
+    assert r["type"] == "ssc" and r["ranks"] == int(sys.argv[2]), "type/ranks"
     assert r["check"] == "PASS" and r["relerr"] <= 1e-10, "result check"
     assert 0 < r["t_min"] <= r["t_median"] <= r["t_max"], "t order"
     assert r["gflops"] > 0 and abs(r["gflops"] - 4 * r["n"] ** 3 / r["t_median"] * 1e-9) <= 1e-3 * r["gflops"] + 1e-3

@@ -1,6 +1,7 @@
 /* core: error agreement, option parsing, sizes, statistics, block partition, integer roots. */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ovl/ovl.h"
@@ -83,6 +84,33 @@ static void test_opts(void) {
   T_ERR(ovl_parse_dims("2x", dims, &nd), OVL_ERR_ARG);
   T_ERR(ovl_parse_dims("0x2", dims, &nd), OVL_ERR_ARG);
   T_ERR(ovl_parse_dims("2x2x2x2", dims, &nd), OVL_ERR_ARG);
+
+  /* an alias (help NULL): parsed under its own name, not listed by --help; a default stated in the help
+   * text is not repeated as [default: X] */
+  {
+    int al = 0, nd2 = 4;
+    const ovl_opt oa[] = {
+        {"algo", 'a', OVL_OPT_INT, &al, "A", "the algorithm", NULL, 0, 9},
+        {"alg", 0, OVL_OPT_INT, &al, "A", NULL, NULL, 0, 9},
+        {"ndup", 'd', OVL_OPT_INT, &nd2, "N", "lanes (default: 4)", NULL, 1, 64},
+    };
+    char *av[] = {"prog", "--alg", "3"};
+    T_OK(ovl_opts_parse(oa, 3, 3, av, 1, NULL));
+    T_CHECK(al == 3, "alias --alg sets the value: %d", al);
+    char buf[1024] = "";
+    FILE *f = tmpfile();
+    T_CHECK(f != NULL, "tmpfile");
+    if (f) {
+      ovl_opts_help(f, "usage", oa, 3);
+      rewind(f);
+      size_t len = fread(buf, 1, sizeof buf - 1, f);
+      buf[len] = '\0';
+      fclose(f);
+      T_CHECK(strstr(buf, "-a, --algo A") != NULL, "help lists --algo: %s", buf);
+      T_CHECK(strstr(buf, "--alg ") == NULL, "help leaves the alias out: %s", buf);
+      T_CHECK(strstr(buf, "(default: 4)") != NULL && strstr(buf, "[default: 4]") == NULL, "one default: %s", buf);
+    }
+  }
 }
 
 static void test_blocks_stats(void) {

@@ -48,6 +48,15 @@ class Records(unittest.TestCase):
         self.assertEqual(ovlrecords.kind(json.loads(OLD_TUNE)), "tune")
         self.assertEqual(ovlrecords.kind(json.loads(C_TUNE)), "tune")
         self.assertEqual(ovlrecords.kind({"cmd": "tune-sweep"}), "tune-sweep")
+        # the names of today's records, and the old rows of `ovl tune --json` under their new name
+        for t in ("gemm", "pingpong", "coll", "nbc", "progress", "ssc", "machine", "model", "purify",
+                  "tune-candidate", "tune-sweep", "tune"):
+            self.assertIn(t, ovlrecords.TYPES)
+            self.assertEqual(ovlrecords.kind({"type": t, "schema": 1}), t)
+        self.assertEqual(ovlrecords.kind({"cmd": "tune", "rank": 2, "config": "alg5 ndup=4"}), "tune-candidate")
+        old_row = ovlrecords.normalize({"cmd": "tune", "rank": 2, "tuner": 0, "t_median_tuner": -1})
+        self.assertEqual(old_row["type"], "tune-candidate")
+        self.assertIsNone(old_row["t_median_tuner"])
         self.assertIsNone(ovlrecords.kind({"platform": "x"}))
         self.assertIsNone(ovlrecords.kind([1, 2]))
         self.assertEqual(ovlrecords.schema(json.loads(OLD_GEMM)), 0)
@@ -73,7 +82,7 @@ class Records(unittest.TestCase):
 
     def test_every_legacy_type_in_schema(self):
         for t, spec in ovlrecords.TYPES.items():
-            self.assertIn(spec["legacy"], ("bench", "cmd"))
+            self.assertIn(spec["legacy"], ("bench", "cmd", None))  # None: no old tag (files, tune entries)
             for key in spec["not_measured"]:
                 self.assertIn(key, spec["fields"], "%s: %s" % (t, key))
 
@@ -165,7 +174,7 @@ class Scripts(unittest.TestCase):
         text = "# header\n%s\n{\"cmd\":\"tune\",\"rank\":1,\"tuner\":0,\"t_median_tuner\":-1.0}\n%s\n" % (OLD_GEMM,
                                                                                                            NEW_GEMM)
         recs = vm.jlines(text)
-        self.assertEqual([ovlrecords.kind(r) for r in recs], ["gemm", "tune", "gemm"])
+        self.assertEqual([ovlrecords.kind(r) for r in recs], ["gemm", "tune-candidate", "gemm"])
         self.assertIsNone(recs[1]["t_median_tuner"])
 
     def test_ovl_plot_sweep(self):

@@ -7,7 +7,12 @@ ovl writes results as JSON objects, one per line (`ovl gemm --json`, `ovl bench 
   that was not measured;
 - older lines, read the same: the type in "bench" (gemm, coll, nbc, pingpong, progress, ssc) or in
   "cmd" (purify, model, tune, tune-sweep), no "schema", and -1 for some values that were not
-  measured (the fields listed in TYPES below); tune-database lines without "type" or "cmd".
+  measured (the fields listed in TYPES below); tune-database lines without "type" or "cmd". An old
+  `ovl tune --json` row ("cmd":"tune" with a "rank") reads as type "tune-candidate", its name now.
+
+The types: gemm, pingpong, coll, nbc, progress, ssc (`ovl gemm` and `ovl bench ... --json`, one
+record per row), model (`ovl model --json`), machine (a machine file), purify, tune-candidate and
+tune-sweep (`ovl purify --json`, `ovl tune --json`), tune (a tune-database entry).
 
 read_file / read_text return every JSON object line (lines not starting with '{' are skipped),
 normalized: "type" is set on every ovl record, and the old -1 markers become None. Other keys,
@@ -22,7 +27,7 @@ import stat
 
 SCHEMA = 1  # the "schema" written by include/ovl/record.h (OVL_RECORD_SCHEMA)
 
-# Record types: where the type stood before "type" existed, and the fields in which -1 then
+# Record types: where the type stood before "type" existed (None: nowhere), and the fields in which -1 then
 # meant "not measured" (null in schema 1). A sketch of the shape is in "fields" (the keys a
 # consumer may count on; records carry more).
 TYPES = {
@@ -49,11 +54,18 @@ TYPES = {
     "model": {"legacy": "cmd", "not_measured": (),
               "fields": ("config", "kernel", "n", "P", "latency", "bandwidth", "compute", "total", "gflops",
                          "machine")},
-    # `ovl tune --json` rows (with "rank", "config") and tune-database entries (with "family", "kernel") share
-    # the type "tune"; t_median_tuner is -1 in old rows the tuner did not time
-    "tune": {"legacy": "cmd", "not_measured": ("t_median_tuner",),
+    # a machine file (`ovl bench machine -o FILE`; older files have no type)
+    "machine": {"legacy": None, "not_measured": (),
+                "fields": ("name", "alpha", "beta", "alpha_r", "beta_r", "eager", "gamma", "peak_bw")},
+    # a tune-database entry
+    "tune": {"legacy": None, "not_measured": (),
              "fields": ("family", "n", "P", "kernel", "ndup", "s", "c", "b", "G", "lookahead", "t_median",
-                        "machine", "rank", "config", "predicted", "tuner", "t_median_tuner", "t_min")},
+                        "machine")},
+    # a row of `ovl tune --json`, one per candidate ("cmd":"tune" before); t_median_tuner is -1 in old rows
+    # the tuner did not time
+    "tune-candidate": {"legacy": "cmd", "not_measured": ("t_median_tuner",),
+                       "fields": ("family", "n", "P", "rank", "config", "predicted", "tuner", "t_median_tuner",
+                                  "t_median", "t_min")},
     "tune-sweep": {"legacy": "cmd", "not_measured": ("auto_ratio",),
                    "fields": ("family", "n", "P", "configurations", "rounds", "best", "t_best", "model_ratio",
                               "tuner", "tuner_ratio", "auto", "auto_from", "auto_ratio")},
@@ -75,6 +87,8 @@ def kind(rec):
         return t
     for key in ("bench", "cmd"):
         if isinstance(rec.get(key), str):
+            if rec[key] == "tune" and ("rank" in rec or "config" in rec):
+                return "tune-candidate"  # an old `ovl tune --json` row
             return rec[key]
     if all(k in rec for k in _TUNE_ENTRY_KEYS):
         return "tune"  # a tune-database line written before "type"

@@ -35,7 +35,7 @@ typedef struct ovl_opt {
   ovl_opt_type type;
   void *dest;
   const char *metavar; /* shown in --help, e.g. "N" */
-  const char *help;    /* one line */
+  const char *help;    /* one line; NULL: an alias (another name of an option listed), left out of --help */
   const char *const *choices;
   int64_t min, max; /* bounds for INT/I64/SIZE/RANGE when min <= max */
 } ovl_opt;
@@ -57,8 +57,8 @@ ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, in
 ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
                               unsigned char *given);
 
-/* Print usage and one line per option with its current (default) value.
- * LOCAL. */
+/* Print usage and one line per option with its current (default) value
+ * (options whose help is NULL, aliases, are not listed). LOCAL. */
 void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts);
 
 /* Parse a size "4096", "4K", "64M", "1G", "8KiB" into bytes/elements.

@@ -326,6 +326,7 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
   fprintf(out, "%s\n\nOptions:\n", usage);
   for (int k = 0; k < nopts; k++) {
     const ovl_opt *o = &opts[k];
+    if (o->help == NULL) continue; /* an alias (another name of a listed option): parsed, not listed */
     char left[96], def[96], choices[160] = "";
     const char *mv = o->type == OVL_OPT_FLAG ? "" : (o->metavar ? o->metavar : "VAL");
     if (o->sname && o->lname) snprintf(left, sizeof left, "  -%c, --%s%s%s", o->sname, o->lname, *mv ? " " : "", mv);

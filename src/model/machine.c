@@ -1,6 +1,6 @@
 /* Machine files: the parameters of ovl_machine as a small JSON document.
  *
- *   {"name": "...", "alpha": 1e-6, "beta": 8e-11, "alpha_r": ..., "beta_r": ...,
+ *   {"type": "machine", "schema": 1, "name": "...", "alpha": 1e-6, "beta": 8e-11, "alpha_r": ..., "beta_r": ...,
  *    "eager": 65536, "gamma": 2e-11, "peak_bw": 1.2e10,
  *    "fbw": [{"coll": "bcast", "p": 4, "size": [...], "bw": [...]}, ...]}
  *
@@ -121,7 +121,7 @@ ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
     return ovl_err_set(OVL_ERR_ARG, "machine file path too long");
   OVL_TRY(ovl_file_check_write(path, "machine file", NULL, 0));
   ovl_record *r = NULL;
-  OVL_TRY(ovl_record_create(NULL, &r));
+  OVL_TRY(ovl_record_create("machine", &r));
   ovl_err rc = machine_record(m, r);
   FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
   if (rc == OVL_OK && !f) rc = ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));

@@ -298,8 +298,8 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
       {"outer", 0, OVL_OPT_SIZE, &v->outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 40},
       {"groups", 'G', OVL_OPT_STRING, &v->groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL,
        0, -1},
-      {"repl", 'c', OVL_OPT_INT, &v->repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
-      {"lookahead", 'l', OVL_OPT_FLAG, &v->lookahead, NULL, "SUMMA: next panel's broadcasts during this panel's dgemm",
+      {"repl", 0, OVL_OPT_INT, &v->repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
+      {"lookahead", 0, OVL_OPT_FLAG, &v->lookahead, NULL, "SUMMA: next panel's broadcasts during this panel's dgemm",
        NULL, 0, -1},
       {"bcast-alg", 0, OVL_OPT_CHOICE, &v->bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
   };

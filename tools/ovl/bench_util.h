@@ -24,9 +24,9 @@ static inline ovl_err bench_node_info(MPI_Comm comm, int *ranks_on_node, int *no
 /* The --mem-limit option of the bench commands (dest: int64_t bytes). */
 #define BENCH_OPT_MEM_LIMIT(dest)                                                                                      \
   {                                                                                                                    \
-    "mem-limit", 0, OVL_OPT_SIZE, (dest), "BYTES",                                                                     \
-        "refuse to run above this many bytes per rank (0: the node's available memory shared among its ranks)", NULL,  \
-        0, INT64_MAX                                                                                                   \
+    "mem-limit", 'M', OVL_OPT_SIZE, (dest), "BYTES",                                                                   \
+        "refuse to run above this many bytes per rank (default: the node's available memory shared among its ranks)",  \
+        NULL, 0, INT64_MAX                                                                                             \
   }
 
 #endif

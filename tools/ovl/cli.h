@@ -32,6 +32,11 @@ typedef struct cli_out {
  * MPI_COMM_WORLD. */
 int cli_check_outputs(const char *cmd, const cli_out *outs, int nouts, const char *const *inputs, int ninputs);
 
+/* Print the record *r as one line of JSON on stdout of rank 0 and destroy
+ * it (NULL-safe; every rank frees its copy). Returns rank 0's write error
+ * (OVL_OK elsewhere). LOCAL. */
+ovl_err cli_emit(ovl_record **r);
+
 /* "<a><b>" into buf (NULL when a is NULL); returns buf or NULL. LOCAL. */
 const char *cli_join(char *buf, size_t n, const char *a, const char *b);
 

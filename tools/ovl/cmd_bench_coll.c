@@ -17,6 +17,7 @@
  * caches cannot flatter repeated repetitions. The measurement is
  * ovl_bench_coll (ovl/bench.h); this file parses the options and prints. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,32 +39,33 @@ int cmd_bench_coll(int argc, char **argv) {
                          : nodes >= 2         ? "default 1: ranks are not consecutive per node"
                                               : "default 1: one node";
   ovl_opt opts[] = {
-      {"op", 'o', OVL_OPT_CHOICE, &op, "OP", "the collective (sum for reductions; root 0)", ovl_bench_op_names, 0, -1},
+      {"op", 0, OVL_OPT_CHOICE, &op, "OP", "the collective (sum for reductions; root 0)", ovl_bench_op_names, 0, -1},
       {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX",
        "message sizes n in bytes, rounded to whole doubles (allgather: the gathered result, alltoall: the send buffer, "
        "both p equal blocks)",
        NULL, 1, (int64_t)1 << 34},
       {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) of the nonblocking-overlap case", NULL, 1, OVL_LANES_MAX},
-      {"ppn", 'k', OVL_OPT_INT, &ppn, "K",
+      {"ppn", 0, OVL_OPT_INT, &ppn, "K",
        "ranks per \"node\" (consecutive ranks); collectives run over p = P/K ranks (default: ranks per node from "
        "MPI_Comm_split_type on several nodes, else 1)",
        NULL, 1, 1 << 20},
-      {"backend", 'b', OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
-      {"alg", 'a', OVL_OPT_STRING, &alg, "NAME",
+      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
+      {"algo", 'a', OVL_OPT_STRING, &alg, "NAME",
        "algorithm of the own back end (bcast: binomial, scatter-allgather, chain, hier; reduce: binomial, "
        "rabenseifner; allreduce: rabenseifner, ring; allgather: ring, recdbl; alltoall: ring, pairwise)",
        NULL, 0, -1},
+      {"alg", 0, OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and case", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and case", NULL, 0, 1000000},
       {"cache-bytes", 0, OVL_OPT_SIZE, &cache, "BYTES",
        "rotate each rank's send and receive buffers through this many bytes (0: one buffer each, warm in cache; "
        "default: 2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
        NULL, 0, (int64_t)1 << 40},
-      {"timeline", 't', OVL_OPT_STRING, &timeline, "FILE.json",
+      {"timeline", 0, OVL_OPT_STRING, &timeline, "FILE.json",
        "also trace every case at one size: post/completion per rank and lane (writes FILE.json and FILE.csv)", NULL, 0,
        -1},
-      {"timeline-size", 0, OVL_OPT_SIZE, &tl_size, "BYTES", "message size of the timeline (0: the largest size)", NULL,
-       0, (int64_t)1 << 34},
+      {"timeline-size", 0, OVL_OPT_SIZE, &tl_size, "BYTES", "message size of the timeline (default: the largest size)",
+       NULL, 0, (int64_t)1 << 34},
       {"timeline-reps", 0, OVL_OPT_INT, &tl_reps, "R", "traced repetitions of each case", NULL, 1, 1000},
       BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "also print min and max times of each case", NULL, 0, -1},
@@ -95,7 +97,7 @@ int cmd_bench_coll(int argc, char **argv) {
   if (!rc) rc = ovl_backend_parse(backend, &p.cfg.backend);
   if (!rc) rc = ovl_alg_parse(op, alg, &a);
   if (!rc && a != OVL_ALG_AUTO && p.cfg.backend != OVL_BACKEND_OWN)
-    rc = ovl_err_set(OVL_ERR_ARG, "--alg %s needs --backend own (the MPI library picks its own algorithms)", alg);
+    rc = ovl_err_set(OVL_ERR_ARG, "--algo %s needs --backend own (the MPI library picks its own algorithms)", alg);
   if (!rc) rc = ovl_bench_op_set_alg(p.op, a, &p.cfg);
   if (!rc && P % ppn != 0) rc = ovl_err_set(OVL_ERR_ARG, "--ppn %d does not divide the %d ranks", ppn, P);
   if (!rc && P / ppn < 2)
@@ -162,14 +164,35 @@ int cmd_bench_coll(int argc, char **argv) {
     double bw[OVL_BENCH_NCASES];
     for (int w = 0; w < OVL_BENCH_NCASES; w++) bw[w] = r->bw[w] * 1e-6;
     if (json) {
-      ovl_log(OVL_LOG_QUIET,
-              "{\"bench\":\"coll\",\"op\":\"%s\",\"ranks\":%d,\"ppn\":%d,\"p\":%d,\"ndup\":%d,\"backend\":\"%s\","
-              "\"alg\":\"%s\",\"bytes\":%" PRId64 ",\"iterations\":%d",
-              ovl_bench_op_names[p.op], P, res.ppn, res.p, ndup, backend, alg, r->bytes, iters);
-      for (int w = 0; w < OVL_BENCH_NCASES; w++)
-        ovl_log(OVL_LOG_QUIET, ",\"%s\":{\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"bw_MBps\":%.4f}",
-                k_case_keys[w], r->st[w].min, r->st[w].median, r->st[w].max, bw[w]);
-      ovl_log(OVL_LOG_QUIET, ",\"cache_bytes\":%" PRId64 ",\"mpi\":\"%s\"}\n", res.arena_bytes, cli_mpi_library());
+      ovl_record *rec = NULL;
+      rc = ovl_record_create("coll", &rec);
+      if (!rc) rc = ovl_record_set_str(rec, "op", ovl_bench_op_names[p.op]);
+      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
+      if (!rc) rc = ovl_record_set_int(rec, "ppn", res.ppn);
+      if (!rc) rc = ovl_record_set_int(rec, "p", res.p);
+      if (!rc) rc = ovl_record_set_int(rec, "ndup", ndup);
+      if (!rc) rc = ovl_record_set_str(rec, "backend", backend);
+      if (!rc) rc = ovl_record_set_str(rec, "alg", alg);
+      if (!rc) rc = ovl_record_set_int(rec, "bytes", r->bytes);
+      if (!rc) rc = ovl_record_set_int(rec, "iterations", iters);
+      for (int w = 0; w < OVL_BENCH_NCASES && !rc; w++) {
+        ovl_record *c = NULL;
+        rc = ovl_record_create(NULL, &c);
+        if (!rc) rc = ovl_record_set_num(c, "t_min", r->st[w].min);
+        if (!rc) rc = ovl_record_set_num(c, "t_median", r->st[w].median);
+        if (!rc) rc = ovl_record_set_num(c, "t_max", r->st[w].max);
+        if (!rc) rc = ovl_record_set_num(c, "bw_MBps", r->st[w].median > 0 ? bw[w] : NAN);
+        if (!rc) rc = ovl_record_set_record(rec, k_case_keys[w], &c);
+        ovl_record_destroy(&c);
+      }
+      if (!rc) rc = ovl_record_set_int(rec, "cache_bytes", res.arena_bytes);
+      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
+      if (!rc) rc = cli_emit(&rec);
+      ovl_record_destroy(&rec);
+      if (rc) {
+        ovl_bench_coll_free(&res);
+        return cli_fail("bench coll", rc);
+      }
     } else {
       ovl_log(OVL_LOG_QUIET, "  %10" PRId64 " %11.2f %12.2f %11.2f %12.2f %11.2f %12.2f", r->bytes,
               r->st[0].median * 1e6, bw[0], r->st[1].median * 1e6, bw[1], r->st[2].median * 1e6, bw[2]);

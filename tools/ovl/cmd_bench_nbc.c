@@ -39,23 +39,24 @@ int cmd_bench_nbc(int argc, char **argv) {
   if (ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
     return cli_fail("bench nbc", OVL_ERR_MPI);
   ovl_opt opts[] = {
-      {"op", 'o', OVL_OPT_CHOICE, &op, "OP", "the nonblocking collective (sum for reductions; root 0)",
+      {"op", 0, OVL_OPT_CHOICE, &op, "OP", "the nonblocking collective (sum for reductions; root 0)",
        ovl_bench_op_names, 0, -1},
       {"message-size", 'm', OVL_OPT_RANGE, range, "MIN:MAX",
        "message sizes in bytes, rounded to whole doubles (allgather: the gathered result, alltoall: the send buffer, "
        "both P equal blocks)",
        NULL, 1, (int64_t)1 << 34},
-      {"mode", 'M', OVL_OPT_CHOICE, &mode, "MODE", "which measures: osu, imb, eff (NBC-Eff) or all", modes, 0, -1},
-      {"num-tests", 't', OVL_OPT_INT, &ntests, "T",
+      {"mode", 0, OVL_OPT_CHOICE, &mode, "MODE", "which measures: osu, imb, eff (NBC-Eff) or all", modes, 0, -1},
+      {"num-tests", 0, OVL_OPT_INT, &ntests, "T",
        "osu and eff: the computation is cut into T equal parts, each followed by one ovl_req_test (0: none)", NULL, 0,
        1000000},
-      {"compute-us", 'c', OVL_OPT_DOUBLE, &compute_us, "US",
+      {"compute-us", 0, OVL_OPT_DOUBLE, &compute_us, "US",
        "eff: the fixed computation, in microseconds of this machine's kernel (converted once into a number of "
        "kernel calls, the same on every rank)",
        NULL, 0, -1},
-      {"backend", 'b', OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
-      {"alg", 'a', OVL_OPT_STRING, &alg, "NAME", "algorithm of the own back end (see `ovl bench coll --help`)", NULL, 0,
-       -1},
+      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
+      {"algo", 'a', OVL_OPT_STRING, &alg, "NAME", "algorithm of the own back end (see `ovl bench coll --help`)", NULL,
+       0, -1},
+      {"alg", 0, OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and measurement", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and measurement", NULL, 0,
        1000000},
@@ -89,7 +90,7 @@ int cmd_bench_nbc(int argc, char **argv) {
   if (!rc) rc = ovl_backend_parse(backend, &p.cfg.backend);
   if (!rc) rc = ovl_alg_parse(op, alg, &a);
   if (!rc && a != OVL_ALG_AUTO && p.cfg.backend != OVL_BACKEND_OWN)
-    rc = ovl_err_set(OVL_ERR_ARG, "--alg %s needs --backend own (the MPI library picks its own algorithms)", alg);
+    rc = ovl_err_set(OVL_ERR_ARG, "--algo %s needs --backend own (the MPI library picks its own algorithms)", alg);
   if (!rc && !(compute_us >= 0 && compute_us <= 1e9))
     rc = ovl_err_set(OVL_ERR_ARG, "--compute-us must be in [0, 1e9], got %g", compute_us);
   if (!rc) rc = ovl_bench_op_set_alg(p.op, a, &p.cfg);
@@ -145,27 +146,55 @@ int cmd_bench_nbc(int argc, char **argv) {
   for (int si = 0; si < res.nrows; si++) {
     const ovl_bench_nbc_row *r = &res.rows[si];
     if (json) {
-      ovl_log(OVL_LOG_QUIET,
-              "{\"bench\":\"nbc\",\"op\":\"%s\",\"ranks\":%d,\"backend\":\"%s\",\"alg\":\"%s\",\"bytes\":%" PRId64
-              ",\"iterations\":%d,\"num_tests\":%d",
-              op, P, backend, alg, r->bytes, iters, ntests);
-      if (do_osu)
-        ovl_log(OVL_LOG_QUIET,
-                ",\"osu\":{\"t_pure\":%.6e,\"t_overall\":%.6e,\"t_compute\":%.6e,\"t_test\":%.6e,\"t_init\":%.6e,"
-                "\"t_wait\":%.6e,\"overlap_pct\":%.2f}",
-                r->osu_pure, r->osu_overall, r->osu_compute, r->osu_test, r->osu_init, r->osu_wait, r->osu_overlap_pct);
-      if (do_imb)
-        ovl_log(OVL_LOG_QUIET,
-                ",\"imb\":{\"t_pure\":%.6e,\"t_cpu\":%.6e,\"t_ovrl\":%.6e,\"overlap_pct\":%.2f,\"cpu_calls\":%" PRId64
-                "}",
-                r->imb_pure, r->imb_cpu, r->imb_ovrl, r->imb_overlap_pct, r->imb_calls);
-      if (do_eff)
-        ovl_log(OVL_LOG_QUIET,
-                ",\"eff\":{\"compute_us\":%.3f,\"calls\":%" PRId64 ",\"t_comm\":%.6e,\"t_comp\":%.6e,\"t_seq\":%.6e,"
-                "\"t_ovl\":%.6e,\"speedup\":%.4f,\"ideal_speedup\":%.4f}",
-                compute_us, res.eff_calls, r->eff_comm, r->eff_comp, r->eff_seq, r->eff_ovl, r->eff_speedup,
-                r->eff_ideal);
-      ovl_log(OVL_LOG_QUIET, ",\"mpi\":\"%s\"}\n", cli_mpi_library());
+      ovl_record *rec = NULL, *sub = NULL;
+      rc = ovl_record_create("nbc", &rec);
+      if (!rc) rc = ovl_record_set_str(rec, "op", op);
+      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
+      if (!rc) rc = ovl_record_set_str(rec, "backend", backend);
+      if (!rc) rc = ovl_record_set_str(rec, "alg", alg);
+      if (!rc) rc = ovl_record_set_int(rec, "bytes", r->bytes);
+      if (!rc) rc = ovl_record_set_int(rec, "iterations", iters);
+      if (!rc) rc = ovl_record_set_int(rec, "num_tests", ntests);
+      if (!rc && do_osu) {
+        rc = ovl_record_create(NULL, &sub);
+        if (!rc) rc = ovl_record_set_num(sub, "t_pure", r->osu_pure);
+        if (!rc) rc = ovl_record_set_num(sub, "t_overall", r->osu_overall);
+        if (!rc) rc = ovl_record_set_num(sub, "t_compute", r->osu_compute);
+        if (!rc) rc = ovl_record_set_num(sub, "t_test", r->osu_test);
+        if (!rc) rc = ovl_record_set_num(sub, "t_init", r->osu_init);
+        if (!rc) rc = ovl_record_set_num(sub, "t_wait", r->osu_wait);
+        if (!rc) rc = ovl_record_set_num(sub, "overlap_pct", r->osu_overlap_pct);
+        if (!rc) rc = ovl_record_set_record(rec, "osu", &sub);
+      }
+      if (!rc && do_imb) {
+        rc = ovl_record_create(NULL, &sub);
+        if (!rc) rc = ovl_record_set_num(sub, "t_pure", r->imb_pure);
+        if (!rc) rc = ovl_record_set_num(sub, "t_cpu", r->imb_cpu);
+        if (!rc) rc = ovl_record_set_num(sub, "t_ovrl", r->imb_ovrl);
+        if (!rc) rc = ovl_record_set_num(sub, "overlap_pct", r->imb_overlap_pct);
+        if (!rc) rc = ovl_record_set_int(sub, "cpu_calls", r->imb_calls);
+        if (!rc) rc = ovl_record_set_record(rec, "imb", &sub);
+      }
+      if (!rc && do_eff) {
+        rc = ovl_record_create(NULL, &sub);
+        if (!rc) rc = ovl_record_set_num(sub, "compute_us", compute_us);
+        if (!rc) rc = ovl_record_set_int(sub, "calls", res.eff_calls);
+        if (!rc) rc = ovl_record_set_num(sub, "t_comm", r->eff_comm);
+        if (!rc) rc = ovl_record_set_num(sub, "t_comp", r->eff_comp);
+        if (!rc) rc = ovl_record_set_num(sub, "t_seq", r->eff_seq);
+        if (!rc) rc = ovl_record_set_num(sub, "t_ovl", r->eff_ovl);
+        if (!rc) rc = ovl_record_set_num(sub, "speedup", r->eff_speedup);
+        if (!rc) rc = ovl_record_set_num(sub, "ideal_speedup", r->eff_ideal);
+        if (!rc) rc = ovl_record_set_record(rec, "eff", &sub);
+      }
+      ovl_record_destroy(&sub);
+      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
+      if (!rc) rc = cli_emit(&rec);
+      ovl_record_destroy(&rec);
+      if (rc) {
+        ovl_bench_nbc_free(&res);
+        return cli_fail("bench nbc", rc);
+      }
     } else {
       ovl_log(OVL_LOG_QUIET, "  %10" PRId64, r->bytes);
       if (do_osu) {

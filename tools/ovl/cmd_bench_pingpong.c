@@ -18,6 +18,7 @@
  * per pair s / t, aggregate k s / t. The measurement is ovl_bench_pingpong
  * (ovl/bench.h); this file parses the options and prints the rows. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -43,15 +44,15 @@ int cmd_bench_pingpong(int argc, char **argv) {
       {"warmup-large", 0, OVL_OPT_INT, &warmup_large, "X", "untimed warm-up repetitions per size above --large", NULL,
        0, 10000000},
       {"large", 0, OVL_OPT_SIZE, &large, "BYTES", "sizes above this use the -large counts", NULL, 0, INT64_MAX},
-      {"pairs", 'k', OVL_OPT_INT, &pairs, "K", "pairs at once: rank i with rank P/2 + i, i < K (K per \"node\")", NULL,
-       1, 1 << 20},
-      {"window", 'w', OVL_OPT_INT, &window, "W",
+      {"pairs", 0, OVL_OPT_INT, &pairs, "K", "pairs at once: rank i with rank P/2 + i, i < K (K per \"node\")", NULL, 1,
+       1 << 20},
+      {"window", 'W', OVL_OPT_INT, &window, "W",
        "0: ping-pong (one-way = round trip / 2); W > 0: windows of W sends one way + ack (osu_bw), W lowered to "
        "the messages that fit in --cache-bytes",
        NULL, 0, 1024},
       {"fit", 0, OVL_OPT_CHOICE, &fit, "F", "Hockney fit: rel (least relative squares) or abs (ordinary least squares)",
        fits, 0, -1},
-      {"fit-range", 0, OVL_OPT_RANGE, fit_range, "MIN:MAX", "sizes used by the fit (0:0 = all measured)", NULL, 0,
+      {"fit-range", 0, OVL_OPT_RANGE, fit_range, "MIN:MAX", "sizes used by the fit (default: all measured)", NULL, 0,
        (int64_t)1 << 30},
       {"cache-bytes", 0, OVL_OPT_SIZE, &cache, "BYTES",
        "rotate each rank's send and receive buffers through this many bytes (0: one buffer, warm in cache; default: "
@@ -138,15 +139,36 @@ int cmd_bench_pingpong(int argc, char **argv) {
     const ovl_bench_pingpong_row *r = &res.rows[si];
     double s = (double)r->bytes, tm = r->st.median;
     double bw = tm > 0 ? s / tm * 1e-6 : 0, agg = bw * pairs, model = ovl_hockney_bw(alpha, beta, s) * 1e-6;
-    if (json)
-      ovl_log(OVL_LOG_QUIET,
-              "{\"bench\":\"pingpong\",\"method\":\"%s\",\"ranks\":%d,\"pairs\":%d,\"window\":%d,\"bytes\":%" PRId64
-              ",\"iterations\":%d,\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"bw_MBps\":%.4f,"
-              "\"agg_bw_MBps\":%.4f,\"model_bw_MBps\":%.4f,\"alpha\":%.6e,\"beta\":%.6e,\"n_half\":%.1f,\"fit\":\"%s\","
-              "\"cache_bytes\":%" PRId64 ",\"mpi\":\"%s\"}\n",
-              window ? "window" : "pingpong", P, pairs, r->window, r->bytes, r->iters, r->st.min, tm, r->st.max, bw,
-              agg, model, alpha, beta, nhalf, fit, cache, cli_mpi_library());
-    else {
+    if (json) {
+      ovl_record *rec = NULL;
+      const int fitted = f.status == 0;
+      rc = ovl_record_create("pingpong", &rec);
+      if (!rc) rc = ovl_record_set_str(rec, "method", window ? "window" : "pingpong");
+      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
+      if (!rc) rc = ovl_record_set_int(rec, "pairs", pairs);
+      if (!rc) rc = ovl_record_set_int(rec, "window", r->window);
+      if (!rc) rc = ovl_record_set_int(rec, "bytes", r->bytes);
+      if (!rc) rc = ovl_record_set_int(rec, "iterations", r->iters);
+      if (!rc) rc = ovl_record_set_num(rec, "t_min", r->st.min);
+      if (!rc) rc = ovl_record_set_num(rec, "t_median", tm);
+      if (!rc) rc = ovl_record_set_num(rec, "t_max", r->st.max);
+      if (!rc) rc = ovl_record_set_num(rec, "bw_MBps", tm > 0 ? bw : NAN);
+      if (!rc) rc = ovl_record_set_num(rec, "agg_bw_MBps", tm > 0 ? agg : NAN);
+      /* the fit's values are null when it failed (too few sizes, beta <= 0) */
+      if (!rc) rc = ovl_record_set_num(rec, "model_bw_MBps", fitted ? model : NAN);
+      if (!rc) rc = ovl_record_set_num(rec, "alpha", fitted ? alpha : NAN);
+      if (!rc) rc = ovl_record_set_num(rec, "beta", fitted ? beta : NAN);
+      if (!rc) rc = ovl_record_set_num(rec, "n_half", fitted ? nhalf : NAN);
+      if (!rc) rc = ovl_record_set_str(rec, "fit", fit);
+      if (!rc) rc = ovl_record_set_int(rec, "cache_bytes", cache);
+      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
+      if (!rc) rc = cli_emit(&rec);
+      ovl_record_destroy(&rec);
+      if (rc) {
+        ovl_bench_pingpong_free(&res);
+        return cli_fail("bench pingpong", rc);
+      }
+    } else {
       ovl_log(OVL_LOG_QUIET, "  %10" PRId64 " %12.3f %12.2f %12.2f %14.2f", r->bytes, tm * 1e6, bw, model, agg);
       if (full) ovl_log(OVL_LOG_QUIET, " %12.3f %12.3f %8d %6d", r->st.min * 1e6, r->st.max * 1e6, r->iters, r->window);
       ovl_log(OVL_LOG_QUIET, "\n");

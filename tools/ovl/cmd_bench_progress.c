@@ -21,11 +21,12 @@ int cmd_bench_progress(int argc, char **argv) {
   static const char *const algs[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
   ovl_opt opts[] = {
       {"size", 'n', OVL_OPT_SIZE, &size, "BYTES", "broadcast size in bytes", NULL, 8, (int64_t)1 << 34},
-      {"chunks", 'k', OVL_OPT_INT, &chunks, "K", "computation chunks (one dgemm each)", NULL, 1, 1000000},
+      {"chunks", 0, OVL_OPT_INT, &chunks, "K", "computation chunks (one dgemm each)", NULL, 1, 1000000},
       {"chunk-size", 0, OVL_OPT_INT, &nb, "NB", "dgemm size of a chunk (NB x NB x NB)", NULL, 1, 8192},
-      {"every", 'e', OVL_OPT_INT, &every, "E", "call the progress hook after every E chunks", NULL, 1, 1000000},
-      {"bcast-alg", 'a', OVL_OPT_CHOICE, &alg, "A", "broadcast algorithm of the own back end", algs, 0, -1},
-      {"segment", 0, OVL_OPT_SIZE, &segment, "BYTES", "chain segment (0: 128 KiB)", NULL, 0, (int64_t)1 << 34},
+      {"every", 0, OVL_OPT_INT, &every, "E", "call the progress hook after every E chunks", NULL, 1, 1000000},
+      {"algo", 'a', OVL_OPT_CHOICE, &alg, "A", "broadcast algorithm of the own back end", algs, 0, -1},
+      {"bcast-alg", 0, OVL_OPT_CHOICE, &alg, "A", NULL, algs, 0, -1},
+      {"segment", 0, OVL_OPT_SIZE, &segment, "BYTES", "chain segment (default: 128 KiB)", NULL, 0, (int64_t)1 << 34},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 10000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 10000},
       BENCH_OPT_MEM_LIMIT(&mem_limit),
@@ -53,14 +54,25 @@ int cmd_bench_progress(int argc, char **argv) {
             "prog(s)", "serial(s)", "ovl_noprog", "ovl_prog");
   for (int be = 0; be < 2; be++) {
     const ovl_bench_progress_row *r = &res.rows[be];
-    if (json)
-      ovl_log(OVL_LOG_QUIET,
-              "{\"bench\":\"progress\",\"backend\":\"%s\",\"ranks\":%d,\"bytes\":%" PRId64 ",\"chunks\":%d,"
-              "\"every\":%d,\"t_comm\":%.6e,\"t_comp\":%.6e,\"t_noprog\":%.6e,\"t_prog\":%.6e,\"overlap_noprog\":%.3f,"
-              "\"overlap_prog\":%.3f,\"mpi\":\"%s\"}\n",
-              ovl_backend_name(r->backend), res.ranks, size, chunks, every, r->t_comm, r->t_comp, r->t_noprog,
-              r->t_prog, r->overlap_noprog, r->overlap_prog, cli_mpi_library());
-    else
+    if (json) {
+      ovl_record *rec = NULL;
+      rc = ovl_record_create("progress", &rec);
+      if (!rc) rc = ovl_record_set_str(rec, "backend", ovl_backend_name(r->backend));
+      if (!rc) rc = ovl_record_set_int(rec, "ranks", res.ranks);
+      if (!rc) rc = ovl_record_set_int(rec, "bytes", size);
+      if (!rc) rc = ovl_record_set_int(rec, "chunks", chunks);
+      if (!rc) rc = ovl_record_set_int(rec, "every", every);
+      if (!rc) rc = ovl_record_set_num(rec, "t_comm", r->t_comm);
+      if (!rc) rc = ovl_record_set_num(rec, "t_comp", r->t_comp);
+      if (!rc) rc = ovl_record_set_num(rec, "t_noprog", r->t_noprog);
+      if (!rc) rc = ovl_record_set_num(rec, "t_prog", r->t_prog);
+      if (!rc) rc = ovl_record_set_num(rec, "overlap_noprog", r->overlap_noprog);
+      if (!rc) rc = ovl_record_set_num(rec, "overlap_prog", r->overlap_prog);
+      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
+      if (!rc) rc = cli_emit(&rec);
+      ovl_record_destroy(&rec);
+      if (rc) return cli_fail("bench progress", rc);
+    } else
       ovl_log(OVL_LOG_QUIET, "  %-8s %11.4e %11.4e %11.4e %11.4e %11.4e %9.2f %9.2f\n", ovl_backend_name(r->backend),
               r->t_comm, r->t_comp, r->t_noprog, r->t_prog, r->serial, r->overlap_noprog, r->overlap_prog);
   }

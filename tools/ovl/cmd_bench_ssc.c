@@ -9,6 +9,7 @@
  * D^2 x against D (D x) and D^3 x against D (D (D x)). The measurement is
  * ovl_bench_ssc (ovl/bench.h); this file parses the options and prints. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,12 @@ int cmd_bench_ssc(int argc, char **argv) {
   static const char *const backends[] = {"mpi", "own", NULL};
   ovl_opt opts[] = {
       {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size n (D is n x n)", NULL, 1, (int64_t)1 << 20},
-      {"algos", 'a', OVL_OPT_STRING, &algs_s, "LIST", "algorithms, comma-separated {alg3,alg4,alg5,alg6}", NULL, 0, -1},
+      {"algo", 'a', OVL_OPT_STRING, &algs_s, "LIST", "algorithms, comma-separated {alg3,alg4,alg5,alg6}", NULL, 0, -1},
+      {"algos", 0, OVL_OPT_STRING, &algs_s, "LIST", NULL, NULL, 0, -1},
       {"ndup", 'd', OVL_OPT_STRING, &ndup_s, "LIST", "N_DUP values for alg5 and alg6 (e.g. 1,2,4 or 1-6)", NULL, 0, -1},
-      {"grid25", 'g', OVL_OPT_STRING, &grid25, "SxSxC", "alg6 grid (default: the largest c with c | s, s*s*c = P)",
-       NULL, 0, -1},
+      {"grid", 'g', OVL_OPT_STRING, &grid25, "SxSxC", "alg6 grid (default: the largest c with c | s, s*s*c = P)", NULL,
+       0, -1},
+      {"grid25", 0, OVL_OPT_STRING, &grid25, "SxSxC", NULL, NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit a grid stay idle", NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds (each times every configuration once)", NULL, 1,
@@ -54,14 +57,14 @@ int cmd_bench_ssc(int argc, char **argv) {
     char buf[128];
     snprintf(buf, sizeof buf, "%s", algs_s);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save)) {
-      if (na == 4) rc = ovl_err_set(OVL_ERR_ARG, "--algos: at most 4 algorithms, got '%s'", algs_s);
+      if (na == 4) rc = ovl_err_set(OVL_ERR_ARG, "--algo: at most 4 algorithms, got '%s'", algs_s);
       else rc = ovl_algo_parse(tok, &al[na++]);
     }
-    if (!rc && na == 0) rc = ovl_err_set(OVL_ERR_ARG, "--algos: empty list");
+    if (!rc && na == 0) rc = ovl_err_set(OVL_ERR_ARG, "--algo: empty list");
     if (!rc) rc = bench_int_list("--ndup", ndup_s, 1, OVL_LANES_MAX, nd, 16, &nnd);
     if (!rc && grid25) {
       rc = ovl_parse_dims(grid25, g25, &ngd);
-      if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid25 is SxSxC, got '%s'", grid25);
+      if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s'", grid25);
     }
   }
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench ssc", rc);
@@ -99,15 +102,33 @@ int cmd_bench_ssc(int argc, char **argv) {
     bad |= !ok;
     const char *gs = x->alg == OVL_ALGO_SSC6 ? g25_s : cube_s;
     double sp = base > 0 ? base / x->st.median : 0;
-    if (json)
-      ovl_log(OVL_LOG_QUIET,
-              "{\"bench\":\"ssc\",\"algo\":\"%s\",\"ndup\":%d,\"n\":%" PRId64 ",\"ranks\":%d,\"grid\":\"%s\","
-              "\"backend\":\"%s\",\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"t_comm_median\":%.6e,"
-              "\"gflops\":%.3f,\"speedup_vs_alg4\":%.6g,\"relerr\":%.3e,\"check\":\"%s\",\"iterations\":%d,"
-              "\"mpi\":\"%s\"}\n",
-              ovl_algo_name(x->alg), x->ndup, n, P, gs, backend, x->st.min, x->st.median, x->st.max, x->st_comm.median,
-              x->gflops, sp, x->relerr, ok ? "PASS" : "FAIL", iters, cli_mpi_library());
-    else
+    if (json) {
+      ovl_record *rec = NULL;
+      rc = ovl_record_create("ssc", &rec);
+      if (!rc) rc = ovl_record_set_str(rec, "algo", ovl_algo_name(x->alg));
+      if (!rc) rc = ovl_record_set_int(rec, "ndup", x->ndup);
+      if (!rc) rc = ovl_record_set_int(rec, "n", n);
+      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
+      if (!rc) rc = ovl_record_set_str(rec, "grid", gs);
+      if (!rc) rc = ovl_record_set_str(rec, "backend", backend);
+      if (!rc) rc = ovl_record_set_num(rec, "t_min", x->st.min);
+      if (!rc) rc = ovl_record_set_num(rec, "t_median", x->st.median);
+      if (!rc) rc = ovl_record_set_num(rec, "t_max", x->st.max);
+      if (!rc) rc = ovl_record_set_num(rec, "t_comm_median", x->st_comm.median);
+      if (!rc) rc = ovl_record_set_num(rec, "gflops", x->gflops);
+      /* null when alg4, the reference, was not run */
+      if (!rc) rc = ovl_record_set_num(rec, "speedup_vs_alg4", base > 0 && x->st.median > 0 ? sp : NAN);
+      if (!rc) rc = ovl_record_set_num(rec, "relerr", x->relerr >= 0 ? x->relerr : NAN);
+      if (!rc) rc = ovl_record_set_str(rec, "check", ok ? "PASS" : "FAIL");
+      if (!rc) rc = ovl_record_set_int(rec, "iterations", iters);
+      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
+      if (!rc) rc = cli_emit(&rec);
+      ovl_record_destroy(&rec);
+      if (rc) {
+        ovl_bench_ssc_free(&res);
+        return cli_fail("bench ssc", rc);
+      }
+    } else
       ovl_log(OVL_LOG_QUIET, "  %-5s %4d %8s %11.4e %11.4e %11.4e %10.2f %10.3e %8.3f %9.2e %s\n",
               ovl_algo_name(x->alg), x->ndup, gs, x->st.min, x->st.median, x->st.max, x->gflops, x->st_comm.median, sp,
               x->relerr, ok ? "PASS" : "FAIL");

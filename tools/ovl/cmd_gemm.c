@@ -16,8 +16,9 @@ int cmd_gemm(int argc, char **argv) {
   const char *check_mode = "auto", *ta = "N", *tb = "N", *trace = NULL;
   ovl_plan_optvals pv = {.algo = "summa", .backend = "mpi", .bcast = "auto"};
   const ovl_opt own[] = {
-      {"n", 'n', OVL_OPT_SIZE, &n, "N", "matrix size (C is m x n, op(A) m x k, op(B) k x n; m = k = n unless given)",
+      {"size", 'n', OVL_OPT_SIZE, &n, "N", "matrix size (C is m x n, op(A) m x k, op(B) k x n; m = k = n unless given)",
        NULL, 0, (int64_t)1 << 40},
+      {"n", 0, OVL_OPT_SIZE, &n, "N", NULL, NULL, 0, (int64_t)1 << 40},
       {"m", 0, OVL_OPT_SIZE, &m, "M", "rows of op(A) and C (default: n)", NULL, 0, (int64_t)1 << 40},
       {"k", 0, OVL_OPT_SIZE, &k, "K", "inner dimension (default: n)", NULL, 0, (int64_t)1 << 40},
       {"transa", 0, OVL_OPT_CHOICE, &ta, "T", "op(A)", k_trans, 0, -1},
@@ -30,7 +31,7 @@ int cmd_gemm(int argc, char **argv) {
       {"alpha", 0, OVL_OPT_DOUBLE, &alpha, "A", "alpha", NULL, 0, -1},
       {"beta", 0, OVL_OPT_DOUBLE, &beta, "B", "beta", NULL, 0, -1},
       {"seed", 's', OVL_OPT_I64, &seed, "S", "seed of the random operands", NULL, 0, INT64_MAX},
-      {"check", 0, OVL_OPT_FLAG, &check, NULL, "verify the result", NULL, 0, -1},
+      {"check", 'c', OVL_OPT_FLAG, &check, NULL, "verify the result", NULL, 0, -1},
       {"check-mode", 0, OVL_OPT_CHOICE, &check_mode, "MODE",
        "exact: serial dgemm on gathered data; prob: C x vs A (B x); auto: exact when small", k_checks, 0, -1},
       {"tol", 0, OVL_OPT_DOUBLE, &tol, "T", "verification tolerance (default: 16 k eps)", NULL, 0, -1},
@@ -176,7 +177,7 @@ int cmd_gemm(int argc, char **argv) {
     ovl_err trc = ovl_trace_write(rc == OVL_OK ? trace : NULL);
     if (!rc) rc = trc;
   }
-  double relerr = -1.0;
+  double relerr = NAN; /* not measured unless checked */
   ovl_err vrc = OVL_OK;
   if (!rc && check) {
     ovl_verify_mode mode = strcmp(check_mode, "exact") == 0  ? OVL_VERIFY_EXACT
@@ -210,14 +211,34 @@ int cmd_gemm(int argc, char **argv) {
     const char *verdict = !check ? "not checked" : (vrc == OVL_OK ? "PASS" : "FAIL");
     const char *an = ovl_algo_name(plan.algo);
     if (json) {
-      ovl_log(OVL_LOG_QUIET,
-              "{\"bench\":\"gemm\",\"algo\":\"%s\",\"m\":%" PRId64 ",\"n\":%" PRId64 ",\"k\":%" PRId64
-              ",\"transa\":\"%s\",\"transb\":\"%s\",\"ranks\":%d,\"active\":%d,\"grid\":\"%s\",\"plan\":\"%s\","
-              "\"iterations\":%d,\"t_min\":%.6e,\"t_median\":%.6e,\"t_max\":%.6e,\"gflops_median\":%.4f,"
-              "\"gflops_best\":%.4f,\"t_comm\":%.6e,\"t_comp\":%.6e,\"local_dgemm_gflops\":%.3f,\"check\":\"%s\","
-              "\"relerr\":%.3e,\"mem_estimate\":%" PRId64 ",\"mpi\":\"%s\"}\n",
-              an, m, n, k, ta, tb, P, nactive, gridstr, planstr, nt, s.min, s.median, s.max, gmed, gbest, comm[0],
-              comm[1], blas, verdict, relerr, mem, cli_mpi_library());
+      ovl_record *r = NULL;
+      rc = ovl_record_create("gemm", &r);
+      if (!rc) rc = ovl_record_set_str(r, "algo", an);
+      if (!rc) rc = ovl_record_set_int(r, "m", m);
+      if (!rc) rc = ovl_record_set_int(r, "n", n);
+      if (!rc) rc = ovl_record_set_int(r, "k", k);
+      if (!rc) rc = ovl_record_set_str(r, "transa", ta);
+      if (!rc) rc = ovl_record_set_str(r, "transb", tb);
+      if (!rc) rc = ovl_record_set_int(r, "ranks", P);
+      if (!rc) rc = ovl_record_set_int(r, "active", nactive);
+      if (!rc) rc = ovl_record_set_str(r, "grid", gridstr);
+      if (!rc) rc = ovl_record_set_str(r, "plan", planstr);
+      if (!rc) rc = ovl_record_set_int(r, "iterations", nt);
+      if (!rc) rc = ovl_record_set_num(r, "t_min", s.min);
+      if (!rc) rc = ovl_record_set_num(r, "t_median", s.median);
+      if (!rc) rc = ovl_record_set_num(r, "t_max", s.max);
+      if (!rc) rc = ovl_record_set_num(r, "gflops_median", s.median > 0 ? gmed : NAN);
+      if (!rc) rc = ovl_record_set_num(r, "gflops_best", s.min > 0 ? gbest : NAN);
+      if (!rc) rc = ovl_record_set_num(r, "t_comm", comm[0]);
+      if (!rc) rc = ovl_record_set_num(r, "t_comp", comm[1]);
+      if (!rc) rc = ovl_record_set_num(r, "local_dgemm_gflops", no_blas_check ? NAN : blas);
+      if (!rc) rc = ovl_record_set_str(r, "check", verdict);
+      if (!rc) rc = ovl_record_set_num(r, "relerr", relerr);
+      if (!rc) rc = ovl_record_set_int(r, "mem_estimate", mem);
+      if (!rc) rc = ovl_record_set_str(r, "mpi", cli_mpi_library());
+      if (!rc) rc = cli_emit(&r);
+      ovl_record_destroy(&r);
+      if (rc) exitc = cli_fail("gemm", rc);
     } else {
       ovl_log(OVL_LOG_QUIET, "# %-8s %10s %10s %10s %12s %12s %10s %10s %s\n", "algo", "t_min(s)", "t_med(s)",
               "t_max(s)", "GFLOP/s_med", "GFLOP/s_best", "comm(s)", "comp(s)", "check");

@@ -21,7 +21,7 @@ static double kernel_flops(ovl_algo k, int64_t n) {
   return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
 }
 
-static void row(const ovl_plan *c, const ovl_model_cost *r, ovl_err rc, int json, const char *mname) {
+static ovl_err row(const ovl_plan *c, const ovl_model_cost *r, ovl_err rc, int json, const char *mname) {
   char cfg[160];
   int P = c->P;
   snprintf(cfg, sizeof cfg, "%s P=%d", ovl_algo_name(c->algo), P);
@@ -32,21 +32,43 @@ static void row(const ovl_plan *c, const ovl_model_cost *r, ovl_err rc, int json
   if (c->algo == OVL_ALGO_25D || c->algo == OVL_ALGO_SSC6)
     l += (size_t)snprintf(cfg + l, sizeof cfg - l, " c=%d", c->c);
   snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c->ndup, c->ppn, c->lookahead ? " lookahead" : "");
-  if (rc) {
-    if (json)
-      printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"error\":\"%s\"}\n", cfg, ovl_algo_name(c->algo),
-             ovl_errmsg());
-    else printf("  %-44s %s\n", cfg, ovl_errmsg());
-    return;
+  double gf = rc == OVL_OK && r->total > 0 ? kernel_flops(c->algo, c->n) / r->total * 1e-9 : 0;
+  if (json) {
+    ovl_record *rec = NULL;
+    char ebuf[512];
+    snprintf(ebuf, sizeof ebuf, "%s", rc ? ovl_errmsg() : "");
+    const char *msg = rc ? ebuf : NULL;
+    ovl_err wrc = ovl_record_create("model", &rec);
+    if (!wrc) wrc = ovl_record_set_str(rec, "config", cfg);
+    if (!wrc) wrc = ovl_record_set_str(rec, "kernel", ovl_algo_name(c->algo));
+    if (!wrc && msg) wrc = ovl_record_set_str(rec, "error", msg);
+    if (!wrc && !msg) {
+      wrc = ovl_record_set_int(rec, "n", c->n);
+      if (!wrc) wrc = ovl_record_set_int(rec, "P", P);
+      if (!wrc) wrc = ovl_record_set_int(rec, "b", c->b);
+      if (!wrc) wrc = ovl_record_set_int(rec, "G", c->G);
+      if (!wrc) wrc = ovl_record_set_int(rec, "c", c->c);
+      if (!wrc) wrc = ovl_record_set_int(rec, "ndup", c->ndup);
+      if (!wrc) wrc = ovl_record_set_int(rec, "ppn", c->ppn);
+      if (!wrc) wrc = ovl_record_set_int(rec, "lookahead", c->lookahead);
+      if (!wrc) wrc = ovl_record_set_num(rec, "latency", r->latency);
+      if (!wrc) wrc = ovl_record_set_num(rec, "bandwidth", r->bandwidth);
+      if (!wrc) wrc = ovl_record_set_num(rec, "compute", r->compute);
+      if (!wrc) wrc = ovl_record_set_num(rec, "total", r->total);
+      if (!wrc) wrc = ovl_record_set_num(rec, "gflops", r->total > 0 ? gf : NAN);
+      if (!wrc) wrc = ovl_record_set_str(rec, "machine", mname);
+    }
+    /* rank 0 alone runs the models: print here */
+    if (!wrc) wrc = ovl_record_print(rec, stdout);
+    ovl_record_destroy(&rec);
+    return wrc;
   }
-  double gf = r->total > 0 ? kernel_flops(c->algo, c->n) / r->total * 1e-9 : 0;
-  if (json)
-    printf("{\"cmd\":\"model\",\"config\":\"%s\",\"kernel\":\"%s\",\"n\":%" PRId64 ",\"P\":%d,\"b\":%" PRId64
-           ",\"G\":%d,\"c\":%d,\"ndup\":%d,\"ppn\":%d,\"lookahead\":%d,\"latency\":%.6e,\"bandwidth\":%.6e,"
-           "\"compute\":%.6e,\"total\":%.6e,\"gflops\":%.3f,\"machine\":\"%s\"}\n",
-           cfg, ovl_algo_name(c->algo), c->n, P, c->b, c->G, c->c, c->ndup, c->ppn, c->lookahead, r->latency,
-           r->bandwidth, r->compute, r->total, gf, mname);
-  else printf("  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r->latency, r->bandwidth, r->compute, r->total, gf);
+  if (rc) {
+    printf("  %-44s %s\n", cfg, ovl_errmsg());
+    return OVL_OK;
+  }
+  printf("  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r->latency, r->bandwidth, r->compute, r->total, gf);
+  return OVL_OK;
 }
 
 static void predict_row(const ovl_machine *m, ovl_plan c, int json) {
@@ -62,20 +84,21 @@ int cmd_model(int argc, char **argv) {
   int64_t n = 4096, b = 256, outer = 0;
   const char *kernel = "alg5", *machine = NULL, *sweep = "none";
   ovl_opt opts[] = {
-      {"kernel", 'k', OVL_OPT_CHOICE, &kernel, "K", "kernel", k_kernels, 0, -1},
+      {"kernel", 0, OVL_OPT_CHOICE, &kernel, "K", "kernel", k_kernels, 0, -1},
       {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size", NULL, 1, (int64_t)1 << 24},
-      {"ranks", 'P', OVL_OPT_INT, &P, "P", "ranks taking part (nodes x PPN)", NULL, 1, 1 << 24},
-      {"machine", 'm', OVL_OPT_STRING, &machine, "FILE",
+      {"ranks", 0, OVL_OPT_INT, &P, "P", "ranks taking part (nodes x PPN)", NULL, 1, 1 << 24},
+      {"machine", 0, OVL_OPT_STRING, &machine, "FILE",
        "machine file from `ovl bench machine` (default: $OVL_MACHINE, else Huang-Chow's Stampede2)", NULL, 0, -1},
-      {"panel", 'b', OVL_OPT_I64, &b, "B", "panel width (SUMMA, HSUMMA inner block)", NULL, 1, (int64_t)1 << 24},
-      {"outer", 0, OVL_OPT_I64, &outer, "M", "HSUMMA outer block (0: b)", NULL, 0, (int64_t)1 << 24},
+      {"block", 'b', OVL_OPT_I64, &b, "B", "panel width (SUMMA, HSUMMA inner block)", NULL, 1, (int64_t)1 << 24},
+      {"panel", 0, OVL_OPT_I64, &b, "B", NULL, NULL, 1, (int64_t)1 << 24},
+      {"outer", 0, OVL_OPT_I64, &outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 24},
       {"groups", 'G', OVL_OPT_INT, &G, "G", "HSUMMA groups", NULL, 1, 1 << 24},
       {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) per phase", NULL, 1, OVL_LANES_MAX},
-      {"repl", 'c', OVL_OPT_INT, &repl, "C", "2.5D replication c (0: the largest that fits)", NULL, 0, 1 << 20},
+      {"repl", 0, OVL_OPT_INT, &repl, "C", "2.5D replication c (default: the largest that fits)", NULL, 0, 1 << 20},
       {"ppn", 0, OVL_OPT_INT, &ppn, "K", "ranks per node sharing a link", NULL, 1, 1024},
       {"lookahead", 0, OVL_OPT_FLAG, &lookahead, NULL, "SUMMA/HSUMMA broadcasts overlap the dgemm", NULL, 0, -1},
-      {"sweep", 's', OVL_OPT_CHOICE, &sweep, "WHAT", "table over a parameter (P: powers of 2 or cubes up to P)",
-       k_sweeps, 0, -1},
+      {"sweep", 0, OVL_OPT_CHOICE, &sweep, "WHAT", "table over a parameter (P: powers of 2 or cubes up to P)", k_sweeps,
+       0, -1},
       {"max", 0, OVL_OPT_INT, &maxv, "V", "largest N_DUP or PPN of a sweep", NULL, 1, OVL_LANES_MAX},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},

@@ -310,7 +310,7 @@ int cmd_purify(int argc, char **argv) {
       {"mu", 0, OVL_OPT_DOUBLE, &mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_INT_OR_AUTO, &ppn, "K|auto",
-       "run on the first K ranks of every node while the others sleep (multiple-PPN; default: all ranks)", NULL, 1,
+       "run on the first K ranks of every node while the others sleep (multiple-PPN; default: 0, all ranks)", NULL, 0,
        1 << 20},
       {"mem-limit", 'M', OVL_OPT_SIZE, &mem_limit, "BYTES",
        "refuse to run above this many bytes per rank (default: the node's available memory shared among its ranks)",

@@ -83,6 +83,16 @@ int cli_check_outputs(const char *cmd, const cli_out *outs, int nouts, const cha
   return rc == OVL_ERR_ARG ? cli_usage_fail(cmd, rc) : cli_fail(cmd, rc);
 }
 
+ovl_err cli_emit(ovl_record **r) {
+  ovl_err rc = OVL_OK;
+  if (*r && ovl_world_rank() == 0) {
+    rc = ovl_record_print(*r, stdout);
+    fflush(stdout);
+  }
+  ovl_record_destroy(r);
+  return rc;
+}
+
 const char *cli_join(char *buf, size_t n, const char *a, const char *b) {
   if (a == NULL) return NULL;
   snprintf(buf, n, "%s%s", a, b);
@@ -105,8 +115,14 @@ static void usage(FILE *out) {
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rc = CLI_OK;
-  const char *cmd = argc > 1 ? argv[1] : "help";
-  if (strcmp(cmd, "gemm") == 0) {
+  const char *cmd = argc > 1 ? argv[1] : "";
+  if (cmd[0] == '\0') { /* no command: the usage is an error */
+    if (ovl_world_rank() == 0) {
+      fprintf(stderr, "ovl: error: missing command\n\n");
+      usage(stderr);
+    }
+    rc = CLI_USAGE;
+  } else if (strcmp(cmd, "gemm") == 0) {
     rc = cmd_gemm(argc, argv);
   } else if (strcmp(cmd, "purify") == 0) {
     rc = cmd_purify(argc, argv);
