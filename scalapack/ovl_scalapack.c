@@ -139,15 +139,37 @@ static void *real_symbol(const char *name, const void *self) {
 
 static int trans_ok(const char *t) { return t && strchr("NnTtCc", t[0]) && t[0]; }
 
-/* The reasons decided from arguments every process of the grid shares, or
- * R_COUNT when ovl may try. */
-static enum reason pre_check(const int *const descs[3]) {
+/* PBLAS's descriptor of type 2 (BLOCK_CYCLIC_2D_INB: 11 integers, with the
+ * sizes IMB_/INB_ of the first block) is a type-1 descriptor when the first
+ * block is a whole one; PBLAS converts type 1 to it internally. */
+enum { D2_CTXT = 1, D2_M, D2_N, D2_IMB, D2_INB, D2_MB, D2_NB, D2_RSRC, D2_CSRC, D2_LLD };
+
+/* Copy DESC into the 9-integer type-1 descriptor OUT; R_COUNT, or the reason
+ * ovl cannot take it. */
+static enum reason normalize(const int *desc, int out[9]) {
+  if (!desc) return R_DESC;
+  if (desc[OVL_DESC_DTYPE] == 1) {
+    memcpy(out, desc, 9 * sizeof(int));
+  } else if (desc[OVL_DESC_DTYPE] == 2 && desc[D2_IMB] == desc[D2_MB] && desc[D2_INB] == desc[D2_NB]) {
+    int d[9] = {1,           desc[D2_CTXT], desc[D2_M],    desc[D2_N],  desc[D2_MB],
+                desc[D2_NB], desc[D2_RSRC], desc[D2_CSRC], desc[D2_LLD]};
+    memcpy(out, d, sizeof d);
+  } else {
+    return R_DESC;
+  }
+  return R_COUNT;
+}
+
+/* The reasons decided from arguments every process of the grid shares (the
+ * descriptors but LLD_), or R_COUNT when ovl may try; the descriptors as
+ * type 1 in OUT. */
+static enum reason pre_check(const int *const descs[3], int out[3][9]) {
   for (int i = 0; i < 3; i++)
-    if (!descs[i] || descs[i][OVL_DESC_DTYPE] != 1) return R_DESC;
+    if (normalize(descs[i], out[i]) != R_COUNT) return R_DESC;
   for (int i = 0; i < 2; i++)
-    if (descs[i][OVL_DESC_CTXT] != descs[2][OVL_DESC_CTXT]) return R_CONTEXT;
+    if (out[i][OVL_DESC_CTXT] != out[2][OVL_DESC_CTXT]) return R_CONTEXT;
   for (int i = 0; i < 3; i++)
-    if (descs[i][OVL_DESC_RSRC] == -1 || descs[i][OVL_DESC_CSRC] == -1) return R_REPLICATED;
+    if (out[i][OVL_DESC_RSRC] == -1 || out[i][OVL_DESC_CSRC] == -1) return R_REPLICATED;
   return R_COUNT;
 }
 
@@ -170,12 +192,13 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
   g.calls[F_GEMM]++;
   enum reason why = R_COUNT;
   const int *descs[3] = {desca, descb, descc};
+  int d[3][9];
   if (g.disabled) why = R_DISABLED;
   else if (!trans_ok(transa) || !trans_ok(transb)) why = R_TRANS;
-  else why = pre_check(descs);
+  else why = pre_check(descs, d);
   if (why == R_COUNT)
-    why = after_ovl(
-        ovl_pdgemm(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc));
+    why =
+        after_ovl(ovl_pdgemm(transa, transb, m, n, k, alpha, a, ia, ja, d[0], b, ib, jb, d[1], beta, c, ic, jc, d[2]));
   if (why == R_COUNT) {
     g.by_ovl[F_GEMM]++;
     return;
@@ -185,9 +208,132 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
   if (!real) {
     pdgemm_fn me = pdgemm_;
     void *self = NULL, *p = NULL;
-    memcpy(&self, &me, sizeof self);
+    memcpy(&self, &me, sizeof self); /* ISO C has no cast between object and function pointers */
     p = real_symbol("pdgemm_", self);
     memcpy(&real, &p, sizeof real);
   }
   real(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);
+}
+
+/* PDSYMM on ovl: the symmetric sub(A) (only its UPLO triangle is read) is
+ * expanded into a full matrix W, laid out as A (same blocks and sources, W's
+ * own LLD, only the rows and columns up to the end of sub(A)), as W = T + S^T
+ * with T the triangle with its diagonal and S the strict triangle (one
+ * ScaLAPACK pdgeadd_), and then sub(C) := alpha W B + beta C (SIDE 'L') or
+ * alpha B W + beta C ('R') by ovl_pdgemm. W costs two local arrays of about
+ * sub(A)'s local size. alpha == 0 and empty products need no W. */
+void pdgeadd_(const char *trans, const int *m, const int *n, const double *alpha, const double *a, const int *ia,
+              const int *ja, const int *desca, const double *beta, double *c, const int *ic, const int *jc,
+              const int *descc);
+MPI_Comm Cblacs2sys_handle(int sysctxt);
+void Cblacs_get(int ctxt, int what, int *val);
+
+static int64_t local_count(int64_t n, int nb, int iproc, int isrc, int np) {
+  int64_t mydist = (np + iproc - isrc) % np, nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
+  if (mydist < extra) num += nb;
+  else if (mydist == extra) num += n % nb;
+  return num;
+}
+
+/* Builds W (and the scratch S) for sub(A) of order ka in A's layout; returns
+ * 0 on success on every process of the grid, non-zero (agreed) when A's
+ * arguments are invalid or memory is short, and nothing has been changed. */
+static int expand_symmetric(int lower, int ka, const double *a, int ia, int ja, const int *da, int dw[9], double **w,
+                            double **s) {
+  int nprow, npcol, myrow, mycol, h = -1, bad = 0;
+  int ctxt = da[OVL_DESC_CTXT], mb = da[OVL_DESC_MB], nb = da[OVL_DESC_NB];
+  int rsrc = da[OVL_DESC_RSRC], csrc = da[OVL_DESC_CSRC], lda = da[OVL_DESC_LLD];
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  *w = *s = NULL;
+  int mw = ia - 1 + ka, nw = ja - 1 + ka; /* W covers rows 1..mw and columns 1..nw of A's layout */
+  bad = ia < 1 || ja < 1 || mb < 1 || nb < 1 || rsrc < 0 || rsrc >= nprow || csrc < 0 || csrc >= npcol ||
+        mw > da[OVL_DESC_M] || nw > da[OVL_DESC_N];
+  int64_t mloc = 0, nloc = 0, lldw = 1;
+  if (!bad) {
+    mloc = local_count(mw, mb, myrow, rsrc, nprow), nloc = local_count(nw, nb, mycol, csrc, npcol);
+    int64_t mloc_a = local_count(da[OVL_DESC_M], mb, myrow, rsrc, nprow);
+    bad = lda < 1 || (local_count(da[OVL_DESC_N], nb, mycol, csrc, npcol) > 0 && lda < mloc_a);
+    lldw = mloc > 1 ? mloc : 1;
+  }
+  if (!bad) {
+    size_t len = (size_t)lldw * (size_t)(nloc > 0 ? nloc : 1);
+    *w = malloc(len * sizeof(double));
+    *s = malloc(len * sizeof(double));
+    bad = !*w || !*s;
+  }
+  Cblacs_get(ctxt, 10, &h);
+  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, Cblacs2sys_handle(h));
+  if (bad) {
+    free(*w), free(*s);
+    *w = *s = NULL;
+    return 1;
+  }
+  for (int64_t lj = 0; lj < nloc; lj++) {
+    int64_t j = (lj / nb * npcol + (npcol + mycol - csrc) % npcol) * nb + lj % nb - (ja - 1); /* in sub(A) */
+    for (int64_t li = 0; li < mloc; li++) {
+      int64_t i = (li / mb * nprow + (nprow + myrow - rsrc) % nprow) * mb + li % mb - (ia - 1);
+      int in = i >= 0 && j >= 0 && (lower ? i >= j : i <= j); /* the referenced triangle of sub(A) */
+      double x = in ? a[li + lj * (int64_t)lda] : 0.0;        /* the other entries are never read */
+      (*w)[li + lj * lldw] = x;
+      (*s)[li + lj * lldw] = i == j ? 0.0 : x;
+    }
+  }
+  int d[9] = {1, ctxt, mw, nw, mb, nb, rsrc, csrc, (int)lldw};
+  memcpy(dw, d, sizeof d);
+  const double one = 1.0;
+  pdgeadd_("T", &ka, &ka, &one, *s, &ia, &ja, dw, &one, *w, &ia, &ja, dw); /* W := T + S^T */
+  return 0;
+}
+
+void pdsymm_(const char *side, const char *uplo, const int *m, const int *n, const double *alpha, const double *a,
+             const int *ia, const int *ja, const int *desca, const double *b, const int *ib, const int *jb,
+             const int *descb, const double *beta, double *c, const int *ic, const int *jc, const int *descc) {
+  init_once();
+  g.calls[F_SYMM]++;
+  enum reason why = R_COUNT;
+  const int *descs[3] = {desca, descb, descc};
+  int d[3][9], dw[9];
+  int left = side && (side[0] == 'L' || side[0] == 'l'), right = side && (side[0] == 'R' || side[0] == 'r');
+  int lower = uplo && (uplo[0] == 'L' || uplo[0] == 'l'), upper = uplo && (uplo[0] == 'U' || uplo[0] == 'u');
+  if (g.disabled) why = R_DISABLED;
+  else if (!(left || right) || !(lower || upper)) why = R_TRANS;
+  else if (!m || !n || !alpha || !ia || !ja) why = R_INVALID;
+  else why = pre_check(descs, d);
+  if (why == R_COUNT) {
+    int ka = left ? *m : *n;
+    double *w = NULL, *s = NULL;
+    const double *aw = a;
+    const int *daw = d[0], *iaw = ia, *jaw = ja;
+    int nprow, npcol, myrow, mycol;
+    Cblacs_gridinfo(d[2][OVL_DESC_CTXT], &nprow, &npcol, &myrow, &mycol);
+    int in_grid = nprow >= 1 && npcol >= 1 && myrow >= 0 && mycol >= 0;
+    if (in_grid && *m > 0 && *n > 0 && *alpha != 0.0 && *m >= 0 && *n >= 0) {
+      if (expand_symmetric(lower, ka, a, *ia, *ja, d[0], dw, &w, &s)) why = R_INVALID;
+      aw = w, daw = dw;
+    }
+    if (why == R_COUNT) {
+      if (left)
+        why =
+            after_ovl(ovl_pdgemm("N", "N", m, n, m, alpha, aw, iaw, jaw, daw, b, ib, jb, d[1], beta, c, ic, jc, d[2]));
+      else
+        why =
+            after_ovl(ovl_pdgemm("N", "N", m, n, n, alpha, b, ib, jb, d[1], aw, iaw, jaw, daw, beta, c, ic, jc, d[2]));
+    }
+    free(w);
+    free(s);
+  }
+  if (why == R_COUNT) {
+    g.by_ovl[F_SYMM]++;
+    return;
+  }
+  g.forwarded[F_SYMM][why]++;
+  static pdsymm_fn real;
+  if (!real) {
+    pdsymm_fn me = pdsymm_;
+    void *self = NULL, *p = NULL;
+    memcpy(&self, &me, sizeof self);
+    p = real_symbol("pdsymm_", self);
+    memcpy(&real, &p, sizeof real);
+  }
+  real(side, uplo, m, n, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);
 }
