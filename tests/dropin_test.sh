@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# libovl_scalapack.so, the pdgemm_ drop-in, under an unchanged ScaLAPACK
+# program (tests/dropin_pdgemm.c: BLACS set-up and pdgemm_ only, checked
+# against the exact product):
+#   1. the library exports only pdgemm_, pdsymm_ and ovl_* names;
+#   2. on 1, 4 and 6 ranks: the program plain (ScaLAPACK's pdgemm_), with
+#      LD_PRELOAD=libovl_scalapack.so, and linked with -lovl_scalapack before
+#      ScaLAPACK: all PASS with the same checksums, and the report
+#      (OVL_SCALAPACK_REPORT=1) shows every call handled by ovl;
+#   3. OVL_SCALAPACK_DISABLE=1 forwards every call (still correct);
+#   4. the README's example (the block after "<!-- dropin example -->"),
+#      run as written on a copy of the program.
+# usage: dropin_test.sh PLAIN LINKED LIBOVL_SCALAPACK SOURCE_DIR MPIEXEC [MPIEXEC flags...]
+set -euo pipefail
+plain=$1 linked=$2 lib=$3 src=$4 mpiexec=$5
+shift 5
+flags=("$@")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ovl_dropin_test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp
+fail() { echo "dropin test: FAIL: $*"; exit 1; }
+# mpiexec's flag that passes an environment variable to the ranks
+if "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then envflag=-x; else envflag=-genv; fi
+setenv() { # NAME=VALUE -> the launcher's flags
+  if [ "$envflag" = -x ]; then printf '%s\n' -x "$1"; else printf '%s\n' -genv "${1%%=*}" "${1#*=}"; fi
+}
+
+# ---- 1. exported names ---------------------------------------------------
+bad=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v -E '^(pdgemm_|pdsymm_|ovl_.*)$' || true)
+[ -z "$bad" ] || fail "libovl_scalapack.so exports names other than pdgemm_, pdsymm_, ovl_*: $bad"
+nm -D --defined-only "$lib" | grep -q ' T pdgemm_$' || fail "libovl_scalapack.so does not export pdgemm_"
+echo "dropin test: exports ok: $(nm -D --defined-only "$lib" | awk '{print $3}' | tr '\n' ' ')"
+
+# run NP OUT [VAR=VALUE...] -- PROGRAM: one run, stdout+stderr in OUT, PASS required
+run() {
+  local np=$1 out=$2
+  shift 2
+  local env=()
+  while [ "$1" != -- ]; do mapfile -t -O ${#env[@]} env < <(setenv "$1"); shift; done
+  shift
+  "$mpiexec" "${flags[@]}" -n "$np" "${env[@]}" "$@" >"$out" 2>&1 || { tail -20 "$out"; fail "$* on $np ranks"; }
+  grep -q "^dropin_pdgemm: PASS" "$out" || { tail -20 "$out"; fail "$* on $np ranks: no PASS"; }
+}
+# checksums of two runs agree to 1e-9 (relative)
+same_sums() {
+  paste <(grep '^grid' "$1") <(grep '^grid' "$2") | awk -v a="$1" -v b="$2" '
+    { split($4, x, "="); split($10, y, "="); d = x[2] - y[2]; if (d < 0) d = -d
+      s = x[2] < 0 ? -x[2] : x[2]; if (d > 1e-9 * (s > 1 ? s : 1) || $1 != $7 || $2 != $8) bad = 1; n++ }
+    END { exit (bad || n == 0) }' || fail "checksums differ: $1 vs $2"
+}
+# report line of rank 0: "ovl_scalapack: rank 0: pdgemm calls=N ovl=H forwarded=F"
+report() { grep -o "rank 0: pdgemm calls=[0-9]* ovl=[0-9]* forwarded=[0-9]*" "$1" || fail "no report in $1"; }
+
+# ---- 2. plain, preloaded, linked first -----------------------------------
+for np in 1 4 6; do
+  run "$np" "$tmp/plain$np" -- "$plain"
+  grep -q "ovl_scalapack" "$tmp/plain$np" && fail "plain run on $np ranks went through libovl_scalapack"
+  run "$np" "$tmp/pre$np" LD_PRELOAD="$lib" OVL_SCALAPACK_REPORT=1 -- "$plain"
+  run "$np" "$tmp/lnk$np" OVL_SCALAPACK_REPORT=1 -- "$linked"
+  for v in pre lnk; do
+    same_sums "$tmp/plain$np" "$tmp/$v$np"
+    r=$(report "$tmp/$v$np")
+    calls=$(sed 's/.*calls=\([0-9]*\).*/\1/' <<<"$r") by=$(sed 's/.*ovl=\([0-9]*\).*/\1/' <<<"$r")
+    [ "$calls" -gt 0 ] && [ "$by" = "$calls" ] || fail "$v on $np ranks: ovl did not handle every call: $r"
+    echo "dropin test: np=$np $v: PASS, same checksums as plain, $r"
+  done
+done
+
+# ---- 3. disabled: everything forwarded ------------------------------------
+run 4 "$tmp/off" LD_PRELOAD="$lib" OVL_SCALAPACK_REPORT=1 OVL_SCALAPACK_DISABLE=1 -- "$plain"
+same_sums "$tmp/plain4" "$tmp/off"
+r=$(report "$tmp/off")
+grep -q "ovl=0 forwarded=[1-9]" <<<"$r" || fail "OVL_SCALAPACK_DISABLE=1 did not forward every call: $r"
+grep -q "pdgemm forwarded reason=disabled" "$tmp/off" || fail "no reason=disabled in the report"
+echo "dropin test: OVL_SCALAPACK_DISABLE=1: PASS, $r"
+
+# ---- 4. the README's example ------------------------------------------------
+awk '/<!-- dropin example -->/ { on = 1; next } on && /^```sh/ { inb = 1; next } inb && /^```/ { exit } inb' \
+  "$src/README.md" >"$tmp/example.sh"
+[ -s "$tmp/example.sh" ] || fail "no example after '<!-- dropin example -->' in README.md"
+cp "$src/tests/dropin_pdgemm.c" "$tmp/app.c"
+mpicc_bin=$(dirname "$mpiexec")/mpicc.openmpi
+[ "$envflag" = -x ] && [ -x "$mpicc_bin" ] || mpicc_bin=mpicc
+(
+  cd "$tmp"
+  LIBDIR=$(dirname "$lib")
+  export LIBDIR
+  mpicc() { "$mpicc_bin" "$@"; }
+  mpiexec() { "$mpiexec" "${flags[@]}" "$@"; }
+  . ./example.sh
+) >"$tmp/example.out" 2>&1 || { tail -20 "$tmp/example.out"; fail "the README example"; }
+[ "$(grep -c '^dropin_pdgemm: PASS' "$tmp/example.out")" = 2 ] || { cat "$tmp/example.out"; fail "README example: not 2 PASS"; }
+[ "$(grep -c 'rank 0: pdgemm calls=[1-9][0-9]* ovl=[1-9]' "$tmp/example.out")" = 2 ] ||
+  { cat "$tmp/example.out"; fail "README example: the report does not show calls handled by ovl twice"; }
+echo "dropin test: README example: PASS (preloaded and linked)"
+echo "dropin test: all passed"
