@@ -9,7 +9,11 @@
 #      (OVL_SCALAPACK_REPORT=1) shows every call handled by ovl;
 #   3. OVL_SCALAPACK_DISABLE=1 forwards every call (still correct);
 #   4. the README's example (the block after "<!-- dropin example -->"),
-#      run as written on a copy of the program.
+#      run as written on a copy of the program;
+#   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst, Debian's
+#      scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded, its input
+#      cut to PDGEMM and PDSYMM (both SIDEs): every computational test passes
+#      and ovl handled its calls (the error-exit tests are forwarded).
 # usage: dropin_test.sh PLAIN LINKED LIBOVL_SCALAPACK SOURCE_DIR MPIEXEC [MPIEXEC flags...]
 set -euo pipefail
 plain=$1 linked=$2 lib=$3 src=$4 mpiexec=$5
@@ -93,4 +97,22 @@ mpicc_bin=$(dirname "$mpiexec")/mpicc.openmpi
 [ "$(grep -c 'rank 0: pdgemm calls=[1-9][0-9]* ovl=[1-9]' "$tmp/example.out")" = 2 ] ||
   { cat "$tmp/example.out"; fail "README example: the report does not show calls handled by ovl twice"; }
 echo "dropin test: README example: PASS (preloaded and linked)"
+# ---- 5. ScaLAPACK's PBLAS tester ---------------------------------------------
+pb=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS/dpb3tst dat=/usr/share/scalapack/PBLAS/PDBLAS3TST.dat
+if [ "$envflag" = -x ] && [ -x "$pb" ] && [ -r "$dat" ]; then
+  mkdir "$tmp/pb"
+  # only PDGEMM and PDSYMM; SIDE R and L
+  sed -e '/^PDSYRK\|^PDSYR2K\|^PDTRMM\|^PDTRSM\|^PDGEADD\|^PDTRADD/s/ T\t/ F\t/' \
+    -e "/values of SIDE/s/^.*\t\t/'R' 'L' 'R' 'L' 'R' 'R' 'L' 'R'\t\t/" "$dat" >"$tmp/pb/PDBLAS3TST.dat"
+  (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 -x LD_PRELOAD="$lib" -x OVL_SCALAPACK_REPORT=1 "$pb") \
+    >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst"; }
+  for r in PDGEMM PDSYMM; do
+    grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst: $r not 16 of 16 passed"; }
+  done
+  grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdgemm tests"; }
+  grep -q "rank 0: pdsymm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdsymm tests"; }
+  echo "dropin test: ScaLAPACK's dpb3tst: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
+else
+  echo "dropin test: ScaLAPACK's dpb3tst not installed (Debian: scalapack-mpi-test): skipped"
+fi
 echo "dropin test: all passed"
