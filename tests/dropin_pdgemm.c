@@ -15,7 +15,13 @@
  * Prints per grid the number of cases, the max error and a checksum of the
  * results, then "dropin_pdgemm: PASS" (exit 0) or "dropin_pdgemm: FAIL"
  * (exit 1) on rank 0.
- * usage: mpiexec -n P dropin_pdgemm [repeat]   (repeat: calls per case, default 1) */
+ * usage: mpiexec -n P dropin_pdgemm [repeat]   (repeat: calls per case, default 1)
+ *
+ * Timing mode (bench/dropin_bench.sh): mpiexec -n P dropin_pdgemm --bench N NB REPS
+ * runs C := A B (N x N, blocks NB x NB, beta 0) on a near-square grid of all
+ * P ranks, 1 warm-up + REPS timed calls, each timed as the MAX over ranks,
+ * and prints "bench n=N nb=NB grid=PxQ t=<s> ..." on rank 0; a few entries
+ * of C are checked against the formula (exit 1 if wrong). */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -166,10 +172,60 @@ static double run_case(int ctxt, const gcase *cs, int repeat, double *sum) {
   return err;
 }
 
+static int bench(int me, int np, int n, int nb, int reps) {
+  int p = 1;
+  for (int d = 1; d * d <= np; d++)
+    if (np % d == 0) p = d;
+  int q = np / p, ctxt, nprow, npcol, myrow, mycol;
+  Cblacs_get(-1, 0, &ctxt);
+  Cblacs_gridinit(&ctxt, "Row", p, q);
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  bmat A, B, C;
+  bmat_make(&A, ctxt, 0, n, n, nb, nb, 0, 0, 0, 0, n, n, 0);
+  bmat_make(&B, ctxt, 1, n, n, nb, nb, 0, 0, 0, 0, n, n, 0);
+  bmat_make(&C, ctxt, 2, n, n, nb, nb, 0, 0, 0, 0, n, n, 1);
+  const int one = 1;
+  const double alpha = 1.0, beta = 0.0;
+  if (me == 0) printf("bench n=%d nb=%d grid=%dx%d", n, nb, p, q);
+  for (int r = 0; r <= reps; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    pdgemm_("N", "N", &n, &n, &n, &alpha, A.d, &one, &one, A.desc, B.d, &one, &one, B.desc, &beta, C.d, &one, &one,
+            C.desc);
+    t = MPI_Wtime() - t;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (me == 0 && r > 0) printf(" t=%.4f", t);
+  }
+  /* spot check: the first few local entries of C */
+  double err = 0.0;
+  for (int t = 0; t < 4 && t < C.mloc && t < C.nloc; t++) {
+    int i = (t / nb * nprow + myrow) * nb + t % nb, j = (t / nb * npcol + mycol) * nb + t % nb;
+    double ref = 0.0;
+    for (int l = 0; l < n; l++) ref += val(0, i, l) * val(1, l, j);
+    double e = fabs(C.d[t + (size_t)t * C.lld] - ref);
+    if (!(e <= err)) err = isnan(e) ? INFINITY : e;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int ok = err <= 1e-9 * n;
+  if (me == 0) printf(" check=%s\n", ok ? "ok" : "WRONG");
+  free(A.d);
+  free(B.d);
+  free(C.d);
+  Cblacs_gridexit(ctxt);
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me, np;
   Cblacs_pinfo(&me, &np);
+  if (argc == 5 && strcmp(argv[1], "--bench") == 0) {
+    int rc = bench(me, np, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    fflush(stdout);
+    Cblacs_exit(1);
+    MPI_Finalize();
+    return rc;
+  }
   int repeat = argc > 1 ? atoi(argv[1]) : 1;
   if (repeat < 1) repeat = 1;
   const int grids[][2] = {{1, 1}, {2, 1}, {2, 2}, {1, 3}, {2, 3}};
