@@ -307,7 +307,7 @@ void pdsymm_(const char *side, const char *uplo, const int *m, const int *n, con
     int nprow, npcol, myrow, mycol;
     Cblacs_gridinfo(d[2][OVL_DESC_CTXT], &nprow, &npcol, &myrow, &mycol);
     int in_grid = nprow >= 1 && npcol >= 1 && myrow >= 0 && mycol >= 0;
-    if (in_grid && *m > 0 && *n > 0 && *alpha != 0.0 && *m >= 0 && *n >= 0) {
+    if (in_grid && *m > 0 && *n > 0 && *alpha != 0.0) { /* otherwise A is not read */
       if (expand_symmetric(lower, ka, a, *ia, *ja, d[0], dw, &w, &s)) why = R_INVALID;
       aw = w, daw = dw;
     }
