@@ -15,7 +15,9 @@
  * agreed over the grid, so all processes take the same road):
  *   disabled      OVL_SCALAPACK_DISABLE=1 (or any value but 0/empty);
  *   trans         TRANSA/TRANSB (PDSYMM: SIDE/UPLO) not a valid letter;
- *   descriptor    a descriptor type other than 1 (BLOCK_CYCLIC_2D);
+ *   descriptor    a descriptor neither of type 1 (BLOCK_CYCLIC_2D) nor of
+ *                 PBLAS's type 2 with whole first blocks (IMB_ = MB_ and
+ *                 INB_ = NB_, which is type 1 in 11 integers);
  *   context       A, B and C in different BLACS contexts;
  *   replicated    RSRC_ or CSRC_ = -1 (PBLAS's replicated operands);
  *   invalid       an argument PBLAS rejects (ovl_pdgemm: OVL_ERR_ARG or
@@ -69,7 +71,7 @@ static const char *const reason_name[R_COUNT] = {"disabled",   "trans",   "descr
                                                  "replicated", "invalid", "unsupported", "error"};
 static const char *const reason_text[R_COUNT] = {"OVL_SCALAPACK_DISABLE is set",
                                                  "TRANS/SIDE/UPLO not a valid letter",
-                                                 "descriptor type not 1 (BLOCK_CYCLIC_2D)",
+                                                 "descriptor not type 1, nor type 2 with IMB = MB, INB = NB",
                                                  "operands in different BLACS contexts",
                                                  "RSRC_ or CSRC_ = -1 (replicated operand)",
                                                  "argument rejected (ScaLAPACK reports it)",

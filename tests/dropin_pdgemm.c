@@ -7,8 +7,10 @@
  * their global indices, over cases covering square and rectangular shapes,
  * sub-matrices (IA/JA offsets), transposes N/T/C, block sizes that do not
  * divide the sizes, RSRC/CSRC != 0, LLD larger than the local rows, beta 0
- * (with NaN in C, which must not propagate) and not 0, alpha 0, and m, n or
- * k = 0. Each process checks the entries of C it holds against the exact
+ * (with NaN in C, which must not propagate) and not 0, alpha 0, m, n or
+ * k = 0, and PBLAS's type-2 descriptors (11 integers), one of them with a
+ * first block smaller than the others (1x1 grid only: a case the drop-in
+ * forwards to ScaLAPACK). Each process checks the entries of C it holds against the exact
  * product computed here from the formula, and that everything outside
  * sub(C), including the LLD padding, is untouched.
  *
@@ -50,7 +52,7 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
 static double val(int which, int i, int j) { return (double)((i * 131 + j * 71 + which * 37) % 97) / 97.0 - 0.5; }
 
 typedef struct bmat {
-  int desc[9];
+  int desc[11]; /* type 1 (9 integers) or, see as_type2, PBLAS's type 2 (11) */
   int mloc, nloc, lld;
   double *d;
   int mb, nb, rsrc, csrc;
@@ -92,24 +94,28 @@ typedef struct gcase {
   int mb, nb;                 /* block sizes (A's; B and C use nb, mb) */
   int src;                    /* RSRC = CSRC = src mod the grid */
   double alpha, beta;
+  int dtype; /* 0: type-1 descriptors; 2: type 2 (PBLAS's BLOCK_CYCLIC_2D_INB) with whole first blocks;
+                3: type 2 with A's first block smaller (IMB < MB: the drop-in forwards it; 1x1 grid only) */
 } gcase;
 
 static const gcase cases[] = {
-    {'N', 'N', 64, 64, 64, 1, 1, 1, 1, 1, 1, 8, 8, 0, 1.0, 0.0},      /* square */
-    {'N', 'N', 50, 37, 23, 1, 1, 1, 1, 1, 1, 7, 5, 0, 1.5, 0.5},      /* rectangular, NB not dividing */
-    {'T', 'N', 41, 29, 33, 3, 5, 2, 4, 6, 2, 4, 6, 1, -0.75, 2.0},    /* sub-matrices, transposed A */
-    {'N', 'T', 30, 45, 19, 7, 2, 5, 9, 1, 8, 5, 3, 1, 1.0, 0.0},      /* transposed B, beta 0 */
-    {'C', 'C', 33, 21, 40, 2, 3, 4, 2, 3, 3, 6, 4, 0, 2.0, -1.0},     /* both 'C' */
-    {'T', 'T', 17, 17, 17, 11, 11, 1, 1, 5, 5, 3, 3, 1, 1.0, 1.0},    /* both 'T', offsets */
-    {'N', 'N', 100, 80, 90, 1, 1, 1, 1, 1, 1, 64, 64, 0, 1.0, 0.0},   /* NB larger than the local part */
-    {'n', 't', 25, 31, 12, 1, 13, 9, 1, 2, 2, 1, 1, 0, 0.5, 0.25},    /* NB = 1, lower-case letters */
-    {'N', 'N', 20, 20, 20, 1, 1, 1, 1, 1, 1, 4, 4, 0, 0.0, 0.5},      /* alpha 0: C := beta C */
-    {'N', 'N', 20, 20, 20, 1, 1, 1, 1, 1, 1, 4, 4, 0, 0.0, 0.0},      /* alpha 0, beta 0: zeros over NaN */
-    {'N', 'N', 15, 12, 0, 2, 2, 2, 2, 2, 2, 4, 4, 0, 1.0, 3.0},       /* k = 0 */
-    {'N', 'N', 0, 12, 9, 1, 1, 1, 1, 1, 1, 4, 4, 0, 1.0, 0.0},        /* m = 0 */
-    {'T', 'N', 9, 0, 5, 1, 1, 1, 1, 1, 1, 4, 4, 0, 1.0, 0.0},         /* n = 0 */
-    {'N', 'N', 1, 1, 1, 3, 3, 3, 3, 3, 3, 2, 2, 1, 1.0, 0.0},         /* 1 x 1 x 1 inside larger matrices */
-    {'N', 'T', 130, 70, 110, 1, 1, 1, 1, 1, 1, 16, 16, 0, 1.0, 1.0}}; /* larger */
+    {'N', 'N', 64, 64, 64, 1, 1, 1, 1, 1, 1, 8, 8, 0, 1.0, 0.0, 0},     /* square */
+    {'N', 'N', 50, 37, 23, 1, 1, 1, 1, 1, 1, 7, 5, 0, 1.5, 0.5, 0},     /* rectangular, NB not dividing */
+    {'T', 'N', 41, 29, 33, 3, 5, 2, 4, 6, 2, 4, 6, 1, -0.75, 2.0, 0},   /* sub-matrices, transposed A */
+    {'N', 'T', 30, 45, 19, 7, 2, 5, 9, 1, 8, 5, 3, 1, 1.0, 0.0, 0},     /* transposed B, beta 0 */
+    {'C', 'C', 33, 21, 40, 2, 3, 4, 2, 3, 3, 6, 4, 0, 2.0, -1.0, 0},    /* both 'C' */
+    {'T', 'T', 17, 17, 17, 11, 11, 1, 1, 5, 5, 3, 3, 1, 1.0, 1.0, 0},   /* both 'T', offsets */
+    {'N', 'N', 100, 80, 90, 1, 1, 1, 1, 1, 1, 64, 64, 0, 1.0, 0.0, 0},  /* NB larger than the local part */
+    {'n', 't', 25, 31, 12, 1, 13, 9, 1, 2, 2, 1, 1, 0, 0.5, 0.25, 0},   /* NB = 1, lower-case letters */
+    {'N', 'N', 20, 20, 20, 1, 1, 1, 1, 1, 1, 4, 4, 0, 0.0, 0.5, 0},     /* alpha 0: C := beta C */
+    {'N', 'N', 20, 20, 20, 1, 1, 1, 1, 1, 1, 4, 4, 0, 0.0, 0.0, 0},     /* alpha 0, beta 0: zeros over NaN */
+    {'N', 'N', 15, 12, 0, 2, 2, 2, 2, 2, 2, 4, 4, 0, 1.0, 3.0, 0},      /* k = 0 */
+    {'N', 'N', 0, 12, 9, 1, 1, 1, 1, 1, 1, 4, 4, 0, 1.0, 0.0, 0},       /* m = 0 */
+    {'T', 'N', 9, 0, 5, 1, 1, 1, 1, 1, 1, 4, 4, 0, 1.0, 0.0, 0},        /* n = 0 */
+    {'N', 'N', 1, 1, 1, 3, 3, 3, 3, 3, 3, 2, 2, 1, 1.0, 0.0, 0},        /* 1 x 1 x 1 inside larger matrices */
+    {'N', 'T', 130, 70, 110, 1, 1, 1, 1, 1, 1, 16, 16, 0, 1.0, 1.0, 0}, /* larger */
+    {'T', 'N', 31, 22, 27, 2, 3, 1, 2, 4, 1, 5, 3, 1, 1.0, 0.5, 2},     /* type-2 descriptors */
+    {'N', 'N', 19, 23, 29, 2, 2, 1, 1, 1, 1, 4, 4, 0, 1.0, 0.0, 3}};    /* IMB < MB: forwarded */
 
 /* op(X)(i, j) of the global operand `which`, sub-matrix at (r0, c0) 0-based. */
 static double opval(int which, char t, int r0, int c0, int i, int j) {
@@ -117,11 +123,24 @@ static double opval(int which, char t, int r0, int c0, int i, int j) {
   return tr ? val(which, r0 + j, c0 + i) : val(which, r0 + i, c0 + j);
 }
 
+/* X's descriptor as PBLAS's type 2: {2, CTXT, M, N, IMB, INB, MB, NB, RSRC,
+ * CSRC, LLD}, the first block imb x NB (imb = MB: the same layout). */
+static void as_type2(bmat *X, int imb) {
+  int d[11] = {2,          X->desc[1], X->desc[2], X->desc[3], imb,       X->desc[5],
+               X->desc[4], X->desc[5], X->desc[6], X->desc[7], X->desc[8]};
+  memcpy(X->desc, d, sizeof d);
+}
+
 /* Runs case cs on grid ctxt; returns the max error on this process (or
- * INFINITY for a changed entry outside sub(C)) and adds to *sum. */
-static double run_case(int ctxt, const gcase *cs, int repeat, double *sum) {
+ * INFINITY for a changed entry outside sub(C)) and adds to *sum; *ran = 0 if
+ * the case does not apply to this grid. */
+static double run_case(int ctxt, const gcase *cs, int repeat, double *sum, int *ran) {
   int nprow, npcol, myrow, mycol;
   Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  /* a smaller first block changes the layout on more than one process; this
+   * program lays its matrices out with whole first blocks */
+  *ran = cs->dtype != 3 || nprow * npcol == 1;
+  if (!*ran) return 0.0;
   int tra = cs->ta != 'N' && cs->ta != 'n', trb = cs->tb != 'N' && cs->tb != 'n';
   int ar = tra ? cs->k : cs->m, ac = tra ? cs->m : cs->k; /* sub(A) is ar x ac */
   int br = trb ? cs->n : cs->k, bc = trb ? cs->k : cs->n;
@@ -135,10 +154,17 @@ static double run_case(int ctxt, const gcase *cs, int repeat, double *sum) {
   int nan = cs->beta == 0.0;
   bmat_make(&C, ctxt, 2, cs->ic - 1 + cs->m + 1, cs->jc - 1 + cs->n + 2, cs->mb, cs->mb, src_r, 0, cs->ic - 1,
             cs->jc - 1, cs->m, cs->n, nan);
+  if (cs->dtype) {
+    as_type2(&A, cs->dtype == 3 ? 1 : cs->mb);
+    as_type2(&B, cs->nb);
+    as_type2(&C, cs->mb);
+  }
   for (int r = 0; r < repeat; r++) {
     if (r > 0) { /* the same product again: restore C */
       free(C.d);
-      bmat_make(&C, ctxt, 2, C.desc[2], C.desc[3], cs->mb, cs->mb, src_r, 0, cs->ic - 1, cs->jc - 1, cs->m, cs->n, nan);
+      bmat_make(&C, ctxt, 2, cs->ic - 1 + cs->m + 1, cs->jc - 1 + cs->n + 2, cs->mb, cs->mb, src_r, 0, cs->ic - 1,
+                cs->jc - 1, cs->m, cs->n, nan);
+      if (cs->dtype) as_type2(&C, cs->mb);
     }
     char ta[2] = {cs->ta, 0}, tb[2] = {cs->tb, 0};
     pdgemm_(ta, tb, &cs->m, &cs->n, &cs->k, &cs->alpha, A.d, &cs->ia, &cs->ja, A.desc, B.d, &cs->ib, &cs->jb, B.desc,
@@ -239,9 +265,12 @@ int main(int argc, char **argv) {
     int nprow, npcol, myrow, mycol;
     Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
     double err = 0.0, sum = 0.0;
+    int nran = 0;
     if (myrow >= 0 && myrow < p && mycol >= 0 && mycol < q) {
       for (int c = 0; c < ncases; c++) {
-        double e = run_case(ctxt, &cases[c], repeat, &sum);
+        int ran = 0;
+        double e = run_case(ctxt, &cases[c], repeat, &sum, &ran);
+        nran += ran;
         if (!(e <= 1e-11))
           fprintf(stderr, "dropin_pdgemm: grid %dx%d case %d: error %g on (%d,%d)\n", p, q, c, e, myrow, mycol);
         if (!(e <= err)) err = e;
@@ -251,10 +280,11 @@ int main(int argc, char **argv) {
     double gerr = 0.0, gsum = 0.0;
     MPI_Allreduce(&err, &gerr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(&sum, &gsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &nran, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     int ok = gerr <= 1e-11;
     fails += !ok;
     if (me == 0)
-      printf("grid %dx%d cases=%d maxerr=%.3e checksum=%.10e %s\n", p, q, ncases, gerr, gsum, ok ? "ok" : "WRONG");
+      printf("grid %dx%d cases=%d maxerr=%.3e checksum=%.10e %s\n", p, q, nran, gerr, gsum, ok ? "ok" : "WRONG");
   }
   if (me == 0) printf("dropin_pdgemm: %s\n", fails ? "FAIL" : "PASS");
   fflush(stdout);
