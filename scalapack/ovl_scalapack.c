@@ -60,10 +60,6 @@ typedef void (*pdgemm_fn)(const char *, const char *, const int *, const int *, 
 typedef void (*pdsymm_fn)(const char *, const char *, const int *, const int *, const double *, const double *,
                           const int *, const int *, const int *, const double *, const int *, const int *, const int *,
                           const double *, double *, const int *, const int *, const int *);
-/* ScaLAPACK's own routines the PDSYMM path uses on the symmetric operand. */
-typedef void (*pdgeadd_fn)(const char *, const int *, const int *, const double *, const double *, const int *,
-                           const int *, const int *, const double *, double *, const int *, const int *, const int *);
-typedef int (*numroc_fn)(const int *, const int *, const int *, const int *, const int *);
 void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 
 enum reason { R_DISABLED, R_TRANS, R_DESC, R_CONTEXT, R_REPLICATED, R_INVALID, R_UNSUPPORTED, R_ERROR, R_COUNT };
@@ -305,21 +301,19 @@ void pdsymm_(const char *side, const char *uplo, const int *m, const int *n, con
     int ka = left ? *m : *n;
     double *w = NULL, *s = NULL;
     const double *aw = a;
-    const int *daw = d[0], *iaw = ia, *jaw = ja;
+    const int *daw = d[0];
     int nprow, npcol, myrow, mycol;
     Cblacs_gridinfo(d[2][OVL_DESC_CTXT], &nprow, &npcol, &myrow, &mycol);
     int in_grid = nprow >= 1 && npcol >= 1 && myrow >= 0 && mycol >= 0;
-    if (in_grid && *m > 0 && *n > 0 && *alpha != 0.0) { /* otherwise A is not read */
-      if (expand_symmetric(lower, ka, a, *ia, *ja, d[0], dw, &w, &s)) why = R_INVALID;
+    if (in_grid && *m > 0 && *n > 0 && *alpha != 0.0) {                                /* otherwise A is not read */
+      if (expand_symmetric(lower, ka, a, *ia, *ja, d[0], dw, &w, &s)) why = R_INVALID; /* or out of memory */
       aw = w, daw = dw;
     }
     if (why == R_COUNT) {
       if (left)
-        why =
-            after_ovl(ovl_pdgemm("N", "N", m, n, m, alpha, aw, iaw, jaw, daw, b, ib, jb, d[1], beta, c, ic, jc, d[2]));
+        why = after_ovl(ovl_pdgemm("N", "N", m, n, m, alpha, aw, ia, ja, daw, b, ib, jb, d[1], beta, c, ic, jc, d[2]));
       else
-        why =
-            after_ovl(ovl_pdgemm("N", "N", m, n, n, alpha, b, ib, jb, d[1], aw, iaw, jaw, daw, beta, c, ic, jc, d[2]));
+        why = after_ovl(ovl_pdgemm("N", "N", m, n, n, alpha, b, ib, jb, d[1], aw, ia, ja, daw, beta, c, ic, jc, d[2]));
     }
     free(w);
     free(s);
