@@ -14,7 +14,10 @@
 #   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst, Debian's
 #      scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded, its input
 #      cut to PDGEMM and PDSYMM (both SIDEs): every computational test passes
-#      and ovl handled its calls (the error-exit tests are forwarded).
+#      and ovl handled its calls (the error-exit tests are forwarded);
+#   6. tests/dropin_pdgemm.f90, the same kind of program in Fortran (hidden
+#      string lengths), plain and preloaded on 4 ranks (skipped without
+#      gfortran).
 # usage: dropin_test.sh PLAIN LINKED LIBOVL_SCALAPACK SOURCE_DIR MPIEXEC [MPIEXEC flags...]
 set -euo pipefail
 plain=$1 linked=$2 lib=$3 src=$4 mpiexec=$5
@@ -130,5 +133,23 @@ if [ "$envflag" = -x ] && [ -x "$pb" ] && [ -r "$dat" ]; then
   echo "dropin test: ScaLAPACK's dpb3tst: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
 else
   echo "dropin test: ScaLAPACK's dpb3tst not installed (Debian: scalapack-mpi-test): skipped"
+fi
+# ---- 6. a Fortran caller ---------------------------------------------------------
+fc=$(command -v gfortran || command -v gfortran-12 || true)
+mpif90=$(dirname "$mpiexec")/mpif90.openmpi
+if [ "$envflag" = -x ] && [ -n "$fc" ] && [ -x "$mpif90" ]; then
+  OMPI_FC=$fc "$mpif90" -O1 "$src/tests/dropin_pdgemm.f90" -o "$tmp/fprog" -lscalapack-openmpi >"$tmp/fc.out" 2>&1 ||
+    { cat "$tmp/fc.out"; fail "compiling tests/dropin_pdgemm.f90"; }
+  for v in plain pre; do
+    pre=()
+    [ $v = pre ] && pre=(-x LD_PRELOAD="$preload" -x OVL_SCALAPACK_REPORT=1 ${asan:+-x ASAN_OPTIONS=detect_leaks=0})
+    "$mpiexec" "${flags[@]}" -n 4 "${pre[@]}" "$tmp/fprog" >"$tmp/f$v" 2>&1 || { cat "$tmp/f$v"; fail "Fortran $v"; }
+    e=$(sed -n 's/.*fortran pdgemm: max error *\([0-9.eE+-]*\).*/\1/p' "$tmp/f$v")
+    [ -n "$e" ] && awk -v e="$e" 'BEGIN { exit !(e < 1e-12) }' || { cat "$tmp/f$v"; fail "Fortran $v: error '$e'"; }
+  done
+  grep -q "rank 0: pdgemm calls=1 ovl=1 forwarded=0" "$tmp/fpre" || { cat "$tmp/fpre"; fail "Fortran: ovl did not take the call"; }
+  echo "dropin test: Fortran caller: plain and preloaded PASS (max error $e), handled by ovl"
+else
+  echo "dropin test: no gfortran (Debian: gfortran) or not Open MPI: Fortran caller skipped"
 fi
 echo "dropin test: all passed"
