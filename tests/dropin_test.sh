@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# libovl_scalapack.so, the pdgemm_ drop-in, under an unchanged ScaLAPACK
+# program (tests/dropin_pdgemm.c: BLACS set-up and pdgemm_ only, checked
+# against the exact product):
+#   1. the library exports only pdgemm_, pdsymm_ and ovl_* names;
+#   2. on 1, 4 and 6 ranks: the program plain (ScaLAPACK's pdgemm_), with
+#      LD_PRELOAD=libovl_scalapack.so, and linked with -lovl_scalapack before
+#      ScaLAPACK: all PASS with the same checksums, and the report
+#      (OVL_SCALAPACK_REPORT=1) shows every call handled by ovl but the one
+#      with a descriptor ovl does not take (forwarded, reason "descriptor");
+#   3. OVL_SCALAPACK_DISABLE=1 forwards every call (still correct);
+#   4. the README's example (the block after "<!-- dropin example -->"),
+#      run as written on a copy of the program;
+#   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst, Debian's
+#      scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded, its input
+#      cut to PDGEMM and PDSYMM (both SIDEs): every computational test passes
+#      and ovl handled its calls (the error-exit tests are forwarded);
+#   6. tests/dropin_pdgemm.f90, the same kind of program in Fortran (hidden
+#      string lengths), plain and preloaded on 4 ranks (skipped without
+#      gfortran).
+# usage: dropin_test.sh PLAIN LINKED LIBOVL_SCALAPACK SOURCE_DIR MPIEXEC [MPIEXEC flags...]
+set -euo pipefail
+plain=$1 linked=$2 lib=$3 src=$4 mpiexec=$5
+shift 5
+flags=("$@")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/ovl_dropin_test.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+export TMPDIR=$tmp
+fail() { echo "dropin test: FAIL: $*"; exit 1; }
+# mpiexec's flag that passes an environment variable to the ranks
+if "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then envflag=-x; else envflag=-genv; fi
+setenv() { # NAME=VALUE -> the launcher's flags
+  if [ "$envflag" = -x ]; then printf '%s\n' -x "$1"; else printf '%s\n' -genv "${1%%=*}" "${1#*=}"; fi
+}
+
+# Sanitizer build (OVL_SANITIZE): the ASan runtime must come first, so it
+# is preloaded before the library, leaks are not checked in the
+# uninstrumented PBLAS tester, and the README example (built with plain
+# mpicc) is skipped.
+asan=$(ldd "$plain" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+preload=$lib
+[ -n "$asan" ] && preload=$asan:$lib
+
+# ---- 1. exported names ---------------------------------------------------
+bad=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v -E '^(pdgemm_|pdsymm_|ovl_.*)$' || true)
+[ -z "$bad" ] || fail "libovl_scalapack.so exports names other than pdgemm_, pdsymm_, ovl_*: $bad"
+nm -D --defined-only "$lib" | grep -q ' T pdgemm_$' || fail "libovl_scalapack.so does not export pdgemm_"
+echo "dropin test: exports ok: $(nm -D --defined-only "$lib" | awk '{print $3}' | tr '\n' ' ')"
+
+# run NP OUT [VAR=VALUE...] -- PROGRAM: one run, stdout+stderr in OUT, PASS required
+run() {
+  local np=$1 out=$2
+  shift 2
+  local env=()
+  while [ "$1" != -- ]; do mapfile -t -O ${#env[@]} env < <(setenv "$1"); shift; done
+  shift
+  "$mpiexec" "${flags[@]}" -n "$np" "${env[@]}" "$@" >"$out" 2>&1 || { tail -20 "$out"; fail "$* on $np ranks"; }
+  grep -q "^dropin_pdgemm: PASS" "$out" || { tail -20 "$out"; fail "$* on $np ranks: no PASS"; }
+}
+# checksums of two runs agree to 1e-9 (relative)
+same_sums() {
+  paste <(grep '^grid' "$1") <(grep '^grid' "$2") | awk -v a="$1" -v b="$2" '
+    { split($4, x, "="); split($10, y, "="); d = x[2] - y[2]; if (d < 0) d = -d
+      s = x[2] < 0 ? -x[2] : x[2]; if (d > 1e-9 * (s > 1 ? s : 1) || $1 != $7 || $2 != $8) bad = 1; n++ }
+    END { exit (bad || n == 0) }' || fail "checksums differ: $1 vs $2"
+}
+# report line of rank 0: "ovl_scalapack: rank 0: pdgemm calls=N ovl=H forwarded=F"
+report() { grep -o "rank 0: pdgemm calls=[0-9]* ovl=[0-9]* forwarded=[0-9]*" "$1" || fail "no report in $1"; }
+
+# ---- 2. plain, preloaded, linked first -----------------------------------
+for np in 1 4 6; do
+  run "$np" "$tmp/plain$np" -- "$plain"
+  grep -q "ovl_scalapack" "$tmp/plain$np" && fail "plain run on $np ranks went through libovl_scalapack"
+  run "$np" "$tmp/pre$np" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 -- "$plain"
+  run "$np" "$tmp/lnk$np" OVL_SCALAPACK_REPORT=1 -- "$linked"
+  for v in pre lnk; do
+    same_sums "$tmp/plain$np" "$tmp/$v$np"
+    r=$(report "$tmp/$v$np")
+    calls=$(sed 's/.*calls=\([0-9]*\).*/\1/' <<<"$r") by=$(sed 's/.*ovl=\([0-9]*\).*/\1/' <<<"$r")
+    # every call but the one with a smaller first block (1x1 grid), forwarded for that reason
+    [ "$calls" -gt 1 ] && [ "$by" = $((calls - 1)) ] || fail "$v on $np ranks: ovl did not handle every call but one: $r"
+    grep -q "rank 0: pdgemm forwarded reason=descriptor count=1 " "$tmp/$v$np" || fail "$v on $np ranks: no reason=descriptor count=1"
+    echo "dropin test: np=$np $v: PASS, same checksums as plain, $r"
+  done
+done
+
+# ---- 3. disabled: everything forwarded ------------------------------------
+run 4 "$tmp/off" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_SCALAPACK_DISABLE=1 -- "$plain"
+same_sums "$tmp/plain4" "$tmp/off"
+r=$(report "$tmp/off")
+grep -q "ovl=0 forwarded=[1-9]" <<<"$r" || fail "OVL_SCALAPACK_DISABLE=1 did not forward every call: $r"
+grep -q "pdgemm forwarded reason=disabled" "$tmp/off" || fail "no reason=disabled in the report"
+echo "dropin test: OVL_SCALAPACK_DISABLE=1: PASS, $r"
+
+# ---- 4. the README's example (written for Open MPI: mpiexec -x, -lscalapack-openmpi) ----
+if [ "$envflag" != -x ] || [ -n "$asan" ]; then
+  echo "dropin test: README example (Open MPI, no sanitizers): skipped"
+else
+  awk '/<!-- dropin example -->/ { on = 1; next } on && /^```sh/ { inb = 1; next } inb && /^```/ { exit } inb' \
+    "$src/README.md" >"$tmp/example.sh"
+  [ -s "$tmp/example.sh" ] || fail "no example after '<!-- dropin example -->' in README.md"
+  cp "$src/tests/dropin_pdgemm.c" "$tmp/app.c"
+  mpicc_bin=$(dirname "$mpiexec")/mpicc.openmpi
+  [ -x "$mpicc_bin" ] || mpicc_bin=mpicc
+  (
+    cd "$tmp"
+    LIBDIR=$(dirname "$lib")
+    export LIBDIR
+    mpicc() { "$mpicc_bin" "$@"; }
+    mpiexec() { "$mpiexec" "${flags[@]}" "$@"; }
+    . ./example.sh
+  ) >"$tmp/example.out" 2>&1 || { tail -20 "$tmp/example.out"; fail "the README example"; }
+  [ "$(grep -c '^dropin_pdgemm: PASS' "$tmp/example.out")" = 2 ] || { cat "$tmp/example.out"; fail "README example: not 2 PASS"; }
+  [ "$(grep -c 'rank 0: pdgemm calls=[1-9][0-9]* ovl=[1-9]' "$tmp/example.out")" = 2 ] ||
+    { cat "$tmp/example.out"; fail "README example: the report does not show calls handled by ovl twice"; }
+  echo "dropin test: README example: PASS (preloaded and linked)"
+fi
+# ---- 5. ScaLAPACK's PBLAS tester ---------------------------------------------
+pb=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS/dpb3tst dat=/usr/share/scalapack/PBLAS/PDBLAS3TST.dat
+if [ "$envflag" = -x ] && [ -x "$pb" ] && [ -r "$dat" ]; then
+  mkdir "$tmp/pb"
+  # only PDGEMM and PDSYMM; SIDE R and L
+  sed -e '/^PDSYRK\|^PDSYR2K\|^PDTRMM\|^PDTRSM\|^PDGEADD\|^PDTRADD/s/ T\t/ F\t/' \
+    -e "/values of SIDE/s/^.*\t\t/'R' 'L' 'R' 'L' 'R' 'R' 'L' 'R'\t\t/" "$dat" >"$tmp/pb/PDBLAS3TST.dat"
+  (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 -x LD_PRELOAD="$preload" -x OVL_SCALAPACK_REPORT=1 \
+    ${asan:+-x ASAN_OPTIONS=detect_leaks=0} "$pb") \
+    >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst"; }
+  for r in PDGEMM PDSYMM; do
+    grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst: $r not 16 of 16 passed"; }
+  done
+  grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdgemm tests"; }
+  grep -q "rank 0: pdsymm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdsymm tests"; }
+  echo "dropin test: ScaLAPACK's dpb3tst: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
+else
+  echo "dropin test: ScaLAPACK's dpb3tst not installed (Debian: scalapack-mpi-test): skipped"
+fi
+# ---- 6. a Fortran caller ---------------------------------------------------------
+fc=$(command -v gfortran || command -v gfortran-12 || true)
+mpif90=$(dirname "$mpiexec")/mpif90.openmpi
+if [ "$envflag" = -x ] && [ -n "$fc" ] && [ -x "$mpif90" ]; then
+  OMPI_FC=$fc "$mpif90" -O1 "$src/tests/dropin_pdgemm.f90" -o "$tmp/fprog" -lscalapack-openmpi >"$tmp/fc.out" 2>&1 ||
+    { cat "$tmp/fc.out"; fail "compiling tests/dropin_pdgemm.f90"; }
+  for v in plain pre; do
+    pre=()
+    [ $v = pre ] && pre=(-x LD_PRELOAD="$preload" -x OVL_SCALAPACK_REPORT=1 ${asan:+-x ASAN_OPTIONS=detect_leaks=0})
+    "$mpiexec" "${flags[@]}" -n 4 "${pre[@]}" "$tmp/fprog" >"$tmp/f$v" 2>&1 || { cat "$tmp/f$v"; fail "Fortran $v"; }
+    e=$(sed -n 's/.*fortran pdgemm: max error *\([0-9.eE+-]*\).*/\1/p' "$tmp/f$v")
+    [ -n "$e" ] && awk -v e="$e" 'BEGIN { exit !(e < 1e-12) }' || { cat "$tmp/f$v"; fail "Fortran $v: error '$e'"; }
+  done
+  grep -q "rank 0: pdgemm calls=1 ovl=1 forwarded=0" "$tmp/fpre" || { cat "$tmp/fpre"; fail "Fortran: ovl did not take the call"; }
+  echo "dropin test: Fortran caller: plain and preloaded PASS (max error $e), handled by ovl"
+else
+  echo "dropin test: no gfortran (Debian: gfortran) or not Open MPI: Fortran caller skipped"
+fi
+echo "dropin test: all passed"
