@@ -44,6 +44,14 @@ expect "json parses" python3 -c 'import json,sys; d=json.loads(sys.argv[1]); ass
 expect "json record type" python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert list(d)[:2]==["type","schema"] and d["type"]=="gemm" and d["schema"]==1 and "bench" not in d' "$out"
 run 2 gemm -n 64 -j -i 1 -x 0
 expect "json unchecked: relerr null" has '"check":"not checked","relerr":null' "$out"
+# options from the environment, as PETSc's PETSC_OPTIONS: other commands' options skipped, the command line wins
+OVL_OPTIONS="--ndup 2 --nocc 7" run 2 gemm -n 64 -j -i 1 -x 0
+expect "OVL_OPTIONS sets the plan" has '"plan":"summa b=256 ndup=2 ' "$out"
+OVL_OPTIONS="--ndup 2" run 2 gemm -n 64 -j -i 1 -x 0 --ndup 3
+expect "the command line wins over OVL_OPTIONS" has '"plan":"summa b=256 ndup=3 ' "$out"
+OVL_OPTIONS="--ndup many" run 2 gemm -n 64
+expect "a bad value in OVL_OPTIONS: exit 2" test "$rc" -eq 2
+expect "a bad value in OVL_OPTIONS: named" has "OVL_OPTIONS" "$err"
 
 run 3 gemm --bogus
 expect "bad option exit 2" test "$rc" -eq 2

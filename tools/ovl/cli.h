@@ -43,17 +43,4 @@ const char *cli_join(char *buf, size_t n, const char *a, const char *b);
 /* A one-line description of the MPI library in use. */
 const char *cli_mpi_library(void);
 
-int cmd_gemm(int argc, char **argv);
-int cmd_purify(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_bench_progress(int argc, char **argv);
-int cmd_bench_pingpong(int argc, char **argv);
-int cmd_bench_coll(int argc, char **argv);
-int cmd_bench_nbc(int argc, char **argv);
-int cmd_bench_ssc(int argc, char **argv);
-int cmd_bench_machine(int argc, char **argv);
-int cmd_model(int argc, char **argv);
-
-int cmd_tune(int argc, char **argv);
-
 #endif

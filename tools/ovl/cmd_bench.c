@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "commands.h"
 
 static void bench_usage(FILE *out) {
   fprintf(out, "usage: ovl bench <name> [options]   (`ovl bench <name> --help` for options)\n\n"
