@@ -240,12 +240,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_SUMMA:
   case OVL_ALGO_HSUMMA:
   case OVL_ALGO_CANNON: {
-    int p = c.p, q = c.q;
-    if (p <= 0 || q <= 0) {
-      p = c.P > 1 ? ovl_isqrt(c.P) : 1;
-      while (c.P % p) p--;
-      q = c.P / p;
-    }
+    int p = c.p, q = c.q, s0, c0;
+    if (p <= 0 || q <= 0) ovl_grid_shape(c.algo, c.P, &p, &q, &s0, &c0); /* the shape rules */
     if (p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
     comp = flops / c.P * g;
     if (c.algo == OVL_ALGO_CANNON) {
@@ -281,7 +277,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_SSC3:
   case OVL_ALGO_SSC4:
   case OVL_ALGO_SSC5: {
-    int s = c.s > 0 ? c.s : (c.P > 1 ? ovl_icbrt(c.P) : 1);
+    int s = c.s, p0, q0, c0;
+    if (s <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &c0); /* the shape rules */
     if (s * s * s != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
                          ovl_algo_name(c.algo), c.P);
@@ -308,8 +305,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   }
   case OVL_ALGO_25D:
   case OVL_ALGO_SSC6: {
-    int s = c.s, rc = c.c;
-    if (s <= 0 || rc <= 0) ovl_grid25d_dims(c.P, &s, &rc);
+    int s = c.s, rc = c.c, p0, q0;
+    if (s <= 0 || rc <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &rc); /* the shape rules */
     if (s <= 0 || rc <= 0 || s * s * rc != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: no 2.5D grid s x s x c with %d ranks", c.P);
     if (s % rc) return ovl_err_set(OVL_ERR_GRID, "model: c = %d must divide s = %d", rc, s);
