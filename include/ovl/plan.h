@@ -101,6 +101,49 @@ int ovl_plan_short(const ovl_plan *plan, char *buf, size_t n);
  * b, G, lookahead; s and c for 2.5D). LOCAL. */
 int ovl_plan_same(const ovl_plan *a, const ovl_plan *b);
 
+/* ---- a plan timed: the multiplication benchmark (`ovl gemm`) ------------------
+ * C = alpha op(A) op(B) + beta C0 for random A, B, C0 with a complete plan:
+ * the plan's grid over comm (ovl_plan_grids), the memory asked before
+ * anything is allocated (ovl_mm_memory + C0; ovl_check_memory), warmup +
+ * iters repetitions after a barrier each (time = MAX over ranks; 3D/2.5D
+ * operands refilled on planes k > 0, untimed), optionally traced, and
+ * optionally verified (ovl_verify_gemm with op(A), op(B) formed explicitly). */
+typedef struct ovl_plan_bench_params {
+  MPI_Comm comm; /* default MPI_COMM_WORLD */
+  ovl_plan plan; /* complete (ovl_plan_resolve) */
+  int64_t m, n, k;
+  char transa, transb; /* 'N' or 'T' */
+  double alpha, beta;
+  uint64_t seed;  /* A from seed, B from seed + 1, C0 from seed + 2 (default 42) */
+  int iters;      /* timed repetitions, 1..1000 (5) */
+  int warmup;     /* untimed (1) */
+  int allow_idle; /* ranks beyond the plan's grid stay idle */
+  int64_t mem_limit;
+  int check;                  /* verify the result */
+  ovl_verify_mode check_mode; /* OVL_VERIFY_AUTO */
+  double tol;                 /* <= 0: 16 k eps */
+  const char *trace;          /* trace the timed repetitions to PREFIX.json/.csv (NULL: no) */
+} ovl_plan_bench_params;
+
+typedef struct ovl_plan_bench_result {
+  int ranks, active;
+  char grid[64]; /* "2x4" or "2x2x2" */
+  int64_t mem_estimate;
+  ovl_stats st;                      /* seconds per repetition */
+  double t_comm, t_comp;             /* per repetition, MAX over ranks */
+  double gflops_median, gflops_best; /* 2 m n k / time */
+  int checked, passed;
+  double relerr, tol; /* NAN when not checked */
+} ovl_plan_bench_result;
+
+/* Defaults as documented above, for a plan. LOCAL. */
+ovl_plan_bench_params ovl_plan_bench_default(const ovl_plan *plan, int64_t m, int64_t n, int64_t k);
+/* COLLECTIVE over p->comm. A product that fails verification is OVL_OK
+ * with r->passed = 0. Errors (agreed): OVL_ERR_ARG, OVL_ERR_GRID,
+ * OVL_ERR_NOMEM (an operand of 2^60 bytes or more, or more than the node
+ * holds), OVL_ERR_IO (trace). */
+ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r);
+
 /* ---- the tuner ---------------------------------------------------------------
  * Rank a family's configurations for P ranks and size n by the cost model,
  * time the model's best `top` (and every one predicted within (1 + band) x
