@@ -159,6 +159,53 @@ typedef struct ovl_purify_ref {
 } ovl_purify_ref;
 ovl_err ovl_purify_reference(ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_ref *out);
 
+/* ---- a Fock matrix file purified (the job of `ovl purify`) -------------------
+ * The file convention of `ovl purify` and tools/make-fock: F as raw float64
+ * with a JSON sidecar (or Matrix Market), and a meta.json beside it with
+ * n_occ and the extreme eigenvalues of F. */
+typedef struct ovl_fock_meta {
+  int64_t nocc;            /* -1 when absent */
+  double eig_min, eig_max; /* NAN when absent */
+} ovl_fock_meta;
+/* The path of meta.json beside fock. LOCAL. */
+void ovl_fock_meta_path(const char *fock, char *path, size_t n);
+/* What meta.json beside fock says. A missing meta.json is no error; one
+ * that exists goes through the input check (a FIFO is refused, never
+ * opened for data) and must be a JSON object whose "n_occ" (an integer) and
+ * "eig_min", "eig_max" (numbers), where present, are valid (OVL_ERR_FORMAT
+ * naming the file and the key). Rank 0 reads; every rank learns the values
+ * and the verdict. COLLECTIVE over comm. */
+ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m);
+
+typedef struct ovl_purify_job {
+  const char *fock;   /* F, in an orthonormal basis */
+  const char *out;    /* write D (raw + sidecar, atomically), or NULL */
+  const char *trace;  /* trace the run to PREFIX.json/.csv, or NULL */
+  int check;          /* compare with dsyevd's density (ovl_purify_reference) */
+  int allow_idle;     /* ranks beyond the grid stay idle */
+  int have_grid;      /* po.plan.s x s x c is the grid; else the method's: the plan's for canonical and McWeeny,
+                         ovl_sq_grid_dims for SP2 and TRS4 */
+  int ppn;            /* > 0: the first ppn ranks of every node work while the others sleep */
+  int64_t mem_limit;  /* bytes per rank (0: the node's available memory shared among its ranks) */
+  ovl_fock_meta meta; /* checked against F when it has the eigenvalues (a byte-swapped or different file fails) */
+  ovl_purify_opts po; /* method, n_occ, the complete plan, stopping, checkpoints, stop flag */
+} ovl_purify_job;
+
+typedef struct ovl_purify_job_result {
+  ovl_purify_result res;
+  ovl_purify_ref ref; /* when checked; NAN otherwise */
+  int checked;
+  int64_t n, mem_estimate;
+  int active;    /* ranks that worked */
+  char grid[64]; /* "2x2x2" */
+  double t_wall; /* seconds */
+} ovl_purify_job_result;
+
+/* Run the job: the grid, the memory asked before anything is allocated, F
+ * read on plane 0 and checked against meta, ovl_purify, D written (not when
+ * stopped), the check. COLLECTIVE over comm. Errors: those of the steps. */
+ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r);
+
 /* Memory query before allocating: the most bytes any rank of an s x s x c
  * grid holds during ovl_purify for an n x n F with these options (alg,
  * checkpoint_every, restart), counting its blocks of F and D (which the

@@ -1,0 +1,194 @@
+/* A Fock matrix file purified: the job of `ovl purify` as one library call
+ * (meta.json beside the file, memory asked first, F read on plane 0, the
+ * plausibility of F, the run, D written, the eigensolver's check, and the
+ * multiple-PPN subset). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ovl/json.h"
+#include "ovl/purify.h"
+#include "ovl/trace.h"
+
+/* "meta.json" beside the Fock file. LOCAL. */
+void ovl_fock_meta_path(const char *fock, char *path, size_t n) {
+  snprintf(path, n, "%s", fock);
+  char *slash = strrchr(path, '/');
+  if (slash) snprintf(slash + 1, n - (size_t)(slash + 1 - path), "meta.json");
+  else snprintf(path, n, "meta.json");
+}
+
+ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m) {
+  int rank = 0;
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  double v[3] = {-1, NAN, NAN};
+  ovl_err rc = OVL_OK;
+  if (rank == 0) {
+    char path[4096];
+    ovl_fock_meta_path(fock, path, sizeof path);
+    struct stat st;
+    if (lstat(path, &st) == 0 || errno != ENOENT) {
+      ovl_json d;
+      int64_t k = -1;
+      rc = ovl_json_load(path, "metadata file", 1 << 20, &d);
+      if (rc == OVL_OK) rc = ovl_json_root_object(&d, "");
+      if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", INT64_MIN, INT64_MAX, -1, &k);
+      if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_min", NAN, &v[1]);
+      if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_max", NAN, &v[2]);
+      ovl_json_free(&d);
+      v[0] = (double)k;
+    }
+  }
+  OVL_TRY(ovl_err_agree(comm, rc));
+  OVL_MPI(MPI_Bcast(v, 3, MPI_DOUBLE, 0, comm));
+  m->nocc = (int64_t)v[0], m->eig_min = v[1], m->eig_max = v[2];
+  return OVL_OK;
+}
+
+/* Plausibility of F against the eigenvalues meta.json records: every entry
+ * of a symmetric F is at most R = max(|eig_min|, |eig_max|) in magnitude and
+ * ||F||_F >= R. A byte-swapped or different file fails one of the two.
+ * Plane-0 ranks of F's grid: COLLECTIVE over its parent. */
+static ovl_err check_fock_plausible(ovl_dmat F, const char *fock, const ovl_fock_meta *m) {
+  if (isnan(m->eig_min) || isnan(m->eig_max)) return OVL_OK;
+  double R = fmax(fabs(m->eig_min), fabs(m->eig_max)), amax = 0, fro = 0;
+  const double *a = ovl_dmat_data(F);
+  for (int64_t c = 0; c < ovl_dmat_local_cols(F); c++)
+    for (int64_t r = 0; r < ovl_dmat_local_rows(F); r++) amax = fmax(amax, fabs(a[r + c * ovl_dmat_ld(F)]));
+  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(F));
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &amax, 1, MPI_DOUBLE, MPI_MAX, pc));
+  OVL_TRY(ovl_dmat_norm_fro(F, &fro));
+  const double slack = 1e-6 * R + 1e-12;
+  if (amax > R + slack || fro < R - slack)
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "'%s' does not match its meta.json: the eigenvalues lie in [%.6g, %.6g], so max |F_ij| must be "
+                       "<= %.6g and ||F||_F >= %.6g, but they are %.6g and %.6g (wrong byte order, or another "
+                       "matrix?)",
+                       fock, m->eig_min, m->eig_max, R, R, amax, fro);
+  return OVL_OK;
+}
+
+/* Peak bytes per rank of the job on an s x s x c grid: ovl_purify's (which
+ * covers reading F and writing D: 2 and 3 blocks), or, with the check, rank
+ * 0's F, D, a gather buffer, the gathered F and D and LAPACK dsyevd's
+ * workspace (1 + 6n + 2n^2 doubles, 3 + 5n integers). LOCAL. */
+static int64_t job_memory(const ovl_purify_job *j, int64_t n, int s, int c) {
+  int64_t mem = ovl_purify_memory(n, s, c, &j->po);
+  if (mem < 0 || !j->check) return mem;
+  double N = (double)n;
+  double chk = 3.0 * (double)ovl_dmat_memory(n, n, s, s) + 8.0 * (4 * N * N + 7 * N + 1) + 4.0 * (5 * N + 3);
+  return chk >= 4611686018427387904.0 ? -1 : (int64_t)fmax((double)mem, chk);
+}
+
+typedef struct job_ctx {
+  MPI_Comm comm;
+  const ovl_purify_job *j;
+  ovl_purify_job_result *r;
+} job_ctx;
+
+/* The whole job on the ranks that run it (all, or the active subset). */
+static ovl_err purify_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
+  int P = 0;
+  MPI_Comm_size(comm, &P);
+  /* the plan's grid (given, or by the shape rules); sp2 and trs4: the 2.5D grid, or 1 x 1 x P */
+  int s = j->po.plan.s, c = j->po.plan.c;
+  if (!j->have_grid && ovl_purify_uses_sq(j->po.method)) ovl_sq_grid_dims(P, &s, &c);
+  ovl_grid3d g = NULL;
+  OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
+  ovl_grid3d_dims(g, &s, &c);
+  snprintf(r->grid, sizeof r->grid, "%dx%dx%d", s, s, c);
+  int gi, gj, gk;
+  ovl_grid3d_coords(g, &gi, &gj, &gk);
+  int on0 = ovl_grid3d_active(g) && gk == 0;
+  ovl_grid2d pl = ovl_grid3d_plane(g);
+  MPI_Comm parent = ovl_grid3d_parent(g);
+  /* memory: ask before allocating (an unreadable header is left to the reader's message) */
+  ovl_err rc = OVL_OK;
+  int64_t n = 0;
+  ovl_matrix_meta mm;
+  if (ovl_matrix_read_meta(comm, j->fock, &mm) == OVL_OK) {
+    n = mm.rows;
+    r->mem_estimate = job_memory(j, n, s, c);
+    if (r->mem_estimate < 0) /* n is agreed, so is this */
+      rc = ovl_err_set(OVL_ERR_NOMEM, "n = %" PRId64 " needs 2^62 bytes or more per rank on a %d x %d x %d grid", n, s,
+                       s, c);
+    else rc = ovl_check_memory(comm, r->mem_estimate, j->mem_limit);
+    if (rc) {
+      ovl_grid3d_destroy(&g);
+      return rc;
+    }
+  }
+  n = 0;
+  /* F is read on plane 0; the other planes hold handles of the same layout */
+  ovl_dmat F = NULL, D = NULL;
+  if (on0) {
+    rc = ovl_dmat_read(pl, j->fock, 1, &F);
+    if (!rc) n = ovl_dmat_rows(F);
+    if (!rc) rc = check_fock_plausible(F, j->fock, &j->meta);
+  }
+  rc = ovl_err_agree(parent, rc);
+  if (rc) {
+    ovl_grid3d_destroy(&g);
+    return rc;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
+  r->n = n;
+  if (!on0) rc = ovl_dmat_create(pl, n, n, &F);
+  if (!rc) rc = ovl_dmat_create(pl, n, n, &D);
+  rc = ovl_err_agree(parent, rc);
+  int traced = 0;
+  if (!rc && j->trace) rc = ovl_trace_start(parent, (int64_t)1 << 20), traced = rc == OVL_OK;
+  if (!rc) rc = ovl_purify(g, F, D, &j->po, &r->res);
+  if (traced) { /* a failed run writes no trace: nothing is left behind by a failure */
+    ovl_err trc = ovl_trace_write(rc == OVL_OK ? j->trace : NULL);
+    if (!rc) rc = trc;
+  }
+  if (!rc && j->out && on0 && !r->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
+  rc = ovl_err_agree(parent, rc);
+  if (!rc && j->check && !r->res.stopped) {
+    if (on0) rc = ovl_purify_reference(F, D, &j->po, &r->ref);
+    rc = ovl_err_agree(parent, rc);
+    MPI_Bcast(&r->ref, (int)sizeof r->ref, MPI_BYTE, 0, parent);
+    r->checked = 1;
+  }
+  ovl_dmat_destroy(&F);
+  ovl_dmat_destroy(&D);
+  ovl_grid3d_destroy(&g);
+  return rc;
+}
+
+static ovl_err run_active(void *ctx) {
+  job_ctx *x = ctx;
+  return purify_on(x->comm, x->j, x->r);
+}
+
+ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
+  memset(r, 0, sizeof *r);
+  r->ref.relerr = r->ref.trace_err = r->ref.energy = r->ref.t_eig = NAN;
+  int P = 0;
+  OVL_MPI(MPI_Comm_size(comm, &P));
+  double t0 = ovl_time();
+  ovl_err rc = OVL_OK;
+  if (j->ppn > 0) { /* multiple PPN: the first ppn ranks of every node purify, the others sleep */
+    ovl_active a = NULL;
+    OVL_TRY(ovl_active_create(comm, j->ppn, 0, &a));
+    job_ctx x = {ovl_active_comm(a), j, r};
+    r->active = ovl_active_is_active(a);
+    if (!r->active && j->po.started) *j->po.started = 1; /* sleepers wait for the active ranks' clean stop */
+    MPI_Allreduce(MPI_IN_PLACE, &r->active, 1, MPI_INT, MPI_SUM, comm);
+    int nact = r->active;
+    rc = ovl_active_run(a, run_active, &x, NULL);
+    /* the active ranks' results reach the sleepers (rank 0 is always active) */
+    MPI_Bcast(r, (int)sizeof *r, MPI_BYTE, 0, comm);
+    r->active = nact;
+    ovl_active_destroy(&a);
+  } else {
+    r->active = P;
+    rc = purify_on(comm, j, r);
+  }
+  r->t_wall = ovl_time() - t0;
+  return rc;
+}
