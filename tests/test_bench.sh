@@ -66,7 +66,9 @@ run 2 bench pingpong -m 8:8K -i 10 -x 1 -f "${small[@]}"
 expect "pingpong table rc" test "$rc" -eq 0
 expect "pingpong header" has "# ovl bench pingpong: 2 ranks, 1 pair" "$out"
 expect "pingpong MPI line" has "# MPI: " "$out"
-expect "pingpong Hockney line" has "N_half = B\*L = " "$out"
+# the fit, or the statement that the times do not follow one line (a loaded machine: every size takes a
+# scheduler time slice); the fit itself is checked on known lines in test_bench.c
+expect "pingpong Hockney line" grep -qE "N_half = B\*L = |beta <= 0, the sizes do not follow one line" <<<"$out"
 expect "pingpong full columns" has "t_min(us)" "$out"
 expect "pingpong progress lines" test "$(count "ovl bench pingpong: \[" "$err")" -eq 11
 
