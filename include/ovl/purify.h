@@ -57,6 +57,7 @@
 
 #include <signal.h>
 
+#include "ovl/opts.h"
 #include "ovl/sq.h"
 #include "ovl/ssc.h"
 
@@ -158,6 +159,28 @@ typedef struct ovl_purify_ref {
   double t_eig;     /* seconds in dsyevd on rank 0 */
 } ovl_purify_ref;
 ovl_err ovl_purify_reference(ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_ref *out);
+
+/* ---- options ------------------------------------------------------------------
+ * The purification options, declared once for every entry (the command
+ * line, $OVL_OPTIONS, strings): --method NAME, --precision (-P) double|mixed,
+ * --nocc K, --mu MU, --tol T, --max-iter N, --checkpoint PREFIX,
+ * --checkpoint-every K, --restart. ovl_purify_opts_table writes the table
+ * (entries pointing into *v) into opts (cap entries; returns how many, or -1
+ * when cap is too small). ovl_purify_opts_apply checks what was given and
+ * sets *po (po->nocc = -1 when --nocc was not given: the caller supplies
+ * it). LOCAL. Errors (OVL_ERR_ARG, naming the options): --precision mixed
+ * without sp2/trs4, mcweeny without --mu or with --nocc, --mu without
+ * mcweeny, --tol outside [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX], a
+ * checkpoint option without the others it needs. */
+typedef struct ovl_purify_optvals {
+  const char *method, *precision, *checkpoint; /* checkpoint: NULL when not given */
+  int64_t nocc;                                /* -1: not given */
+  double mu, tol;                              /* NAN: not given */
+  int max_iter, checkpoint_every, restart;
+} ovl_purify_optvals;
+ovl_purify_optvals ovl_purify_optvals_default(void);
+int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap);
+ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po);
 
 /* ---- a Fock matrix file purified (the job of `ovl purify`) -------------------
  * The file convention of `ovl purify` and tools/make-fock: F as raw float64

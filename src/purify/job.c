@@ -192,3 +192,63 @@ ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_jo
   r->t_wall = ovl_time() - t0;
   return rc;
 }
+
+/* ---- options ------------------------------------------------------------------- */
+
+static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", NULL};
+static const char *const k_precs[] = {"double", "mixed", NULL};
+
+ovl_purify_optvals ovl_purify_optvals_default(void) {
+  ovl_purify_optvals v;
+  memset(&v, 0, sizeof v);
+  v.method = "canonical", v.precision = "double", v.nocc = -1, v.mu = NAN, v.tol = NAN, v.max_iter = 200;
+  return v;
+}
+
+int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
+  const ovl_opt t[] = {
+      {"method", 0, OVL_OPT_CHOICE, &v->method, "NAME", "purification method", k_methods, 0, -1},
+      {"precision", 'P', OVL_OPT_CHOICE, &v->precision, "PREC",
+       "sp2/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
+       "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
+       k_precs, 0, -1},
+      {"nocc", 0, OVL_OPT_I64, &v->nocc, "K",
+       "occupied orbitals (default: n_occ of meta.json beside the Fock file; not with mcweeny)", NULL, 0, INT64_MAX},
+      {"mu", 0, OVL_OPT_DOUBLE, &v->mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
+      {"max-iter", 0, OVL_OPT_INT, &v->max_iter, "N", "iteration cap", NULL, 1, 100000},
+      {"tol", 0, OVL_OPT_DOUBLE, &v->tol, "T",
+       "stop once ||D^2 - D||_F <= T, T in [1e-14, 1e-2] (default: canonical 1e-11; sp2, trs4, mcweeny: none, they "
+       "stop at the rounding floor)",
+       NULL, 0, -1},
+      {"checkpoint", 0, OVL_OPT_STRING, &v->checkpoint, "PREFIX", "checkpoint path prefix", NULL, 0, -1},
+      {"checkpoint-every", 0, OVL_OPT_INT, &v->checkpoint_every, "K", "write a checkpoint every K iterations", NULL, 0,
+       1000000},
+      {"restart", 0, OVL_OPT_FLAG, &v->restart, NULL, "continue from the checkpoint", NULL, 0, -1},
+  };
+  int nt = (int)(sizeof t / sizeof t[0]);
+  if (nt > cap) return -1;
+  for (int k = 0; k < nt; k++) opts[k] = t[k];
+  return nt;
+}
+
+ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) {
+  OVL_TRY(ovl_purify_method_parse(v->method, &po->method));
+  OVL_TRY(ovl_purify_prec_parse(v->precision, &po->prec));
+  int mcw = po->method == OVL_PURIFY_MCWEENY;
+  OVL_CHECK(po->prec != OVL_PURIFY_PREC_MIXED || ovl_purify_uses_sq(po->method), OVL_ERR_ARG,
+            "--precision mixed needs --method sp2 or trs4");
+  OVL_CHECK(!mcw || !isnan(v->mu), OVL_ERR_ARG, "--method mcweeny needs --mu");
+  OVL_CHECK(mcw || isnan(v->mu), OVL_ERR_ARG, "--mu applies to --method mcweeny only");
+  OVL_CHECK(!(v->checkpoint_every > 0 || v->restart) || v->checkpoint, OVL_ERR_ARG,
+            "--checkpoint-every and --restart need --checkpoint PREFIX");
+  OVL_CHECK(!v->checkpoint || v->checkpoint_every > 0 || v->restart, OVL_ERR_ARG,
+            "--checkpoint needs --checkpoint-every K (or --restart)");
+  OVL_CHECK(isnan(v->tol) || (v->tol >= OVL_PURIFY_TOL_MIN && v->tol <= OVL_PURIFY_TOL_MAX), OVL_ERR_ARG,
+            "--tol must be in [%g, %g] (the rounding floor of double precision lies below)", OVL_PURIFY_TOL_MIN,
+            OVL_PURIFY_TOL_MAX);
+  OVL_CHECK(!mcw || v->nocc < 0, OVL_ERR_ARG,
+            "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
+  po->nocc = v->nocc, po->mu = v->mu, po->max_iter = v->max_iter, po->tol = isnan(v->tol) ? 0.0 : v->tol;
+  po->checkpoint = v->checkpoint, po->checkpoint_every = v->checkpoint_every, po->restart = v->restart;
+  return OVL_OK;
+}

@@ -9,9 +9,6 @@
 
 #include "cli.h"
 
-static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", NULL};
-static const char *const k_precs[] = {"double", "mixed", NULL};
-
 /* SIGINT, SIGTERM and SIGUSR1 during a run: the handler records the signal;
  * the purification stops at the next iteration boundary (all ranks agree
  * there), writes a final checkpoint when --checkpoint is given, and the
@@ -99,26 +96,14 @@ static ovl_err resolve_plan(ovl_purify_job *j, int *ppn, const ovl_plan_src *src
 }
 
 int cmd_purify(int argc, char **argv) {
-  int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, max_iter = 200, ck_every = 0, restart = 0;
-  int ppn = 0;
-  int64_t nocc = -1;
-  double mu = NAN, tol = NAN; /* NaN: not given, the method's default */
-  const char *precision = "double";
-  const char *fock = NULL, *out = NULL, *method = "canonical";
-  const char *ckpt = NULL, *trace = NULL;
+  int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, ppn = 0;
+  const char *fock = NULL, *out = NULL, *trace = NULL;
   int64_t mem_limit = 0;
   ovl_plan_optvals pv = {.algo = "alg5", .backend = "mpi"};
+  ovl_purify_optvals uv = ovl_purify_optvals_default();
   const ovl_opt own[] = {
       {"fock", 'F', OVL_OPT_STRING, &fock, "FILE", "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)",
        NULL, 0, -1},
-      {"nocc", 0, OVL_OPT_I64, &nocc, "K",
-       "occupied orbitals (default: n_occ of meta.json beside the Fock file; not with mcweeny)", NULL, 0, INT64_MAX},
-      {"method", 0, OVL_OPT_CHOICE, &method, "NAME", "purification method", k_methods, 0, -1},
-      {"precision", 'P', OVL_OPT_CHOICE, &precision, "PREC",
-       "sp2/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
-       "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
-       k_precs, 0, -1},
-      {"mu", 0, OVL_OPT_DOUBLE, &mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_INT_OR_AUTO, &ppn, "K|auto",
        "run on the first K ranks of every node while the others sleep (multiple-PPN; default: 0, all ranks)", NULL, 0,
@@ -126,15 +111,7 @@ int cmd_purify(int argc, char **argv) {
       {"mem-limit", 'M', OVL_OPT_SIZE, &mem_limit, "BYTES",
        "refuse to run above this many bytes per rank (default: the node's available memory shared among its ranks)",
        NULL, 0, INT64_MAX},
-      {"max-iter", 0, OVL_OPT_INT, &max_iter, "N", "iteration cap", NULL, 1, 100000},
-      {"tol", 0, OVL_OPT_DOUBLE, &tol, "T",
-       "stop once ||D^2 - D||_F <= T, T in [1e-14, 1e-2] (default: canonical 1e-11; sp2, trs4, mcweeny: none, they "
-       "stop at the rounding floor)",
-       NULL, 0, -1},
       {"output", 'o', OVL_OPT_STRING, &out, "FILE", "write D (raw + .json), atomically", NULL, 0, -1},
-      {"checkpoint", 0, OVL_OPT_STRING, &ckpt, "PREFIX", "checkpoint path prefix", NULL, 0, -1},
-      {"checkpoint-every", 0, OVL_OPT_INT, &ck_every, "K", "write a checkpoint every K iterations", NULL, 0, 1000000},
-      {"restart", 0, OVL_OPT_FLAG, &restart, NULL, "continue from the checkpoint", NULL, 0, -1},
       {"check", 'c', OVL_OPT_FLAG, &check, NULL, "compare with LAPACK dsyevd's density on rank 0 (n up to a few 1000)",
        NULL, 0, -1},
       {"trace", 't', OVL_OPT_STRING, &trace, "PREFIX", "trace the run: PREFIX.json and PREFIX.csv", NULL, 0, -1},
@@ -144,6 +121,7 @@ int cmd_purify(int argc, char **argv) {
   };
   ovl_opt opts[64];
   int nopts = ovl_plan_opts(OVL_FAMILY_SSC, &pv, opts, 64);
+  nopts += ovl_purify_opts_table(&uv, opts + nopts, 64 - nopts);
   for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
   int prc = cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
                       "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification:\n"
@@ -158,29 +136,15 @@ int cmd_purify(int argc, char **argv) {
   j.po = ovl_purify_opts_default();
   ovl_err rc = OVL_OK;
   if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
-  if (!rc) rc = ovl_purify_method_parse(method, &j.po.method);
-  if (!rc) rc = ovl_purify_prec_parse(precision, &j.po.prec);
-  if (!rc && j.po.prec == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(j.po.method))
-    rc = ovl_err_set(OVL_ERR_ARG, "--precision mixed needs --method sp2 or trs4");
+  if (!rc) rc = ovl_purify_opts_apply(&uv, &j.po);
   j.po.plan = ovl_plan_auto(OVL_FAMILY_SSC, 0);
   if (!rc) rc = ovl_plan_opts_apply(OVL_FAMILY_SSC, &pv, &j.po.plan);
   j.have_grid = pv.grid != NULL;
-  if (!rc && j.po.method == OVL_PURIFY_MCWEENY && isnan(mu))
-    rc = ovl_err_set(OVL_ERR_ARG, "--method mcweeny needs --mu");
-  if (!rc && j.po.method != OVL_PURIFY_MCWEENY && !isnan(mu))
-    rc = ovl_err_set(OVL_ERR_ARG, "--mu applies to --method mcweeny only");
-  if (!rc && (ck_every > 0 || restart) && !ckpt)
-    rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint-every and --restart need --checkpoint PREFIX");
-  if (!rc && ckpt && ck_every == 0 && !restart)
-    rc = ovl_err_set(OVL_ERR_ARG, "--checkpoint needs --checkpoint-every K (or --restart)");
-  if (!rc && !isnan(tol) && !(tol >= OVL_PURIFY_TOL_MIN && tol <= OVL_PURIFY_TOL_MAX))
-    rc = ovl_err_set(OVL_ERR_ARG, "--tol must be in [%g, %g] (the rounding floor of double precision lies below)",
-                     OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX);
-  if (!rc && j.po.method == OVL_PURIFY_MCWEENY && nocc >= 0)
-    rc = ovl_err_set(OVL_ERR_ARG, "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   /* with --restart the state is an input first: the input check names it as such */
-  if (restart && ckpt) {
+  const char *ckpt = uv.checkpoint, *precision = uv.precision, *method = uv.method;
+  int64_t nocc = uv.nocc;
+  if (uv.restart && ckpt) {
     char st[4200];
     snprintf(st, sizeof st, "%s.state.json", ckpt);
     rc = ovl_world_rank() == 0 ? ovl_file_check_read(st, "checkpoint state", -1) : OVL_OK;
@@ -205,8 +169,7 @@ int cmd_purify(int argc, char **argv) {
       return cli_usage_fail("purify", ovl_err_agree(MPI_COMM_WORLD, rc));
     }
   }
-  j.po.nocc = nocc < 0 ? 0 : nocc, j.po.mu = mu, j.po.max_iter = max_iter, j.po.tol = isnan(tol) ? 0.0 : tol;
-  j.po.checkpoint = ckpt, j.po.checkpoint_every = ck_every, j.po.restart = restart, j.po.verbose = !quiet && !json;
+  j.po.nocc = nocc < 0 ? 0 : nocc, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
   j.po.started = &g_started;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
