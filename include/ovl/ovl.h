@@ -14,6 +14,7 @@
 #include "ovl/model.h"
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
+#include "ovl/dense.h"
 #include "ovl/pdpurify.h"
 #include "ovl/plan.h"
 #include "ovl/purify.h"
