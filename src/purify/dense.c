@@ -19,10 +19,11 @@ static void info_init(ovl_dense_info *info) {
 }
 
 /* The planner's choice for family f with an optional algorithm name and
- * N_DUP as constraints. COLLECTIVE over comm. */
-static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, const char *algo, int ndup, ovl_err rc, ovl_plan *plan,
-                        ovl_dense_info *info) {
+ * N_DUP as constraints, for P ranks (0: all of comm). COLLECTIVE over comm. */
+static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, int P, const char *algo, int ndup, ovl_err rc,
+                        ovl_plan *plan, ovl_dense_info *info) {
   *plan = ovl_plan_auto(f, n);
+  plan->P = P;
   if (!rc && algo && strcmp(algo, "auto") != 0) {
     rc = ovl_algo_parse(algo, &plan->algo);
     if (!rc && ovl_algo_family(plan->algo) != f)
@@ -67,7 +68,15 @@ ovl_err ovl_purify_dense(const void *comm_handle, int64_t n, const double *F, in
   if (!rc && tol != 0.0 && !(tol >= OVL_PURIFY_TOL_MIN && tol <= OVL_PURIFY_TOL_MAX))
     rc = ovl_err_set(OVL_ERR_ARG, "tol must be 0 (the method's own stopping rule) or in [%g, %g]", OVL_PURIFY_TOL_MIN,
                      OVL_PURIFY_TOL_MAX);
-  OVL_TRY(plan_for(comm, OVL_FAMILY_SSC, n, algo, ndup, rc, &po.plan, info));
+  ovl_err prc = plan_for(comm, OVL_FAMILY_SSC, n, 0, algo, ndup, rc, &po.plan, info);
+  /* SP2 and TRS4 run on any rank count (the symmetric square's grid, 1 x 1 x P
+   * when no 2.5D grid fits); the planner, which then only chooses N_DUP, is
+   * asked for the largest rank count SymmSquareCube has a grid for */
+  for (int Q = P - 1; prc == OVL_ERR_GRID && ovl_purify_uses_sq(po.method) && Q >= 1; Q--) {
+    ovl_err_clear();
+    prc = plan_for(comm, OVL_FAMILY_SSC, n, Q, algo, ndup, OVL_OK, &po.plan, info);
+  }
+  OVL_TRY(prc);
   po.nocc = nocc, po.tol = tol, po.max_iter = max_iter > 0 ? max_iter : 200;
   /* the grid: the plan's (canonical), or the symmetric square's (sp2, trs4) */
   int s = po.plan.s, c = po.plan.c;
@@ -127,7 +136,7 @@ ovl_err ovl_gemm_dense(const void *comm_handle, int64_t m, int64_t n, int64_t k,
   else if (rank == 0 && (!A || !B || !C)) rc = ovl_err_set(OVL_ERR_ARG, "A, B and C must be given on rank 0");
   int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
   ovl_plan plan;
-  OVL_TRY(plan_for(comm, OVL_FAMILY_GEMM, big, algo, 0, rc, &plan, info));
+  OVL_TRY(plan_for(comm, OVL_FAMILY_GEMM, big, 0, algo, 0, rc, &plan, info));
   ovl_grid2d g = NULL;
   ovl_grid3d g3 = NULL;
   OVL_TRY(ovl_plan_grids(comm, &plan, OVL_GRID_ALLOW_IDLE, &g, &g3));

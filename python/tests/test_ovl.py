@@ -1,0 +1,83 @@
+"""ovl's Python interface, run under mpiexec (1 and 4 ranks) and alone."""
+import numpy as np
+import pytest
+
+import ovl
+from conftest import read_case
+
+
+def eig_density(F, nocc):
+    w, V = np.linalg.eigh(F)
+    C = V[:, :nocc]
+    return C @ C.T
+
+
+@pytest.mark.parametrize("case", ["water_ccpvdz", "c10h22_631g"])
+@pytest.mark.parametrize("method", ["sp2", "trs4", "canonical"])
+def test_purify_matches_eigh(comm, case, method):
+    F, nocc = read_case(case)
+    D, info = ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, method=method)
+    ref = eig_density(F, nocc)
+    err = np.linalg.norm(D - ref) / np.linalg.norm(ref)
+    assert err <= 1e-8, (case, method, err, info)
+    assert info["iterations"] > 0
+    assert abs(info["energy"] - np.sum(ref * F)) <= 1e-8 * abs(np.sum(ref * F))
+    assert info["plan"]
+    # every rank holds the same D
+    assert comm.allreduce(float(np.abs(D - comm.bcast(D, root=0)).max()), op=__import__("mpi4py").MPI.MAX) == 0.0
+
+
+def test_purify_root_only(comm):
+    F, nocc = read_case("water_ccpvdz")
+    D, _ = ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, bcast=False)
+    if comm.rank == 0:
+        assert np.linalg.norm(D - eig_density(F, nocc)) <= 1e-8 * np.linalg.norm(eig_density(F, nocc))
+    else:
+        assert D is None
+
+
+@pytest.mark.parametrize("algo", ["auto", "summa", "cannon"])
+@pytest.mark.parametrize("shape", [(50, 37, 41), (64, 64, 64)])
+def test_gemm_matches_numpy(comm, algo, shape):
+    m, n, k = shape
+    if algo == "cannon" and m != n:
+        pytest.skip("the shapes Cannon takes are the planner's business; square only here")
+    rng = np.random.default_rng(7)
+    A = rng.standard_normal((m, k))
+    B = rng.standard_normal((k, n))
+    C = ovl.gemm(A if comm.rank == 0 else None, B if comm.rank == 0 else None, comm=comm, algo=algo)
+    ref = A @ B
+    assert C.shape == (m, n)
+    assert np.linalg.norm(C - ref) <= 1e-12 * np.linalg.norm(ref) * k
+
+
+@pytest.mark.parametrize("nocc", [-1, 10**6])
+def test_bad_nocc_raises_everywhere(comm, nocc):
+    F, _ = read_case("water_ccpvdz")
+    with pytest.raises(ovl.OvlError) as e:
+        ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm)
+    assert "nocc" in str(e.value) and e.value.name == "OVL_ERR_ARG"
+    # the same message on every rank
+    assert len(set(comm.allgather(str(e.value)))) == 1
+
+
+def test_bad_inputs_raise_everywhere(comm):
+    with pytest.raises(ovl.OvlError, match="square"):
+        ovl.purify(np.zeros((3, 4)) if comm.rank == 0 else None, 1, comm=comm)
+    with pytest.raises(ovl.OvlError, match="method"):
+        ovl.purify(np.eye(4) if comm.rank == 0 else None, 1, comm=comm, method="nonsense")
+    with pytest.raises(ovl.OvlError):
+        ovl.gemm(np.ones((3, 4)) if comm.rank == 0 else None, np.ones((3, 4)) if comm.rank == 0 else None, comm=comm)
+    # F not symmetric: ovl's own check
+    with pytest.raises(ovl.OvlError, match="symmetric"):
+        ovl.purify(np.triu(np.ones((6, 6))) if comm.rank == 0 else None, 2, comm=comm)
+
+
+def test_subcommunicator(comm):
+    """A communicator other than COMM_WORLD: each half purifies on its own."""
+    sub = comm.Split(comm.rank % 2, comm.rank)
+    F, nocc = read_case("water_ccpvdz")
+    D, _ = ovl.purify(F if sub.rank == 0 else None, nocc, comm=sub)
+    ref = eig_density(F, nocc)
+    assert np.linalg.norm(D - ref) <= 1e-8 * np.linalg.norm(ref)
+    sub.Free()
