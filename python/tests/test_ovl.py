@@ -81,3 +81,38 @@ def test_subcommunicator(comm):
     ref = eig_density(F, nocc)
     assert np.linalg.norm(D - ref) <= 1e-8 * np.linalg.norm(ref)
     sub.Free()
+
+
+def test_gil_released(comm):
+    """Another Python thread runs while ovl computes (ctypes releases the GIL)."""
+    import sys
+    import threading
+    import time
+
+    rng = np.random.default_rng(3)
+    n = 500
+    A = rng.standard_normal((n, n))
+    F = (A + A.T) / 2 if comm.rank == 0 else None
+    ticks, done = [], threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0)
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)  # with the GIL held, the ticker would wait a whole second
+    th = threading.Thread(target=ticker)
+    th.start()
+    try:
+        t0 = time.perf_counter()
+        C = ovl.gemm(F, F, comm=comm, bcast=False)
+        t1 = time.perf_counter()
+    finally:
+        done.set()
+        th.join()
+        sys.setswitchinterval(old)
+    during = [t for t in ticks if t0 < t < t1]
+    if comm.rank == 0:
+        assert np.allclose(C, F @ F)
+    assert t1 - t0 < 0.9 and len(during) >= 2, (t1 - t0, len(during))
