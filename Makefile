@@ -24,6 +24,9 @@ all: build
 
 deps:
 	@bash scripts/deps.sh $(MPI)
+ifeq ($(MPI),openmpi)
+	@PYTHON=/usr/bin/python3 bash scripts/deps-python.sh --pyscf
+endif
 
 $(BUILD)/build.ninja:
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVL_WERROR=ON $(CMAKE_MPI)

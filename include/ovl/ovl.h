@@ -7,6 +7,7 @@
 #include "ovl/bench.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
+#include "ovl/dense.h"
 #include "ovl/dist.h"
 #include "ovl/grid.h"
 #include "ovl/json.h"

@@ -683,6 +683,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       stalled = err < sqrt(tol) && err >= 0.5 * best ? stalled + 1 : 0;
       floor_hit = stalled >= 3;
     }
+    /* an exactly idempotent iterate (a diagonal F, for example) is a fixed point of every map: no bound can
+     * break any more */
+    if (err == 0.0) floor_hit = 1;
     falling = err < 0.5 * e_hist[0];
     e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
     if (err < best) best = err;
