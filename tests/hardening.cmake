@@ -38,7 +38,7 @@ set_tests_properties(hard_bad_input PROPERTIES TIMEOUT ${OVL_HARD_BAD_TIMEOUT} E
 # runs fewer cases (a run there costs about three times the CPU) so that the
 # test adds about a minute to that suite.
 if(OVL_SANITIZE)
-  set(OVL_RANDOM_COUNT 36 CACHE STRING "random-argument cases in the test suite")
+  set(OVL_RANDOM_COUNT 24 CACHE STRING "random-argument cases in the test suite")
 else()
   set(OVL_RANDOM_COUNT 100 CACHE STRING "random-argument cases in the test suite")
 endif()
@@ -53,7 +53,7 @@ endif()
 
 if(NOT OVL_SANITIZE)
   # A bounded libFuzzer run (clang; skipped with a message when missing).
-  set(OVL_FUZZ_SECONDS 20 CACHE STRING "seconds of fuzzing per target in the test suite")
+  set(OVL_FUZZ_SECONDS 12 CACHE STRING "seconds of fuzzing per target in the test suite")
   # the MPI and libraries of this build, for fuzz/build.sh (clang links libovl.a)
   set(OVL_FUZZ_CFLAGS)
   foreach(d ${MPI_C_INCLUDE_DIRS})

@@ -18,26 +18,7 @@
 
 #include "ovl/pdpurify.h"
 #include "ovltest.h"
-
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-void Cblacs_exit(int notdone);
-void pdgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k, const double *alpha,
-             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
-             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
-             const int *descc);
-void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
-              const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz, double *work,
-              const int *lwork, int *iwork, const int *liwork, int *info);
-void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, int *info);
-void pdsygst_(const int *ibtype, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
-              const int *desca, const double *b, const int *ib, const int *jb, const int *descb, double *scale,
-              int *info);
-void pdtrsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m, const int *n,
-             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca, double *b,
-             const int *ib, const int *jb, const int *descb);
+#include "scalapack.h" /* BLACS and ScaLAPACK prototypes (bench/peers) */
 
 typedef struct grid {
   int ctxt, nprow, npcol, myrow, mycol;

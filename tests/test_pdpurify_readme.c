@@ -12,11 +12,7 @@
 #include "ovl/pdpurify.h"
 #include "ovltest.h"
 
-void Cblacs_get(int ctxt, int what, int *val);
-void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
-void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
-void Cblacs_gridexit(int ctxt);
-void Cblacs_exit(int notdone);
+#include "scalapack.h" /* BLACS prototypes (bench/peers) */
 
 static int numroc(int n, int nb, int ip, int np) {
   int nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;

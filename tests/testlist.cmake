@@ -34,6 +34,7 @@ if(OVL_SCALAPACK_LIB)
     ovl_test(test_pdpurify RANKS 1 4 8 TIMEOUT 300)
   endif()
   target_link_libraries(test_pdpurify PRIVATE ${OVL_SCALAPACK_LIB})
+  target_include_directories(test_pdpurify PRIVATE ${PROJECT_SOURCE_DIR}/bench/peers)
 endif()
 # The README's examples of ovl_pdpurify (section "Use it from your code"):
 # the code blocks after "<!-- test: pdpurify-c -->" and "<!-- test:
@@ -51,7 +52,8 @@ if(OVL_SCALAPACK_LIB)
   endforeach()
   ovl_test(test_pdpurify_readme RANKS 4)
   target_link_libraries(test_pdpurify_readme PRIVATE ${OVL_SCALAPACK_LIB})
-  target_include_directories(test_pdpurify_readme PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/readme)
+  target_include_directories(test_pdpurify_readme PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/readme
+                             ${PROJECT_SOURCE_DIR}/bench/peers)
   if(TARGET ovl_fortran)
     add_executable(test_pdpurify_f test_pdpurify_f.f90)
     target_link_libraries(test_pdpurify_f PRIVATE ovl_fortran ${OVL_SCALAPACK_LIB})

@@ -1,5 +1,5 @@
 /* The BLACS and ScaLAPACK entry points the peer programs (and
- * tests/test_pdgemm.c) call, which Debian's ScaLAPACK ships no C header for,
+ * tests/test_pdgemm.c, test_pdpurify.c, test_pdpurify_readme.c) call, which Debian's ScaLAPACK ships no C header for,
  * and NUMROC for a first process row/column of 0. */
 #ifndef OVL_PEERS_SCALAPACK_H
 #define OVL_PEERS_SCALAPACK_H
@@ -18,6 +18,13 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
 void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
               const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz, double *work,
               const int *lwork, int *iwork, const int *liwork, int *info);
+void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, int *info);
+void pdsygst_(const int *ibtype, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
+              const int *desca, const double *b, const int *ib, const int *jb, const int *descb, double *scale,
+              int *info);
+void pdtrsm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m, const int *n,
+             const double *alpha, const double *a, const int *ia, const int *ja, const int *desca, double *b,
+             const int *ib, const int *jb, const int *descb);
 
 /* Rows (or columns) of an n-long dimension in blocks of nb that process ip of
  * np holds, the first block on process 0 (ScaLAPACK's NUMROC, ISRCPROC = 0). */

@@ -124,6 +124,11 @@ ovl_err ovl_file_check_read(const char *path, const char *what, int64_t size);
 /* Open path for reading ("rb") after the same check (any size); *f receives
  * the stream (fclose it). LOCAL. Errors: as ovl_file_check_read. */
 ovl_err ovl_file_open_read(const char *path, const char *what, FILE **f);
+/* The whole of a file read through ovl_file_open_read, NUL-terminated, in
+ * *text (ovl_free it), its length in *len. LOCAL. Errors: those of
+ * ovl_file_open_read, OVL_ERR_FORMAT (more than max bytes, naming what and
+ * the path), OVL_ERR_IO (a read error), OVL_ERR_NOMEM. */
+ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char **text, size_t *len);
 
 /* The one check of every output target, made before any computation and
  * again by the writers: path is not empty, its directory exists and is

@@ -103,3 +103,41 @@ ovl_err ovl_file_check_write(const char *path, const char *what, const char *con
     return ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': directory '%s': %s", what, path, dir, strerror(errno));
   return OVL_OK;
 }
+
+ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char **text, size_t *len) {
+  *text = NULL;
+  *len = 0;
+  FILE *f = NULL;
+  OVL_TRY(ovl_file_open_read(path, what, &f));
+  size_t cap = max < 65536 ? max + 2 : 65536, n = 0;
+  char *buf = NULL;
+  ovl_err rc = ovl_malloc(cap, &buf);
+  while (rc == OVL_OK) {
+    if (n + 1 == cap) { /* grow up to max + 2 bytes: one more than allowed tells a larger file */
+      size_t ncap = cap > (max + 2) / 2 ? max + 2 : 2 * cap;
+      char *nb = NULL;
+      if (ncap <= cap || (rc = ovl_malloc(ncap, &nb)) != OVL_OK) break;
+      memcpy(nb, buf, n);
+      ovl_free(&buf);
+      buf = nb, cap = ncap;
+    }
+    size_t r = fread(buf + n, 1, cap - 1 - n, f);
+    n += r;
+    if (n > max) {
+      rc = ovl_err_set(OVL_ERR_FORMAT, "%s '%s' is larger than %zu bytes", what, path, max);
+      break;
+    }
+    if (r == 0) {
+      if (ferror(f)) rc = ovl_err_set(OVL_ERR_IO, "cannot read %s '%s': %s", what, path, strerror(errno));
+      break;
+    }
+  }
+  fclose(f);
+  if (rc != OVL_OK) {
+    ovl_free(&buf);
+    return rc;
+  }
+  buf[n] = '\0';
+  *text = buf, *len = n;
+  return OVL_OK;
+}

@@ -105,51 +105,12 @@ ovl_err ovl_json_parse(const char *text, size_t len, const char *what, const cha
   return OVL_OK;
 }
 
-/* The whole file, NUL-terminated, in *text (ovl_free it). */
-static ovl_err read_all(const char *path, const char *what, size_t max, char **text, size_t *len) {
-  *text = NULL;
-  *len = 0;
-  FILE *f = NULL;
-  OVL_TRY(ovl_file_open_read(path, what, &f));
-  size_t cap = max < 65536 ? max + 2 : 65536, n = 0;
-  char *buf = NULL;
-  ovl_err rc = ovl_malloc(cap, &buf);
-  while (rc == OVL_OK) {
-    if (n + 1 == cap) { /* grow up to max + 2 bytes: one more than allowed tells a larger file */
-      size_t ncap = cap > (max + 2) / 2 ? max + 2 : 2 * cap;
-      char *nb = NULL;
-      if (ncap <= cap || (rc = ovl_malloc(ncap, &nb)) != OVL_OK) break;
-      memcpy(nb, buf, n);
-      ovl_free(&buf);
-      buf = nb, cap = ncap;
-    }
-    size_t r = fread(buf + n, 1, cap - 1 - n, f);
-    n += r;
-    if (n > max) {
-      rc = ovl_err_set(OVL_ERR_FORMAT, "%s '%s' is larger than %zu bytes", what, path, max);
-      break;
-    }
-    if (r == 0) {
-      if (ferror(f)) rc = ovl_err_set(OVL_ERR_IO, "cannot read %s '%s': %s", what, path, strerror(errno));
-      break;
-    }
-  }
-  fclose(f);
-  if (rc != OVL_OK) {
-    ovl_free(&buf);
-    return rc;
-  }
-  buf[n] = '\0';
-  *text = buf, *len = n;
-  return OVL_OK;
-}
-
 ovl_err ovl_json_load(const char *path, const char *what, size_t max, ovl_json *doc) {
   doc->root = NULL;
   set_names(doc, what, path);
   char *text = NULL;
   size_t len = 0;
-  OVL_TRY(read_all(path, doc->what, max, &text, &len));
+  OVL_TRY(ovl_file_read_all(path, doc->what, max, &text, &len));
   ovl_err rc = ovl_json_parse(text, len, what, path, doc);
   ovl_free(&text);
   return rc;
@@ -357,7 +318,7 @@ ovl_err ovl_json_only_keys(const ovl_json *doc, const cJSON *obj, const char *co
 ovl_err ovl_json_lines_read(const char *path, const char *what, size_t max, ovl_json_line_fn fn, void *ctx) {
   char *text = NULL;
   size_t len = 0;
-  OVL_TRY(read_all(path, what ? what : "JSON lines file", max, &text, &len));
+  OVL_TRY(ovl_file_read_all(path, what ? what : "JSON lines file", max, &text, &len));
   ovl_err rc = OVL_OK;
   int lineno = 0;
   for (size_t pos = 0; pos < len && rc == OVL_OK;) {

@@ -14,6 +14,18 @@ int64_t ovl_dmat_memory(int64_t m, int64_t n, int p, int q) {
   return b < 4611686018427387904.0 ? (int64_t)b : -1; /* 2^62 */
 }
 
+/* A's grid, sizes and this rank's block of the 2D block layout. */
+static void dmat_layout(ovl_dmat A, ovl_grid2d g, int64_t m, int64_t n) {
+  A->grid = g, A->m = m, A->n = n;
+  if (ovl_grid2d_active(g)) {
+    int p, q, i, j;
+    ovl_grid2d_dims(g, &p, &q);
+    ovl_grid2d_coords(g, &i, &j);
+    ovl_dmat_block_of(A, p, q, i, j, &A->roff, &A->lm, &A->coff, &A->ln);
+  }
+  A->ld = A->lm > 0 ? A->lm : 1;
+}
+
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
   MPI_Comm parent = ovl_grid2d_parent(g);
   ovl_err rc = OVL_OK;
@@ -25,16 +37,7 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
     if (A == NULL) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a matrix handle");
   }
   if (rc == OVL_OK) {
-    A->grid = g;
-    A->m = m;
-    A->n = n;
-    if (ovl_grid2d_active(g)) {
-      int p, q, i, j;
-      ovl_grid2d_dims(g, &p, &q);
-      ovl_grid2d_coords(g, &i, &j);
-      ovl_dmat_block_of(A, p, q, i, j, &A->roff, &A->lm, &A->coff, &A->ln);
-    }
-    A->ld = A->lm > 0 ? A->lm : 1;
+    dmat_layout(A, g, m, n);
     if (A->ln > 0 && (uint64_t)A->ld > (uint64_t)(INT64_MAX / 8) / (uint64_t)A->ln)
       rc = OVL_ERR_NOMEM; /* byte count overflows: reported below */
     else rc = ovl_calloc(sizeof(double) * (size_t)A->ld * (size_t)A->ln, &A->data);
@@ -62,16 +65,7 @@ ovl_err ovl_dmat_wrap(ovl_grid2d g, int64_t m, int64_t n, double *data, ovl_dmat
   OVL_CHECK(m >= 0 && n >= 0, OVL_ERR_ARG, "matrix sizes must be >= 0, got %" PRId64 " x %" PRId64, m, n);
   ovl_dmat A = calloc(1, sizeof *A);
   OVL_CHECK(A != NULL, OVL_ERR_NOMEM, "cannot allocate a matrix handle");
-  A->grid = g;
-  A->m = m;
-  A->n = n;
-  if (ovl_grid2d_active(g)) {
-    int p, q, i, j;
-    ovl_grid2d_dims(g, &p, &q);
-    ovl_grid2d_coords(g, &i, &j);
-    ovl_dmat_block_of(A, p, q, i, j, &A->roff, &A->lm, &A->coff, &A->ln);
-  }
-  A->ld = A->lm > 0 ? A->lm : 1;
+  dmat_layout(A, g, m, n);
   A->data = data;
   A->borrowed = 1;
   if (A->lm > 0 && A->ln > 0 && data == NULL) {

@@ -48,7 +48,7 @@ ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
   char *name = NULL, *text = NULL;
   size_t len = 0;
   OVL_TRY(ovl_io_concat(path, ".json", &name));
-  ovl_err rc = ovl_io_slurp(name, OVL_IO_SIDECAR_MAX, &text, &len);
+  ovl_err rc = ovl_file_read_all(name, "file", OVL_IO_SIDECAR_MAX, &text, &len);
   if (rc == OVL_ERR_IO) rc = ovl_io_prefix_msg(rc, "cannot read the sidecar of a raw matrix file");
   if (rc == OVL_OK) rc = ovl_io_parse_meta(text, len, name, meta);
   ovl_free(&text);
@@ -59,30 +59,6 @@ ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
 /* ---- files ------------------------------------------------------------------- */
 
 ovl_err ovl_io_check_regular(const char *path, const char *what) { return ovl_file_check_read(path, what, -1); }
-
-ovl_err ovl_io_slurp(const char *path, size_t max, char **text, size_t *len) {
-  *text = NULL;
-  *len = 0;
-  FILE *f = NULL;
-  OVL_TRY(ovl_file_open_read(path, "file", &f));
-  char *buf = NULL;
-  ovl_err rc = ovl_malloc(max + 2, &buf);
-  size_t n = 0;
-  if (rc == OVL_OK) {
-    n = fread(buf, 1, max + 1, f);
-    if (ferror(f)) rc = ovl_err_set(OVL_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-    else if (n > max) rc = ovl_err_set(OVL_ERR_FORMAT, "'%s' is larger than %zu bytes", path, max);
-  }
-  fclose(f);
-  if (rc != OVL_OK) {
-    ovl_free(&buf);
-    return rc;
-  }
-  buf[n] = '\0';
-  *text = buf;
-  *len = n;
-  return OVL_OK;
-}
 
 ovl_err ovl_io_concat(const char *path, const char *suffix, char **out) {
   size_t a = strlen(path), b = strlen(suffix);

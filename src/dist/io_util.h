@@ -42,11 +42,6 @@ ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta);
  * device can never block); what names the kind of file in the message. */
 ovl_err ovl_io_check_regular(const char *path, const char *what);
 
-/* Read a whole file of at most max bytes into *text (NUL-terminated,
- * ovl_free it); *len excludes the NUL. Errors: OVL_ERR_IO (with strerror),
- * OVL_ERR_FORMAT (larger than max), OVL_ERR_NOMEM. */
-ovl_err ovl_io_slurp(const char *path, size_t max, char **text, size_t *len);
-
 /* "<path><suffix>" in new memory (ovl_free it). Errors: OVL_ERR_NOMEM. */
 ovl_err ovl_io_concat(const char *path, const char *suffix, char **out);
 
