@@ -251,7 +251,7 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
 
 ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
   int rank = 0;
-  int64_t v[3] = {0, 0, 0};
+  ovl_matrix_meta mt = {0, 0, 0};
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0' || meta == NULL)
@@ -261,20 +261,14 @@ ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta
     rc = ovl_file_open_read(path, "Matrix Market file", &f);
     if (rc == OVL_OK) {
       mm_reader r = {f, path, NULL, 0, 0};
-      int coord = 0, sym = 0;
+      int coord = 0;
       int64_t count = 0;
-      rc = mm_sizes(&r, 0, &coord, &sym, &v[0], &v[1], &count);
-      v[2] = sym;
+      rc = mm_sizes(&r, 0, &coord, &mt.symmetric, &mt.rows, &mt.cols, &count);
       free(r.line);
       fclose(f);
     }
   }
-  OVL_TRY(ovl_err_agree(comm, rc));
-  OVL_MPI(MPI_Bcast(v, 3, MPI_INT64_T, 0, comm));
-  meta->rows = v[0];
-  meta->cols = v[1];
-  meta->symmetric = (int)v[2];
-  return OVL_OK;
+  return ovl_io_meta_share(comm, rc, &mt, meta);
 }
 
 /* Rank 0: parse path into a new m x n column-major array *g. */

@@ -28,22 +28,13 @@ static ovl_err mpi_io_err(int mpi_rc, const char *call, const char *path) {
 
 ovl_err ovl_raw_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
   int rank = 0;
-  int64_t v[3] = {0, 0, 0};
+  ovl_matrix_meta mt = {0, 0, 0};
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0' || meta == NULL)
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_raw_read_meta needs a non-empty path and a meta pointer");
-  if (rc == OVL_OK && rank == 0) {
-    ovl_matrix_meta mt;
-    rc = ovl_io_read_meta_file(path, &mt);
-    if (rc == OVL_OK) v[0] = mt.rows, v[1] = mt.cols, v[2] = mt.symmetric;
-  }
-  OVL_TRY(ovl_err_agree(comm, rc));
-  OVL_MPI(MPI_Bcast(v, 3, MPI_INT64_T, 0, comm));
-  meta->rows = v[0];
-  meta->cols = v[1];
-  meta->symmetric = (int)v[2];
-  return OVL_OK;
+  if (rc == OVL_OK && rank == 0) rc = ovl_io_read_meta_file(path, &mt);
+  return ovl_io_meta_share(comm, rc, &mt, meta);
 }
 
 /* Rank 0: the data file must be a readable regular file of exactly `bytes`. */

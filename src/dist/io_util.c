@@ -56,6 +56,14 @@ ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
   return rc;
 }
 
+ovl_err ovl_io_meta_share(MPI_Comm comm, ovl_err rc, const ovl_matrix_meta *found, ovl_matrix_meta *meta) {
+  int64_t v[3] = {found->rows, found->cols, found->symmetric};
+  OVL_TRY(ovl_err_agree(comm, rc));
+  OVL_MPI(MPI_Bcast(v, 3, MPI_INT64_T, 0, comm));
+  meta->rows = v[0], meta->cols = v[1], meta->symmetric = (int)v[2];
+  return OVL_OK;
+}
+
 /* ---- files ------------------------------------------------------------------- */
 
 ovl_err ovl_io_check_regular(const char *path, const char *what) { return ovl_file_check_read(path, what, -1); }

@@ -36,6 +36,10 @@ int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta);
 /* Read and parse "<path>.json". Errors: OVL_ERR_IO, OVL_ERR_FORMAT,
  * OVL_ERR_NOMEM. */
 ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta);
+/* Rank 0 read a matrix's sizes into *found with verdict rc: every rank of
+ * comm learns the verdict and, when it is OVL_OK, the sizes in *meta.
+ * COLLECTIVE over comm. */
+ovl_err ovl_io_meta_share(MPI_Comm comm, ovl_err rc, const ovl_matrix_meta *found, ovl_matrix_meta *meta);
 
 /* ovl_file_check_read(path, what, -1): OVL_ERR_IO (with strerror) unless
  * path is an existing, readable regular file (so that opening a FIFO or
