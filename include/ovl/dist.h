@@ -88,6 +88,44 @@ ovl_err ovl_dmat_redistribute(ovl_dmat src, ovl_dmat dst);
  * COLLECTIVE over the parent. */
 ovl_err ovl_dmat_transpose(ovl_dmat src, ovl_dmat dst);
 
+/* ---- exchange with the caller's own distribution ----
+ * One dimension (of size n) of a matrix spread over np processes:
+ *  - block-cyclic (nb >= 1): blocks of nb indices dealt out in turn, block 0
+ *    to process src (ScaLAPACK's MB_ and RSRC_, or NB_ and CSRC_);
+ *  - contiguous parts (nb = 0): process i holds [off[i], off[i+1]), with
+ *    0 = off[0] <= off[1] <= ... <= off[np] = n (empty parts allowed): rows
+ *    split in rank order, as petsc4py or a 1D code own them.
+ * A process keeps its indices in global order. */
+typedef struct ovl_axis {
+  int np;             /* processes along the dimension, >= 1 */
+  int64_t nb;         /* block size (block-cyclic), or 0 (contiguous parts) */
+  int src;            /* block-cyclic: the process holding block 0 */
+  const int64_t *off; /* contiguous parts: np + 1 offsets */
+} ovl_axis;
+
+/* Indices of a dimension of size n that process ip of the axis holds (0 for
+ * invalid arguments). LOCAL; pure function. */
+int64_t ovl_axis_len(const ovl_axis *ax, int64_t n, int ip);
+
+/* X := the matrix as the caller holds it. The ranks of X's parent form a
+ * rows->np x cols->np process grid, process (r, c) being rank r * cols->np + c
+ * (ScaLAPACK's row-major BLACS order; a row split is rows->np = P,
+ * cols->np = 1); each holds the entries whose row it holds along `rows` and
+ * whose column it holds along `cols`, column-major in a with leading
+ * dimension lld (>= max(1, its rows) when it holds columns; a may be NULL
+ * when it holds nothing). rows and cols must be the same on every rank.
+ * Works for X on any grid over the parent (idle ranks included).
+ * COLLECTIVE over X's parent (one MPI_Alltoallv). Errors (agreed):
+ * OVL_ERR_ARG (an axis that does not describe X's rows or columns, a grid
+ * that is not the parent's size, lld, a NULL a with entries, layouts that
+ * differ between ranks), OVL_ERR_SIZE (a message over 2^31 - 1 doubles),
+ * OVL_ERR_NOMEM. */
+ovl_err ovl_dmat_import(ovl_dmat X, const ovl_axis *rows, const ovl_axis *cols, const double *a, int64_t lld);
+/* a := X in the caller's distribution (the reverse of ovl_dmat_import; only
+ * the entries this rank holds are written). COLLECTIVE over X's parent.
+ * Errors as ovl_dmat_import. */
+ovl_err ovl_dmat_export(ovl_dmat X, const ovl_axis *rows, const ovl_axis *cols, double *a, int64_t lld);
+
 /* ---- checks and norms (COLLECTIVE over the parent) ---- */
 /* OVL_ERR_NUMERIC naming the first non-finite entry, if any. */
 ovl_err ovl_dmat_check_finite(ovl_dmat A);

@@ -7,8 +7,9 @@
  * same communicator; its plane 0 is ranks 0 .. s*s-1 (ovl_grid3d_create's
  * order), which is also the active part of an s x s ovl_grid2d over the
  * communicator (g0 below). The matrices live on g0 as ovl_dmat blocks; plane
- * 0 of the kernel grid wraps the same memory. One MPI_Alltoallv (exchange)
- * moves a matrix between a block-cyclic array and a g0 block. */
+ * 0 of the kernel grid wraps the same memory. One MPI_Alltoallv (exchange:
+ * ovl_dmat_import / ovl_dmat_export) moves a matrix between a block-cyclic
+ * array and a g0 block. */
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -81,20 +82,9 @@ typedef struct bcarr {
 } bcarr;
 
 static int64_t numroc(int64_t n, int64_t nb, int iproc, int isrc, int np) {
-  int off = (iproc - isrc + np) % np;
-  int64_t nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
-  if (off < extra) num += nb;
-  else if (off == extra) num += n % nb;
-  return num;
+  ovl_axis a = {np, nb, isrc, NULL};
+  return ovl_axis_len(&a, n, iproc);
 }
-
-/* Global index of local index l (process iproc of np, first block on isrc). */
-static int64_t l2g(int64_t l, int64_t nb, int iproc, int isrc, int np) {
-  int off = (iproc - isrc + np) % np;
-  return ((l / nb) * np + off) * nb + l % nb;
-}
-
-static int bc_owner(int64_t g, int64_t nb, int isrc, int np) { return (int)((g / nb + isrc) % np); }
 
 static bcarr bc_of(const int *desc, const double *a) {
   bcarr b = {desc[D_M], desc[D_MB], desc[D_NB], desc[D_LLD], desc[D_RSRC], desc[D_CSRC], (double *)a};
@@ -130,133 +120,13 @@ static ovl_err check_desc(const int *desc, const char *name, const bgrid *G, int
   return OVL_OK;
 }
 
-/* dir 0: X := the block-cyclic array b; dir 1: b := X. X is n x n on a
- * pd x qd grid over G->comm (process (i, j) = rank i*qd + j). COLLECTIVE over
- * G->comm. Errors (agreed): OVL_ERR_SIZE, OVL_ERR_NOMEM. */
+/* dir 0: X := the block-cyclic array b; dir 1: b := X (ovl_dmat_import and
+ * ovl_dmat_export with the descriptor's axes). X is n x n on a grid over
+ * G->comm. COLLECTIVE over G->comm. Errors (agreed): OVL_ERR_SIZE,
+ * OVL_ERR_NOMEM. */
 static ovl_err exchange(const bcarr *b, ovl_dmat X, int dir, const bgrid *G) {
-  int P = G->nprow * G->npcol, pd = 0, qd = 0;
-  ovl_grid2d g = ovl_dmat_grid(X);
-  ovl_grid2d_dims(g, &pd, &qd);
-  int act = ovl_grid2d_active(g);
-  int64_t n = b->n;
-  int64_t mloc = numroc(n, b->mb, G->myrow, b->rsrc, G->nprow);
-  int64_t nloc = numroc(n, b->nb, G->mycol, b->csrc, G->npcol);
-  int64_t ro = act ? ovl_dmat_row_off(X) : 0, co = act ? ovl_dmat_col_off(X) : 0;
-  int64_t lm = act ? ovl_dmat_local_rows(X) : 0, ln = act ? ovl_dmat_local_cols(X) : 0, ld = ovl_dmat_ld(X);
-  double *x = act ? ovl_dmat_data(X) : NULL;
-  ovl_err rc = OVL_OK;
-  /* block-cyclic side: the local rows (columns) of this process that fall in
-   * each dmat row (column) block are one contiguous local range */
-  int64_t *rlo = NULL, *clo = NULL, *rows = NULL, *cols = NULL, *rstart = NULL, *cstart = NULL;
-  int *cnt = NULL;
-  double *sbuf = NULL, *rbuf = NULL;
-  rc = ovl_calloc(sizeof(int64_t) * (size_t)(2 * pd + 2 * qd + 2 * (G->nprow + 1) + 2 * (G->npcol + 1)) +
-                      sizeof(int64_t) * (size_t)(lm + ln + 2),
-                  &rlo);
-  if (rc == OVL_OK) rc = ovl_calloc(sizeof(int) * 4 * (size_t)P, &cnt);
-  if (rc == OVL_OK) {
-    clo = rlo + 2 * pd;                   /* [lo, hi) per block: rlo[2i], rlo[2i+1] */
-    rstart = clo + 2 * qd;                /* dmat side: rows grouped by block-cyclic owner row */
-    cstart = rstart + (G->nprow + 1) * 2; /* (counts, then starts) */
-    rows = cstart + (G->npcol + 1) * 2;
-    cols = rows + lm;
-    for (int64_t l = 0; l < mloc; l++) {
-      int i = ovl_block_owner(n, pd, l2g(l, b->mb, G->myrow, b->rsrc, G->nprow));
-      if (rlo[2 * i + 1] == 0) rlo[2 * i] = l;
-      rlo[2 * i + 1] = l + 1;
-    }
-    for (int64_t l = 0; l < nloc; l++) {
-      int j = ovl_block_owner(n, qd, l2g(l, b->nb, G->mycol, b->csrc, G->npcol));
-      if (clo[2 * j + 1] == 0) clo[2 * j] = l;
-      clo[2 * j + 1] = l + 1;
-    }
-    /* dmat side: my rows by owner process row (counting sort, order kept) */
-    int64_t *rc_ = rstart, *rs_ = rstart + G->nprow + 1, *cc_ = cstart, *cs_ = cstart + G->npcol + 1;
-    for (int64_t r = 0; r < lm; r++) rc_[bc_owner(ro + r, b->mb, b->rsrc, G->nprow)]++;
-    for (int64_t c = 0; c < ln; c++) cc_[bc_owner(co + c, b->nb, b->csrc, G->npcol)]++;
-    for (int p = 0; p < G->nprow; p++) rs_[p + 1] = rs_[p] + rc_[p];
-    for (int p = 0; p < G->npcol; p++) cs_[p + 1] = cs_[p] + cc_[p];
-    int64_t *fill = NULL;
-    rc = ovl_calloc(sizeof(int64_t) * (size_t)(G->nprow + G->npcol), &fill);
-    if (rc == OVL_OK) {
-      for (int64_t r = 0; r < lm; r++) {
-        int o = bc_owner(ro + r, b->mb, b->rsrc, G->nprow);
-        rows[rs_[o] + fill[o]++] = r;
-      }
-      for (int64_t c = 0; c < ln; c++) {
-        int o = bc_owner(co + c, b->nb, b->csrc, G->npcol);
-        cols[cs_[o] + fill[G->nprow + o]++] = c;
-      }
-      ovl_free(&fill);
-    }
-  }
-  int *bcnt = cnt, *dcnt = cnt + P, *sdsp = cnt + 2 * P, *rdsp = cnt + 3 * P;
-  int64_t btot = 0, dtot = 0;
-  if (rc == OVL_OK) {
-    for (int p = 0; p < P; p++) {
-      int64_t nb_ = 0, nd_ = 0;
-      if (p < pd * qd) {
-        int i = p / qd, j = p % qd;
-        nb_ = (rlo[2 * i + 1] - rlo[2 * i]) * (clo[2 * j + 1] - clo[2 * j]);
-      }
-      if (act) {
-        int r = p / G->npcol, c = p % G->npcol;
-        nd_ = rstart[r] * cstart[c];
-      }
-      if (nb_ > INT32_MAX - btot || nd_ > INT32_MAX - dtot)
-        rc = ovl_err_set(OVL_ERR_SIZE, "ovl_pdpurify: an exchange message exceeds 2^31 - 1 doubles");
-      bcnt[p] = (int)nb_, dcnt[p] = (int)nd_;
-      btot += nb_, dtot += nd_;
-    }
-  }
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(btot + 1), &sbuf);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(dtot + 1), &rbuf);
-  rc = ovl_err_agree(G->comm, rc);
-  if (rc != OVL_OK) goto done;
-  {
-    double *bbuf = sbuf, *dbuf = rbuf; /* the block-cyclic side's and the dmat side's data */
-    int *bdsp = sdsp, *ddsp = rdsp;
-    int64_t o = 0;
-    for (int p = 0; p < P; p++) bdsp[p] = (int)o, o += bcnt[p];
-    o = 0;
-    for (int p = 0; p < P; p++) ddsp[p] = (int)o, o += dcnt[p];
-    const int64_t *rs_ = rstart + G->nprow + 1, *cs_ = cstart + G->npcol + 1;
-    if (dir == 0) { /* pack the block-cyclic side */
-      double *q = bbuf;
-      for (int p = 0; p < pd * qd && p < P; p++) {
-        int i = p / qd, j = p % qd;
-        for (int64_t lc = clo[2 * j]; lc < clo[2 * j + 1]; lc++)
-          for (int64_t lr = rlo[2 * i]; lr < rlo[2 * i + 1]; lr++) *q++ = b->a[lr + lc * b->lld];
-      }
-      OVL_MPI(MPI_Alltoallv(bbuf, bcnt, bdsp, MPI_DOUBLE, dbuf, dcnt, ddsp, MPI_DOUBLE, G->comm));
-      const double *u = dbuf;
-      for (int p = 0; p < P && act; p++) {
-        int r = p / G->npcol, c = p % G->npcol;
-        for (int64_t y = cs_[c]; y < cs_[c + 1]; y++)
-          for (int64_t z = rs_[r]; z < rs_[r + 1]; z++) x[rows[z] + cols[y] * ld] = *u++;
-      }
-    } else { /* pack the dmat side */
-      double *q = dbuf;
-      for (int p = 0; p < P && act; p++) {
-        int r = p / G->npcol, c = p % G->npcol;
-        for (int64_t y = cs_[c]; y < cs_[c + 1]; y++)
-          for (int64_t z = rs_[r]; z < rs_[r + 1]; z++) *q++ = x[rows[z] + cols[y] * ld];
-      }
-      OVL_MPI(MPI_Alltoallv(dbuf, dcnt, ddsp, MPI_DOUBLE, bbuf, bcnt, bdsp, MPI_DOUBLE, G->comm));
-      const double *u = bbuf;
-      for (int p = 0; p < pd * qd && p < P; p++) {
-        int i = p / qd, j = p % qd;
-        for (int64_t lc = clo[2 * j]; lc < clo[2 * j + 1]; lc++)
-          for (int64_t lr = rlo[2 * i]; lr < rlo[2 * i + 1]; lr++) b->a[lr + lc * b->lld] = *u++;
-      }
-    }
-  }
-done:
-  ovl_free(&sbuf);
-  ovl_free(&rbuf);
-  ovl_free(&rlo);
-  ovl_free(&cnt);
-  return rc;
+  ovl_axis r = {G->nprow, b->mb, b->rsrc, NULL}, c = {G->npcol, b->nb, b->csrc, NULL};
+  return dir == 0 ? ovl_dmat_import(X, &r, &c, b->a, b->lld) : ovl_dmat_export(X, &r, &c, b->a, b->lld);
 }
 
 /* A := (A + A^T) / 2. COLLECTIVE over A's parent. */
