@@ -10,6 +10,7 @@ ovl_test(test_coll RANKS 1 2 3 4 5 8 TIMEOUT 300)
 ovl_test(test_lanes RANKS 1 2 3 4 5 8 TIMEOUT 300)
 ovl_test(test_mm RANKS 1 2 4 8 9 TIMEOUT 300)
 ovl_test(test_pdgemm RANKS 1 2 4 6)
+ovl_test(test_dense RANKS 1 3 4 8)
 # Under the sanitizers (suite time): test_memory on 4 and 8 ranks, test_sq up to 8
 if(OVL_SANITIZE)
   ovl_test(test_memory RANKS 4 8)
