@@ -65,7 +65,7 @@ ovl_err ovl_purify_dense(const void *comm, int64_t n, const double *F, int64_t n
 /* C = A B with A (m x k), B (k x n), C (m x n), column-major with ld = rows,
  * on rank 0 (NULL elsewhere). algo: "auto" (or NULL) for the planner, or a
  * multiplication algorithm's name ("summa", "hsumma", "cannon", "3d",
- * "25d"). info may be NULL. COLLECTIVE over *comm. Errors (agreed):
+ * "2.5d"). info may be NULL. COLLECTIVE over *comm. Errors (agreed):
  * OVL_ERR_ARG (sizes < 1, algo), those of ovl_plan_resolve and ovl_gemm. */
 ovl_err ovl_gemm_dense(const void *comm, int64_t m, int64_t n, int64_t k, const double *A, const double *B, double *C,
                        const char *algo, ovl_dense_info *info);

@@ -4,13 +4,28 @@
     import ovl
     D, info = ovl.purify(F, nocc)          # F on rank 0 (None elsewhere)
     C = ovl.gemm(A, B)                     # A, B on rank 0
+    D_mine, info = ovl.purify(F_mine, nocc, layout="rows")   # each rank's rows
 
-Data. The input matrices are numpy arrays on rank 0 of the communicator
-(other ranks may pass None; what they pass is not read). ovl scatters them
-onto the grid its planner chooses, runs there on every rank of the
-communicator, and gathers the result to rank 0. The result is returned on
-every rank (``bcast=True``, the default: one MPI_Bcast more), or on rank 0
-only (``bcast=False``: None elsewhere).
+Data, layout="root" (the default). The input matrices are numpy arrays on
+rank 0 of the communicator (other ranks may pass None; what they pass is not
+read). ovl scatters them onto the grid its planner chooses, runs there on
+every rank of the communicator, and gathers the result to rank 0. The result
+is returned on every rank (``bcast=True``, the default: one MPI_Bcast more),
+or on rank 0 only (``bcast=False``: None elsewhere).
+
+Data, layout="rows". Every rank passes its own contiguous block of rows, the
+blocks in rank order (rank r holds the rows after those of ranks 0..r-1), of
+any sizes that add up to the matrix's rows: F_mine = F[lo:hi] of shape
+(hi - lo, n), like petsc4py's row ownership or a 1D domain decomposition. A
+rank without rows passes an array of shape (0, n), or None. ovl moves the
+blocks straight to the kernel's grid and back (one MPI_Alltoallv each way,
+no rank ever holds the whole matrix) and returns each rank's rows of the
+result: D_mine = D[lo:hi], and for gemm C_mine = (A @ B)[lo:hi] with A's row
+split (B may be split differently). ``bcast`` does not apply. Why rows and
+not ScaLAPACK's 2D block-cyclic layout: it is what a numpy code that
+distributes a matrix usually has, it needs no process grid, block sizes or
+BLACS from the caller, and every split is allowed (uneven, empty ranks);
+block-cyclic matrices are served by the C and Fortran ``ovl_pdpurify``.
 
 Communicator. ``comm`` is an mpi4py communicator, or None for
 MPI.COMM_WORLD. Every call is collective over it.
@@ -19,8 +34,9 @@ Errors. A failure raises OvlError with ovl's message on every rank of the
 communicator (never on some ranks only).
 
 Threads. The library is called through ctypes.CDLL, which releases the GIL
-for the duration of each call (scatter, kernel, gather): other Python
-threads run meanwhile. Calls are not thread-safe among themselves (one call
+for the duration of each call (scatter or exchange, kernel, gather): other
+Python threads run meanwhile (tests/test_ovl.py: test_gil_released, both
+layouts). Calls are not thread-safe among themselves (one call
 at a time per process, as for MPI collectives on one communicator).
 """
 import ctypes
@@ -61,6 +77,35 @@ def _agree(comm, msg):
         raise OvlError(1, "OVL_ERR_ARG", msg)
 
 
+def _agree_any(comm, msg):
+    """Raise the lowest rank's message, if any rank has one, on every rank."""
+    msgs = [m for m in comm.allgather(msg) if m]
+    if msgs:
+        raise OvlError(1, "OVL_ERR_ARG", msgs[0])
+
+
+def _block(X, what, rank):
+    """(this rank's rows of X in column-major order or None, error message or None)."""
+    if X is None:
+        return None, None
+    try:
+        a = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        return None, f"{what} on rank {rank} is not a numeric array: {e}"
+    if a.ndim != 2:
+        return None, f"{what} on rank {rank} must be a 2D block of rows, not of shape {a.shape}"
+    return np.asfortranarray(a), None
+
+
+def _ld(a):
+    return max(1, a.shape[0])
+
+
+def _check_layout(layout):
+    if layout not in ("root", "rows"):
+        raise ValueError(f"layout must be 'root' or 'rows', not {layout!r}")
+
+
 def _dptr(a):
     return None if a is None else a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
 
@@ -87,12 +132,14 @@ def _square(F, what):
 
 
 def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
-           bcast=True):
+           bcast=True, layout="root"):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
 
     D is the projector onto the nocc lowest eigenvectors of F (D^2 = D, tr D = nocc;
-    occupation 1: multiply by 2 for a closed-shell density). F: n x n numpy array on
-    rank 0 (None elsewhere); nocc: rank 0's value counts. method: "sp2" (default),
+    occupation 1: multiply by 2 for a closed-shell density). layout="root": F is an
+    n x n numpy array on rank 0 (None elsewhere) and rank 0's nocc counts;
+    layout="rows": F is this rank's block of rows (shape (rows, n)), every rank
+    passes the same nocc and options, and D comes back as this rank's rows. method: "sp2" (default),
     "trs4" or "canonical"; algo: "auto" (the planner) or an SSC algorithm name
     ("alg3".."alg6", canonical only); ndup: lanes per communication phase (None: the
     planner's); precision: "double" or "mixed" (sp2, trs4); tol: 0 for the method's
@@ -101,7 +148,10 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     iterations, products, idem_err, trace_err, energy (tr D F), t_total, t_kernel
     (seconds), stop_reason, plan and why (the planner's reason). COLLECTIVE.
     """
+    _check_layout(layout)
     comm = _comm(comm)
+    if layout == "rows":
+        return _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter)
     rank = comm.Get_rank()
     a, msg, n = None, None, 0
     if rank == 0:
@@ -125,6 +175,27 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     return D, info.as_dict()
 
 
+def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter):
+    rank = comm.Get_rank()
+    a, msg = _block(F, "F", rank)
+    if msg is None:
+        try:
+            nocc = int(nocc)
+        except (TypeError, ValueError):
+            msg = f"nocc must be an integer, not {nocc!r}"
+    _agree_any(comm, msg)
+    n = comm.allreduce(a.shape[1] if a is not None else -1, op=MPI.MAX)
+    if a is None:  # no rows here: the columns are the others'
+        a = np.empty((0, max(n, 0)), order="F")
+    D = np.empty(a.shape, order="F")
+    info = DenseInfo()
+    rc = lib.ovl_purify_rows(_handle(comm), a.shape[1], a.shape[0], _dptr(a), _ld(a), nocc, _enc(method), _enc(algo),
+                             int(ndup or 0), _enc(precision), float(tol), int(max_iter), _dptr(D), _ld(D),
+                             ctypes.byref(info))
+    _check(rc)
+    return D, info.as_dict()
+
+
 def _bcast(comm, X, shape):
     if comm.Get_rank() != 0:
         X = np.empty(shape, order="F")
@@ -132,11 +203,16 @@ def _bcast(comm, X, shape):
     return X
 
 
-def gemm(A, B, comm=None, algo="auto", bcast=True):
-    """C = A @ B with ovl's distributed multiplication. A (m x k) and B (k x n) on rank 0
-    (None elsewhere); algo: "auto" (the planner) or "summa", "hsumma", "cannon", "3d",
-    "25d". Returns C (m x n) as described in the module's doc (bcast). COLLECTIVE."""
+def gemm(A, B, comm=None, algo="auto", bcast=True, layout="root"):
+    """C = A @ B with ovl's distributed multiplication. layout="root": A (m x k) and
+    B (k x n) on rank 0 (None elsewhere), C (m x n) as described in the module's doc
+    (bcast); layout="rows": A and B are this rank's blocks of rows (their own splits),
+    and C comes back as this rank's rows, split as A. algo: "auto" (the planner) or
+    "summa", "hsumma", "cannon", "3d", "2.5d". COLLECTIVE."""
+    _check_layout(layout)
     comm = _comm(comm)
+    if layout == "rows":
+        return _gemm_rows(A, B, comm, algo)
     rank = comm.Get_rank()
     a = b = None
     msg, dims = None, (0, 0, 0)
@@ -158,4 +234,24 @@ def gemm(A, B, comm=None, algo="auto", bcast=True):
     _check(rc)
     if bcast:
         C = _bcast(comm, C, (m, n))
+    return C
+
+
+def _gemm_rows(A, B, comm, algo):
+    rank = comm.Get_rank()
+    a, msg = _block(A, "A", rank)
+    b, msg_b = _block(B, "B", rank)
+    _agree_any(comm, msg or msg_b)
+    # the columns of a rank without rows are the others' (k for A, n for B); m is the sum of A's row counts
+    cols = comm.allgather((a.shape[1] if a is not None else -1, b.shape[1] if b is not None else -1))
+    kmax, nmax = max(c[0] for c in cols), max(c[1] for c in cols)
+    a = np.empty((0, max(kmax, 0)), order="F") if a is None else a
+    b = np.empty((0, max(nmax, 0)), order="F") if b is None else b
+    m = comm.allreduce(a.shape[0], op=MPI.SUM)
+    k, n = a.shape[1], b.shape[1]
+    C = np.empty((a.shape[0], n), order="F")
+    info = DenseInfo()
+    rc = lib.ovl_gemm_rows(_handle(comm), m, n, k, a.shape[0], _dptr(a), _ld(a), b.shape[0], _dptr(b), _ld(b),
+                           _dptr(C), _ld(C), _enc(algo), ctypes.byref(info))
+    _check(rc)
     return C

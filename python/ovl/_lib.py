@@ -1,4 +1,4 @@
-"""ctypes declarations of libovl.so's whole-matrix entries (ovl/dense.h).
+"""ctypes declarations of libovl.so's dense entries (ovl/dense.h): whole matrices and row blocks.
 
 The library is found, in this order, at $OVL_LIBRARY (a path to a
 libovl.so, e.g. an in-tree build's build/src/libovl.so) or beside this file
@@ -53,6 +53,13 @@ def _load():
     lib.ovl_gemm_dense.argtypes = [ctypes.c_void_p, i64, i64, i64, dp, dp, dp, ctypes.c_char_p,
                                    ctypes.POINTER(DenseInfo)]
     lib.ovl_gemm_dense.restype = ctypes.c_int
+    lib.ovl_purify_rows.argtypes = [ctypes.c_void_p, i64, i64, dp, i64, i64, ctypes.c_char_p, ctypes.c_char_p,
+                                    ctypes.c_int, ctypes.c_char_p, ctypes.c_double, ctypes.c_int, dp, i64,
+                                    ctypes.POINTER(DenseInfo)]
+    lib.ovl_purify_rows.restype = ctypes.c_int
+    lib.ovl_gemm_rows.argtypes = [ctypes.c_void_p, i64, i64, i64, i64, dp, i64, i64, dp, i64, dp, i64,
+                                  ctypes.c_char_p, ctypes.POINTER(DenseInfo)]
+    lib.ovl_gemm_rows.restype = ctypes.c_int
     lib.ovl_errmsg.argtypes = []
     lib.ovl_errmsg.restype = ctypes.c_char_p
     lib.ovl_err_name.argtypes = [ctypes.c_int]

@@ -91,8 +91,92 @@ def test_subcommunicator(comm):
     sub.Free()
 
 
-def test_gil_released(comm):
-    """Another Python thread runs while ovl computes (ctypes releases the GIL)."""
+def row_split(kind, n, size):
+    """Row offsets of n rows over size ranks: even, uneven with empty ranks, all on rank 0."""
+    if kind == "even":
+        counts = [n // size + (r < n % size) for r in range(size)]
+    elif kind == "uneven":
+        counts = [((r * 5 + 3) % 4) * n // (2 * size + 1) for r in range(size - 1)]
+        counts.append(n - sum(counts))
+    else:
+        counts = [n] + [0] * (size - 1)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(int)
+
+
+@pytest.mark.parametrize("kind", ["even", "uneven", "rank0"])
+@pytest.mark.parametrize("method", ["sp2", "trs4"])
+@pytest.mark.parametrize("case", ["water_ccpvdz", "c10h22_631g"])
+def test_purify_rows(comm, case, method, kind):
+    """Each rank's rows of F in, its rows of D out: the rows of the whole-matrix D, and numpy's eigh density."""
+    F, nocc = read_case(case)
+    off = row_split(kind, F.shape[0], comm.size)
+    lo, hi = off[comm.rank], off[comm.rank + 1]
+    mine = F[lo:hi]  # C order: the binding makes it column-major
+    if kind == "uneven" and hi == lo and comm.rank % 2:
+        mine = None  # no rows: None will do
+    D_rows, info = ovl.purify(mine, nocc, comm=comm, method=method, layout="rows")
+    D_whole, info_whole = ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, method=method)
+    assert D_rows.shape == (hi - lo, F.shape[0])
+    assert np.array_equal(D_rows, D_whole[lo:hi]), np.abs(D_rows - D_whole[lo:hi]).max()
+    assert info["plan"] == info_whole["plan"] and info["iterations"] == info_whole["iterations"]
+    ref = eig_density(F, nocc)[lo:hi]
+    assert np.abs(D_rows - ref).max(initial=0.0) <= 1e-8, (case, method, kind)
+    assert abs(info["energy"] - info_whole["energy"]) <= 1e-12 * abs(info_whole["energy"])
+
+
+@pytest.mark.parametrize("algo", ["auto", "summa"])
+@pytest.mark.parametrize("shape", [(50, 37, 41), (7, 64, 3)])
+def test_gemm_rows(comm, algo, shape):
+    """A and B split differently by rows; C comes back split as A."""
+    m, n, k = shape
+    rng = np.random.default_rng(11)
+    A = rng.standard_normal((m, k))
+    B = rng.standard_normal((k, n))
+    oa, ob = row_split("uneven", m, comm.size), row_split("rank0", k, comm.size)
+    r = comm.rank
+    C = ovl.gemm(A[oa[r]:oa[r + 1]], B[ob[r]:ob[r + 1]], comm=comm, algo=algo, layout="rows")
+    ref = (A @ B)[oa[r]:oa[r + 1]]
+    assert C.shape == ref.shape
+    assert np.abs(C - ref).max(initial=0.0) <= 1e-12 * np.abs(A @ B).max() * k
+
+
+def raises_everywhere(world, match, fn, *args, **kw):
+    with pytest.raises(ovl.OvlError, match=match) as e:
+        fn(*args, **kw)
+    assert e.value.name == "OVL_ERR_ARG"
+    assert len(set(world.allgather(str(e.value)))) == 1, str(e.value)
+
+
+def test_rows_bad_inputs_raise_everywhere(comm):
+    F, nocc = read_case("water_ccpvdz")
+    n, r, last = F.shape[0], comm.rank, comm.size - 1
+    off = row_split("even", n, comm.size)
+    mine = F[off[r]:off[r + 1]]
+    # one row too many on the last rank: the counts do not add up to n
+    extra = np.vstack([mine, F[:1]]) if r == last else mine
+    raises_everywhere(comm, f"sum to {n + 1}", ovl.purify, extra, nocc, comm=comm, layout="rows")
+    raises_everywhere(comm, "out of range", ovl.purify, mine, n + 1, comm=comm, layout="rows")
+    raises_everywhere(comm, f"F on rank {last} must be a 2D block", ovl.purify,
+                      mine[0] if r == last else mine, nocc, comm=comm, layout="rows")
+    if comm.size >= 2:
+        # a column too many on rank 1: its n differs from rank 0's
+        wide = np.hstack([mine, mine[:, :1]]) if r == 1 else mine
+        raises_everywhere(comm, f"n = {n + 1} on rank 1 but {n} on rank 0", ovl.purify, wide, nocc, comm=comm,
+                          layout="rows")
+        raises_everywhere(comm, "method differs", ovl.purify, mine, nocc, comm=comm, layout="rows",
+                          method="trs4" if r == 1 else "sp2")
+    A = np.ones((2, 3)) if r == 0 else None
+    raises_everywhere(comm, "krows", ovl.gemm, A, np.ones((2, 4)) if r == 0 else None, comm=comm, layout="rows")
+    with pytest.raises(ValueError, match="layout"):
+        ovl.purify(mine, nocc, comm=comm, layout="columns")
+    # and a good call afterwards
+    D, _ = ovl.purify(mine, nocc, comm=comm, layout="rows")
+    assert np.abs(D - eig_density(F, nocc)[off[r]:off[r + 1]]).max(initial=0.0) <= 1e-8
+
+
+@pytest.mark.parametrize("layout", ["root", "rows"])
+def test_gil_released(comm, layout):
+    """Another Python thread runs while ovl computes (ctypes.CDLL releases the GIL), in both layouts."""
     import sys
     import threading
     import time
@@ -100,7 +184,11 @@ def test_gil_released(comm):
     rng = np.random.default_rng(3)
     n = 500
     A = rng.standard_normal((n, n))
-    F = (A + A.T) / 2 if comm.rank == 0 else None
+    S = (A + A.T) / 2
+    F = S if comm.rank == 0 else None
+    off = row_split("even", n, comm.size)
+    if layout == "rows":
+        F = S[off[comm.rank]:off[comm.rank + 1]]
     ticks, done = [], threading.Event()
 
     def ticker():
@@ -114,13 +202,15 @@ def test_gil_released(comm):
     th.start()
     try:
         t0 = time.perf_counter()
-        C = ovl.gemm(F, F, comm=comm, bcast=False)
+        C = ovl.gemm(F, F, comm=comm, bcast=False, layout=layout)
         t1 = time.perf_counter()
     finally:
         done.set()
         th.join()
         sys.setswitchinterval(old)
     during = [t for t in ticks if t0 < t < t1]
-    if comm.rank == 0:
-        assert np.allclose(C, F @ F)
+    if layout == "rows":
+        assert np.allclose(C, (S @ S)[off[comm.rank]:off[comm.rank + 1]])
+    elif comm.rank == 0:
+        assert np.allclose(C, S @ S)
     assert t1 - t0 < 0.9 and len(during) >= 2, (t1 - t0, len(during))
