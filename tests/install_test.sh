@@ -9,7 +9,10 @@
 #      find_package(ovl) (ovl::ovl and ovl::ovl_static) and with pkg-config
 #      (shared, and --static from a prefix holding only libovl.a), the same
 #      file compiled as C++, each run on 2 ranks under mpiexec;
-#   5. add_subdirectory(ovl) in a parent project: the parent's build type is
+#   5. the README's "C and CMake" example: its C lines (ovl_purify_rows,
+#      ovl_gemm_rows) in a program, built with its CMake lines through
+#      find_package(ovl) and run on 2 ranks with an uneven row split;
+#   6. add_subdirectory(ovl) in a parent project: the parent's build type is
 #      left alone, only the library is built, and the program runs.
 # Everything happens in one temporary directory (TMPDIR points there too, for
 # the MPI session files), removed at the end.
@@ -183,7 +186,77 @@ for std in c++11 c++17; do
 done
 check_run "C++ (g++ -std=c++11 and c++17)" "$tmp/app/app_cxx"
 
-# ---- 5. add_subdirectory -------------------------------------------------
+# ---- 5. the README's C and CMake example -----------------------------------
+# the code block after "<!-- test: TAG -->"
+readme_block() {
+  awk -v tag="<!-- test: $1 -->" '$0 == tag {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2 {print}' \
+    "$src/README.md"
+}
+mkdir -p "$tmp/readme"
+readme_block c-app >"$tmp/readme/snippet.c"
+readme_block c-cmake >"$tmp/readme/CMakeLists.txt"
+[ -s "$tmp/readme/snippet.c" ] || fail "README.md: no code block after <!-- test: c-app -->"
+[ -s "$tmp/readme/CMakeLists.txt" ] || fail "README.md: no code block after <!-- test: c-cmake -->"
+grep -q 'find_package(ovl' "$tmp/readme/CMakeLists.txt" || fail "README.md: the c-cmake block does not use find_package(ovl)"
+# the program around the lines: a Hueckel chain (F = -1 beside the diagonal), rank r holding rows [3r, 3r + 3)
+# and the last rank the rest; its density is known in closed form (sines)
+{
+  cat <<'EOF'
+#include <math.h>
+#include <ovl/ovl.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int64_t n = 10, nocc = 5;
+  int64_t lo = 3 * rank < n ? 3 * rank : n, hi = rank == size - 1 ? n : (3 * rank + 3 < n ? 3 * rank + 3 : n);
+  int64_t nrows = hi - lo, ld = nrows > 1 ? nrows : 1;
+  double *F = (double *)calloc((size_t)(ld * n), sizeof(double));
+  double *D = (double *)calloc((size_t)(ld * n), sizeof(double));
+  double *DD = (double *)calloc((size_t)(ld * n), sizeof(double));
+  for (int64_t i = 0; i < nrows; i++)
+    for (int64_t j = 0; j < n; j++) F[i + j * ld] = (lo + i - j == 1 || j - lo - i == 1) ? -1.0 : 0.0;
+EOF
+  cat "$tmp/readme/snippet.c"
+  cat <<'EOF'
+  double err_d = 0, err_dd = 0, pi = acos(-1.0);
+  for (int64_t i = 0; i < nrows; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double x = 0;
+      for (int64_t k = 1; k <= nocc; k++)
+        x += 2.0 / (double)(n + 1) * sin((double)(k * (lo + i + 1)) * pi / (double)(n + 1)) *
+             sin((double)(k * (j + 1)) * pi / (double)(n + 1));
+      err_d = fmax(err_d, fabs(D[i + j * ld] - x));
+      err_dd = fmax(err_dd, fabs(DD[i + j * ld] - x));
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &err_d, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &err_dd, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int ok = rc == OVL_OK && err_d <= 1e-10 && err_dd <= 1e-10;
+  if (rank == 0)
+    printf("readme: %d ranks, |D - D_exact| %.1e, |D D - D_exact| %.1e: %s\n", size, err_d, err_dd, ok ? "OK" : "FAIL");
+  free(F);
+  free(D);
+  free(DD);
+  MPI_Finalize();
+  return ok ? 0 : 1;
+}
+EOF
+} >"$tmp/readme/app.c"
+echo 'target_link_libraries(app PRIVATE m) # the test program around the README lines calls sin' >>"$tmp/readme/CMakeLists.txt"
+run cmake -S "$tmp/readme" -B "$tmp/readme/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DMPI_C_COMPILER="$mpicc" \
+  -DCMAKE_C_FLAGS="-Wall -Wextra -Werror"
+run cmake --build "$tmp/readme/build"
+out=$("$mpiexec" "${mpiflags[@]}" -n 2 "$tmp/readme/build/app" 2>&1) ||
+  { echo "$out"; fail "README C and CMake example: the program failed"; }
+echo "$out" | grep -q '^readme: 2 ranks, .*: OK$' || { echo "$out"; fail "README C and CMake example: unexpected output"; }
+echo "install test: README C and CMake example (find_package; ovl_purify_rows, ovl_gemm_rows; 2 ranks, rows 3 + 7):" \
+  "$(echo "$out" | tr '\n' ' ')"
+
+# ---- 6. add_subdirectory -------------------------------------------------
 mkdir -p "$tmp/parent"
 cp "$tmp/app/main.c" "$tmp/parent/"
 cat >"$tmp/parent/CMakeLists.txt" <<EOF
