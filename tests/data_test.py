@@ -12,7 +12,12 @@ DATA_DIR/<case>/ (a directory holding meta.json or fock.raw):
   - D = C_occ C_occ^T from those eigenvectors matches dref.raw:
     ||D - Dref||_F / ||Dref||_F <= 1e-8;
   - ||Dref^2 - Dref||_F < 1e-10, |tr Dref - n_occ| < 1e-10 (occupation-1
-    convention), tr(Dref F') = meta e_trace, and the other meta keys agree.
+    convention), tr(Dref F') = meta e_trace, and the other meta keys agree;
+  - where the case has its AO matrices (fock_ao.raw, overlap.raw; meta
+    ao_files): sidecars and sizes n_ao x n_ao, exactly symmetric, S positive
+    definite (Cholesky), the eigenvalues of F C = S C eps give homo, lumo and
+    e_trace as in meta.json, and X^T F X = F' with X = S^(-1/2) to 1e-10
+    relative (Loewdin cases).
 Also: the whole DATA_DIR stays under 20 MB (data/big/ not counted).
 
 Big cases, DATA_DIR/big/<case>/ (made by tools/make-cases, not in git): skipped
@@ -35,6 +40,8 @@ import sys
 SIZE_LIMIT = 20 * 1024 * 1024
 REL_TOL_D = 1e-8
 IDEM_TOL = 1e-10
+AO_TOL = 1e-10  # X^T F_ao X against F' (relative to max |F'|); the AO eigenvalues against meta
+AO_FILES = ("fock_ao.raw", "overlap.raw")
 TRACE_TOL = 1e-10
 REQUIRED_META = ("n", "n_occ", "energy_hf", "homo", "lumo", "gap", "basis", "molecule", "natoms",
                  "pyscf_version", "e_trace", "idempotency_ref", "trace_ref")
@@ -134,7 +141,7 @@ def check_sums(data, d, sums, required, errors):
     """Compare fock.raw and dref.raw with checksums.sha256; the number of files verified."""
     import hashlib
     done = 0
-    for name in ("fock.raw", "dref.raw"):
+    for name in ("fock.raw", "dref.raw") + AO_FILES:
         if not os.path.exists(os.path.join(d, name)):
             continue
         key = os.path.relpath(os.path.join(d, name), data).replace(os.sep, "/")
@@ -222,11 +229,48 @@ def check_case(d, full=True):
         want = float(eps[0] if key == "eig_min" else eps[-1])
         if key in meta and not close(float(meta[key]), want, 1e-9):
             errors.append(f"meta {key} = {meta[key]!r}, recomputed {want!r}")
+    ao = check_ao(d, meta, f, errors) if full else ""
     summary = (f"n={n} n_occ={nocc} gap={gap:.6f} E_HF={e_hf:.8f} "
                + (f"|D-Dref|/|Dref|={rel:.1e} " if full else "(no eigh) ")
                + f"idem={idem:.1e} |trD-nocc|={abs(tr - nocc):.1e}"
-               + (" SYNTHETIC" if meta.get("synthetic") is True else ""))
+               + (" SYNTHETIC" if meta.get("synthetic") is True else "") + ao)
     return errors, summary
+
+
+def check_ao(d, meta, fp, errors):
+    """The AO matrices F and S of a case, when it has them; a summary fragment."""
+    have = [os.path.exists(os.path.join(d, x)) for x in AO_FILES]
+    if not any(have) and "ao_files" not in meta:
+        return ""
+    if not all(have):
+        errors.append(f"AO matrices: {', '.join(x for x, h in zip(AO_FILES, have) if not h)} missing")
+        return ""
+    n, nocc = meta["n"], meta["n_occ"]
+    nao = meta.get("n_ao", n)
+    fa = read_matrix(os.path.join(d, "fock_ao.raw"), nao, errors)
+    sa = read_matrix(os.path.join(d, "overlap.raw"), nao, errors)
+    if fa is None or sa is None:
+        return ""
+    try:
+        lo = np.linalg.cholesky(sa)
+    except np.linalg.LinAlgError:
+        errors.append("overlap.raw is not positive definite")
+        return ""
+    li = np.linalg.inv(lo)  # F C = S C eps  <=>  (L^-1 F L^-T) y = y eps, S = L L^T
+    eps = np.linalg.eigvalsh(li @ fa @ li.T)
+    width = max(1.0, float(np.max(np.abs(eps))))
+    for key, val in (("homo", float(eps[nocc - 1])), ("lumo", float(eps[nocc])),
+                     ("e_trace", float(np.sum(eps[:nocc])))):
+        if not abs(val - float(meta[key])) <= AO_TOL * max(width, abs(val)):
+            errors.append(f"AO matrices: {key} of F C = S C eps = {val!r}, meta {meta[key]!r}")
+    rel = math.nan
+    if nao == n and str(meta.get("orthogonalization", "lowdin")).startswith("lowdin"):
+        s_eig, s_vec = np.linalg.eigh(sa)
+        x = (s_vec * (1.0 / np.sqrt(s_eig))) @ s_vec.T
+        rel = float(np.max(np.abs(x.T @ fa @ x - fp)) / np.max(np.abs(fp)))
+        if not rel <= AO_TOL:
+            errors.append(f"AO matrices: max |X^T F X - F'| / max |F'| = {rel:.3e} > {AO_TOL:g}")
+    return f" AO: |X^T F X - F'|={rel:.1e}"
 
 
 def case_dirs(top):
@@ -266,7 +310,7 @@ def main():
             print(f"FAIL {case}: " + "; ".join(errors))
         else:
             passed += 1
-            print(f"PASS {case}: {summary}" + (" sha256 ok" if nsum == 2 else ""))
+            print(f"PASS {case}: {summary}" + (f" sha256 ok ({nsum} files)" if nsum >= 2 else ""))
     total = 0
     for root, dirs, files in os.walk(data):
         if os.path.normpath(root) == data:
