@@ -5,10 +5,16 @@
  * and W = D F D from ovl_pdpurify are compared with the eigensolver's
  * D_eig = C_occ C_occ^T, sum(eps_occ) and W_eig = C_occ diag(eps_occ)
  * C_occ^T, computed with PDSYEVD on a square-block copy. The non-orthogonal
- * path: the shipped cases have no overlap matrix (their F is already in the
- * Lowdin basis), so one is made here: S = U^T U with U = I + a small upper
- * triangular perturbation, and F_S = U^T F U (same spectrum, so the same gap);
- * the reference is PDPOTRF + PDSYGST + PDSYEVD and C = U^-1 Z (PDTRSM).
+ * path, with two kinds of overlap matrix, the reference by PDPOTRF + PDSYGST +
+ * PDSYEVD and C = U^-1 Z (PDTRSM):
+ *  - PySCF's (S=pyscf): the AO Fock matrix F and overlap S of the SCF that
+ *    gave the case's F' = S^-1/2 F S^-1/2 (fock_ao.raw, overlap.raw of
+ *    water_ccpvdz, c10h22_631g, h2o8_ccpvdz); besides the eigensolver's
+ *    results, tr(D S) = n_occ, and the band energy tr(D F), HOMO and LUMO
+ *    against meta.json's e_trace, homo and lumo (of F', the same spectrum);
+ *  - a constructed one (S=built): S = U^T U with U = I + a small upper
+ *    triangular perturbation, and F_S = U^T F' U (same spectrum, so the same
+ *    gap), farther from the identity than an AO overlap in places.
  * Then bad input: every rank gets the same error. */
 #include <math.h>
 #include <stdint.h>
@@ -127,10 +133,38 @@ static void reference(const grid *G, const double *F, const double *S, int n, in
 typedef struct fcase {
   const char *name;
   int n, nocc;
-  double *F;  /* orthogonal basis */
-  double *FS; /* U^T F U */
-  double *S;  /* U^T U */
+  double *F;                  /* orthogonal basis */
+  double *FS;                 /* U^T F U */
+  double *S;                  /* U^T U */
+  double *FA, *SA;            /* PySCF's AO Fock and overlap matrices (NULL when the case has none) */
+  double e_trace, homo, lumo; /* meta.json */
 } fcase;
+
+enum { S_NONE, S_BUILT, S_PYSCF };
+static const char *s_name[] = {"none", "built", "pyscf"};
+
+/* n x n from a raw row-major file of a symmetric matrix; NULL if it cannot be read. */
+static double *read_sym(const char *dir, const char *name, const char *file, int n) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s/%s", dir, name, file);
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  double *a = malloc(sizeof(double) * (size_t)n * n);
+  size_t got = fread(a, sizeof(double), (size_t)n * n, f);
+  fclose(f);
+  if (got != (size_t)n * n) {
+    free(a);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) /* row-major file, symmetric: symmetrise exactly */
+    for (int j = 0; j < i; j++) a[i + (size_t)j * n] = a[j + (size_t)i * n];
+  return a;
+}
+
+static double meta_num(const char *buf, const char *key) {
+  const char *p = strstr(buf, key);
+  return p ? strtod(p + strlen(key), NULL) : NAN;
+}
 
 static int load_case(const char *name, fcase *c) {
   const char *dir = getenv("OVL_TEST_DATA");
@@ -148,16 +182,16 @@ static int load_case(const char *name, fcase *c) {
   const char *q = strstr(buf, "\"n\":");
   if (!p || !q) return -1;
   c->nocc = atoi(p + 8), c->n = atoi(q + 4);
+  c->e_trace = meta_num(buf, "\"e_trace\":");
+  c->homo = meta_num(buf, "\"homo\":"), c->lumo = meta_num(buf, "\"lumo\":");
   int n = c->n;
-  snprintf(path, sizeof path, "%s/%s/fock.raw", dir ? dir : "data", name);
-  f = fopen(path, "rb");
-  if (!f) return -1;
-  c->F = malloc(sizeof(double) * (size_t)n * n);
-  size_t got = fread(c->F, sizeof(double), (size_t)n * n, f);
-  fclose(f);
-  if (got != (size_t)n * n) return -1;
-  for (int i = 0; i < n; i++) /* row-major file, symmetric: symmetrise exactly */
-    for (int j = 0; j < i; j++) c->F[i + (size_t)j * n] = c->F[j + (size_t)i * n];
+  c->F = read_sym(dir ? dir : "data", name, "fock.raw", n);
+  if (!c->F) return -1;
+  if (strstr(buf, "\"ao_files\":")) { /* n_ao = n: Lowdin cases */
+    c->FA = read_sym(dir ? dir : "data", name, "fock_ao.raw", n);
+    c->SA = read_sym(dir ? dir : "data", name, "overlap.raw", n);
+    if (!c->FA || !c->SA) return -1;
+  }
   /* U = I + small upper triangle; S = U^T U, FS = U^T F U */
   double *U = calloc((size_t)n * n, sizeof(double)), *T = calloc((size_t)n * n, sizeof(double));
   c->S = calloc((size_t)n * n, sizeof(double));
@@ -182,56 +216,77 @@ static int load_case(const char *name, fcase *c) {
   return 0;
 }
 
+/* with_s: S_NONE (F'), S_BUILT (U^T F' U, U^T U) or S_PYSCF (the AO F and S). */
 static void run_case(const grid *G, const fcase *c, int with_s, int mb, int nb, int rsrc, int csrc, int want_w,
                      ovl_purify_method method) {
   int n = c->n, rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const double *Fg = with_s ? c->FS : c->F;
+  if (with_s == S_PYSCF && !c->FA) {
+    T_CHECK(0, "%s: no AO matrices (fock_ao.raw, overlap.raw)", c->name);
+    return;
+  }
+  const double *Fg = with_s == S_PYSCF ? c->FA : with_s ? c->FS : c->F;
+  const double *Sg = with_s == S_PYSCF ? c->SA : with_s ? c->S : NULL;
   double *Dr = malloc(sizeof(double) * (size_t)n * n), *Wr = malloc(sizeof(double) * (size_t)n * n);
   double *Dg = malloc(sizeof(double) * (size_t)n * n), *eps = malloc(sizeof(double) * (size_t)n);
-  reference(G, Fg, with_s ? c->S : NULL, n, c->nocc, 8, Dr, Wr, eps);
+  reference(G, Fg, Sg, n, c->nocc, 8, Dr, Wr, eps);
   bc F = bc_new(G, n, mb, nb, rsrc % G->nprow, csrc % G->npcol, 1);
   bc S = bc_new(G, n, nb, mb, 0, 0, 0);
   bc D = bc_new(G, n, nb, nb, 0, csrc % G->npcol, 0);
   bc W = bc_new(G, n, mb, mb, rsrc % G->nprow, 0, 2);
   bc_scatter(G, &F, Fg, n);
-  if (with_s) bc_scatter(G, &S, c->S, n);
+  if (with_s) bc_scatter(G, &S, Sg, n);
   ovl_pdpurify_params prm = ovl_pdpurify_params_default();
   prm.method = method;
   double mu = 0, e = 0;
   ovl_pdpurify_info info;
   ovl_err rc = ovl_pdpurify(F.a, F.desc, with_s ? S.a : NULL, with_s ? S.desc : NULL, c->nocc, D.a, D.desc,
                             want_w ? W.a : NULL, want_w ? W.desc : NULL, &prm, &mu, &e, &info);
-  T_CHECK(rc == OVL_OK, "%s S=%d %dx%d mb=%d nb=%d: ovl_pdpurify: %s: %s", c->name, with_s, G->nprow, G->npcol, mb, nb,
-          ovl_err_name(rc), ovl_errmsg());
+  T_CHECK(rc == OVL_OK, "%s S=%s %dx%d mb=%d nb=%d: ovl_pdpurify: %s: %s", c->name, s_name[with_s], G->nprow, G->npcol,
+          mb, nb, ovl_err_name(rc), ovl_errmsg());
   if (rc == OVL_OK) {
     bc_gather(G, &D, Dg, n);
     double eref = 0;
     for (int i = 0; i < c->nocc; i++) eref += eps[i];
     double errD = relfro(Dg, Dr, n), errE = fabs(e - eref) / fabs(eref);
     double homo = c->nocc > 0 ? eps[c->nocc - 1] : 0, lumo = c->nocc < n ? eps[c->nocc] : 0;
-    double errmu = fabs(mu - 0.5 * (homo + lumo)), errW = 0;
-    T_CHECK(errD <= 1e-8, "%s S=%d grid %dx%d mb=%d nb=%d: ||D - D_eig||/||D_eig|| = %.3e", c->name, with_s, G->nprow,
-            G->npcol, mb, nb, errD);
-    T_CHECK(errE <= 1e-8, "%s S=%d: energy %.15g vs %.15g (rel %.2e)", c->name, with_s, e, eref, errE);
-    T_CHECK(errmu <= 1e-6 * (fabs(homo) + fabs(lumo) + 1), "%s S=%d: mu %.12g vs (HOMO+LUMO)/2 = %.12g", c->name,
-            with_s, mu, 0.5 * (homo + lumo));
+    double errmu = fabs(mu - 0.5 * (homo + lumo)), errW = 0, errM = -1;
+    T_CHECK(errD <= 1e-8, "%s S=%s grid %dx%d mb=%d nb=%d: ||D - D_eig||/||D_eig|| = %.3e", c->name, s_name[with_s],
+            G->nprow, G->npcol, mb, nb, errD);
+    T_CHECK(errE <= 1e-8, "%s S=%s: energy %.15g vs %.15g (rel %.2e)", c->name, s_name[with_s], e, eref, errE);
+    T_CHECK(errmu <= 1e-6 * (fabs(homo) + fabs(lumo) + 1), "%s S=%s: mu %.12g vs (HOMO+LUMO)/2 = %.12g", c->name,
+            s_name[with_s], mu, 0.5 * (homo + lumo));
     T_CHECK(fabs(info.homo - homo) <= 1e-6 && fabs(info.lumo - lumo) <= 1e-6,
-            "%s S=%d: HOMO/LUMO %.12g %.12g vs %.12g %.12g", c->name, with_s, info.homo, info.lumo, homo, lumo);
+            "%s S=%s: HOMO/LUMO %.12g %.12g vs %.12g %.12g", c->name, s_name[with_s], info.homo, info.lumo, homo, lumo);
+    /* tr(D S) = n_occ (tr D without S) */
+    double trDS = 0;
+    for (size_t i = 0; i < (size_t)n * n; i++) trDS += Dg[i] * (Sg ? Sg[i] : (i % (size_t)(n + 1) == 0));
+    T_CHECK(fabs(trDS - (double)c->nocc) <= 1e-8, "%s S=%s: tr(D S) = %.15g, n_occ = %d", c->name, s_name[with_s], trDS,
+            c->nocc);
+    if (with_s == S_PYSCF) { /* PySCF's F and S have the spectrum of the shipped F': meta.json's numbers */
+      errM = fabs(e - c->e_trace) / fabs(c->e_trace);
+      T_CHECK(errM <= 1e-8, "%s S=pyscf: energy %.15g vs meta.json e_trace %.15g (rel %.2e)", c->name, e, c->e_trace,
+              errM);
+      T_CHECK(fabs(info.homo - c->homo) <= 1e-6 && fabs(info.lumo - c->lumo) <= 1e-6,
+              "%s S=pyscf: HOMO/LUMO %.12g %.12g vs meta.json %.12g %.12g", c->name, info.homo, info.lumo, c->homo,
+              c->lumo);
+    }
     if (want_w) {
       bc_gather(G, &W, Dg, n);
       errW = relfro(Dg, Wr, n);
-      T_CHECK(errW <= 1e-8, "%s S=%d: ||W - W_eig||/||W_eig|| = %.3e", c->name, with_s, errW);
+      T_CHECK(errW <= 1e-8, "%s S=%s: ||W - W_eig||/||W_eig|| = %.3e", c->name, s_name[with_s], errW);
       /* the padding rows of W's local array (LLD_ larger) are untouched */
       for (int col = 0; col < W.nloc; col++)
         for (int r = W.mloc; r < W.desc[8]; r++)
           T_CHECK(isnan(W.a[r + (size_t)col * W.desc[8]]), "W padding written at (%d, %d)", r, col);
     }
+    char meta[64] = "";
+    if (errM >= 0) snprintf(meta, sizeof meta, ", |E-e_trace(meta)| %.1e", errM);
     if (rank == 0)
-      printf("%-14s S=%d %s grid %dx%d kernel %dx%dx%d MB=%d NB=%d: iter %d, |D-D_eig| %.2e, |E-E_eig| %.2e, mu err "
-             "%.2e, |W-W_eig| %.2e\n",
-             c->name, with_s, ovl_purify_method_name(method), G->nprow, G->npcol, info.s, info.s, info.c, mb, nb,
-             info.iterations, errD, errE, errmu, errW);
+      printf("%-14s S=%-5s %s grid %dx%d kernel %dx%dx%d MB=%d NB=%d: iter %d, |D-D_eig| %.2e, |E-E_eig| %.2e, mu "
+             "err %.2e, |W-W_eig| %.2e, |tr(DS)-nocc| %.1e%s\n",
+             c->name, s_name[with_s], ovl_purify_method_name(method), G->nprow, G->npcol, info.s, info.s, info.c, mb,
+             nb, info.iterations, errD, errE, errmu, errW, fabs(trDS - (double)c->nocc), meta);
   }
   free(F.a), free(S.a), free(D.a), free(W.a), free(Dr), free(Wr), free(Dg), free(eps);
 }
@@ -304,6 +359,7 @@ int main(int argc, char **argv) {
   memset(&water, 0, sizeof water), memset(&alk, 0, sizeof alk);
   int ok = load_case("water_ccpvdz", &water) == 0 && load_case("c10h22_631g", &alk) == 0;
   T_CHECK(ok, "cannot read the cases water_ccpvdz and c10h22_631g under OVL_TEST_DATA");
+  T_CHECK(!ok || (water.FA && alk.FA), "water_ccpvdz and c10h22_631g have no AO matrices (fock_ao.raw, overlap.raw)");
   fcase big[2];
   int big_ok[2] = {load_case("h2o8_ccpvdz", &big[0]) == 0, load_case("c40h42_sto3g", &big[1]) == 0};
   for (int x = 0; x < 2; x++) T_CHECK(big_ok[x], "cannot read case %d", x);
@@ -319,16 +375,19 @@ int main(int argc, char **argv) {
       Cblacs_gridinit(&G.ctxt, "Row", shapes[k][0], shapes[k][1]);
       Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
       const int *b = blocks[k % 4];
-      run_case(&G, &water, 0, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
-      run_case(&G, &water, 1, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
-      run_case(&G, &alk, k % 2, blocks[(k + 1) % 4][0], blocks[(k + 1) % 4][1], 1, 0, 1,
-               k == 0 ? OVL_PURIFY_TRS4 : OVL_PURIFY_SP2);
+      const int *b2 = blocks[(k + 1) % 4];
+      run_case(&G, &water, S_NONE, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
+      run_case(&G, &water, S_BUILT, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
+      run_case(&G, &water, S_PYSCF, b[0], b[1], b[2], b[3], 1, OVL_PURIFY_SP2);
+      run_case(&G, &alk, k % 2 ? S_BUILT : S_NONE, b2[0], b2[1], 1, 0, 1, k == 0 ? OVL_PURIFY_TRS4 : OVL_PURIFY_SP2);
+      run_case(&G, &alk, S_PYSCF, b2[0], b2[1], 0, 1, 1, k == 1 ? OVL_PURIFY_TRS4 : OVL_PURIFY_SP2);
       if (k == 0) {
-        run_case(&G, &alk, 1 - k % 2, 7, 7, 0, 0, 0, OVL_PURIFY_SP2);
-        run_case(&G, &water, 0, 4, 4, 0, 0, 0, OVL_PURIFY_CANONICAL);
-        /* the larger cases once each: h2o8 with S, c40h42 (a smaller gap) without */
+        run_case(&G, &alk, S_BUILT, 7, 7, 0, 0, 0, OVL_PURIFY_SP2);
+        run_case(&G, &water, S_NONE, 4, 4, 0, 0, 0, OVL_PURIFY_CANONICAL);
+        run_case(&G, &water, S_PYSCF, 4, 4, 0, 0, 0, OVL_PURIFY_CANONICAL);
+        /* the larger cases once each: h2o8 with PySCF's S, c40h42 (a smaller gap) without */
         for (size_t x = 0; x < sizeof big / sizeof big[0]; x++)
-          if (big_ok[x]) run_case(&G, &big[x], x == 0, 16, 16, 0, 0, 1, OVL_PURIFY_SP2);
+          if (big_ok[x]) run_case(&G, &big[x], x == 0 ? S_PYSCF : S_NONE, 16, 16, 0, 0, 1, OVL_PURIFY_SP2);
         bad_input(&G, &water);
       }
       Cblacs_gridexit(G.ctxt);
@@ -340,13 +399,14 @@ int main(int argc, char **argv) {
         Cblacs_get(-1, 0, &G.ctxt);
         Cblacs_gridinit(&G.ctxt, "Col", shapes[k][0], shapes[k][1]);
         Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
-        run_case(&G, &alk, 1, 5, 3, 1, 1, 1, OVL_PURIFY_SP2);
+        run_case(&G, &alk, S_BUILT, 5, 3, 1, 1, 1, OVL_PURIFY_SP2);
+        run_case(&G, &water, S_PYSCF, 5, 3, 1, 1, 1, OVL_PURIFY_SP2);
         Cblacs_gridexit(G.ctxt);
         break;
       }
   }
-  free(water.F), free(water.FS), free(water.S), free(alk.F), free(alk.FS), free(alk.S);
-  for (int x = 0; x < 2; x++) free(big[x].F), free(big[x].FS), free(big[x].S);
+  fcase *all[] = {&water, &alk, &big[0], &big[1]};
+  for (int x = 0; x < 4; x++) free(all[x]->F), free(all[x]->FS), free(all[x]->S), free(all[x]->FA), free(all[x]->SA);
   int rc = t_finish("test_pdpurify");
   Cblacs_exit(1);
   MPI_Finalize();
