@@ -1,18 +1,25 @@
 ! ovl_pdpurify from Fortran (module ovl_mod) against ScaLAPACK's eigensolver.
-! usage: test_pdpurify_f FOCK.raw N NOCC
+! usage: test_pdpurify_f FOCK.raw N NOCC [CASEDIR...]
 ! On every BLACS grid shape p x q of the rank count (p = 1, the most square,
 ! q = 1) and two block sizes: D, the energy and W = D F D against PDSYEVD's
 ! C_occ C_occ^T, sum(eps_occ) and C_occ diag(eps_occ) C_occ^T, without and
 ! with an overlap matrix S = U^T U (U = I + a small upper triangle, F_S =
 ! U^T F U; reference by PDPOTRF + PDSYGST + PDSYEVD + PDTRSM); then the
 ! README's example (pdpurify_readme_fortran.inc, extracted from README.md).
+! Then, for each CASEDIR (a shipped case with its AO matrices), PySCF's AO
+! Fock matrix and overlap S (fock_ao.raw, overlap.raw) on every grid shape
+! (a case with n > 150 on the first only):
+! D, W, energy and mu against the same generalized eigensolver, tr(D S) =
+! n_occ, and the energy against meta.json's e_trace (the same spectrum).
 program test_pdpurify_f
   use, intrinsic :: iso_c_binding
   use ovl_mod
   implicit none
-  integer :: iam, nprocs, n, nocc, nerr, p, k, ios, u
+  integer :: iam, nprocs, n, nocc, nerr, p, k, ios, u, icase
   character(len=4096) :: path, arg
   real(c_double), allocatable :: f0(:,:), fs(:,:), s0(:,:), um(:,:)
+  real(c_double) :: e_meta
+  logical :: pyscf
   integer :: i, j
 
   call blacs_pinfo(iam, nprocs)
@@ -48,14 +55,23 @@ program test_pdpurify_f
   s0 = 0.5d0 * (s0 + transpose(s0))
 
   nerr = 0
-  k = 0
-  do p = 1, nprocs
-    if (mod(nprocs, p) /= 0) cycle
-    if (p /= 1 .and. p /= nprocs .and. p * p < nprocs / 2) cycle
-    k = k + 1
-    call one_grid(p, nprocs / p, merge(4, 3, mod(k, 2) == 1), merge(4, 5, mod(k, 2) == 1))
-  end do
+  pyscf = .false.
+  call all_grids()
   call readme_example()
+  ! the shipped cases with PySCF's AO Fock and overlap matrices
+  pyscf = .true.
+  do icase = 4, command_argument_count()
+    call get_command_argument(icase, path)
+    deallocate (f0, fs, s0, um)
+    if (.not. read_case(trim(path))) then
+      nerr = nerr + 1
+      if (allocated(f0)) deallocate (f0, fs, s0, um)
+      allocate (f0(1, 1), fs(1, 1), s0(1, 1), um(1, 1))
+      cycle
+    end if
+    if (iam == 0) print '(a,a,a,i0,a,i0)', 'PySCF F and S of ', trim(path), ': n = ', n, ', n_occ = ', nocc
+    call all_grids()
+  end do
   call igsum_all(nerr)
   if (iam == 0) then
     if (nerr == 0) then
@@ -69,6 +85,67 @@ program test_pdpurify_f
   if (nerr /= 0) stop 1
 
 contains
+
+  ! one_grid on every grid shape p x q = nprocs (p = 1, the most square, q = 1)
+  subroutine all_grids()
+    k = 0
+    do p = 1, nprocs
+      if (mod(nprocs, p) /= 0) cycle
+      if (p /= 1 .and. p /= nprocs .and. p * p < nprocs / 2) cycle
+      k = k + 1
+      if (pyscf .and. n > 150 .and. k > 1) exit ! the larger cases on one grid shape (test time)
+      call one_grid(p, nprocs / p, merge(4, 3, mod(k, 2) == 1), merge(4, 5, mod(k, 2) == 1))
+    end do
+  end subroutine
+
+  ! n, n_occ and e_trace from dir/meta.json; fs = F (fock_ao.raw), s0 = S (overlap.raw)
+  logical function read_case(dir)
+    character(len=*), intent(in) :: dir
+    character(len=:), allocatable :: buf
+    integer :: sz
+    read_case = .false.
+    open (newunit=u, file=dir//'/meta.json', access='stream', form='unformatted', status='old', iostat=ios)
+    if (ios /= 0) then
+      if (iam == 0) print *, 'cannot open ', dir//'/meta.json'
+      return
+    end if
+    inquire (unit=u, size=sz)
+    allocate (character(len=sz) :: buf)
+    read (u) buf
+    close (u)
+    n = int(meta_num(buf, 'n'))
+    nocc = int(meta_num(buf, 'n_occ'))
+    e_meta = meta_num(buf, 'e_trace')
+    allocate (f0(n, n), fs(n, n), s0(n, n), um(1, 1))
+    if (.not. read_raw(dir//'/fock_ao.raw', fs)) return
+    if (.not. read_raw(dir//'/overlap.raw', s0)) return
+    f0 = 0
+    read_case = n > 0 .and. nocc > 0 .and. nocc < n
+  end function
+
+  ! the number after "key": in a meta.json text
+  real(c_double) function meta_num(buf, key)
+    character(len=*), intent(in) :: buf, key
+    integer :: at
+    meta_num = -1
+    at = index(buf, '"'//key//'":')
+    if (at > 0) read (buf(at + len(key) + 3:), *) meta_num
+  end function
+
+  ! a symmetric n x n raw matrix (row-major = column-major)
+  logical function read_raw(file, a)
+    character(len=*), intent(in) :: file
+    real(c_double), intent(out) :: a(:,:)
+    read_raw = .false.
+    open (newunit=u, file=file, access='stream', form='unformatted', status='old', iostat=ios)
+    if (ios /= 0) then
+      if (iam == 0) print *, 'cannot open ', file
+      return
+    end if
+    read (u, iostat=ios) a
+    close (u)
+    read_raw = ios == 0
+  end function
 
   subroutine igsum_all(x)
     integer, intent(inout) :: x
@@ -136,7 +213,7 @@ contains
     integer :: ctxt, pr, pc, mr, mc, lld, nl, info, descf(9), descr(9), withs, ierr, lwork, liwork, c, r
     real(c_double), allocatable :: fa(:,:), sa(:,:), da(:,:), wa(:,:), ra(:,:), za(:,:), ba(:,:), eps(:), work(:)
     integer, allocatable :: iwork(:)
-    real(c_double) :: mu, energy, eref, num, den, scale, wq(1), errd, errw
+    real(c_double) :: mu, energy, eref, num, den, scale, wq(1), errd, errw, trds(1)
     integer :: iwq(1)
     type(ovl_pdpurify_info) :: info_
     call blacs_get(-1, 0, ctxt)
@@ -151,7 +228,7 @@ contains
     nl = max(1, numroc_(n, 8, mc, 0, pc))
     call descinit(descr, n, n, 8, 8, 0, 0, ctxt, lld, info)
     allocate (ra(lld, nl), za(lld, nl), ba(lld, nl), eps(n))
-    do withs = 0, 1
+    do withs = merge(1, 0, pyscf), 1
       ! the eigensolver's D and W, brought to the caller's layout through a global copy
       if (withs == 0) then
         call scatter(f0, ra, descr, pr, pc, mr, mc)
@@ -199,11 +276,27 @@ contains
       call pdgemr2d(n, n, wa, 1, 1, descf, ba, 1, 1, descr, ctxt)
       call diff2(ba, ra, descr, pr, pc, mr, mc, ctxt, num, den)
       errw = sqrt(num / den)
+      ! tr(D S) (tr D without S), D and S in the same layout
+      trds = 0
+      do c = 1, numroc_(n, nb, mc, 0, pc)
+        do r = 1, numroc_(n, mb, mr, 0, pr)
+          if (withs == 1) then
+            trds(1) = trds(1) + da(r, c) * sa(r, c)
+          else if (l2g(r, mb, mr, 0, pr) == l2g(c, nb, mc, 0, pc)) then
+            trds(1) = trds(1) + da(r, c)
+          end if
+        end do
+      end do
+      call dgsum2d(ctxt, 'A', ' ', 1, 1, trds, 1, -1, -1)
       if (errd > 1d-8 .or. errw > 1d-8 .or. abs(energy - eref) > 1d-8 * abs(eref) .or. &
-          abs(mu - 0.5d0 * (eps(nocc) + eps(nocc + 1))) > 1d-6) nerr = nerr + 1
-      if (iam == 0) print '(a,i0,a,i0,a,i0,a,i0,a,i0,a,es9.2,a,es9.2,a,es9.2,a,es9.2)', 'grid ', pr, 'x', pc, &
-        ' MB=', mb, ' NB=', nb, ' S=', withs, ': |D-D_eig| ', errd, ' |W-W_eig| ', errw, ' |E-E_eig| ', &
-        abs(energy - eref), ' |mu-mu_eig| ', abs(mu - 0.5d0 * (eps(nocc) + eps(nocc + 1)))
+          abs(mu - 0.5d0 * (eps(nocc) + eps(nocc + 1))) > 1d-6 .or. abs(trds(1) - nocc) > 1d-8) nerr = nerr + 1
+      if (pyscf .and. abs(energy - e_meta) > 1d-8 * abs(e_meta)) nerr = nerr + 1
+      if (iam == 0) print '(a,i0,a,i0,a,i0,a,i0,a,a,a,es9.2,a,es9.2,a,es9.2,a,es9.2,a,es9.2)', 'grid ', pr, 'x', pc, &
+        ' MB=', mb, ' NB=', nb, ' S=', trim(merge('pyscf', merge('built', 'none ', withs == 1), pyscf)), &
+        ': |D-D_eig| ', errd, ' |W-W_eig| ', errw, ' |E-E_eig| ', abs(energy - eref), ' |mu-mu_eig| ', &
+        abs(mu - 0.5d0 * (eps(nocc) + eps(nocc + 1))), ' |tr(DS)-nocc| ', abs(trds(1) - nocc)
+      if (pyscf .and. iam == 0) print '(a,es9.2)', '  |E-e_trace(meta.json)|/|e_trace| ', &
+        abs(energy - e_meta) / abs(e_meta)
       if (withs == 1) then ! restore the caller's S factor area for the next round
         call scatter(s0, ba, descr, pr, pc, mr, mc)
       end if

@@ -72,7 +72,9 @@ if(OVL_SCALAPACK_LIB)
     foreach(np IN LISTS OVL_PDP_F_RANKS)
       add_test(NAME test_pdpurify_f_np${np}
         COMMAND ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:test_pdpurify_f>
-                ${PROJECT_SOURCE_DIR}/data/c10h22_631g/fock.raw 134 41)
+                ${PROJECT_SOURCE_DIR}/data/c10h22_631g/fock.raw 134 41
+                ${PROJECT_SOURCE_DIR}/data/water_ccpvdz ${PROJECT_SOURCE_DIR}/data/c10h22_631g
+                ${PROJECT_SOURCE_DIR}/data/h2o8_ccpvdz)
       set_tests_properties(test_pdpurify_f_np${np} PROPERTIES TIMEOUT 300 ENVIRONMENT "${OVL_TEST_ENV}"
         PROCESSORS ${np})
     endforeach()
