@@ -14,7 +14,7 @@
  *    against meta.json's e_trace, homo and lumo (of F', the same spectrum);
  *  - a constructed one (S=built): S = U^T U with U = I + a small upper
  *    triangular perturbation, and F_S = U^T F' U (same spectrum, so the same
- *    gap), farther from the identity than an AO overlap in places.
+ *    gap); well conditioned, not a basis's overlap.
  * Then bad input: every rank gets the same error. */
 #include <math.h>
 #include <stdint.h>
