@@ -65,16 +65,19 @@ if(OVL_SCALAPACK_LIB)
     target_link_libraries(test_pdpurify_f PRIVATE ovl_fortran ${OVL_SCALAPACK_LIB})
     target_include_directories(test_pdpurify_f PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/readme)
     set_target_properties(test_pdpurify_f PROPERTIES LINKER_LANGUAGE Fortran)
+    # then the cases whose AO Fock and overlap matrices (PySCF's) it runs with; under the
+    # sanitizers water only (the larger ones add half a minute there; test_pdpurify has them once)
     set(OVL_PDP_F_RANKS 1 4 8)
+    set(OVL_PDP_F_CASES water_ccpvdz c10h22_631g h2o8_ccpvdz)
     if(OVL_SANITIZE)
       set(OVL_PDP_F_RANKS 1 4)
+      set(OVL_PDP_F_CASES water_ccpvdz)
     endif()
+    list(TRANSFORM OVL_PDP_F_CASES PREPEND ${PROJECT_SOURCE_DIR}/data/)
     foreach(np IN LISTS OVL_PDP_F_RANKS)
       add_test(NAME test_pdpurify_f_np${np}
         COMMAND ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:test_pdpurify_f>
-                ${PROJECT_SOURCE_DIR}/data/c10h22_631g/fock.raw 134 41
-                ${PROJECT_SOURCE_DIR}/data/water_ccpvdz ${PROJECT_SOURCE_DIR}/data/c10h22_631g
-                ${PROJECT_SOURCE_DIR}/data/h2o8_ccpvdz)
+                ${PROJECT_SOURCE_DIR}/data/c10h22_631g/fock.raw 134 41 ${OVL_PDP_F_CASES})
       set_tests_properties(test_pdpurify_f_np${np} PROPERTIES TIMEOUT 300 ENVIRONMENT "${OVL_TEST_ENV}"
         PROCESSORS ${np})
     endforeach()
