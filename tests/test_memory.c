@@ -179,6 +179,8 @@ int main(int argc, char **argv) {
   pl.outer = 128;
   pl.groups_i = s, pl.groups_j = 1;
   measure(pl, nn, 0, s, 1, "hsumma");
+  pl.lookahead = 1;
+  measure(pl, nn, 0, s, 1, "hsumma+lookahead");
   measure(ovl_plan_gemm(OVL_ALGO_CANNON, 64), nn, 0, s, 1, "cannon");
   measure(ovl_plan_gemm(OVL_ALGO_3D, 64), nn, 1, P >= 8 ? 2 : 1, P >= 8 ? 2 : 1, "3d");
   measure(ovl_plan_gemm(OVL_ALGO_25D, 64), nn, 1, s, 1, "2.5d");

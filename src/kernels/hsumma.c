@@ -6,26 +6,126 @@
  * (same i, same lj, across group columns) among the processes with
  * lj == ljA. Then, inside every group, sub-panels of width b travel along
  * inner_row from the group's column ljA. B's panels move the same way along
- * the columns. G = 1 has one-process outer communicators (plain SUMMA with
- * panel b); G = P has one-process inner communicators (SUMMA with panel M).
- * Every broadcast is split over N_DUP lanes. */
+ * the columns. The A and B broadcasts of a level are posted together, each
+ * split over N_DUP lanes, as SUMMA's are.
+ *
+ * Both levels work in place in one buffer pair per outer panel: A's outer
+ * panel is ma x w (sub-panel kk at column kk), B's is packed by sub-panels
+ * (sub-panel kk, ww x nb, at element kk * nb), so the inner broadcasts send
+ * and receive parts of the outer buffers.
+ *
+ * With lookahead (two buffer pairs): outer panel o+1's broadcasts are posted
+ * when outer panel o starts and progressed during its dgemms; the inner
+ * broadcasts of step t+1 are posted before step t's dgemm. When step t+1
+ * opens outer panel o+1, its inner broadcasts can start only once panel o+1
+ * has arrived: they are posted during step t's dgemm as soon as it has (or
+ * after the dgemm, waiting for it).
+ *
+ * G = 1 has one-process outer communicators and G = P one-process inner
+ * ones: HSUMMA then does what SUMMA does with panel b (G = 1) or M (G = P),
+ * with and without lookahead. */
 #include <string.h>
 
 #include "kernels/kimpl.h"
 
-typedef struct hs_ctx {
+/* One step: sub-panel [kk, kk + ww) of outer panel o, held in buffer slot s. */
+typedef struct hs_step {
+  kern_panel o;
+  int slot;
+  int64_t kk, ww;
+} hs_step;
+
+typedef struct hs_ws {
   MPI_Comm parent;
+  ovl_dmat A, B;
   const ovl_plan *plan;
   ovl_kstats *st;
-} hs_ctx;
+  ovl_lanes orow, ocol, irow, icol;
+  int64_t K, M, b, ma, nb; /* ma: A's local rows, nb: B's local columns */
+  int p, q, gi, gj, bi, bj, li, lj, la;
+  double *abuf[2], *bbuf[2];
+  const double *ap[2];               /* A's outer panel of each slot (in place at its owner) */
+  ovl_req orq[2 * OVL_LANES_MAX];    /* the outer broadcasts in flight: A's lanes, then B's */
+  ovl_req irq[2][2 * OVL_LANES_MAX]; /* inner broadcasts, by step parity */
+  int defer, dslot;                  /* the next step's inner broadcasts wait for its outer panel */
+  hs_step dstep;
+} hs_ws;
 
-/* Broadcast n elements over lanes L (skipped when L has one process or n = 0). */
-static void hs_bcast(hs_ctx *h, ovl_lanes L, double *buf, int64_t n, int root) {
+/* Post a broadcast of n elements over lanes L into reqs (nothing when L has
+ * one process or n = 0). */
+static void hs_ibcast(hs_ws *w, ovl_lanes L, double *buf, int64_t n, int root, ovl_req *reqs, const char *what) {
   if (n == 0 || L == NULL || ovl_lanes_size(L) <= 1) return;
-  if (ovl_lanes_bcast(L, buf, n, root, &h->plan->coll) != OVL_OK)
-    ovl_fatal(h->parent, OVL_ERR_MPI, "HSUMMA: broadcast failed: %s", ovl_errmsg());
-  h->st->bytes += 8 * n;
-  h->st->ncoll++;
+  if (ovl_lanes_ibcast(L, buf, n, root, &w->plan->coll, reqs) != OVL_OK)
+    ovl_fatal(w->parent, OVL_ERR_MPI, "HSUMMA: %s broadcast failed: %s", what, ovl_errmsg());
+  w->st->bytes += 8 * n;
+  w->st->ncoll++;
+}
+
+static void hs_progress_reqs(hs_ws *w, int n, ovl_req *reqs) {
+  if (ovl_req_progress(n, reqs, NULL) != OVL_OK)
+    ovl_fatal(w->parent, OVL_ERR_MPI, "HSUMMA: panel broadcast failed: %s", ovl_errmsg());
+}
+
+static void hs_wait(hs_ws *w, int n, ovl_req *reqs) {
+  if (ovl_req_waitall(n, reqs) != OVL_OK)
+    ovl_fatal(w->parent, OVL_ERR_MPI, "HSUMMA: panel broadcast failed: %s", ovl_errmsg());
+}
+
+/* Whether every outer broadcast has completed here. */
+static int hs_outer_arrived(const hs_ws *w) {
+  for (int c = 0; c < 2 * OVL_LANES_MAX; c++)
+    if (w->orq[c] != OVL_REQ_NULL) return 0;
+  return 1;
+}
+
+/* Post outer panel o's broadcasts between groups into slot s; the owner of
+ * B's rows packs them by sub-panels first. */
+static void post_outer(hs_ws *w, const kern_panel *o, int s) {
+  ovl_dmat A = w->A, B = w->B;
+  for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w->orq[c] = OVL_REQ_NULL;
+  w->ap[s] = w->gj == o->jA ? ovl_dmat_data(A) + (o->k0 - ovl_dmat_col_off(A)) * ovl_dmat_ld(A) : w->abuf[s];
+  if (w->gi == o->iB)
+    for (int64_t kk = 0; kk < o->w; kk += w->b) {
+      int64_t ww = o->w - kk < w->b ? o->w - kk : w->b;
+      ovl_i_kern_copy(w->bbuf[s] + kk * w->nb, ww, ovl_dmat_data(B) + (o->k0 - ovl_dmat_row_off(B) + kk),
+                      ovl_dmat_ld(B), ww, w->nb);
+    }
+  if (w->lj == o->jA % w->bj) hs_ibcast(w, w->orow, (double *)w->ap[s], w->ma * o->w, o->jA / w->bj, w->orq, "outer A");
+  if (w->li == o->iB % w->bi)
+    hs_ibcast(w, w->ocol, w->bbuf[s], o->w * w->nb, o->iB / w->bi, w->orq + OVL_LANES_MAX, "outer B");
+}
+
+/* Post step x's broadcasts inside the groups into request slot r. */
+static void post_inner(hs_ws *w, const hs_step *x, int r) {
+  for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w->irq[r][c] = OVL_REQ_NULL;
+  hs_ibcast(w, w->irow, (double *)w->ap[x->slot] + x->kk * w->ma, w->ma * x->ww, x->o.jA % w->bj, w->irq[r], "inner A");
+  hs_ibcast(w, w->icol, w->bbuf[x->slot] + x->kk * w->nb, x->ww * w->nb, x->o.iB % w->bi, w->irq[r] + OVL_LANES_MAX,
+            "inner B");
+}
+
+/* The step after x (returns 0 after the last one). */
+static int next_step(const hs_ws *w, const hs_step *x, hs_step *nx) {
+  *nx = *x;
+  if (x->kk + x->ww < x->o.w) {
+    nx->kk = x->kk + x->ww;
+  } else {
+    if (x->o.k0 + x->o.w >= w->K) return 0;
+    nx->o = kern_panel_at(w->K, w->p, w->q, w->M, x->o.k0 + x->o.w);
+    nx->slot = w->la ? 1 - x->slot : 0;
+    nx->kk = 0;
+  }
+  nx->ww = nx->o.w - nx->kk < w->b ? nx->o.w - nx->kk : w->b;
+  return 1;
+}
+
+/* Called between the column chunks of a lookahead step's dgemm: the outer
+ * panel in flight, and the next step's inner broadcasts, posted here once
+ * that panel has arrived. */
+static void hs_progress(void *ctx) {
+  hs_ws *w = ctx;
+  hs_progress_reqs(w, 2 * OVL_LANES_MAX, w->orq);
+  if (w->defer && hs_outer_arrived(w)) post_inner(w, &w->dstep, w->dslot), w->defer = 0;
+  if (!w->defer) hs_progress_reqs(w, 2 * OVL_LANES_MAX, w->irq[w->dslot]);
 }
 
 ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
@@ -34,9 +134,11 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   ovl_kstats st;
   memset(&st, 0, sizeof st);
   double t0 = ovl_time();
-  int p, q, gi, gj;
-  ovl_grid2d_dims(ovl_dmat_grid(C), &p, &q);
-  ovl_grid2d_coords(ovl_dmat_grid(C), &gi, &gj);
+  hs_ws w;
+  memset(&w, 0, sizeof w);
+  w.parent = parent, w.A = A, w.B = B, w.plan = plan, w.st = &st;
+  ovl_grid2d_dims(ovl_dmat_grid(C), &w.p, &w.q);
+  ovl_grid2d_coords(ovl_dmat_grid(C), &w.gi, &w.gj);
   ovl_err rc = ovl_kernel_check_gemm_shapes(A, B, C);
   if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "HSUMMA");
   int64_t b = rc == OVL_OK ? plan->b : 1, M = rc == OVL_OK && plan->outer > 0 ? plan->outer : b;
@@ -44,78 +146,92 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
     rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: the outer block M = %lld must be >= the inner block b = %lld", (long long)M,
                      (long long)b);
   int gI = rc == OVL_OK ? plan->groups_i : 1, gJ = rc == OVL_OK ? plan->groups_j : 1;
-  if (rc == OVL_OK && (gI < 1 || gJ < 1 || p % gI || q % gJ))
-    rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: %d x %d groups do not tile the %d x %d grid", gI, gJ, p, q);
+  if (rc == OVL_OK && (gI < 1 || gJ < 1 || w.p % gI || w.q % gJ))
+    rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: %d x %d groups do not tile the %d x %d grid", gI, gJ, w.p, w.q);
   int64_t K = ovl_dmat_cols(A);
   if (M > K && K > 0) M = K;
   if (b > M) b = M;
-  double *aout = NULL, *bout = NULL, *bin = NULL;
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(ovl_dmat_local_rows(A) * M + 1), &aout);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(M * ovl_dmat_local_cols(B) + 1), &bout);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(b * ovl_dmat_local_cols(B) + 1), &bin);
+  w.K = K, w.M = M, w.b = b, w.ma = ovl_dmat_local_rows(A), w.nb = ovl_dmat_local_cols(B);
+  w.la = rc == OVL_OK && plan->lookahead != 0;
+  for (int s = 0; s < (w.la ? 2 : 1) && rc == OVL_OK; s++) {
+    rc = ovl_malloc(sizeof(double) * (size_t)(w.ma * M + 1), &w.abuf[s]);
+    if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(M * w.nb + 1), &w.bbuf[s]);
+  }
   rc = ovl_err_agree(parent, rc);
   ovl_hgroups hg = NULL;
   if (rc == OVL_OK) rc = ovl_grid2d_hgroups(ovl_dmat_grid(C), gI, gJ, &hg);
-  ovl_lanes orow = NULL, ocol = NULL, irow = NULL, icol = NULL;
   if (rc == OVL_OK && ovl_grid2d_active(ovl_dmat_grid(C))) {
-    rc = ovl_hgroups_lanes(hg, OVL_DIR_OUTER_ROW, plan->ndup, &orow);
-    if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_OUTER_COL, plan->ndup, &ocol);
-    if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_INNER_ROW, plan->ndup, &irow);
-    if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_INNER_COL, plan->ndup, &icol);
+    rc = ovl_hgroups_lanes(hg, OVL_DIR_OUTER_ROW, plan->ndup, &w.orow);
+    if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_OUTER_COL, plan->ndup, &w.ocol);
+    if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_INNER_ROW, plan->ndup, &w.irow);
+    if (rc == OVL_OK) rc = ovl_hgroups_lanes(hg, OVL_DIR_INNER_COL, plan->ndup, &w.icol);
   }
   if (rc != OVL_OK || !ovl_grid2d_active(ovl_dmat_grid(C))) {
-    ovl_free(&aout), ovl_free(&bout), ovl_free(&bin);
+    for (int s = 0; s < 2; s++) ovl_free(&w.abuf[s]), ovl_free(&w.bbuf[s]);
     if (stats) *stats = st;
     return rc;
   }
-  hs_ctx h = {parent, plan, &st};
-  int bi = p / gI, bj = q / gJ, li = gi % bi, lj = gj % bj;
+  w.bi = w.p / gI, w.bj = w.q / gJ, w.li = w.gi % w.bi, w.lj = w.gj % w.bj;
+  for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w.orq[c] = w.irq[0][c] = w.irq[1][c] = OVL_REQ_NULL;
   ovl_i_kern_scale(C, beta);
-  for (int64_t k0 = 0; k0 < K;) {
-    /* outer panel: width <= M inside one block of A's columns and B's rows */
-    int jA = ovl_block_owner(K, q, k0), iB = ovl_block_owner(K, p, k0);
-    int64_t k1 = k0 + M, aend = ovl_block_off(K, q, jA) + ovl_block_len(K, q, jA);
-    int64_t bend = ovl_block_off(K, p, iB) + ovl_block_len(K, p, iB);
-    if (k1 > aend) k1 = aend;
-    if (k1 > bend) k1 = bend;
-    int64_t w = k1 - k0;
-    int ljA = jA % bj, liB = iB % bi;
+  hs_step cur;
+  memset(&cur, 0, sizeof cur);
+  if (K > 0) {
     double tc = ovl_time();
-    OVL_TRACE_BEGIN("hsumma.outer");
-    /* between groups: the processes in A's local column (B's local row) */
-    const double *ao = aout, *bo = bout;
-    if (gj == jA) ao = ovl_dmat_data(A) + (k0 - ovl_dmat_col_off(A)) * ovl_dmat_ld(A); /* in place at the owner */
-    if (gi == iB)
-      ovl_i_kern_copy(bout, w, ovl_dmat_data(B) + (k0 - ovl_dmat_row_off(B)), ovl_dmat_ld(B), w,
-                      ovl_dmat_local_cols(B));
-    if (lj == ljA) hs_bcast(&h, orow, (double *)ao, ovl_dmat_local_rows(A) * w, jA / bj);
-    if (li == liB) hs_bcast(&h, ocol, bout, w * ovl_dmat_local_cols(B), iB / bi);
-    OVL_TRACE_END("hsumma.outer", 0);
+    cur.o = kern_panel_at(K, w.p, w.q, M, 0);
+    cur.ww = cur.o.w < b ? cur.o.w : b;
+    post_outer(&w, &cur.o, 0);
+    hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
+    post_inner(&w, &cur, 0);
     st.t_comm += ovl_time() - tc;
-    /* inside groups: sub-panels of width b */
-    for (int64_t kk = 0; kk < w; kk += b) {
-      int64_t ww = w - kk < b ? w - kk : b;
-      double tm = ovl_time();
-      OVL_TRACE_BEGIN("hsumma.inner");
-      /* A's sub-panel is contiguous in the outer panel; B's rows are packed */
-      double *asub = (double *)ao + kk * ovl_dmat_local_rows(A);
-      if (li == liB) ovl_i_kern_copy(bin, ww, bo + kk, w, ww, ovl_dmat_local_cols(B));
-      hs_bcast(&h, irow, asub, ovl_dmat_local_rows(A) * ww, ljA);
-      hs_bcast(&h, icol, bin, ww * ovl_dmat_local_cols(B), liB);
-      OVL_TRACE_END("hsumma.inner", 0);
-      double tg = ovl_time();
-      st.t_comm += tg - tm;
-      OVL_TRACE_BEGIN("hsumma.dgemm");
-      ovl_i_kern_dgemm(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), ww, alpha, asub,
-                       ovl_dmat_local_rows(A) > 0 ? ovl_dmat_local_rows(A) : 1, bin, ww, ovl_dmat_data(C),
-                       ovl_dmat_ld(C), 0, NULL);
-      OVL_TRACE_END("hsumma.dgemm", 0);
-      st.t_comp += ovl_time() - tg;
-      st.steps++;
-    }
-    k0 = k1;
   }
-  ovl_free(&aout), ovl_free(&bout), ovl_free(&bin);
+  for (int64_t t = 0; K > 0; t++) {
+    int r = w.la ? (int)(t % 2) : 0;
+    double tc = ovl_time();
+    OVL_TRACE_BEGIN("hsumma.wait");
+    /* with lookahead, an outer panel's first step sends the next outer panel on its way */
+    if (w.la && cur.kk == 0 && cur.o.k0 + cur.o.w < K) {
+      kern_panel on = kern_panel_at(K, w.p, w.q, M, cur.o.k0 + cur.o.w);
+      post_outer(&w, &on, 1 - cur.slot);
+    }
+    hs_wait(&w, 2 * OVL_LANES_MAX, w.irq[r]);
+    hs_step nxt;
+    int more = next_step(&w, &cur, &nxt);
+    w.defer = 0, w.dslot = 1 - r;
+    if (more && w.la) {
+      if (nxt.kk == 0) hs_progress_reqs(&w, 2 * OVL_LANES_MAX, w.orq); /* it opens the next outer panel */
+      if (nxt.kk > 0 || hs_outer_arrived(&w)) post_inner(&w, &nxt, 1 - r);
+      else w.defer = 1, w.dstep = nxt;
+    }
+    OVL_TRACE_END("hsumma.wait", 0);
+    double tm = ovl_time();
+    st.t_comm += tm - tc;
+    OVL_TRACE_BEGIN("hsumma.dgemm");
+    ovl_i_kern_dgemm_fn(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), cur.ww, alpha, w.ap[cur.slot] + cur.kk * w.ma,
+                        w.ma > 0 ? w.ma : 1, w.bbuf[cur.slot] + cur.kk * w.nb, cur.ww, ovl_dmat_data(C), ovl_dmat_ld(C),
+                        more && w.la ? hs_progress : NULL, &w);
+    OVL_TRACE_END("hsumma.dgemm", 0);
+    double tg = ovl_time();
+    st.t_comp += tg - tm;
+    st.steps++;
+    if (!more) break;
+    OVL_TRACE_BEGIN("hsumma.wait");
+    if (w.la && w.defer) { /* the next outer panel had not arrived during the dgemm */
+      hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
+      post_inner(&w, &nxt, 1 - r);
+      w.defer = 0;
+    } else if (!w.la) {
+      if (nxt.kk == 0) {
+        post_outer(&w, &nxt.o, 0);
+        hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
+      }
+      post_inner(&w, &nxt, 0);
+    }
+    OVL_TRACE_END("hsumma.wait", 0);
+    st.t_comm += ovl_time() - tg;
+    cur = nxt;
+  }
+  for (int s = 0; s < 2; s++) ovl_free(&w.abuf[s]), ovl_free(&w.bbuf[s]);
   st.t_total = ovl_time() - t0;
   if (stats) *stats = st;
   return OVL_OK;

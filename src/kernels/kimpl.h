@@ -19,6 +19,32 @@ void ovl_i_kern_scale(ovl_dmat C, double beta);
  * progressed between chunks. LOCAL. */
 void ovl_i_kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
                       int64_t ldb, double *c, int64_t ldc, int nreq, ovl_req *reqs);
+/* The same product; when progress is given it runs in the same column chunks
+ * and progress(ctx) is called between them (for progress that does more than
+ * test requests: HSUMMA posts a broadcast once another one has arrived).
+ * LOCAL. */
+void ovl_i_kern_dgemm_fn(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
+                         int64_t ldb, double *c, int64_t ldc, void (*progress)(void *ctx), void *ctx);
+
+/* One panel of SUMMA and HSUMMA (HSUMMA's outer panel): global inner indices
+ * [k0, k0 + w), w <= width, inside one block of A's columns (process column
+ * jA of q) and one block of B's rows (process row iB of p). LOCAL. */
+typedef struct kern_panel {
+  int64_t k0, w;
+  int jA, iB;
+} kern_panel;
+static inline kern_panel kern_panel_at(int64_t K, int p, int q, int64_t width, int64_t k0) {
+  kern_panel pn;
+  pn.k0 = k0;
+  pn.jA = ovl_block_owner(K, q, k0);
+  pn.iB = ovl_block_owner(K, p, k0);
+  int64_t k1 = k0 + width, aend = ovl_block_off(K, q, pn.jA) + ovl_block_len(K, q, pn.jA);
+  int64_t bend = ovl_block_off(K, p, pn.iB) + ovl_block_len(K, p, pn.iB);
+  if (k1 > aend) k1 = aend;
+  if (k1 > bend) k1 = bend;
+  pn.w = k1 - k0;
+  return pn;
+}
 
 /* C(m x n, ldc) = alpha * A(m x k, lda) * op(B) + beta * C, op(B) = B^T when
  * transb, in one call. Under SMPI both products inject 2mnk flops instead

@@ -34,11 +34,10 @@ int64_t ovl_mm_memory(const ovl_plan *plan, char transa, char transb, int64_t m,
     bytes += nbuf * (alloc_bytes(mi * b + 1) + alloc_bytes(nj * b + 1));
     break;
   }
-  case OVL_ALGO_HSUMMA: {
+  case OVL_ALGO_HSUMMA: { /* outer panels of A and B (two pairs with lookahead); sub-panels live in them */
     double M = (double)(plan->outer > 0 ? plan->outer : plan->b);
     if (M > (double)k && k > 0) M = (double)k;
-    if (b > M) b = M;
-    bytes += alloc_bytes(mi * M + 1) + alloc_bytes(M * nj + 1) + alloc_bytes(b * nj + 1);
+    bytes += (plan->lookahead ? 2 : 1) * (alloc_bytes(mi * M + 1) + alloc_bytes(M * nj + 1));
     break;
   }
   case OVL_ALGO_CANNON: /* double buffers once there is a second step */

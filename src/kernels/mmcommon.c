@@ -119,6 +119,17 @@ void ovl_i_kern_dgemm(int64_t m, int64_t n, int64_t k, double alpha, const doubl
   ovl_i_kern_gemm(sizeof(double), m, n, k, alpha, a, lda, b, ldb, c, ldc, nreq, reqs);
 }
 
+void ovl_i_kern_dgemm_fn(int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda, const double *b,
+                         int64_t ldb, double *c, int64_t ldc, void (*progress)(void *ctx), void *ctx) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  int64_t step = progress ? KERN_CHUNK : n;
+  for (int64_t j = 0; j < n; j += step) {
+    int64_t w = n - j < step ? n - j : step;
+    ovl_i_kern_gemm_one(sizeof(double), 0, m, w, k, alpha, a, lda, b + j * ldb, ldb, 1.0, c + j * ldc, ldc);
+    if (progress && j + w < n) progress(ctx);
+  }
+}
+
 void ovl_i_kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                          const double *b, int64_t ldb, double beta, double *c, int64_t ldc) {
   ovl_i_kern_gemm_one(sizeof(double), transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -11,26 +11,6 @@
 
 #include "kernels/kimpl.h"
 
-typedef struct panel {
-  int64_t k0, w;
-  int jA, iB;
-} panel;
-
-/* The panel starting at k0: width <= b, inside one block of A's columns and
- * one block of B's rows. */
-static panel panel_at(int64_t K, int p, int q, int64_t b, int64_t k0) {
-  panel pn;
-  pn.k0 = k0;
-  pn.jA = ovl_block_owner(K, q, k0);
-  pn.iB = ovl_block_owner(K, p, k0);
-  int64_t k1 = k0 + b, aend = ovl_block_off(K, q, pn.jA) + ovl_block_len(K, q, pn.jA);
-  int64_t bend = ovl_block_off(K, p, pn.iB) + ovl_block_len(K, p, pn.iB);
-  if (k1 > aend) k1 = aend;
-  if (k1 > bend) k1 = bend;
-  pn.w = k1 - k0;
-  return pn;
-}
-
 typedef struct summa_ws {
   ovl_dmat A, B;
   ovl_lanes row, col;
@@ -43,7 +23,7 @@ typedef struct summa_ws {
 } summa_ws;
 
 /* Post the broadcasts of panel pn into buffer slot s. */
-static void post_panel(summa_ws *w, const panel *pn, int s) {
+static void post_panel(summa_ws *w, const kern_panel *pn, int s) {
   ovl_dmat A = w->A, B = w->B;
   MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(A));
   for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w->rq[s][c] = OVL_REQ_NULL;
@@ -103,16 +83,16 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   }
   ovl_i_kern_scale(C, beta);
   int la = plan->lookahead != 0;
-  panel cur = {0, 0, 0, 0};
-  if (K > 0) cur = panel_at(K, w.p, w.q, b, 0), post_panel(&w, &cur, 0);
+  kern_panel cur = {0, 0, 0, 0};
+  if (K > 0) cur = kern_panel_at(K, w.p, w.q, b, 0), post_panel(&w, &cur, 0);
   for (int64_t t = 0; K > 0; t++) {
     int s = la ? (int)(t % 2) : 0;
     double tc = ovl_time();
     OVL_TRACE_BEGIN("summa.wait");
     wait_panel(&w, s);
-    panel nxt = {K, 0, 0, 0};
+    kern_panel nxt = {K, 0, 0, 0};
     int more = cur.k0 + cur.w < K;
-    if (more) nxt = panel_at(K, w.p, w.q, b, cur.k0 + cur.w);
+    if (more) nxt = kern_panel_at(K, w.p, w.q, b, cur.k0 + cur.w);
     if (more && la) post_panel(&w, &nxt, 1 - s);
     OVL_TRACE_END("summa.wait", 0);
     double tm = ovl_time();
