@@ -155,6 +155,41 @@ static void test_hsumma(void) {
   T_CHECK(!close_rel(h.total, s.total, 1e-6) && h.compute == s.compute, "hsumma G=4 differs in communication");
   c.G = 3;
   T_ERR(ovl_model_predict(&m, &c, &h), OVL_ERR_GRID);
+  /* hsumma.c at G = 1 is SUMMA with panel b, at G = P SUMMA with panel M,
+   * with and without lookahead, also when M is not b */
+  for (int la = 0; la < 2; la++)
+    for (int mb = 1; mb <= 2; mb++) {
+      ovl_plan sb = ovl_plan_default(OVL_ALGO_SUMMA, 4096, 16), sm = sb, hp = sb;
+      sb.b = 128, sm.b = 128 * mb, sb.lookahead = sm.lookahead = la;
+      hp.algo = OVL_ALGO_HSUMMA, hp.b = 128, hp.outer = 128 * mb, hp.lookahead = la;
+      ovl_model_cost pb, pm, p1, pp;
+      T_OK(ovl_model_predict(&m, &sb, &pb));
+      T_OK(ovl_model_predict(&m, &sm, &pm));
+      hp.G = 1;
+      T_OK(ovl_model_predict(&m, &hp, &p1));
+      hp.G = 16;
+      T_OK(ovl_model_predict(&m, &hp, &pp));
+      T_CHECK(close_rel(p1.total, pb.total, 1e-12) && close_rel(p1.latency, pb.latency, 1e-12),
+              "hsumma G=1 M=%d b lookahead %d: %g, summa b %g", mb, la, p1.total, pb.total);
+      T_CHECK(close_rel(pp.total, pm.total, 1e-12) && close_rel(pp.latency, pm.latency, 1e-12),
+              "hsumma G=P M=%d b lookahead %d: %g, summa M %g", mb, la, pp.total, pm.total);
+    }
+  /* lookahead is credited at G = 4 (hidden communication); M = 3b/2 adds a
+   * narrower sub-panel to every outer panel */
+  ovl_plan h4 = ovl_plan_default(OVL_ALGO_HSUMMA, 4096, 16);
+  h4.b = 128, h4.G = 4, h4.outer = 256;
+  ovl_model_cost off, on, r;
+  T_OK(ovl_model_predict(&m, &h4, &off));
+  h4.lookahead = 1;
+  T_OK(ovl_model_predict(&m, &h4, &on));
+  T_CHECK(on.total < off.total && on.latency == off.latency && on.bandwidth == off.bandwidth,
+          "hsumma G=4 lookahead %g vs %g", on.total, off.total);
+  T_CHECK(off.total - off.compute > 0, "hsumma G=4 communicates");
+  h4.lookahead = 0, h4.outer = 192;
+  T_OK(ovl_model_predict(&m, &h4, &r));
+  T_CHECK(r.latency > 0 && !close_rel(r.total, off.total, 1e-9), "hsumma G=4 M=192 b=128: %g", r.total);
+  h4.outer = 64; /* M < b */
+  T_ERR(ovl_model_predict(&m, &h4, &r), OVL_ERR_ARG);
 }
 
 static void test_algorithms(void) {

@@ -254,23 +254,43 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     }
     if (c.b < 1) return ovl_err_set(OVL_ERR_ARG, "model: panel width b must be >= 1, got %lld", (long long)c.b);
     double steps = ceil(n / c.b), ra = 8.0 * ceil(n / p) * c.b, rb = 8.0 * c.b * ceil(n / q);
-    if (c.algo == OVL_ALGO_SUMMA || c.G <= 1 || c.G == c.P) {
+    if (c.algo == OVL_ALGO_SUMMA) { /* A's and B's panels posted together, one step after the other */
       acc s = {0, 0};
       double per = coll(&s, m, OVL_MC_BCAST, q, ra, N, k) + coll(&s, m, OVL_MC_BCAST, p, rb, N, k);
       comm = steps * per, a.lat = steps * s.lat, a.bw = steps * s.bw;
-    } else {
-      int gI = 0, gJ = 0;
-      if (ovl_hgroups_auto_dims(p, q, c.G, &gI, &gJ) != OVL_OK)
-        return ovl_err_set(OVL_ERR_GRID, "model: G = %d groups do not tile the %d x %d grid", c.G, p, q);
-      int64_t M = c.outer > 0 ? c.outer : c.b;
-      double osteps = ceil(n / (double)M), oa = 8.0 * ceil(n / p) * M, ob = 8.0 * M * ceil(n / q);
-      acc o = {0, 0}, in = {0, 0};
-      double per_o = coll(&o, m, OVL_MC_BCAST, gJ, oa, N, k) + coll(&o, m, OVL_MC_BCAST, gI, ob, N, k);
-      double per_i = coll(&in, m, OVL_MC_BCAST, q / gJ, ra, N, k) + coll(&in, m, OVL_MC_BCAST, p / gI, rb, N, k);
-      comm = osteps * per_o + steps * per_i;
-      a.lat = osteps * o.lat + steps * in.lat, a.bw = osteps * o.bw + steps * in.bw;
+      total = c.lookahead ? overlap(comm, comp, steps) : comm + comp;
+      break;
     }
-    total = c.lookahead ? overlap(comm, comp, steps) : comm + comp;
+    /* HSUMMA (hsumma.c): per outer panel of width M, A's and B's panels go
+     * between groups (over J and I ranks), then its sub-panels of width b
+     * inside the groups (over q/J and p/I ranks); each level posts A and B
+     * together. G = 1 leaves the outer level empty, G = P the inner one:
+     * SUMMA with panel b or M. */
+    int gI = 0, gJ = 0, G = c.G > 0 ? c.G : 1;
+    if (c.groups_i >= 1 && c.groups_j >= 1 && c.groups_i * c.groups_j == G && p % c.groups_i == 0 &&
+        q % c.groups_j == 0)
+      gI = c.groups_i, gJ = c.groups_j;
+    else if (ovl_hgroups_auto_dims(p, q, G, &gI, &gJ) != OVL_OK)
+      return ovl_err_set(OVL_ERR_GRID, "model: G = %d groups do not tile the %d x %d grid", G, p, q);
+    int64_t M = c.outer > 0 ? c.outer : c.b;
+    if (M < c.b)
+      return ovl_err_set(OVL_ERR_ARG, "model: the outer block M = %lld must be >= the inner block b = %lld",
+                         (long long)M, (long long)c.b);
+    double osteps = ceil(n / (double)M), oa = 8.0 * ceil(n / p) * M, ob = 8.0 * M * ceil(n / q);
+    double full = floor((double)M / c.b), rest = (double)(M - (int64_t)full * c.b); /* sub-panels of an outer panel */
+    acc o = {0, 0}, in = {0, 0}, ir = {0, 0};
+    double per_o = coll(&o, m, OVL_MC_BCAST, gJ, oa, N, k) + coll(&o, m, OVL_MC_BCAST, gI, ob, N, k);
+    double per_i = coll(&in, m, OVL_MC_BCAST, q / gJ, ra, N, k) + coll(&in, m, OVL_MC_BCAST, p / gI, rb, N, k);
+    double per_r = rest > 0 ? coll(&ir, m, OVL_MC_BCAST, q / gJ, 8.0 * ceil(n / p) * rest, N, k) +
+                                  coll(&ir, m, OVL_MC_BCAST, p / gI, 8.0 * rest * ceil(n / q), N, k)
+                            : 0;
+    comm = osteps * (per_o + full * per_i + per_r);
+    a.lat = osteps * (o.lat + full * in.lat + ir.lat), a.bw = osteps * (o.bw + full * in.bw + ir.bw);
+    if (!c.lookahead) total = comm + comp;
+    else if (comm <= comp) /* hidden but the first outer panel and its first sub-panel */
+      total = comp + per_o + (full > 0 ? per_i : per_r);
+    else /* exposed: the compute after the last broadcast, one sub-panel's (one outer panel's when G = P) */
+      total = comm + comp / (p / gI > 1 || q / gJ > 1 ? osteps * (full + (rest > 0)) : osteps);
     break;
   }
   case OVL_ALGO_3D:

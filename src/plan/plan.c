@@ -299,8 +299,8 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
       {"groups", 'G', OVL_OPT_STRING, &v->groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL,
        0, -1},
       {"repl", 0, OVL_OPT_INT, &v->repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
-      {"lookahead", 0, OVL_OPT_FLAG, &v->lookahead, NULL, "SUMMA: next panel's broadcasts during this panel's dgemm",
-       NULL, 0, -1},
+      {"lookahead", 0, OVL_OPT_FLAG, &v->lookahead, NULL,
+       "SUMMA, HSUMMA: next panel's broadcasts during this panel's dgemm", NULL, 0, -1},
       {"bcast-alg", 0, OVL_OPT_CHOICE, &v->bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
   };
   int nt = gemm ? (int)(sizeof t / sizeof t[0]) : 6;
