@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The SMPI test of the suite (tests/smpi.cmake): configure and build the
-# library and ssc_sim with smpicc, then run 64 simulated ranks with the
-# products really computed and checked. Exit 77 (skip) without smpicc.
+# library, ssc_sim and ovl with smpicc, then run 64 simulated ranks with the
+# products really computed and checked, and 16 simulated ranks of `ovl gemm`
+# where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, with
+# and without lookahead. Exit 77 (skip) without smpicc.
 # usage: smpi/smpi_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 bld=$2
@@ -12,10 +14,39 @@ fi
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 cmake -S "$src" -B "$bld" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DOVL_SMPI=ON -DOVL_BUILD_TESTS=OFF >"$bld.log" 2>&1 ||
   { cat "$bld.log"; exit 1; }
-cmake --build "$bld" -j 2 --target ssc_sim >>"$bld.log" 2>&1 || { tail -50 "$bld.log"; exit 1; }
+cmake --build "$bld" -j 2 --target ssc_sim ovl >>"$bld.log" 2>&1 || { tail -50 "$bld.log"; exit 1; }
 export OVL_SMPI_FLOPS=real OVL_SMPI_PPN=4 OVL_SMPI_WORK=$bld/platforms OPENBLAS_NUM_THREADS=1
 out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 "$bld/ssc_sim" -n 150 --algo alg4,alg5 --ndup 1,3 --check --reps 1 2>&1) ||
   { echo "$out"; exit 1; }
 echo "$out"
 [ "$(echo "$out" | grep -c ' PASS$')" -eq 4 ] || { echo "smpi test: expected 4 PASS lines"; exit 1; }
 echo "smpi test: 64 simulated ranks: PASS"
+# HSUMMA at G = 1 (no outer level) and G = P (no inner level) does SUMMA's
+# communication: total and communication time within 5 % of SUMMA's (medians
+# of 3 repetitions after a warm-up; one rank per node).
+gemm=(gemm -n 512 -b 64 --backend own -i 3 -x 1 --no-blas-check --check)
+fail=0
+for la in "" --lookahead; do
+  ref=""
+  for algo in summa "hsumma -G 1" "hsumma -G 16"; do
+    # shellcheck disable=SC2086
+    line=$(cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 16 "$bld/ovl" "${gemm[@]}" --algo $algo $la 2>&1) ||
+      { echo "$line"; exit 1; }
+    line=$(echo "$line" | grep -E '^ +h?summa ') || { echo "smpi test: no result line for $algo $la"; exit 1; }
+    case "$line" in *PASS*) ;; *) echo "$line"; echo "smpi test: $algo $la: wrong product"; exit 1 ;; esac
+    read -r _ _ tmed _ _ _ comm _ <<<"$line"
+    if [ -z "$ref" ]; then
+      ref="$tmed $comm"
+      echo "smpi test: summa ${la:-(no lookahead)}: t_med $tmed s, comm $comm s"
+      continue
+    fi
+    read -r rt rc <<<"$ref"
+    verdict=$(awk -v t="$tmed" -v c="$comm" -v rt="$rt" -v rc="$rc" 'BEGIN {
+      a = t / rt; b = c / rc; ok = a >= 0.95 && a <= 1.05 && b >= 0.95 && b <= 1.05
+      printf "%s total/SUMMA %.3f comm/SUMMA %.3f", ok ? "ok" : "FAIL", a, b }')
+    echo "smpi test: $algo ${la:-(no lookahead)}: t_med $tmed s, comm $comm s: $verdict"
+    case "$verdict" in ok*) ;; *) fail=1 ;; esac
+  done
+done
+[ "$fail" -eq 0 ] || { echo "smpi test: HSUMMA at G = 1 or G = P is not within 5 % of SUMMA"; exit 1; }
+echo "smpi test: HSUMMA at G = 1 and G = 16 within 5 % of SUMMA: PASS"
