@@ -116,12 +116,14 @@ int main(int argc, char **argv) {
   T_OK(ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &g));
   int p0, q0;
   ovl_grid2d_dims(g, &p0, &q0);
-  /* the default grid: every I x J, every case, all 16 variants */
+  /* the default grid: every I x J with all 16 variants, two cases each in
+   * turn (every case meets lookahead off and on, both back ends and several
+   * N_DUP) */
   for (int gi = 1; gi <= p0; gi++)
     for (int gj = 1; gj <= q0; gj++) {
       if (p0 % gi || q0 % gj) continue;
       for (int v = 0; v < NVARIANTS; v++)
-        for (int c = 0; c < NCASES; c++) run_case(g, gi, gj, k_cases[c], v);
+        for (int c = 0; c < 2; c++) run_case(g, gi, gj, k_cases[(v + 3 * c) % NCASES], v);
     }
   for (int v = 0; v < NVARIANTS; v++) against_summa(g, v);
   refusals(g);

@@ -72,8 +72,13 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
 /* Hierarchical SUMMA (Quintin, Hasanov, Lastovetsky): the grid of A, B, C is
  * split into plan->groups_i x plan->groups_j groups. Panels of width
  * plan->outer travel between groups (outer row/column communicators), then
- * sub-panels of width plan->b inside each group. G = 1 and G = P are SUMMA.
- * COLLECTIVE over the grid's parent. */
+ * sub-panels of width plan->b inside each group; at each level A's and B's
+ * broadcasts are posted together, split over N_DUP lanes. With lookahead the
+ * next outer panel travels during the current one and step t+1's inner
+ * broadcasts during step t's dgemm (two buffer pairs). G = 1 and G = P
+ * communicate as SUMMA does with panel b and M. stats may be NULL.
+ * COLLECTIVE over the grid's parent. Errors (agreed): OVL_ERR_ARG (plan: b,
+ * N_DUP, M < b, groups that do not tile the grid), OVL_ERR_SIZE (shapes). */
 ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats);
 
