@@ -97,9 +97,24 @@ def make_df(mol, args):
     return with_df
 
 
+def occupied_factor(Do, nocc):
+    """C (n x nocc) with C C^T = Do, by pivoted Cholesky of the purified projector (n^2 nocc flops).
+
+    The SCF takes D = 2 X C C^T X^T and hands PySCF C as the occupied orbitals' factor, so that its
+    exchange build contracts over nocc orbitals (as PySCF does with its own orbitals) instead of all n."""
+    import scipy.linalg.lapack as lapack
+    L, piv, rank, info = lapack.dpstrf(Do, lower=1, tol=-1.0)
+    if info < 0 or rank < nocc:
+        raise RuntimeError(f"purified density of rank {rank} < nocc = {nocc}")
+    C = np.zeros((Do.shape[0], nocc))
+    C[piv - 1, :] = np.tril(L)[:, :nocc]
+    return C
+
+
 def scf_ovl(mol, lindep, args, comm, with_df=None):
     """Rank 0: (energy, iterations, t_purify, t_eigh, stats); other ranks: purify on request."""
     import scipy.linalg
+    from pyscf import lib
     rank = comm.Get_rank()
     if rank != 0:
         while comm.bcast(None, root=0):
@@ -144,7 +159,8 @@ def scf_ovl(mol, lindep, args, comm, with_df=None):
         Do, info = ovl.purify(Fo, nocc, comm=comm, method=args.method, bcast=False)
         t_pur += time.perf_counter() - t0
         stats.append(info)
-        dm = 2.0 * (X @ Do @ X.T)
+        C = X @ occupied_factor(Do, nocc)
+        dm = lib.tag_array(2.0 * (C @ C.T), mo_coeff=C, mo_occ=np.full(nocc, 2.0))
     comm.bcast(False, root=0)
     return dict(energy=e, converged=converged, iterations=it, t_purify=t_pur, t_eigh=t_eig, t_fock=t_fock,
                 purify_iterations=sum(s["iterations"] for s in stats), plan=stats[-1]["plan"] if stats else "",
