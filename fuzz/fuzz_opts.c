@@ -1,9 +1,10 @@
 /* Fuzz target: the command-line option parser (ovl_opts_parse,
- * ovl_parse_size, ovl_parse_dims; src/core/opts.c). The input is split at
+ * ovl_parse_size, ovl_parse_list, ovl_parse_dims; src/core/opts.c). The input is split at
  * NUL bytes into argv; the option table has every option type, with and
  * without bounds, short and long names. Properties checked beyond memory
  * safety: a successful parse leaves bounded values inside their bounds,
- * ranges with min <= max, choices from the list, --help text prints, and
+ * ranges with min <= max, lists within their bounds and capacity,
+ * choices from the list, --help text prints, and
  * an error message is not formatted over itself. */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t l = 0, lb = 5, sz = 0, szb = 64, range[2] = {1, 1};
   double d = 0;
   const char *str = NULL, *choice = "summa";
+  int64_t lv[8] = {1, 2, 4};
+  ovl_opt_list list = {lv, 8, 3};
   const ovl_opt opts[] = {
       {"flag", 'f', OVL_OPT_FLAG, &flag, NULL, "a flag", NULL, 0, -1},
       {"int", 'i', OVL_OPT_INT, &i, "I", "an int", NULL, 0, -1},
@@ -53,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       {"double", 'd', OVL_OPT_DOUBLE, &d, "X", "a double", NULL, 0, -1},
       {"string", 'S', OVL_OPT_STRING, &str, "T", "a string", NULL, 0, -1},
       {"algo", 'a', OVL_OPT_CHOICE, &choice, "A", "a choice", k_choices, 0, -1},
+      {"list", 'l', OVL_OPT_LIST, &list, "LIST", "a bounded list", NULL, 1, 64},
       {NULL, 'x', OVL_OPT_INT, &i, "X", "short only", NULL, 0, 10},
   };
   const int nopts = (int)(sizeof opts / sizeof opts[0]);
@@ -66,6 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(sz >= 0 && szb >= 1 && szb <= ((int64_t)1 << 40));
     FUZZ_ASSERT(range[0] >= 1 && range[0] <= range[1] && range[1] <= ((int64_t)1 << 30));
     FUZZ_ASSERT(d == d);
+    FUZZ_ASSERT(list.n >= 1 && list.n <= 8);
+    for (int k = 0; k < list.n; k++) FUZZ_ASSERT(lv[k] >= 1 && lv[k] <= 64);
     int known = 0;
     for (const char *const *c = k_choices; *c; c++) known |= *c == choice;
     FUZZ_ASSERT(known);
@@ -86,6 +92,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (argc > 1) {
     int64_t v = -1;
     if (ovl_parse_size(argv[1], &v) == OVL_OK) FUZZ_ASSERT(v >= 0);
+    int64_t lst[4];
+    int nl = -1;
+    if (ovl_parse_list(argv[1], 0, 100, lst, 4, &nl) == OVL_OK) {
+      FUZZ_ASSERT(nl >= 1 && nl <= 4);
+      for (int k = 0; k < nl; k++) FUZZ_ASSERT(lst[k] >= 0 && lst[k] <= 100);
+    } else {
+      FUZZ_ASSERT(nl == -1);
+    }
     int dims[3] = {0, 0, 0}, nd = 0;
     if (ovl_parse_dims(argv[1], dims, &nd) == OVL_OK) {
       FUZZ_ASSERT(nd >= 1 && nd <= 3);

@@ -2,9 +2,10 @@
  * collective bandwidth, NBC overlap and NBC-Eff, progress, SymmSquareCube
  * (against a run of ovl_ssc_run of our own) and the machine measurement
  * (accepted by ovl_model_predict); bad parameters give the same error on
- * every rank. Small sizes and few repetitions: this checks the records, not
- * the machine. */
+ * every rank; the printers' tables and records of hand-made results. Small
+ * sizes and few repetitions: this checks the records, not the machine. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ovl/ovl.h"
@@ -373,12 +374,191 @@ static void test_progress_callback(void) {
   T_CHECK(rep.done == 2 && rep.on == 0, "reporter done %d", rep.done);
 }
 
+/* ---- the printers: hand-made results, the tables' lines and the records' keys ---- */
+
+/* What a printer wrote, read back from a temporary file (static buffer). */
+static char g_text[16384];
+static const char *printed(FILE *f) {
+  rewind(f);
+  size_t len = fread(g_text, 1, sizeof g_text - 1, f);
+  g_text[len] = '\0';
+  fclose(f);
+  return g_text;
+}
+
+/* Lines that start with `prefix`. */
+static int count_lines(const char *text, const char *prefix) {
+  int n = 0;
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+    n += strncmp(l, prefix, strlen(prefix)) == 0;
+  return n;
+}
+
+/* Line k (from 0) of text parsed as JSON into doc. */
+static ovl_err json_line(const char *text, int k, ovl_json *doc) {
+  const char *l = text;
+  for (int i = 0; i < k && l; i++) l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL;
+  if (!l || !*l) return ovl_err_set(OVL_ERR_ARG, "no line %d", k);
+  const char *e = strchr(l, '\n');
+  return ovl_json_parse(l, e ? (size_t)(e - l) : strlen(l), "record", "printed", doc);
+}
+
+static ovl_stats mkstats(double t) { return (ovl_stats){.min = t, .median = 2 * t, .max = 3 * t, .count = 3}; }
+
+static void test_print(void) {
+  const ovl_bench_print_opts table = {.header = 1}, quiet = {.header = 0}, json = {.json = 1};
+  ovl_json d;
+  double v;
+  char str[64];
+  /* ping-pong: rows on a line t = 1e-6 + 1e-9 s, so the fit is exact */
+  ovl_bench_pingpong_params pp = ovl_bench_pingpong_default();
+  ovl_bench_pingpong_row prow[3];
+  for (int k = 0; k < 3; k++) {
+    prow[k].bytes = (int64_t)1024 << (2 * k), prow[k].iters = 10, prow[k].window = 0;
+    double t = 1e-6 + 1e-9 * (double)prow[k].bytes;
+    prow[k].st = (ovl_stats){.min = t, .median = t, .max = t, .count = 10};
+  }
+  ovl_bench_pingpong_result pr = {.ranks = 2, .pairs = 1, .half = 1, .nrows = 3, .rows = prow};
+  ovl_bench_fit f;
+  T_OK(ovl_bench_pingpong_fit(prow, 3, 0, 0, 1, &f));
+  T_CHECK(f.status == 0 && f.absolute == 1 && fabs(f.beta - 1e-9) < 1e-12, "exact fit: %d %g", f.status, f.beta);
+  FILE *o = tmpfile();
+  ovl_bench_print_opts full = table;
+  full.full = 1;
+  T_OK(ovl_bench_pingpong_print(o, &pp, &pr, &f, &full));
+  const char *t = printed(o);
+  T_CHECK(count_lines(t, "# ovl bench pingpong: 2 ranks, 1 pair ") == 1 && count_lines(t, "# MPI: ") == 1 &&
+              count_lines(t, "# Hockney fit (ordinary least squares over 3 sizes)") == 1 && count_lines(t, "  ") == 3 &&
+              strstr(t, "t_min(us)") != NULL,
+          "pingpong table:\n%s", t);
+  o = tmpfile();
+  T_OK(ovl_bench_pingpong_print(o, &pp, &pr, &f, &quiet));
+  t = printed(o);
+  T_CHECK(count_lines(t, "# ") == 1 && count_lines(t, "  ") == 3 && !strstr(t, "t_min(us)"), "quiet:\n%s", t);
+  o = tmpfile();
+  f.status = 2; /* a failed fit: its values are null */
+  T_OK(ovl_bench_pingpong_print(o, &pp, &pr, &f, &json));
+  t = printed(o);
+  T_CHECK(count_lines(t, "{\"type\":\"pingpong\"") == 3, "pingpong records:\n%s", t);
+  if (json_line(t, 2, &d) == OVL_OK) {
+    T_OK(ovl_json_num(&d, d.root, "bytes", &v));
+    T_CHECK(v == 16384, "last row's bytes %g", v);
+    T_CHECK(strstr(t, "\"alpha\":null,\"beta\":null") != NULL, "the values of a failed fit are null");
+    T_OK(ovl_json_str(&d, d.root, "fit", str, sizeof str));
+    T_CHECK(strcmp(str, "abs") == 0, "fit '%s'", str);
+    ovl_json_free(&d);
+  } else T_CHECK(0, "pingpong record does not parse: %s", ovl_errmsg());
+  T_ERR(ovl_bench_pingpong_print(NULL, &pp, &pr, &f, &json), OVL_ERR_ARG);
+  FILE *dev_full = fopen("/dev/full", "w");
+  if (dev_full) {
+    setvbuf(dev_full, NULL, _IONBF, 0);
+    T_ERR(ovl_bench_pingpong_print(dev_full, &pp, &pr, &f, &json), OVL_ERR_IO);
+    fclose(dev_full);
+  }
+
+  /* collectives: a case's times under its key; the timeline named at the end */
+  ovl_bench_coll_params cp = ovl_bench_coll_default();
+  cp.timeline = "tl", cp.cache_bytes = 0;
+  ovl_bench_coll_row crow[2];
+  for (int k = 0; k < 2; k++) {
+    crow[k].bytes = 64 << k;
+    for (int c = 0; c < OVL_BENCH_NCASES; c++) crow[k].st[c] = mkstats(1e-6 * (c + 1)), crow[k].bw[c] = 1e6 * (c + 1);
+  }
+  ovl_bench_coll_result cr = {.ranks = 4, .ppn = 2, .p = 2, .ndup = 4, .nrows = 2, .timeline_bytes = 128, .rows = crow};
+  o = tmpfile();
+  T_OK(ovl_bench_coll_print(o, &cp, &cr, &table));
+  t = printed(o);
+  T_CHECK(count_lines(t, "# ovl bench coll: bcast, 4 ranks = 2 nodes x 2 ppn (ppn: explicit)") == 1 &&
+              count_lines(t, "  ") == 2 && count_lines(t, "# timeline: 3 repetitions of each case at 128 B") == 1 &&
+              count_lines(t, "# buffers: one send and one receive buffer") == 1,
+          "coll table:\n%s", t);
+  o = tmpfile();
+  T_OK(ovl_bench_coll_print(o, &cp, &cr, &json));
+  t = printed(o);
+  T_CHECK(count_lines(t, "{\"type\":\"coll\"") == 2 && !strstr(t, "timeline"), "coll records:\n%s", t);
+  if (json_line(t, 1, &d) == OVL_OK) {
+    const cJSON *ppn = ovl_json_find(d.root, "ppn_overlap", NULL);
+    T_CHECK(ppn != NULL, "ppn_overlap");
+    T_OK(ovl_json_num(&d, ppn, "t_median", &v));
+    T_CHECK(v == 6e-6, "ppn t_median %g", v);
+    T_OK(ovl_json_num(&d, ppn, "bw_MBps", &v));
+    T_CHECK(fabs(v - 3) < 1e-12, "ppn bw %g MB/s", v);
+    T_OK(ovl_json_str(&d, d.root, "alg", str, sizeof str));
+    T_CHECK(strcmp(str, "auto") == 0, "alg '%s'", str);
+    ovl_json_free(&d);
+  } else T_CHECK(0, "coll record does not parse: %s", ovl_errmsg());
+
+  /* nbc: only the measures asked for */
+  ovl_bench_nbc_params np = ovl_bench_nbc_default();
+  np.modes = OVL_BENCH_OSU | OVL_BENCH_EFF;
+  ovl_bench_nbc_row nrow = {.bytes = 8, .osu_pure = 1e-6, .eff_speedup = 1.5};
+  ovl_bench_nbc_result nr = {.ranks = 2, .nrows = 1, .eff_calls = 7, .rows = &nrow};
+  o = tmpfile();
+  T_OK(ovl_bench_nbc_print(o, &np, &nr, &table));
+  t = printed(o);
+  T_CHECK(strstr(t, "osu_pure") && strstr(t, "eff_comm") && !strstr(t, "imb_pure") &&
+              count_lines(t, "# eff: fixed computation 1000.0 us = 7 kernel calls") == 1,
+          "nbc table:\n%s", t);
+  o = tmpfile();
+  T_OK(ovl_bench_nbc_print(o, &np, &nr, &json));
+  t = printed(o);
+  if (json_line(t, 0, &d) == OVL_OK) {
+    const cJSON *eff = ovl_json_find(d.root, "eff", NULL);
+    T_CHECK(ovl_json_find(d.root, "osu", NULL) && eff && !ovl_json_find(d.root, "imb", NULL), "nbc parts:\n%s", t);
+    T_OK(ovl_json_num(&d, eff, "speedup", &v));
+    T_CHECK(v == 1.5, "eff speedup %g", v);
+    ovl_json_free(&d);
+  } else T_CHECK(0, "nbc record does not parse: %s", ovl_errmsg());
+
+  /* progress: a row per back end */
+  ovl_bench_progress_params gp = ovl_bench_progress_default();
+  ovl_bench_progress_result gr = {.ranks = 2};
+  gr.rows[0].backend = OVL_BACKEND_MPI, gr.rows[1].backend = OVL_BACKEND_OWN;
+  o = tmpfile();
+  T_OK(ovl_bench_progress_print(o, &gp, &gr, &table));
+  t = printed(o);
+  T_CHECK(count_lines(t, "  mpi ") == 1 && count_lines(t, "  own ") == 1 && strstr(t, "(own: auto)"),
+          "progress table:\n%s", t);
+  o = tmpfile();
+  T_OK(ovl_bench_progress_print(o, &gp, &gr, &json));
+  t = printed(o);
+  T_CHECK(count_lines(t, "{\"type\":\"progress\",\"schema\":1,\"backend\":\"own\"") == 1, "progress records:\n%s", t);
+
+  /* SymmSquareCube: checks and the speedup over alg4 */
+  ovl_bench_ssc_params sp = ovl_bench_ssc_default();
+  ovl_bench_ssc_row srow[2] = {{.alg = OVL_ALGO_SSC4, .ndup = 1, .st = mkstats(2), .relerr = 1e-14},
+                               {.alg = OVL_ALGO_SSC5, .ndup = 2, .st = mkstats(1), .relerr = 1e-3}};
+  ovl_bench_ssc_result sr = {.ranks = 8, .nrows = 2, .nfailed = 1, .cube_s = 2, .rows = srow};
+  o = tmpfile();
+  T_OK(ovl_bench_ssc_print(o, &sp, &sr, &table));
+  t = printed(o);
+  T_CHECK(count_lines(t, "  alg4 ") == 1 && count_lines(t, "  alg5 ") == 1 && strstr(t, " 2.000 ") &&
+              strstr(t, "FAIL") && strstr(t, "PASS") && strstr(t, "grids 2x2x2 (alg3-5) and - (alg6)"),
+          "ssc table:\n%s", t);
+  o = tmpfile();
+  T_OK(ovl_bench_ssc_print(o, &sp, &sr, &json));
+  t = printed(o);
+  if (json_line(t, 1, &d) == OVL_OK) {
+    T_OK(ovl_json_num(&d, d.root, "speedup_vs_alg4", &v));
+    T_CHECK(v == 2, "speedup %g", v);
+    T_OK(ovl_json_str(&d, d.root, "check", str, sizeof str));
+    T_CHECK(strcmp(str, "FAIL") == 0, "check '%s'", str);
+    ovl_json_free(&d);
+  } else T_CHECK(0, "ssc record does not parse: %s", ovl_errmsg());
+  sr.rows = srow + 1, sr.nrows = 1; /* no alg4: no speedup */
+  o = tmpfile();
+  T_OK(ovl_bench_ssc_print(o, &sp, &sr, &json));
+  t = printed(o);
+  T_CHECK(strstr(t, "\"speedup_vs_alg4\":null") != NULL, "ssc without alg4:\n%s", t);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_P);
   test_sizes();
   test_fit();
+  test_print();
   if (g_P >= 2) {
     test_pingpong();
     test_coll();

@@ -113,6 +113,68 @@ static void test_opts(void) {
   }
 }
 
+/* OVL_OPT_LIST and ovl_parse_list: values, sizes, ranges; every bad input refused with the
+ * list left as it was */
+static void test_opts_list(void) {
+  int64_t v[4] = {1, 2, 4, 0}, big[8];
+  ovl_opt_list l = {v, 4, 3};
+  const ovl_opt o[] = {{"ndup", 'd', OVL_OPT_LIST, &l, NULL, "lanes", NULL, 1, 64}};
+  char *ok1[] = {"p", "-d", "1-3,8"};
+  T_OK(ovl_opts_parse(o, 1, 3, ok1, 1, NULL));
+  T_CHECK(l.n == 4 && v[0] == 1 && v[1] == 2 && v[2] == 3 && v[3] == 8, "1-3,8 -> n %d", l.n);
+  char *ok2[] = {"p", "--ndup=6"};
+  T_OK(ovl_opts_parse(o, 1, 2, ok2, 1, NULL));
+  T_CHECK(l.n == 1 && v[0] == 6, "6 -> n %d v %lld", l.n, (long long)v[0]);
+  const char *bad[] = {"",          ",",   "1,,2", "1,2,", ",1",  "0",  "65",
+                       "1,x",       "3-1", "1-",   "-2",   "1-5", "2K", "99999999999999999999",
+                       "1,2,3,4,5", "1--2"};
+  const char *why[] = {"empty",   "empty",      "item 2 is empty", "trailing", "item 1 is empty", "outside",
+                       "outside", "not a size", "descends",        "",         "negative",        "more than 4",
+                       "outside", "",           "more than 4",     ""};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char *av[] = {"p", "-d", (char *)bad[k]};
+    T_ERR(ovl_opts_parse(o, 1, 3, av, 1, NULL), OVL_ERR_ARG);
+    T_CHECK(strstr(ovl_errmsg(), "-d/--ndup") != NULL && strstr(ovl_errmsg(), why[k]) != NULL, "'%s': %s", bad[k],
+            ovl_errmsg());
+    T_CHECK(l.n == 1 && v[0] == 6, "'%s' left the list as it was (n %d)", bad[k], l.n);
+  }
+  /* sizes with suffixes, no bounds; an overflowing size; counting without out */
+  int n = -1;
+  T_OK(ovl_parse_list("4K,1M-1M,3", 0, -1, big, 8, &n));
+  T_CHECK(n == 3 && big[0] == 4096 && big[1] == 1048576 && big[2] == 3, "sizes n %d", n);
+  T_ERR(ovl_parse_list("1,16G000", 0, -1, big, 8, &n), OVL_ERR_ARG);
+  T_ERR(ovl_parse_list("99999999999G", 0, -1, big, 8, &n), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "too large") != NULL, "overflow: %s", ovl_errmsg());
+  T_ERR(ovl_parse_list("0-9223372036854775807", 0, -1, big, 8, &n), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "more than 8") != NULL, "huge range: %s", ovl_errmsg());
+  T_OK(ovl_parse_list("1-6", 1, 6, NULL, 6, &n));
+  T_CHECK(n == 6, "count only: %d", n);
+  /* --help names the type, its capacity and the default list */
+  char buf[512] = "";
+  FILE *f = tmpfile();
+  T_CHECK(f != NULL, "tmpfile");
+  if (f) {
+    ovl_opts_help(f, "usage", o, 1);
+    rewind(f);
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    T_CHECK(strstr(buf, "-d, --ndup LIST") != NULL && strstr(buf, "at most 4 values") != NULL &&
+                strstr(buf, "[default: 6]") != NULL,
+            "help: %s", buf);
+  }
+  l.n = 3, v[0] = 1, v[1] = 2, v[2] = 4;
+  f = tmpfile();
+  if (f) {
+    ovl_opts_help(f, "usage", o, 1);
+    rewind(f);
+    size_t len = fread(buf, 1, sizeof buf - 1, f);
+    buf[len] = '\0';
+    fclose(f);
+    T_CHECK(strstr(buf, "[default: 1,2,4]") != NULL, "help default list: %s", buf);
+  }
+}
+
 static void test_blocks_stats(void) {
   /* the partition covers [0, n) exactly, sizes differ by <= 1, owner agrees */
   int64_t ns[] = {0, 1, 2, 7, 13, 100, 101};
@@ -207,6 +269,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_agree();
   test_opts();
+  test_opts_list();
   test_blocks_stats();
   test_iroots();
   test_backend_names();

@@ -39,6 +39,11 @@ const char *ovl_algo_name(ovl_algo a);
  * parsed here: it is a planner constraint). OVL_ERR_ARG naming the valid
  * names otherwise. LOCAL. */
 ovl_err ovl_algo_parse(const char *name, ovl_algo *out);
+/* A comma-separated list of algorithm names ("alg3,alg5") into out[0..cap-1]
+ * and *n. LOCAL. Errors: OVL_ERR_ARG (an empty list or item, a trailing
+ * comma, an unknown name, more than cap names), naming the list; out may
+ * then be partly written, *n is not. */
+ovl_err ovl_algo_parse_list(const char *list, ovl_algo *out, int cap, int *n);
 /* The family of an algorithm. LOCAL. */
 ovl_family ovl_algo_family(ovl_algo a);
 /* 1 for the 3D-grid algorithms (3D, 2.5D and every SymmSquareCube one). LOCAL. */

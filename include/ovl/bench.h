@@ -20,6 +20,7 @@
 #define OVL_BENCH_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ovl/comm.h"
 #include "ovl/core.h"
@@ -148,6 +149,7 @@ ovl_err ovl_bench_pingpong_free(ovl_bench_pingpong_result *res);
 typedef struct ovl_bench_fit {
   double alpha, beta, n_half; /* s, s/B, B */
   int nfit, status;
+  int absolute; /* the weighting asked for: 1 ordinary, 0 relative least squares */
 } ovl_bench_fit;
 ovl_err ovl_bench_pingpong_fit(const ovl_bench_pingpong_row *rows, int nrows, int64_t lo, int64_t hi, int absolute,
                                ovl_bench_fit *fit);
@@ -322,8 +324,12 @@ typedef struct ovl_bench_ssc_row {
   double trace2, trace3;          /* traces of D^2 and D^3 (checked runs; else 0) */
 } ovl_bench_ssc_row;
 
+/* The relative error above which a row of ovl_bench_ssc fails its check. */
+#define OVL_BENCH_SSC_TOL 1e-10
+
 typedef struct ovl_bench_ssc_result {
   int ranks, nrows;
+  int nfailed;          /* rows whose check failed (relerr > OVL_BENCH_SSC_TOL) */
   int cube_s, s25, c25; /* the grids used (0: none) */
   ovl_bench_ssc_row *rows;
 } ovl_bench_ssc_result;
@@ -377,5 +383,40 @@ ovl_bench_machine_params ovl_bench_machine_default(void);
  * slowest rank's dgemm rate. COLLECTIVE over p->comm. Errors: OVL_ERR_ARG
  * (fewer than 2 ranks, bad counts), OVL_ERR_NOMEM. */
 ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, double *gflops);
+
+/* ---- printing -------------------------------------------------------------------
+ * A result as the `ovl bench` commands print it: the OSU-style table
+ * (docs/style.md, rule 10: '#' header lines naming the benchmark, the ranks,
+ * the parameters and the MPI library, then fixed columns; times in the
+ * columns' units) or one JSON record per row (ovl/record.h; the types are
+ * listed in docs/cli.md). p is what the benchmark ran with, res its result.
+ * The printers are LOCAL and write to out only: call them on the rank that
+ * prints (rank 0), after the benchmark. Errors: those of the record writer
+ * (OVL_ERR_IO, OVL_ERR_NOMEM), OVL_ERR_ARG (a NULL argument). */
+typedef struct ovl_bench_print_opts {
+  int json;             /* one record per row instead of the table */
+  int header;           /* the table's '#' header lines (0: column names and rows only, as --quiet) */
+  int full;             /* pingpong, coll, nbc: the extra columns (min/max times, counts, post and wait) */
+  int cache_capped;     /* pingpong, coll: the cache_bytes default was lowered to fit memory (said in the header) */
+  const char *alg;      /* coll, nbc: the own back end's algorithm as named (NULL: "auto") */
+  const char *ppn_from; /* coll: where ppn came from (NULL: "explicit") */
+} ovl_bench_print_opts;
+
+/* fit: the Hockney fit printed beside the rows (ovl_bench_pingpong_fit). */
+ovl_err ovl_bench_pingpong_print(FILE *out, const ovl_bench_pingpong_params *p, const ovl_bench_pingpong_result *res,
+                                 const ovl_bench_fit *fit, const ovl_bench_print_opts *po);
+/* With p->timeline, a last header line names the timeline's files. */
+ovl_err ovl_bench_coll_print(FILE *out, const ovl_bench_coll_params *p, const ovl_bench_coll_result *res,
+                             const ovl_bench_print_opts *po);
+/* The measures of p->modes only. */
+ovl_err ovl_bench_nbc_print(FILE *out, const ovl_bench_nbc_params *p, const ovl_bench_nbc_result *res,
+                            const ovl_bench_print_opts *po);
+/* One row per back end. */
+ovl_err ovl_bench_progress_print(FILE *out, const ovl_bench_progress_params *p, const ovl_bench_progress_result *res,
+                                 const ovl_bench_print_opts *po);
+/* One row per configuration, with its check (PASS/FAIL) and the speedup over
+ * alg4's median (0 in the table, null in the records, without alg4). */
+ovl_err ovl_bench_ssc_print(FILE *out, const ovl_bench_ssc_params *p, const ovl_bench_ssc_result *res,
+                            const ovl_bench_print_opts *po);
 
 #endif

@@ -204,6 +204,13 @@ static inline int ovl_block_owner(int64_t n, int p, int64_t g) {
 /* Library version string. LOCAL. */
 const char *ovl_version(void);
 
+/* The MPI library in use as one line for headers and records (the first
+ * line of MPI_Get_library_version, cut at a comma past its first 8
+ * characters; control characters, quotes and backslashes become spaces)
+ * into buf (n bytes; MPI_MAX_LIBRARY_VERSION_STRING holds it). LOCAL.
+ * Errors: OVL_ERR_ARG (buf NULL or n == 0), OVL_ERR_MPI. */
+ovl_err ovl_mpi_library(char *buf, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

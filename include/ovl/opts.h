@@ -15,16 +15,26 @@ extern "C" {
 #endif
 
 typedef enum ovl_opt_type {
-  OVL_OPT_FLAG,       /* int*: set to 1 when present */
-  OVL_OPT_INT,        /* int* */
-  OVL_OPT_I64,        /* int64_t* */
-  OVL_OPT_DOUBLE,     /* double*: a finite number (inf and nan are refused) */
-  OVL_OPT_SIZE,       /* int64_t*: integer with optional K/M/G suffix (powers of 2) */
-  OVL_OPT_RANGE,      /* int64_t[2]: "min:max" sizes, or one size for both */
-  OVL_OPT_STRING,     /* const char**: points into argv; never empty */
-  OVL_OPT_CHOICE,     /* const char**: one of choices[] (NULL-terminated) */
-  OVL_OPT_INT_OR_AUTO /* int*: an integer in [min, max], or "auto" (stored as OVL_OPT_AUTO) */
+  OVL_OPT_FLAG,        /* int*: set to 1 when present */
+  OVL_OPT_INT,         /* int* */
+  OVL_OPT_I64,         /* int64_t* */
+  OVL_OPT_DOUBLE,      /* double*: a finite number (inf and nan are refused) */
+  OVL_OPT_SIZE,        /* int64_t*: integer with optional K/M/G suffix (powers of 2) */
+  OVL_OPT_RANGE,       /* int64_t[2]: "min:max" sizes, or one size for both */
+  OVL_OPT_STRING,      /* const char**: points into argv; never empty */
+  OVL_OPT_CHOICE,      /* const char**: one of choices[] (NULL-terminated) */
+  OVL_OPT_INT_OR_AUTO, /* int*: an integer in [min, max], or "auto" (stored as OVL_OPT_AUTO) */
+  OVL_OPT_LIST         /* ovl_opt_list*: a list of sizes, "1,2,4" or "1-6" (see ovl_parse_list) */
 } ovl_opt_type;
+
+/* The destination of an OVL_OPT_LIST option: the caller's array v of cap
+ * entries and the count n. The default is what v[0..n-1] holds before the
+ * parse; a value given replaces the whole list, and a refused value leaves
+ * v and n as they were. */
+typedef struct ovl_opt_list {
+  int64_t *v;
+  int cap, n;
+} ovl_opt_list;
 
 /* What OVL_OPT_INT_OR_AUTO stores for "auto" (the planner's OVL_AUTO). */
 #define OVL_OPT_AUTO (-1)
@@ -37,7 +47,7 @@ typedef struct ovl_opt {
   const char *metavar; /* shown in --help, e.g. "N" */
   const char *help;    /* one line; NULL: an alias (another name of an option listed), left out of --help */
   const char *const *choices;
-  int64_t min, max; /* bounds for INT/I64/SIZE/RANGE when min <= max */
+  int64_t min, max; /* bounds for INT/I64/SIZE/RANGE/LIST (each value) when min <= max */
 } ovl_opt;
 
 /* Parse argv[first..argc-1] against opts[0..nopts-1]. given[k] (may be NULL,
@@ -64,6 +74,16 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
 /* Parse a size "4096", "4K", "64M", "1G", "8KiB" into bytes/elements.
  * LOCAL. */
 ovl_err ovl_parse_size(const char *s, int64_t *out);
+
+/* Parse a comma-separated list of sizes (each as ovl_parse_size: "4K" is
+ * 4096) and ascending ranges A-B (every integer from A to B: "1-6"), e.g.
+ * "1,2,4", "1-3,8", "4K,64K". Every value must lie in [lo, hi] (when lo <=
+ * hi), and there may be at most cap of them; out (may be NULL: count only)
+ * receives them in order and *n the count. LOCAL. Errors: OVL_ERR_ARG (an
+ * empty list or item, a trailing comma, a value that is not a size, a range
+ * that descends, a value out of bounds, more than cap values), naming the
+ * offending item; out and *n are then left as they were. */
+ovl_err ovl_parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int cap, int *n);
 
 /* Parse "PxQ" or "PxQxR" into dims (ndims returned; dims[k] > 0). LOCAL. */
 ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims);

@@ -157,7 +157,7 @@ ovl_err ovl_bench_pingpong(const ovl_bench_pingpong_params *p, ovl_bench_pingpon
 ovl_err ovl_bench_pingpong_fit(const ovl_bench_pingpong_row *rows, int nrows, int64_t lo, int64_t hi, int absolute,
                                ovl_bench_fit *fit) {
   memset(fit, 0, sizeof *fit);
-  fit->status = 1;
+  fit->status = 1, fit->absolute = absolute != 0;
   double *fs = calloc((size_t)(nrows > 0 ? nrows : 1), sizeof *fs),
          *ft = calloc((size_t)(nrows > 0 ? nrows : 1), sizeof *ft);
   int n = 0;

@@ -266,6 +266,7 @@ ovl_err ovl_bench_ssc(const ovl_bench_ssc_params *p, ovl_bench_ssc_result *res) 
     if (!rc) rc = MPI_Bcast(v, 3, MPI_DOUBLE, 0, comm) == MPI_SUCCESS ? OVL_OK : OVL_ERR_MPI;
     r->relerr = v[0], r->trace2 = v[1], r->trace3 = v[2];
     r->gflops = r->st.median > 0 ? flops / r->st.median * 1e-9 : 0;
+    res->nfailed += !(r->relerr <= OVL_BENCH_SSC_TOL); /* -1: not checked */
   }
   if (!rc) {
     res->ranks = P, res->nrows = ncfg, res->rows = rows;

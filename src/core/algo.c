@@ -1,6 +1,7 @@
 /* The one table of algorithm identifiers and names. */
 #include "ovl/algo.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char *const k_algo_names[OVL_ALGO_N] = {"summa", "hsumma", "cannon", "3d",  "2.5d",
@@ -22,6 +23,27 @@ ovl_err ovl_algo_parse(const char *name, ovl_algo *out) {
                      "'%s' is not an algorithm (summa, hsumma, cannon, 3d, 2.5d; SymmSquareCube: alg3, alg4, alg5, "
                      "alg6)",
                      name ? name : "(null)");
+}
+
+ovl_err ovl_algo_parse_list(const char *list, ovl_algo *out, int cap, int *n) {
+  char name[32], why[1024];
+  int k = 0;
+  if (list == NULL || *list == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty list of algorithms");
+  for (const char *s = list;; k++) {
+    const char *comma = strchr(s, ',');
+    int len = comma ? (int)(comma - s) : (int)strlen(s);
+    if (len == 0) return ovl_err_set(OVL_ERR_ARG, "algorithm list '%s': item %d is empty", list, k + 1);
+    if (k == cap) return ovl_err_set(OVL_ERR_ARG, "algorithm list '%s': more than %d algorithms", list, cap);
+    snprintf(name, sizeof name, "%.*s", len, s);
+    if (ovl_algo_parse(name, &out[k]) != OVL_OK) {
+      snprintf(why, sizeof why, "%s", ovl_errmsg());
+      return ovl_err_set(OVL_ERR_ARG, "algorithm list '%s': %s", list, why);
+    }
+    if (!comma) break;
+    s = comma + 1;
+  }
+  *n = k + 1;
+  return OVL_OK;
 }
 
 ovl_family ovl_algo_family(ovl_algo a) { return a >= OVL_ALGO_SSC3 ? OVL_FAMILY_SSC : OVL_FAMILY_GEMM; }

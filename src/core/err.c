@@ -216,6 +216,22 @@ void ovl_log_rank(const char *fmt, ...) {
 
 const char *ovl_version(void) { return OVL_VERSION_STRING; }
 
+ovl_err ovl_mpi_library(char *buf, size_t n) {
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  if (buf == NULL || n == 0) return ovl_err_set(OVL_ERR_ARG, "ovl_mpi_library: no buffer");
+  OVL_MPI(MPI_Get_library_version(lib, &len));
+  char *nl = strchr(lib, '\n');
+  if (nl) *nl = '\0';
+  char *comma = strchr(lib, ',');
+  if (comma && comma - lib > 8) *comma = '\0';
+  /* printed inside JSON strings: no control characters, quotes or backslashes (MPICH's string has a tab) */
+  for (char *c = lib; *c; c++)
+    if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\') *c = ' ';
+  snprintf(buf, n, "%s", lib);
+  return OVL_OK;
+}
+
 ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path) {
   int bad = ferror(f);
   if (fclose(f) != 0 || bad) {

@@ -97,6 +97,52 @@ static const char *last_msg(char *buf, size_t n) {
   return buf;
 }
 
+/* One pass over a list: the values are checked and counted, and written to
+ * out when out is not NULL. */
+static ovl_err list_scan(const char *s, int64_t lo, int64_t hi, int64_t *out, int cap, int *count) {
+  char why[256], buf[64];
+  int k = 0;
+  for (int item = 1;; item++) {
+    const char *comma = strchr(s, ',');
+    size_t len = comma ? (size_t)(comma - s) : strlen(s);
+    if (len == 0) return ovl_err_set(OVL_ERR_ARG, "item %d is empty%s", item, comma ? "" : " (a trailing comma?)");
+    if (len >= sizeof buf) return ovl_err_set(OVL_ERR_ARG, "item %d is too long", item);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    char *dash = buf[0] == '-' ? NULL : strchr(buf, '-'); /* a leading '-' is a negative size */
+    if (dash) *dash = '\0';
+    int64_t a = 0, b = 0;
+    if (ovl_parse_size(buf, &a) != OVL_OK || (dash && ovl_parse_size(dash + 1, &b) != OVL_OK))
+      return ovl_err_set(OVL_ERR_ARG, "item %d: %s", item, last_msg(why, sizeof why));
+    if (!dash) b = a;
+    if (b < a) return ovl_err_set(OVL_ERR_ARG, "item %d: the range %" PRId64 "-%" PRId64 " descends", item, a, b);
+    if (lo <= hi && (a < lo || b > hi))
+      return ovl_err_set(OVL_ERR_ARG, "item %d: value %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", item,
+                         a < lo ? a : b, lo, hi);
+    if (b - a >= (int64_t)cap - k) return ovl_err_set(OVL_ERR_ARG, "more than %d values", cap);
+    for (int64_t v = a;; v++) {
+      if (out) out[k] = v;
+      k++;
+      if (v == b) break;
+    }
+    if (!comma) break;
+    s = comma + 1;
+  }
+  *count = k;
+  return OVL_OK;
+}
+
+ovl_err ovl_parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int cap, int *n) {
+  char why[256];
+  int k = 0;
+  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty list");
+  if (list_scan(s, lo, hi, NULL, cap, &k) != OVL_OK)
+    return ovl_err_set(OVL_ERR_ARG, "list '%s': %s", s, last_msg(why, sizeof why));
+  if (out) list_scan(s, lo, hi, out, cap, &k);
+  *n = k;
+  return OVL_OK;
+}
+
 static ovl_err assign(const ovl_opt *o, const char *val) {
   char nm[64], why[256];
   optname(o, nm, sizeof nm);
@@ -168,6 +214,12 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
     OVL_TRY(check_bounds(o, v));
     *(int *)o->dest = (int)v;
     return OVL_OK;
+  case OVL_OPT_LIST: {
+    ovl_opt_list *l = (ovl_opt_list *)o->dest;
+    if (ovl_parse_list(val, o->min, o->max, l->v, l->cap, &l->n) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
+    return OVL_OK;
+  }
   case OVL_OPT_STRING:
     if (val[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "option %s: an empty value", nm);
     *(const char **)o->dest = val;
@@ -313,6 +365,13 @@ static void current_value(const ovl_opt *o, char *buf, size_t n) {
   case OVL_OPT_SIZE: snprintf(buf, n, "%" PRId64, *(int64_t *)o->dest); break;
   case OVL_OPT_RANGE: snprintf(buf, n, "%" PRId64 ":%" PRId64, ((int64_t *)o->dest)[0], ((int64_t *)o->dest)[1]); break;
   case OVL_OPT_DOUBLE: snprintf(buf, n, "%g", *(double *)o->dest); break;
+  case OVL_OPT_LIST: {
+    const ovl_opt_list *l = (const ovl_opt_list *)o->dest;
+    size_t used = 0;
+    for (int k = 0; k < l->n && used < n; k++)
+      used += (size_t)snprintf(buf + used, n - used, "%s%" PRId64, k ? "," : "", l->v[k]);
+    break;
+  }
   case OVL_OPT_STRING:
   case OVL_OPT_CHOICE: {
     const char *s = *(const char **)o->dest;
@@ -328,7 +387,7 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
     const ovl_opt *o = &opts[k];
     if (o->help == NULL) continue; /* an alias (another name of a listed option): parsed, not listed */
     char left[96], def[96], choices[160] = "";
-    const char *mv = o->type == OVL_OPT_FLAG ? "" : (o->metavar ? o->metavar : "VAL");
+    const char *mv = o->type == OVL_OPT_FLAG ? "" : o->metavar ? o->metavar : o->type == OVL_OPT_LIST ? "LIST" : "VAL";
     if (o->sname && o->lname) snprintf(left, sizeof left, "  -%c, --%s%s%s", o->sname, o->lname, *mv ? " " : "", mv);
     else if (o->lname) snprintf(left, sizeof left, "      --%s%s%s", o->lname, *mv ? " " : "", mv);
     else snprintf(left, sizeof left, "  -%c%s%s", o->sname, *mv ? " " : "", mv);
@@ -341,6 +400,9 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
       }
       strncat(choices, "}", sizeof choices - strlen(choices) - 1);
     }
+    if (o->type == OVL_OPT_LIST) /* the type is said once, by the parser */
+      snprintf(choices, sizeof choices, " (a list: A,B,... with ranges A-B; at most %d values)",
+               ((const ovl_opt_list *)o->dest)->cap);
     fprintf(out, "%-30s %s%s", left, o->help ? o->help : "", choices);
     /* a help text that states its default in words keeps it; an unset number (NaN) has none */
     if (def[0] && !(o->help && strstr(o->help, "default")) && strcmp(def, "nan") != 0)

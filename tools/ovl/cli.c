@@ -9,18 +9,7 @@
 static char g_mpi_lib[MPI_MAX_LIBRARY_VERSION_STRING];
 
 const char *cli_mpi_library(void) {
-  if (g_mpi_lib[0] == '\0') {
-    int len = 0;
-    MPI_Get_library_version(g_mpi_lib, &len);
-    char *nl = strchr(g_mpi_lib, '\n');
-    if (nl) *nl = '\0';
-    char *comma = strchr(g_mpi_lib, ',');
-    if (comma && comma - g_mpi_lib > 8) *comma = '\0';
-    /* printed inside JSON strings: no control characters, quotes or backslashes
-     * (MPICH's string has a tab) */
-    for (char *c = g_mpi_lib; *c; c++)
-      if ((unsigned char)*c < 0x20 || *c == '"' || *c == '\\') *c = ' ';
-  }
+  if (g_mpi_lib[0] == '\0' && ovl_mpi_library(g_mpi_lib, sizeof g_mpi_lib) != OVL_OK) g_mpi_lib[0] = '\0';
   return g_mpi_lib;
 }
 

@@ -15,15 +15,12 @@
  * the MAX over the ranks taking part; min/median/max over the timed
  * repetitions. Buffers rotate through --cache-bytes per rank and role, so
  * caches cannot flatter repeated repetitions. The measurement is
- * ovl_bench_coll (ovl/bench.h); this file parses the options and prints. */
-#include <inttypes.h>
-#include <math.h>
+ * ovl_bench_coll (ovl/bench.h), the table or records ovl_bench_coll_print;
+ * this file parses the options. */
 #include <stdio.h>
 #include <string.h>
 
 #include "bench_util.h"
-
-static const char *const k_case_keys[OVL_BENCH_NCASES] = {"blocking", "ndup_overlap", "ppn_overlap"}; /* JSON */
 
 int cmd_bench_coll(int argc, char **argv) {
   int help = 0, iters = 20, warmup = 2, ndup = 4, ppn = 1, full = 0, json = 0, quiet = 0, tl_reps = 3;
@@ -123,88 +120,9 @@ int cmd_bench_coll(int argc, char **argv) {
   p.progress = ovl_bench_reporter_fn, p.progress_ctx = &prog;
   ovl_bench_coll_result res;
   if ((rc = ovl_bench_coll(&p, &res)) != OVL_OK) return cli_fail("bench coll", rc);
-  if (!json) {
-    const char *on = ovl_bench_op_names[p.op];
-    int64_t llc = 0;
-    ovl_bench_llc_bytes(&llc);
-    ovl_log(OVL_LOG_INFO,
-            "# ovl bench coll: %s, %d ranks = %d nodes x %d ppn (ppn: %s), p = %d ranks per collective, N_DUP = %d, "
-            "backend %s (alg %s)\n",
-            on, P, res.p, res.ppn, ppn_from, res.p, ndup, backend, alg);
-    ovl_log(OVL_LOG_INFO,
-            "# blocking: ovl_i%s + wait on rank 0 of every node; ndup: ovl_%s%s over %d lanes + waitall, same ranks; "
-            "ppn: %d communicators (rank c of every node) at once, n/%d each\n",
-            on, p.op == OVL_BENCH_ALLTOALL ? "ialltoall per lane" : "lanes_i", p.op == OVL_BENCH_ALLTOALL ? "" : on,
-            ndup, res.ppn, res.ppn);
-    if (res.ppn == 1)
-      ovl_log(OVL_LOG_INFO, "# K = 1: the ppn case repeats the blocking case on all ranks; --ppn K > 1 emulates nodes "
-                            "of K ranks\n");
-    ovl_log(OVL_LOG_INFO, "# MPI: %s\n", cli_mpi_library());
-    if (cache > 0) {
-      ovl_log(OVL_LOG_INFO, "# buffers: send and receive each rotate through %s per rank",
-              bench_bytes_str((double)res.arena_bytes));
-      ovl_log(OVL_LOG_INFO, " (last-level cache %s)%s\n", bench_bytes_str((double)llc),
-              capped ? "; default lowered to fit half of the available memory" : "");
-    } else {
-      ovl_log(OVL_LOG_INFO, "# buffers: one send and one receive buffer, reused (warm in cache)\n");
-    }
-    ovl_log(OVL_LOG_INFO,
-            "# time per repetition = MAX over ranks; median (min/max with -f) over %d timed repetitions after %d "
-            "warm-up; bw = 2(p-1)n/p / t_med, MB = 1e6 B\n",
-            iters, warmup);
-    ovl_log(OVL_LOG_QUIET, "# %10s %11s %12s %11s %12s %11s %12s", "size(B)", "blk_t(us)", "blk_bw(MB/s)", "ndup_t(us)",
-            "ndup_bw(MB/s)", "ppn_t(us)", "ppn_bw(MB/s)");
-    if (full)
-      ovl_log(OVL_LOG_QUIET, " %11s %11s %11s %11s %11s %11s", "blk_min", "blk_max", "ndup_min", "ndup_max", "ppn_min",
-              "ppn_max");
-    ovl_log(OVL_LOG_QUIET, "\n");
-  }
-  for (int si = 0; si < res.nrows; si++) {
-    const ovl_bench_coll_row *r = &res.rows[si];
-    double bw[OVL_BENCH_NCASES];
-    for (int w = 0; w < OVL_BENCH_NCASES; w++) bw[w] = r->bw[w] * 1e-6;
-    if (json) {
-      ovl_record *rec = NULL;
-      rc = ovl_record_create("coll", &rec);
-      if (!rc) rc = ovl_record_set_str(rec, "op", ovl_bench_op_names[p.op]);
-      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
-      if (!rc) rc = ovl_record_set_int(rec, "ppn", res.ppn);
-      if (!rc) rc = ovl_record_set_int(rec, "p", res.p);
-      if (!rc) rc = ovl_record_set_int(rec, "ndup", ndup);
-      if (!rc) rc = ovl_record_set_str(rec, "backend", backend);
-      if (!rc) rc = ovl_record_set_str(rec, "alg", alg);
-      if (!rc) rc = ovl_record_set_int(rec, "bytes", r->bytes);
-      if (!rc) rc = ovl_record_set_int(rec, "iterations", iters);
-      for (int w = 0; w < OVL_BENCH_NCASES && !rc; w++) {
-        ovl_record *c = NULL;
-        rc = ovl_record_create(NULL, &c);
-        if (!rc) rc = ovl_record_set_num(c, "t_min", r->st[w].min);
-        if (!rc) rc = ovl_record_set_num(c, "t_median", r->st[w].median);
-        if (!rc) rc = ovl_record_set_num(c, "t_max", r->st[w].max);
-        if (!rc) rc = ovl_record_set_num(c, "bw_MBps", r->st[w].median > 0 ? bw[w] : NAN);
-        if (!rc) rc = ovl_record_set_record(rec, k_case_keys[w], &c);
-        ovl_record_destroy(&c);
-      }
-      if (!rc) rc = ovl_record_set_int(rec, "cache_bytes", res.arena_bytes);
-      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
-      if (!rc) rc = cli_emit(&rec);
-      ovl_record_destroy(&rec);
-      if (rc) {
-        ovl_bench_coll_free(&res);
-        return cli_fail("bench coll", rc);
-      }
-    } else {
-      ovl_log(OVL_LOG_QUIET, "  %10" PRId64 " %11.2f %12.2f %11.2f %12.2f %11.2f %12.2f", r->bytes,
-              r->st[0].median * 1e6, bw[0], r->st[1].median * 1e6, bw[1], r->st[2].median * 1e6, bw[2]);
-      if (full)
-        for (int w = 0; w < OVL_BENCH_NCASES; w++)
-          ovl_log(OVL_LOG_QUIET, " %11.2f %11.2f", r->st[w].min * 1e6, r->st[w].max * 1e6);
-      ovl_log(OVL_LOG_QUIET, "\n");
-    }
-  }
-  if (timeline && !json)
-    ovl_log(OVL_LOG_INFO, "# timeline: %d repetitions of each case at %" PRId64 " B written to %s (and .csv)\n",
-            tl_reps, res.timeline_bytes, timeline);
+  const ovl_bench_print_opts po = {
+      .json = json, .header = !quiet, .full = full, .cache_capped = capped, .alg = alg, .ppn_from = ppn_from};
+  if (ovl_world_rank() == 0) rc = ovl_bench_coll_print(stdout, &p, &res, &po);
   ovl_bench_coll_free(&res);
-  return CLI_OK;
+  return rc ? cli_fail("bench coll", rc) : CLI_OK;
 }

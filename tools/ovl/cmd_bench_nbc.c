@@ -21,8 +21,8 @@
  *       wait). Per repetition MAX over ranks, median over repetitions;
  *       speedup = t_seq / t_ovl: above 1 overlapping pays, below 1 it costs.
  * The formulas are pure functions in include/ovl/model.h; the measurement is
- * ovl_bench_nbc (ovl/bench.h); this file parses the options and prints. */
-#include <inttypes.h>
+ * ovl_bench_nbc (ovl/bench.h), the table or records ovl_bench_nbc_print; this
+ * file parses the options. */
 #include <stdio.h>
 #include <string.h>
 
@@ -106,111 +106,8 @@ int cmd_bench_nbc(int argc, char **argv) {
   p.progress = ovl_bench_reporter_fn, p.progress_ctx = &prog;
   ovl_bench_nbc_result res;
   if ((rc = ovl_bench_nbc(&p, &res)) != OVL_OK) return cli_fail("bench nbc", rc);
-  int P = res.ranks;
-  if (!json) {
-    ovl_log(OVL_LOG_INFO,
-            "# ovl bench nbc: %s, %d ranks, backend %s (alg %s), %d ovl_req_test calls in the computation\n", op, P,
-            backend, alg, ntests);
-    ovl_log(OVL_LOG_INFO, "# MPI: %s\n", cli_mpi_library());
-    if (cache > 0)
-      ovl_log(OVL_LOG_INFO, "# buffers: send and receive each rotate through %s per rank\n",
-              bench_bytes_str((double)res.arena_bytes));
-    else ovl_log(OVL_LOG_INFO, "# buffers: one send and one receive buffer, reused (warm in cache)\n");
-    ovl_log(OVL_LOG_INFO,
-            "# kernel: %.3f us per call on rank 0, %.3f us on the fastest rank (best of 20 trials); %d warm-up + %d "
-            "timed repetitions\n",
-            res.kernel_s * 1e6, res.kernel_s_min * 1e6, warmup, iters);
-    if (do_osu)
-      ovl_log(OVL_LOG_INFO, "# osu: means over repetitions and ranks; ovl%% = max(0, 100 - 100 (overall - (compute - "
-                            "test)) / pure)\n");
-    if (do_imb)
-      ovl_log(OVL_LOG_INFO, "# imb: means over repetitions, rank with the largest t_ovrl; ovl%% = 100 max(0, min(1, "
-                            "(pure + cpu - ovrl) / min(pure, cpu)))\n");
-    if (do_eff)
-      ovl_log(OVL_LOG_INFO,
-              "# eff: fixed computation %.1f us = %" PRId64
-              " kernel calls; per repetition MAX over ranks, median; seq = post+wait+compute, ovl = "
-              "post+compute+wait; speedup = seq/ovl (> 1: overlap pays); ideal = seq/max(comm, comp)\n",
-              compute_us, res.eff_calls);
-    ovl_log(OVL_LOG_QUIET, "# %10s", "size(B)");
-    if (do_osu) {
-      ovl_log(OVL_LOG_QUIET, " %10s %10s %10s %10s %8s", "osu_pure", "osu_all", "osu_comp", "osu_test", "osu_ovl%");
-      if (full) ovl_log(OVL_LOG_QUIET, " %10s %10s", "osu_init", "osu_wait");
-    }
-    if (do_imb) ovl_log(OVL_LOG_QUIET, " %10s %10s %10s %8s", "imb_pure", "imb_cpu", "imb_ovrl", "imb_ovl%");
-    if (do_eff)
-      ovl_log(OVL_LOG_QUIET, " %10s %10s %10s %10s %8s %8s", "eff_comm", "eff_comp", "eff_seq", "eff_ovl", "speedup",
-              "ideal");
-    ovl_log(OVL_LOG_QUIET, "   (times in us)\n");
-  }
-  for (int si = 0; si < res.nrows; si++) {
-    const ovl_bench_nbc_row *r = &res.rows[si];
-    if (json) {
-      ovl_record *rec = NULL, *sub = NULL;
-      rc = ovl_record_create("nbc", &rec);
-      if (!rc) rc = ovl_record_set_str(rec, "op", op);
-      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
-      if (!rc) rc = ovl_record_set_str(rec, "backend", backend);
-      if (!rc) rc = ovl_record_set_str(rec, "alg", alg);
-      if (!rc) rc = ovl_record_set_int(rec, "bytes", r->bytes);
-      if (!rc) rc = ovl_record_set_int(rec, "iterations", iters);
-      if (!rc) rc = ovl_record_set_int(rec, "num_tests", ntests);
-      if (!rc && do_osu) {
-        rc = ovl_record_create(NULL, &sub);
-        if (!rc) rc = ovl_record_set_num(sub, "t_pure", r->osu_pure);
-        if (!rc) rc = ovl_record_set_num(sub, "t_overall", r->osu_overall);
-        if (!rc) rc = ovl_record_set_num(sub, "t_compute", r->osu_compute);
-        if (!rc) rc = ovl_record_set_num(sub, "t_test", r->osu_test);
-        if (!rc) rc = ovl_record_set_num(sub, "t_init", r->osu_init);
-        if (!rc) rc = ovl_record_set_num(sub, "t_wait", r->osu_wait);
-        if (!rc) rc = ovl_record_set_num(sub, "overlap_pct", r->osu_overlap_pct);
-        if (!rc) rc = ovl_record_set_record(rec, "osu", &sub);
-      }
-      if (!rc && do_imb) {
-        rc = ovl_record_create(NULL, &sub);
-        if (!rc) rc = ovl_record_set_num(sub, "t_pure", r->imb_pure);
-        if (!rc) rc = ovl_record_set_num(sub, "t_cpu", r->imb_cpu);
-        if (!rc) rc = ovl_record_set_num(sub, "t_ovrl", r->imb_ovrl);
-        if (!rc) rc = ovl_record_set_num(sub, "overlap_pct", r->imb_overlap_pct);
-        if (!rc) rc = ovl_record_set_int(sub, "cpu_calls", r->imb_calls);
-        if (!rc) rc = ovl_record_set_record(rec, "imb", &sub);
-      }
-      if (!rc && do_eff) {
-        rc = ovl_record_create(NULL, &sub);
-        if (!rc) rc = ovl_record_set_num(sub, "compute_us", compute_us);
-        if (!rc) rc = ovl_record_set_int(sub, "calls", res.eff_calls);
-        if (!rc) rc = ovl_record_set_num(sub, "t_comm", r->eff_comm);
-        if (!rc) rc = ovl_record_set_num(sub, "t_comp", r->eff_comp);
-        if (!rc) rc = ovl_record_set_num(sub, "t_seq", r->eff_seq);
-        if (!rc) rc = ovl_record_set_num(sub, "t_ovl", r->eff_ovl);
-        if (!rc) rc = ovl_record_set_num(sub, "speedup", r->eff_speedup);
-        if (!rc) rc = ovl_record_set_num(sub, "ideal_speedup", r->eff_ideal);
-        if (!rc) rc = ovl_record_set_record(rec, "eff", &sub);
-      }
-      ovl_record_destroy(&sub);
-      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
-      if (!rc) rc = cli_emit(&rec);
-      ovl_record_destroy(&rec);
-      if (rc) {
-        ovl_bench_nbc_free(&res);
-        return cli_fail("bench nbc", rc);
-      }
-    } else {
-      ovl_log(OVL_LOG_QUIET, "  %10" PRId64, r->bytes);
-      if (do_osu) {
-        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %10.2f %8.1f", r->osu_pure * 1e6, r->osu_overall * 1e6,
-                r->osu_compute * 1e6, r->osu_test * 1e6, r->osu_overlap_pct);
-        if (full) ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f", r->osu_init * 1e6, r->osu_wait * 1e6);
-      }
-      if (do_imb)
-        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %8.1f", r->imb_pure * 1e6, r->imb_cpu * 1e6, r->imb_ovrl * 1e6,
-                r->imb_overlap_pct);
-      if (do_eff)
-        ovl_log(OVL_LOG_QUIET, " %10.2f %10.2f %10.2f %10.2f %8.3f %8.3f", r->eff_comm * 1e6, r->eff_comp * 1e6,
-                r->eff_seq * 1e6, r->eff_ovl * 1e6, r->eff_speedup, r->eff_ideal);
-      ovl_log(OVL_LOG_QUIET, "\n");
-    }
-  }
+  const ovl_bench_print_opts po = {.json = json, .header = !quiet, .full = full, .alg = alg};
+  if (ovl_world_rank() == 0) rc = ovl_bench_nbc_print(stdout, &p, &res, &po);
   ovl_bench_nbc_free(&res);
-  return CLI_OK;
+  return rc ? cli_fail("bench nbc", rc) : CLI_OK;
 }

@@ -16,9 +16,8 @@
  * rank; the time of a repetition is the MAX over the k senders, then
  * min/median/max over the timed repetitions. Bandwidths use the median:
  * per pair s / t, aggregate k s / t. The measurement is ovl_bench_pingpong
- * (ovl/bench.h); this file parses the options and prints the rows. */
-#include <inttypes.h>
-#include <math.h>
+ * (ovl/bench.h), the rows printed by ovl_bench_pingpong_print; this file
+ * parses the options. */
 #include <stdio.h>
 #include <string.h>
 
@@ -79,8 +78,7 @@ int cmd_bench_pingpong(int argc, char **argv) {
   p.min_bytes = range[0], p.max_bytes = range[1], p.iters = iters, p.iters_large = iters_large, p.warmup = warmup;
   p.warmup_large = warmup_large, p.large = large, p.pairs = pairs, p.window = window, p.cache_bytes = cache;
   p.mem_limit = mem_limit;
-  int P = 0, nsz = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  int nsz = 0;
   ovl_bench_sizes(range[0], range[1], NULL, 0, &nsz);
   ovl_bench_reporter prog;
   ovl_bench_reporter_start(&prog, "pingpong", nsz, !quiet);
@@ -89,91 +87,10 @@ int cmd_bench_pingpong(int argc, char **argv) {
   ovl_bench_pingpong_result res;
   ovl_err rc = ovl_bench_pingpong(&p, &res);
   if (rc) return cli_fail("bench pingpong", rc);
-  int half = res.half;
-  if (!json) {
-    int64_t llc = 0;
-    ovl_bench_llc_bytes(&llc);
-    const char *meth = window ? "window" : "ping-pong";
-    ovl_log(OVL_LOG_INFO, "# ovl bench pingpong: %d ranks, %d pair%s (rank i <-> rank %d + i, i < %d), %s", P, pairs,
-            pairs > 1 ? "s" : "", half, pairs, meth);
-    if (window) ovl_log(OVL_LOG_INFO, " (windows of up to %d messages one way + 1-byte ack)\n", window);
-    else ovl_log(OVL_LOG_INFO, " (one-way time = round trip / 2)\n");
-    ovl_log(OVL_LOG_INFO, "# MPI: %s\n", cli_mpi_library());
-    if (cache > 0) {
-      ovl_log(OVL_LOG_INFO, "# buffers: send and receive each rotate through %s per rank",
-              bench_bytes_str((double)cache));
-      ovl_log(OVL_LOG_INFO, " (last-level cache %s%s)\n", bench_bytes_str((double)llc),
-              capped ? "; default lowered to fit half of the available memory" : "");
-    } else {
-      ovl_log(OVL_LOG_INFO, "# buffers: one send and one receive buffer, reused (warm in cache)\n");
-    }
-    ovl_log(OVL_LOG_INFO,
-            "# time per repetition = MAX over the %d sender%s; %d warm-up + %d timed repetitions (sizes > %" PRId64
-            ": %d + %d)\n",
-            pairs, pairs > 1 ? "s" : "", warmup, iters, large, warmup_large, iters_large);
-  }
   ovl_bench_fit f;
   ovl_bench_pingpong_fit(res.rows, res.nrows, fit_range[0], fit_range[1], strcmp(fit, "abs") == 0, &f);
-  double alpha = f.alpha, beta = f.beta, nhalf = f.n_half;
-  if (!json) {
-    const char *how = strcmp(fit, "abs") == 0 ? "ordinary" : "relative";
-    if (f.status == 0)
-      ovl_log(OVL_LOG_INFO,
-              "# Hockney fit (%s least squares over %d sizes): L = alpha = %.3f us, B = 1/beta = %.1f MB/s, "
-              "N_half = B*L = %.0f B%s\n",
-              how, f.nfit, alpha * 1e6, 1e-6 / beta, nhalf,
-              alpha < 0 ? " (alpha < 0: the sizes do not follow one line; try --fit-range)" : "");
-    else if (f.status == 2)
-      ovl_log(OVL_LOG_INFO,
-              "# Hockney fit (%s least squares over %d sizes): beta <= 0, the sizes do not follow one line; try "
-              "--fit-range\n",
-              how, f.nfit);
-    else ovl_log(OVL_LOG_INFO, "# Hockney fit: not enough sizes (%d)\n", f.nfit);
-    if (window) ovl_log(OVL_LOG_INFO, "# window method: alpha is the time per message of a stream, not a latency\n");
-    ovl_log(OVL_LOG_QUIET, "# %10s %12s %12s %12s %14s", "size(B)", window ? "t_msg(us)" : "lat(us)", "bw(MB/s)",
-            "model(MB/s)", "agg_bw(MB/s)");
-    if (full) ovl_log(OVL_LOG_QUIET, " %12s %12s %8s %6s", "t_min(us)", "t_max(us)", "iters", "window");
-    ovl_log(OVL_LOG_QUIET, "\n");
-  }
-  for (int si = 0; si < res.nrows; si++) {
-    const ovl_bench_pingpong_row *r = &res.rows[si];
-    double s = (double)r->bytes, tm = r->st.median;
-    double bw = tm > 0 ? s / tm * 1e-6 : 0, agg = bw * pairs, model = ovl_hockney_bw(alpha, beta, s) * 1e-6;
-    if (json) {
-      ovl_record *rec = NULL;
-      const int fitted = f.status == 0;
-      rc = ovl_record_create("pingpong", &rec);
-      if (!rc) rc = ovl_record_set_str(rec, "method", window ? "window" : "pingpong");
-      if (!rc) rc = ovl_record_set_int(rec, "ranks", P);
-      if (!rc) rc = ovl_record_set_int(rec, "pairs", pairs);
-      if (!rc) rc = ovl_record_set_int(rec, "window", r->window);
-      if (!rc) rc = ovl_record_set_int(rec, "bytes", r->bytes);
-      if (!rc) rc = ovl_record_set_int(rec, "iterations", r->iters);
-      if (!rc) rc = ovl_record_set_num(rec, "t_min", r->st.min);
-      if (!rc) rc = ovl_record_set_num(rec, "t_median", tm);
-      if (!rc) rc = ovl_record_set_num(rec, "t_max", r->st.max);
-      if (!rc) rc = ovl_record_set_num(rec, "bw_MBps", tm > 0 ? bw : NAN);
-      if (!rc) rc = ovl_record_set_num(rec, "agg_bw_MBps", tm > 0 ? agg : NAN);
-      /* the fit's values are null when it failed (too few sizes, beta <= 0) */
-      if (!rc) rc = ovl_record_set_num(rec, "model_bw_MBps", fitted ? model : NAN);
-      if (!rc) rc = ovl_record_set_num(rec, "alpha", fitted ? alpha : NAN);
-      if (!rc) rc = ovl_record_set_num(rec, "beta", fitted ? beta : NAN);
-      if (!rc) rc = ovl_record_set_num(rec, "n_half", fitted ? nhalf : NAN);
-      if (!rc) rc = ovl_record_set_str(rec, "fit", fit);
-      if (!rc) rc = ovl_record_set_int(rec, "cache_bytes", cache);
-      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
-      if (!rc) rc = cli_emit(&rec);
-      ovl_record_destroy(&rec);
-      if (rc) {
-        ovl_bench_pingpong_free(&res);
-        return cli_fail("bench pingpong", rc);
-      }
-    } else {
-      ovl_log(OVL_LOG_QUIET, "  %10" PRId64 " %12.3f %12.2f %12.2f %14.2f", r->bytes, tm * 1e6, bw, model, agg);
-      if (full) ovl_log(OVL_LOG_QUIET, " %12.3f %12.3f %8d %6d", r->st.min * 1e6, r->st.max * 1e6, r->iters, r->window);
-      ovl_log(OVL_LOG_QUIET, "\n");
-    }
-  }
+  const ovl_bench_print_opts po = {.json = json, .header = !quiet, .full = full, .cache_capped = capped};
+  if (ovl_world_rank() == 0) rc = ovl_bench_pingpong_print(stdout, &p, &res, &f, &po);
   ovl_bench_pingpong_free(&res);
-  return CLI_OK;
+  return rc ? cli_fail("bench pingpong", rc) : CLI_OK;
 }

@@ -8,8 +8,8 @@
  *              wait.
  * overlap and progress are compared with comm + comp (no overlap at all) and
  * max(comm, comp) (perfect overlap). The measurement is ovl_bench_progress
- * (ovl/bench.h); this file parses the options and prints. */
-#include <inttypes.h>
+ * (ovl/bench.h), the table or records ovl_bench_progress_print; this file
+ * parses the options. */
 #include <stdio.h>
 
 #include "bench_util.h"
@@ -46,37 +46,7 @@ int cmd_bench_progress(int argc, char **argv) {
   ovl_bench_progress_result res;
   ovl_err rc = ovl_bench_progress(&p, &res);
   if (rc) return cli_fail("bench progress", rc);
-  if (!json)
-    ovl_log(OVL_LOG_INFO,
-            "# ovl bench progress: %d ranks, bcast %" PRId64 " bytes from rank 0 (own: %s), %d dgemm chunks of %d^3, "
-            "progress every %d chunks\n# MPI: %s\n# %-8s %11s %11s %11s %11s %11s %9s %9s\n",
-            res.ranks, size, alg, chunks, nb, every, cli_mpi_library(), "backend", "comm(s)", "comp(s)", "no_prog(s)",
-            "prog(s)", "serial(s)", "ovl_noprog", "ovl_prog");
-  for (int be = 0; be < 2; be++) {
-    const ovl_bench_progress_row *r = &res.rows[be];
-    if (json) {
-      ovl_record *rec = NULL;
-      rc = ovl_record_create("progress", &rec);
-      if (!rc) rc = ovl_record_set_str(rec, "backend", ovl_backend_name(r->backend));
-      if (!rc) rc = ovl_record_set_int(rec, "ranks", res.ranks);
-      if (!rc) rc = ovl_record_set_int(rec, "bytes", size);
-      if (!rc) rc = ovl_record_set_int(rec, "chunks", chunks);
-      if (!rc) rc = ovl_record_set_int(rec, "every", every);
-      if (!rc) rc = ovl_record_set_num(rec, "t_comm", r->t_comm);
-      if (!rc) rc = ovl_record_set_num(rec, "t_comp", r->t_comp);
-      if (!rc) rc = ovl_record_set_num(rec, "t_noprog", r->t_noprog);
-      if (!rc) rc = ovl_record_set_num(rec, "t_prog", r->t_prog);
-      if (!rc) rc = ovl_record_set_num(rec, "overlap_noprog", r->overlap_noprog);
-      if (!rc) rc = ovl_record_set_num(rec, "overlap_prog", r->overlap_prog);
-      if (!rc) rc = ovl_record_set_str(rec, "mpi", cli_mpi_library());
-      if (!rc) rc = cli_emit(&rec);
-      ovl_record_destroy(&rec);
-      if (rc) return cli_fail("bench progress", rc);
-    } else
-      ovl_log(OVL_LOG_QUIET, "  %-8s %11.4e %11.4e %11.4e %11.4e %11.4e %9.2f %9.2f\n", ovl_backend_name(r->backend),
-              r->t_comm, r->t_comp, r->t_noprog, r->t_prog, r->serial, r->overlap_noprog, r->overlap_prog);
-  }
-  if (!json)
-    ovl_log(OVL_LOG_INFO, "# ovl_*: fraction of the communication hidden, (serial - t) / (serial - max(comm, comp))\n");
-  return CLI_OK;
+  const ovl_bench_print_opts po = {.json = json, .header = 1};
+  if (ovl_world_rank() == 0) rc = ovl_bench_progress_print(stdout, &p, &res, &po);
+  return rc ? cli_fail("bench progress", rc) : CLI_OK;
 }
