@@ -28,6 +28,7 @@
 #define OVL_PLAN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "ovl/algo.h"
 #include "ovl/bench.h"
@@ -143,6 +144,14 @@ ovl_plan_bench_params ovl_plan_bench_default(const ovl_plan *plan, int64_t m, in
  * OVL_ERR_NOMEM (an operand of 2^60 bytes or more, or more than the node
  * holds), OVL_ERR_IO (trace). */
 ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r);
+/* The run as `ovl gemm` prints it: header lines (po->header: sizes, grid,
+ * plan, memory, MPI library, blas_gflops as the local dgemm rate, counts),
+ * the column names and one row (times, GFLOP/s, communication and
+ * computation, the check); or (po->json) one "gemm" record (docs/cli.md;
+ * blas_gflops NAN: null). LOCAL: call it on the rank that prints. Errors:
+ * OVL_ERR_ARG (NULL arguments), those of the record writer. */
+ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ovl_plan_bench_result *r,
+                             double blas_gflops, const ovl_bench_print_opts *po);
 
 /* ---- the tuner ---------------------------------------------------------------
  * Rank a family's configurations for P ranks and size n by the cost model,
@@ -180,6 +189,7 @@ typedef struct ovl_tune_row {
 } ovl_tune_row;
 
 typedef struct ovl_tune_result {
+  int ranks; /* the ranks of comm */
   int nrows; /* configurations, in the model's order */
   ovl_tune_row *rows;
   int ntuned;        /* the tuner's set: rows[0..ntuned-1] */
@@ -203,6 +213,13 @@ ovl_tune_params ovl_tune_default(ovl_family f, int64_t n);
 ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r);
 /* NULL-safe. LOCAL. */
 void ovl_tune_result_free(ovl_tune_result *r);
+/* The result as `ovl tune` prints it: the table of the timed candidates
+ * (predicted and measured seconds), the choice, the tune file and, with
+ * p->exhaustive, the sweep's verdict; or (json) one "tune-candidate" record
+ * per timed candidate and a "tune-sweep" record (docs/cli.md). LOCAL: call
+ * it on the rank that prints. Errors: OVL_ERR_ARG (NULL arguments), those
+ * of the record writer. */
+ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json);
 
 /* ---- options --------------------------------------------------------------
  * The plan's options, declared once: --algo NAME|auto, --ndup N|auto,

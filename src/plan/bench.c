@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ovl/plan.h"
+#include "ovl/record.h"
 #include "ovl/trace.h"
 
 ovl_plan_bench_params ovl_plan_bench_default(const ovl_plan *plan, int64_t m, int64_t n, int64_t k) {
@@ -127,4 +128,47 @@ ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r)
   if (g3) ovl_grid3d_destroy(&g3);
   else ovl_grid2d_destroy(&g);
   return rc;
+}
+
+ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ovl_plan_bench_result *r,
+                             double blas_gflops, const ovl_bench_print_opts *po) {
+  if (!out || !p || !r || !po) return ovl_err_set(OVL_ERR_ARG, "ovl_plan_bench_print: a NULL argument");
+  char planstr[192], mpi[MPI_MAX_LIBRARY_VERSION_STRING], ta[2] = {p->transa, 0}, tb[2] = {p->transb, 0};
+  OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));
+  ovl_plan_str(&p->plan, planstr, sizeof planstr);
+  const char *verdict = !p->check ? "not checked" : (r->passed ? "PASS" : "FAIL"), *an = ovl_algo_name(p->plan.algo);
+  if (po->json) {
+    ovl_record *o = NULL;
+    OVL_TRY(ovl_record_create("gemm", &o));
+    ovl_record_set_str(o, "algo", an), ovl_record_set_int(o, "m", p->m), ovl_record_set_int(o, "n", p->n);
+    ovl_record_set_int(o, "k", p->k), ovl_record_set_str(o, "transa", ta), ovl_record_set_str(o, "transb", tb);
+    ovl_record_set_int(o, "ranks", r->ranks), ovl_record_set_int(o, "active", r->active);
+    ovl_record_set_str(o, "grid", r->grid), ovl_record_set_str(o, "plan", planstr);
+    ovl_record_set_int(o, "iterations", p->iters), ovl_record_set_num(o, "t_min", r->st.min);
+    ovl_record_set_num(o, "t_median", r->st.median), ovl_record_set_num(o, "t_max", r->st.max);
+    ovl_record_set_num(o, "gflops_median", r->gflops_median), ovl_record_set_num(o, "gflops_best", r->gflops_best);
+    ovl_record_set_num(o, "t_comm", r->t_comm), ovl_record_set_num(o, "t_comp", r->t_comp);
+    ovl_record_set_num(o, "local_dgemm_gflops", blas_gflops), ovl_record_set_str(o, "check", verdict);
+    ovl_record_set_num(o, "relerr", r->relerr), ovl_record_set_int(o, "mem_estimate", r->mem_estimate);
+    ovl_err rc = ovl_record_set_str(o, "mpi", mpi);
+    if (!rc) rc = ovl_record_print(o, out);
+    ovl_record_destroy(&o);
+    fflush(out);
+    return rc;
+  }
+  if (po->header)
+    fprintf(out,
+            "# ovl gemm: m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " op=%s%s, grid %s (%d of %d ranks active)\n"
+            "# plan: %s\n# memory: %.1f MiB per rank (estimate)\n# MPI: %s; local dgemm %.1f GFLOP/s per rank\n"
+            "# time per repetition = MAX over ranks; %d warm-up + %d timed repetitions\n",
+            p->m, p->n, p->k, ta, tb, r->grid, r->active, r->ranks, planstr, (double)r->mem_estimate / 1048576.0, mpi,
+            isnan(blas_gflops) ? 0.0 : blas_gflops, p->warmup, p->iters);
+  fprintf(out, "# %-8s %10s %10s %10s %12s %12s %10s %10s %s\n", "algo", "t_min(s)", "t_med(s)", "t_max(s)",
+          "GFLOP/s_med", "GFLOP/s_best", "comm(s)", "comp(s)", "check");
+  fprintf(out, "  %-8s %10.4e %10.4e %10.4e %12.2f %12.2f %10.3e %10.3e %s", an, r->st.min, r->st.median, r->st.max,
+          r->gflops_median, r->gflops_best, r->t_comm, r->t_comp, verdict);
+  if (p->check) fprintf(out, " (relerr %.2e, tol %.2e)", r->relerr, r->tol);
+  fprintf(out, "\n");
+  fflush(out);
+  return OVL_OK;
 }

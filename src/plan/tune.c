@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ovl/plan.h"
+#include "ovl/record.h"
 #include "ovl/tunedb.h"
 
 enum { TUNE_MAXCAND = 128 };
@@ -141,6 +142,7 @@ ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r) {
   int rank = 0, P = 1;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   OVL_MPI(MPI_Comm_size(comm, &P));
+  r->ranks = P;
   ovl_err rc = OVL_OK;
   if (p->n < 1) rc = ovl_err_set(OVL_ERR_ARG, "tune: n must be >= 1, got %lld", (long long)p->n);
   else if (p->top < 1 || p->rounds < 1 || p->warmup < 0 || p->sweep_rounds < 1 || !(p->band >= 0))
@@ -217,5 +219,88 @@ ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r) {
   }
   free(cand), free(pred), free(tm1);
   if (rc) ovl_tune_result_free(r);
+  return rc;
+}
+
+/* The timed candidates, in the model's order. */
+static ovl_err print_rows(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json) {
+  const char *family = ovl_family_name(p->family);
+  ovl_err rc = OVL_OK;
+  for (int k = 0; k < r->timed && !rc; k++) {
+    const ovl_tune_row *w = &r->rows[k];
+    char cs[96], tt[32] = "           -";
+    ovl_plan_short(&w->plan, cs, sizeof cs);
+    if (json) {
+      ovl_record *o = NULL;
+      OVL_TRY(ovl_record_create("tune-candidate", &o));
+      ovl_record_set_str(o, "family", family), ovl_record_set_int(o, "n", p->n), ovl_record_set_int(o, "P", r->ranks);
+      ovl_record_set_int(o, "rank", k + 1), ovl_record_set_str(o, "config", cs);
+      ovl_record_set_num(o, "predicted", w->predicted), ovl_record_set_bool(o, "tuner", w->tuned);
+      ovl_record_set_num(o, "t_median_tuner", w->t_median_tuner); /* null when the tuner did not time it */
+      ovl_record_set_num(o, "t_min", w->t_min), ovl_record_set_num(o, "t_median", w->t_median);
+      rc = ovl_record_print(o, out);
+      ovl_record_destroy(&o);
+      continue;
+    }
+    if (k == 0)
+      fprintf(out, "# %4s  %-34s %12s %12s %12s %12s %8s\n", "rank", "configuration", "predicted(s)", "tuner_med(s)",
+              p->exhaustive ? "sweep_min(s)" : "t_min(s)", p->exhaustive ? "sweep_med(s)" : "t_med(s)", "pred/med");
+    if (w->tuned) snprintf(tt, sizeof tt, "%12.4e", w->t_median_tuner);
+    fprintf(out, "  %4d  %-34s %12.4e %12s %12.4e %12.4e %8.2f\n", k + 1, cs, w->predicted, tt, w->t_min, w->t_median,
+            w->predicted / w->t_median);
+  }
+  return rc;
+}
+
+/* The exhaustive sweep's verdict on the model's, the tuner's and auto's choices. */
+static ovl_err print_sweep(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json) {
+  const ovl_tune_row *b = &r->rows[r->best], *c = &r->rows[r->choice];
+  char as[96], be[96], bs[96];
+  ovl_plan_short(&r->auto_plan, as, sizeof as);
+  ovl_plan_short(&b->plan, be, sizeof be);
+  ovl_plan_short(&c->plan, bs, sizeof bs);
+  double ar = r->auto_row >= 0 ? r->rows[r->auto_row].t_median / b->t_median : NAN;
+  if (!json) {
+    fprintf(out,
+            "# sweep: best %s %.4e s; the model's first choice %.3fx the best; the tuner's %.3fx; auto (%s): %s "
+            "%s%.3fx the best\n",
+            be, b->t_median, r->rows[0].t_median / b->t_median, c->t_median / b->t_median, r->auto_why, as,
+            r->auto_row < 0 ? "(not a candidate) " : "", ar);
+    return OVL_OK;
+  }
+  ovl_record *o = NULL;
+  OVL_TRY(ovl_record_create("tune-sweep", &o));
+  ovl_record_set_str(o, "family", ovl_family_name(p->family)), ovl_record_set_int(o, "n", p->n);
+  ovl_record_set_int(o, "P", r->ranks), ovl_record_set_int(o, "configurations", r->nrows);
+  ovl_record_set_int(o, "rounds", p->sweep_rounds), ovl_record_set_str(o, "best", be);
+  ovl_record_set_num(o, "t_best", b->t_median);
+  ovl_record_set_num(o, "model_ratio", r->rows[0].t_median / b->t_median), ovl_record_set_str(o, "tuner", bs);
+  ovl_record_set_num(o, "tuner_ratio", c->t_median / b->t_median), ovl_record_set_str(o, "auto", as);
+  ovl_record_set_str(o, "auto_from", r->auto_why);
+  ovl_record_set_num(o, "auto_ratio", ar); /* null: auto's choice is not a candidate */
+  ovl_err rc = ovl_record_print(o, out);
+  ovl_record_destroy(&o);
+  return rc;
+}
+
+ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json) {
+  if (!out || !p || !r || !r->rows) return ovl_err_set(OVL_ERR_ARG, "ovl_tune_print: a NULL argument or no rows");
+  const ovl_tune_row *c = &r->rows[r->choice];
+  if (!json) {
+    fprintf(out,
+            "# %d configurations; machine %s\n# tuner: the top %d and those predicted within %.0f%% of the best (%d), "
+            "%d rounds (+%d warm-up)%s\n",
+            r->nrows, r->machine, p->top, 100 * p->band, r->ntuned, p->rounds, p->warmup,
+            p->exhaustive ? "; then every configuration" : "");
+    if (p->exhaustive)
+      fprintf(out, "# exhaustive sweep: all %d, %d rounds (+%d warm-up)\n", r->nrows, p->sweep_rounds, p->warmup);
+  }
+  ovl_err rc = print_rows(out, p, r, json);
+  char bs[96];
+  ovl_plan_short(&c->plan, bs, sizeof bs);
+  if (!rc && !json) fprintf(out, "# choice: %s (%.4e s in the tuner's rounds)\n", bs, c->t_median_tuner);
+  if (!rc && !json && r->stored[0]) fprintf(out, "# stored in %s\n", r->stored);
+  if (!rc && p->exhaustive) rc = print_sweep(out, p, r, json);
+  fflush(out);
   return rc;
 }

@@ -1,5 +1,4 @@
 /* ovl gemm: distributed matrix multiplication with verification and timings. */
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,42 +89,9 @@ int cmd_gemm(int argc, char **argv) {
   bp.tol = tol, bp.trace = trace;
   ovl_plan_bench_result r;
   if ((rc = ovl_plan_bench(&bp, &r)) != OVL_OK) return cli_fail("gemm", rc);
-  char planstr[192];
-  ovl_plan_str(&plan, planstr, sizeof planstr);
-  const char *verdict = !check ? "not checked" : (r.passed ? "PASS" : "FAIL"), *an = ovl_algo_name(plan.algo);
-  if (json) {
-    ovl_record *o = NULL;
-    rc = ovl_record_create("gemm", &o);
-    if (!rc) {
-      ovl_record_set_str(o, "algo", an), ovl_record_set_int(o, "m", m), ovl_record_set_int(o, "n", n);
-      ovl_record_set_int(o, "k", k), ovl_record_set_str(o, "transa", ta), ovl_record_set_str(o, "transb", tb);
-      ovl_record_set_int(o, "ranks", P), ovl_record_set_int(o, "active", r.active);
-      ovl_record_set_str(o, "grid", r.grid), ovl_record_set_str(o, "plan", planstr);
-      ovl_record_set_int(o, "iterations", iters), ovl_record_set_num(o, "t_min", r.st.min);
-      ovl_record_set_num(o, "t_median", r.st.median), ovl_record_set_num(o, "t_max", r.st.max);
-      ovl_record_set_num(o, "gflops_median", r.gflops_median), ovl_record_set_num(o, "gflops_best", r.gflops_best);
-      ovl_record_set_num(o, "t_comm", r.t_comm), ovl_record_set_num(o, "t_comp", r.t_comp);
-      ovl_record_set_num(o, "local_dgemm_gflops", blas), ovl_record_set_str(o, "check", verdict);
-      ovl_record_set_num(o, "relerr", r.relerr), ovl_record_set_int(o, "mem_estimate", r.mem_estimate);
-      rc = ovl_record_set_str(o, "mpi", cli_mpi_library());
-    }
-    if (!rc) rc = cli_emit(&o);
-    ovl_record_destroy(&o);
-    if (rc) return cli_fail("gemm", rc);
-  } else {
-    ovl_log(OVL_LOG_INFO,
-            "# ovl gemm: m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " op=%s%s, grid %s (%d of %d ranks active)\n"
-            "# plan: %s\n# memory: %.1f MiB per rank (estimate)\n# MPI: %s; local dgemm %.1f GFLOP/s per rank\n"
-            "# time per repetition = MAX over ranks; %d warm-up + %d timed repetitions\n",
-            m, n, k, ta, tb, r.grid, r.active, P, planstr, (double)r.mem_estimate / 1048576.0, cli_mpi_library(),
-            no_blas_check ? 0.0 : blas, warmup, iters);
-    ovl_log(OVL_LOG_QUIET, "# %-8s %10s %10s %10s %12s %12s %10s %10s %s\n", "algo", "t_min(s)", "t_med(s)", "t_max(s)",
-            "GFLOP/s_med", "GFLOP/s_best", "comm(s)", "comp(s)", "check");
-    ovl_log(OVL_LOG_QUIET, "  %-8s %10.4e %10.4e %10.4e %12.2f %12.2f %10.3e %10.3e %s", an, r.st.min, r.st.median,
-            r.st.max, r.gflops_median, r.gflops_best, r.t_comm, r.t_comp, verdict);
-    if (check) ovl_log(OVL_LOG_QUIET, " (relerr %.2e, tol %.2e)", r.relerr, r.tol);
-    ovl_log(OVL_LOG_QUIET, "\n");
-  }
+  const ovl_bench_print_opts po = {.json = json, .header = !quiet};
+  if (ovl_world_rank() == 0 && (rc = ovl_plan_bench_print(stdout, &bp, &r, blas, &po)) != OVL_OK)
+    return cli_fail("gemm", rc);
   if (check && !r.passed) {
     ovl_err_set(OVL_ERR_NUMERIC, "the product differs from the reference by %.2e (tolerance %.2e)", r.relerr, r.tol);
     return cli_fail("gemm", OVL_ERR_NUMERIC);
