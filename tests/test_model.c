@@ -2,6 +2,8 @@
  * overlap measures match hand calculations. */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "ovl/model.h"
 #include "ovl/ovl.h"
@@ -114,12 +116,62 @@ static void test_overlap(void) {
   T_CHECK(ovl_coll_eff_bw(1e6, 1, 1e-3) == 0.0 && ovl_coll_eff_bw(1e6, 4, 0) == 0.0, "eff bw degenerate");
 }
 
+/* What ovl_model_print wrote for one sweep: the rows (lines starting with two
+ * spaces, or records), and the text in g_out. */
+static char g_out[65536];
+static int model_rows(const ovl_plan *base, const char *sweep, int maxv, int json) {
+  FILE *f = tmpfile();
+  ovl_machine m = ovl_machine_stampede2();
+  T_CHECK(f != NULL, "tmpfile");
+  if (!f) return -1;
+  T_OK(ovl_model_print(f, &m, NULL, base, sweep, maxv, json));
+  rewind(f);
+  size_t len = fread(g_out, 1, sizeof g_out - 1, f);
+  g_out[len] = '\0';
+  fclose(f);
+  int n = 0;
+  for (const char *l = g_out; *l; l = strchr(l, '\n') + 1) {
+    n += strncmp(l, json ? "{\"type\":\"model\"" : "  ", json ? 15 : 2) == 0;
+    if (!strchr(l, '\n')) break;
+  }
+  return n;
+}
+
+static void test_model_table(void) {
+  ovl_plan b = ovl_plan_default(OVL_ALGO_SUMMA, 1024, 16);
+  T_CHECK(model_rows(&b, "none", 1, 0) == 1 && strstr(g_out, "# ovl model: summa n=1024 P=16, machine ") &&
+              strstr(g_out, "  summa P=16 b="),
+          "one row:\n%s", g_out);
+  T_CHECK(model_rows(&b, "ndup", 5, 1) == 5 && strstr(g_out, "\"ndup\":5") && !strstr(g_out, "# "),
+          "ndup 1..5 as records:\n%s", g_out);
+  T_CHECK(model_rows(&b, "P", 1, 0) == 5, "P = 1, 2, 4, 8, 16:\n%s", g_out);
+  T_CHECK(model_rows(&b, "G", 1, 0) == 5 && strstr(g_out, "hsumma P=16 b=256 G=8 "), "G = 1, 2, 4, 8, 16:\n%s", g_out);
+  T_CHECK(model_rows(&b, "ppn", 8, 0) == 4 && strstr(g_out, "P=128 ") && strstr(g_out, "ppn=8"), "ppn 1..8:\n%s",
+          g_out);
+  T_CHECK(model_rows(&b, "algo", 1, 1) == OVL_ALGO_N, "every algorithm:\n%s", g_out);
+  /* a configuration that does not fit: the model's message in the row, "error" in the record */
+  b = ovl_plan_default(OVL_ALGO_3D, 1024, 7);
+  T_CHECK(model_rows(&b, "none", 1, 1) == 1 && strstr(g_out, "\"error\":"), "error record:\n%s", g_out);
+  b = ovl_plan_default(OVL_ALGO_SSC6, 1024, 32);
+  T_CHECK(model_rows(&b, "c", 1, 0) == 1 && strstr(g_out, "alg6 P=32 c=2 "), "c: s=4 c=2 only:\n%s", g_out);
+  b = ovl_plan_default(OVL_ALGO_SSC3, 1024, 64);
+  T_CHECK(model_rows(&b, "P", 1, 0) == 4, "cubes 1, 8, 27, 64:\n%s", g_out);
+  ovl_machine m = ovl_machine_stampede2();
+  FILE *f = tmpfile();
+  if (f) {
+    T_ERR(ovl_model_print(f, &m, NULL, &b, "nope", 1, 0), OVL_ERR_ARG);
+    fclose(f);
+  }
+  T_ERR(ovl_model_print(NULL, &m, NULL, &b, "none", 1, 0), OVL_ERR_ARG);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_hockney_exact();
   test_hockney_noise();
   test_hockney_errors();
   test_overlap();
+  test_model_table();
   int rc = t_finish("test_model");
   MPI_Finalize();
   return rc;

@@ -9,6 +9,8 @@
 #ifndef OVL_MODEL_H
 #define OVL_MODEL_H
 
+#include <stdio.h>
+
 #include "ovl/algo.h"
 #include "ovl/core.h"
 #include "ovl/kernels.h"
@@ -199,6 +201,24 @@ int ovl_hsumma_gopt(double alpha, double beta, int64_t n, int64_t b, int P);
 /* The paper's HSUMMA communication time, scatter-allgather broadcast, square
  * grid of P ranks, G groups: latency + bandwidth (Section 4.2). */
 double ovl_hsumma_comm_sag(double alpha, double beta, int64_t n, int64_t b, int64_t M, int P, int G);
+
+/* ---- the table of `ovl model` ---------------------------------------------------
+ * Predict base (a complete configuration: algorithm, n, P, ...; c = 0 for
+ * 2.5D and Alg. 6: the largest c that fits) on m, or a sweep over one of its
+ * parameters, and print it: header lines naming the kernel, n, P, the
+ * machine (source: where it came from; NULL: its name) and its parameters,
+ * then one row per configuration (latency, bandwidth, compute and total
+ * seconds, GFLOP/s; or the model's error); or (json) one "model" record per
+ * configuration (docs/cli.md; a configuration that does not fit has
+ * "error"). sweep: "none" (base alone); "G" (HSUMMA, every G that divides P
+ * and tiles the near-square grid); "ndup" (1 .. maxv); "c" (2.5D, or Alg. 6
+ * for SymmSquareCube, every c with s*s*c = P and c | s); "ppn" (P nodes of
+ * K = 1, 2, 4, ... <= maxv ranks); "P" (powers of 2 up to P, cubes for 3D
+ * and Alg. 3-5); "algo" (every algorithm, HSUMMA with ovl_hsumma_gopt's G).
+ * LOCAL (no MPI calls). Errors: OVL_ERR_ARG (NULL arguments, an unknown
+ * sweep), those of the record writer. */
+ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, const ovl_plan *base, const char *sweep,
+                        int maxv, int json);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,120 @@
+/* `ovl model`'s table: the prediction of one configuration, or of a sweep
+ * over one of its parameters, as rows or records (ovl_model_print). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ovl/grid.h"
+#include "ovl/model.h"
+#include "ovl/record.h"
+
+static int is_ssc(ovl_algo k) { return k >= OVL_ALGO_SSC3; }
+
+/* flops of one run: C = A B (2 n^3) or D -> D^2, D^3 (4 n^3) */
+static double kernel_flops(ovl_algo k, int64_t n) {
+  double x = (double)n;
+  return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
+}
+
+/* One row: the configuration, its terms and GFLOP/s, or the model's error. */
+static ovl_err row(FILE *out, const ovl_machine *m, ovl_plan c, int json) {
+  ovl_model_cost r;
+  memset(&r, 0, sizeof r);
+  if ((c.algo == OVL_ALGO_25D || c.algo == OVL_ALGO_SSC6) && c.c == 0) ovl_grid25d_dims(c.P, &c.s, &c.c);
+  ovl_err rc = ovl_model_predict(m, &c, &r);
+  char cfg[160], msg[512];
+  snprintf(msg, sizeof msg, "%s", rc ? ovl_errmsg() : "");
+  int l = snprintf(cfg, sizeof cfg, "%s P=%d", ovl_algo_name(c.algo), c.P);
+  if (c.algo == OVL_ALGO_SUMMA || c.algo == OVL_ALGO_HSUMMA) l += snprintf(cfg + l, sizeof cfg - l, " b=%" PRId64, c.b);
+  if (c.algo == OVL_ALGO_HSUMMA) l += snprintf(cfg + l, sizeof cfg - l, " G=%d", c.G);
+  if (c.algo == OVL_ALGO_25D || c.algo == OVL_ALGO_SSC6) l += snprintf(cfg + l, sizeof cfg - l, " c=%d", c.c);
+  snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c.ndup, c.ppn, c.lookahead ? " lookahead" : "");
+  double gf = rc == OVL_OK && r.total > 0 ? kernel_flops(c.algo, c.n) / r.total * 1e-9 : 0;
+  if (!json) {
+    if (rc) fprintf(out, "  %-44s %s\n", cfg, msg);
+    else
+      fprintf(out, "  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r.latency, r.bandwidth, r.compute, r.total, gf);
+    return OVL_OK;
+  }
+  ovl_record *rec = NULL;
+  ovl_err wrc = ovl_record_create("model", &rec);
+  if (!wrc) wrc = ovl_record_set_str(rec, "config", cfg);
+  if (!wrc) wrc = ovl_record_set_str(rec, "kernel", ovl_algo_name(c.algo));
+  if (!wrc && rc) wrc = ovl_record_set_str(rec, "error", msg);
+  if (!wrc && !rc) {
+    const char *ik[] = {"n", "P", "b", "G", "c", "ndup", "ppn", "lookahead"};
+    const int64_t iv[] = {c.n, c.P, c.b, c.G, c.c, c.ndup, c.ppn, c.lookahead};
+    for (int k = 0; k < 8 && !wrc; k++) wrc = ovl_record_set_int(rec, ik[k], iv[k]);
+    const char *nk[] = {"latency", "bandwidth", "compute", "total", "gflops"};
+    const double nv[] = {r.latency, r.bandwidth, r.compute, r.total, r.total > 0 ? gf : NAN};
+    for (int k = 0; k < 5 && !wrc; k++) wrc = ovl_record_set_num(rec, nk[k], nv[k]);
+    if (!wrc) wrc = ovl_record_set_str(rec, "machine", m->name);
+  }
+  if (!wrc) wrc = ovl_record_print(rec, out);
+  ovl_record_destroy(&rec);
+  return wrc;
+}
+
+/* The rows of a sweep over one parameter of c. */
+static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const char *sweep, int maxv, int json) {
+  const ovl_algo k = c.algo;
+  const int P = c.P;
+  const int64_t n = c.n, b = c.b;
+  ovl_err rc = OVL_OK;
+  if (!strcmp(sweep, "none")) return row(out, m, c, json);
+  if (!strcmp(sweep, "G")) { /* HSUMMA on the near-square p x q grid, every G that tiles it */
+    int p = 1, gi, gj;
+    while ((p + 1) * (p + 1) <= P) p++;
+    while (P % p) p--;
+    for (int g = 1; g <= P && !rc; g++)
+      if (P % g == 0 && ovl_hgroups_auto_dims(p, P / p, g, &gi, &gj) == OVL_OK)
+        c.algo = OVL_ALGO_HSUMMA, c.G = g, rc = row(out, m, c, json);
+    ovl_err_clear();
+  } else if (!strcmp(sweep, "ndup")) {
+    for (int d = 1; d <= maxv && !rc; d++) c.ndup = d, rc = row(out, m, c, json);
+  } else if (!strcmp(sweep, "c")) { /* 2.5D (Alg. 6 for SymmSquareCube) for every c with s*s*c = P, c | s */
+    for (int cc = 1; cc <= P && !rc; cc++) {
+      int s = (int)lround(sqrt((double)P / cc));
+      if (s * s * cc != P || s % cc) continue;
+      c.s = s, c.c = cc;
+      if (k != OVL_ALGO_25D && k != OVL_ALGO_SSC6) c.algo = is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
+      rc = row(out, m, c, json);
+    }
+  } else if (!strcmp(sweep, "ppn")) { /* P nodes, K = 1, 2, 4, ... ranks each */
+    for (int k2 = 1; k2 <= maxv && !rc; k2 *= 2) c.ppn = k2, c.P = P * k2, c.s = c.c = 0, rc = row(out, m, c, json);
+  } else if (!strcmp(sweep, "P")) { /* powers of 2, or cubes for the cube algorithms */
+    int cube = k == OVL_ALGO_3D || (is_ssc(k) && k != OVL_ALGO_SSC6);
+    for (int x = 1; x <= P && !rc; x++) {
+      int r = cube ? x * x * x : 1 << (x - 1);
+      if (r > P) break;
+      c.P = r, c.s = c.c = 0, rc = row(out, m, c, json);
+    }
+  } else if (!strcmp(sweep, "algo")) {
+    for (int kk = 0; kk < OVL_ALGO_N && !rc; kk++) {
+      c.algo = (ovl_algo)kk, c.s = c.c = 0;
+      if (kk == OVL_ALGO_HSUMMA) c.G = ovl_hsumma_gopt(m->alpha_r, m->beta_r, n, b, P);
+      rc = row(out, m, c, json);
+    }
+  } else {
+    rc = ovl_err_set(OVL_ERR_ARG, "'%s' is not a sweep (none, G, ndup, c, ppn, P, algo)", sweep);
+  }
+  return rc;
+}
+
+ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, const ovl_plan *base, const char *sweep,
+                        int maxv, int json) {
+  if (!out || !m || !base || !sweep) return ovl_err_set(OVL_ERR_ARG, "ovl_model_print: a NULL argument");
+  if (!json)
+    fprintf(out,
+            "# ovl model: %s n=%" PRId64 " P=%d, machine %s\n"
+            "# alpha %.3e s, beta %.3e s/B (eager <= %.0f B), alpha_r %.3e s, beta_r %.3e s/B, gamma %.3e s/flop "
+            "(%.1f GFLOP/s), peak %.3e B/s, %d f_BW tables\n"
+            "# %-44s %11s %11s %11s %11s %10s\n",
+            ovl_algo_name(base->algo), base->n, base->P, source ? source : m->name, m->alpha, m->beta, m->eager,
+            m->alpha_r, m->beta_r, m->gamma, m->gamma > 0 ? 1e-9 / m->gamma : 0, m->peak_bw, m->nfbw, "configuration",
+            "latency(s)", "bandw.(s)", "compute(s)", "total(s)", "GFLOP/s");
+  ovl_err rc = sweep_rows(out, m, *base, sweep, maxv, json);
+  fflush(out);
+  return rc;
+}
