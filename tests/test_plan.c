@@ -1,7 +1,9 @@
 #define _POSIX_C_SOURCE 200809L
 /* The planner: shape rules, the plan's options, checks, resolution from
  * constraints, the tune database and the cost model, the grids a plan names,
- * and the tuner end to end (which `auto` then finds). The LOCAL parts run on
+ * and the tuner end to end (which `auto` then finds); plans on K ranks per
+ * node (--ppn, auto); a purification job's printed lines, record and
+ * verdict. The LOCAL parts run on
  * any rank count (1 without mpiexec); the collective ones on every rank. */
 #include <math.h>
 #include <stdio.h>
@@ -217,6 +219,93 @@ static void test_tune(const char *dir) {
   T_ERR(ovl_tune(MPI_COMM_WORLD, &tp, &r), OVL_ERR_ARG);
 }
 
+/* A plan on a subset of every node's ranks (ovl_plan_resolve_ppn): K ranks
+ * per node, all of them, and --ppn auto's choice against the model. */
+static void test_resolve_ppn(void) {
+  int P = 1, rpn = 1, nodes = 1, consec = 1, ppn = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  T_OK(ovl_bench_node_info(MPI_COMM_WORLD, &rpn, &nodes, &consec));
+  char why[OVL_PLAN_WHY] = "";
+  ovl_plan_src none = {NULL, NULL};
+  unsetenv("OVL_TUNE_FILE"), unsetenv("OVL_MACHINE");
+  ovl_plan p = ovl_plan_default(OVL_ALGO_SSC5, 96, 0);
+  T_OK(ovl_plan_resolve_ppn(MPI_COMM_WORLD, OVL_FAMILY_SSC, &p, &ppn, &none, why, sizeof why));
+  T_CHECK(p.P == nodes && p.s == 1 && ppn == 1, "ppn 1: P %d s %d (%d nodes)", p.P, p.s, nodes);
+  /* everything open, K auto: the fastest prediction over the divisors of the ranks per node */
+  ovl_machine m;
+  T_OK(ovl_plan_machine(NULL, &m, NULL, 0));
+  double best = INFINITY;
+  for (int k = 1; k <= rpn; k++) {
+    ovl_plan c = ovl_plan_auto(OVL_FAMILY_SSC, 96);
+    ovl_model_cost cost;
+    int kk = k;
+    c.n = 96;
+    if (rpn % k == 0 && ovl_plan_resolve_ppn(MPI_COMM_WORLD, OVL_FAMILY_SSC, &c, &kk, &none, NULL, 0) == OVL_OK) {
+      c.ppn = k, c.P = nodes * k;
+      if (ovl_model_predict(&m, &c, &cost) == OVL_OK && cost.total < best) best = cost.total;
+    }
+  }
+  ovl_err_clear();
+  p = ovl_plan_auto(OVL_FAMILY_SSC, 96);
+  p.n = 96, ppn = OVL_AUTO;
+  T_OK(ovl_plan_resolve_ppn(MPI_COMM_WORLD, OVL_FAMILY_SSC, &p, &ppn, &none, why, sizeof why));
+  ovl_model_cost chosen;
+  T_OK(ovl_model_predict(&m, &p, &chosen));
+  T_CHECK(ppn >= 0 && ppn < rpn && (ppn == 0 || rpn % ppn == 0) && p.P == nodes * (ppn ? ppn : rpn),
+          "auto: ppn %d, P %d of %d per node", ppn, p.P, rpn);
+  T_CHECK(chosen.total <= best * (1 + 1e-12) && strstr(why, "cost model") != NULL, "auto %g s, best %g s (%s)",
+          chosen.total, best, why);
+  /* no K has a grid: a 5x5x5 grid asked for */
+  p = ovl_plan_default(OVL_ALGO_SSC5, 96, 0);
+  p.s = 5, p.c = 5, ppn = OVL_AUTO;
+  T_ERR(ovl_plan_resolve_ppn(MPI_COMM_WORLD, OVL_FAMILY_SSC, &p, &ppn, &none, why, sizeof why), OVL_ERR_GRID);
+  T_CHECK(ppn == OVL_AUTO, "a refused auto leaves ppn: %d", ppn);
+}
+
+/* A finished purification job as `ovl purify` prints it, and the check's verdict. */
+static void test_purify_print(void) {
+  ovl_purify_job j;
+  memset(&j, 0, sizeof j);
+  j.fock = "f.raw", j.out = "d.raw", j.check = 1;
+  j.po = ovl_purify_opts_default();
+  j.po.plan = ovl_plan_default(OVL_ALGO_SSC5, 10, 8);
+  j.po.nocc = 3;
+  ovl_purify_job_result r;
+  memset(&r, 0, sizeof r);
+  r.n = 10, r.active = 8, r.res.iterations = 12, r.res.stop_reason = "idempotency tolerance";
+  r.ref.relerr = 1e-12, r.res.trace_err = 1e-13;
+  snprintf(r.grid, sizeof r.grid, "2x2x2");
+  T_OK(ovl_purify_job_verdict(&j, &r));
+  char buf[4096] = "";
+  for (int json = 0; json < 2; json++) {
+    FILE *f = tmpfile();
+    T_CHECK(f != NULL, "tmpfile");
+    if (!f) return;
+    T_OK(ovl_purify_job_print(f, &j, &r, 8, json));
+    rewind(f);
+    buf[fread(buf, 1, sizeof buf - 1, f)] = '\0';
+    fclose(f);
+    if (json)
+      T_CHECK(strstr(buf, "{\"type\":\"purify\"") == buf && strstr(buf, "\"nocc\":3") &&
+                  strstr(buf, "\"check\":\"PASS\"") && strstr(buf, "\"grid\":\"2x2x2\""),
+              "record: %s", buf);
+    else
+      T_CHECK(strstr(buf, "purify: n=10 n_occ=3 grid 2x2x2 (8 active): 12 iterations") == buf &&
+                  strstr(buf, "D written to d.raw") && strstr(buf, "\ncheck: ") && strstr(buf, ": PASS\n"),
+              "lines: %s", buf);
+  }
+  r.res.trace_err = 1e-3; /* the trace misses n_occ: FAIL, except for McWeeny */
+  T_ERR(ovl_purify_job_verdict(&j, &r), OVL_ERR_NUMERIC);
+  j.po.method = OVL_PURIFY_MCWEENY;
+  T_OK(ovl_purify_job_verdict(&j, &r));
+  r.ref.relerr = 1e-6;
+  T_ERR(ovl_purify_job_verdict(&j, &r), OVL_ERR_NUMERIC);
+  T_CHECK(strstr(ovl_errmsg(), "1.00e-06") != NULL, "verdict: %s", ovl_errmsg());
+  j.check = 0;
+  T_OK(ovl_purify_job_verdict(&j, &r));
+  T_ERR(ovl_purify_job_print(NULL, &j, &r, 8, 0), OVL_ERR_ARG);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   char dir[] = "/tmp/ovl_test_plan.XXXXXX";
@@ -229,6 +318,8 @@ int main(int argc, char **argv) {
   test_check();
   test_resolve(dir);
   test_tune(dir);
+  test_resolve_ppn();
+  test_purify_print();
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     char cmd[600];

@@ -77,6 +77,17 @@ ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t 
  * ranks), OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file). */
 ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy);
 
+/* ovl_plan_resolve for a run on a subset of every node's ranks (multiple
+ * PPN, ovl_active): *ppn = K > 0 plans for nodes x K ranks (plan->P), 0 for
+ * all ranks of comm; *ppn = OVL_AUTO models every divisor K of the ranks
+ * per node (nodes x K ranks sharing each link, the tune file not asked),
+ * keeps the fastest prediction and sets *ppn to its K (0 when it is every
+ * rank of a node). plan->n must be set. COLLECTIVE over comm. Errors
+ * (agreed): those of ovl_plan_resolve; OVL_ERR_GRID (--ppn auto: no K has
+ * a grid); OVL_ERR_MPI. */
+ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *ppn, const ovl_plan_src *src, char *why,
+                             size_t nwhy);
+
 /* The checks a complete plan passes: the algorithm belongs to f, ndup in
  * [1, OVL_LANES_MAX], b > 0, outer 0 or >= b, the grid fits P (idle ranks
  * only with allow_idle), c | s for 2.5D, G tiles the grid for HSUMMA.

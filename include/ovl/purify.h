@@ -56,6 +56,7 @@
 #define OVL_PURIFY_H
 
 #include <signal.h>
+#include <stdio.h>
 
 #include "ovl/opts.h"
 #include "ovl/sq.h"
@@ -228,6 +229,20 @@ typedef struct ovl_purify_job_result {
  * read on plane 0 and checked against meta, ovl_purify, D written (not when
  * stopped), the check. COLLECTIVE over comm. Errors: those of the steps. */
 ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r);
+
+/* The check's verdict of a finished job: OVL_OK when it was not checked or
+ * D agrees with dsyevd's density (relative error <= 1e-8, and |tr D - n_occ|
+ * <= 1e-8 except for McWeeny); else OVL_ERR_NUMERIC naming the error. The
+ * same on every rank (the result is). LOCAL. */
+ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_result *r);
+
+/* A finished job as `ovl purify` prints it: two lines (size, occupation,
+ * grid, iterations, what stopped the run, idempotency and trace errors,
+ * energy; times, products, GFLOP/s, the output) and the check's line; or
+ * (json) one "purify" record (docs/cli.md). ranks: the ranks of the run's
+ * communicator. LOCAL: call it on the rank that prints. Errors: OVL_ERR_ARG
+ * (NULL arguments), those of the record writer. */
+ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purify_job_result *r, int ranks, int json);
 
 /* Memory query before allocating: the most bytes any rank of an s x s x c
  * grid holds during ovl_purify for an n x n F with these options (alg,

@@ -358,3 +358,43 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     return ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, v->outer, v->b);
   return OVL_OK;
 }
+
+ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *ppn, const ovl_plan_src *src, char *why,
+                             size_t nwhy) {
+  int P = 0, rank = 0, rpn = 1, nodes = 1, consec = 1;
+  OVL_MPI(MPI_Comm_size(comm, &P));
+  OVL_MPI(MPI_Comm_rank(comm, &rank));
+  if (*ppn != 0) OVL_TRY(ovl_bench_node_info(comm, &rpn, &nodes, &consec));
+  ovl_plan want = *plan;
+  if (*ppn != OVL_AUTO) {
+    want.P = *ppn > 0 ? nodes * *ppn : P;
+    OVL_TRY(ovl_plan_resolve(comm, f, &want, src, why, nwhy));
+    *plan = want;
+    return OVL_OK;
+  }
+  ovl_machine m;
+  ovl_err rc = rank == 0 ? ovl_plan_machine(src ? src->machine : NULL, &m, NULL, 0) : OVL_OK;
+  OVL_TRY(ovl_err_agree(comm, rc));
+  double bt = INFINITY;
+  int best_k = 0;
+  for (int k = 1; k <= rpn; k++) {
+    if (rpn % k) continue;
+    ovl_plan c = want;
+    c.P = nodes * k, c.ppn = k;
+    char w[OVL_PLAN_WHY];
+    ovl_plan_src nt = {src ? src->machine : NULL, NULL};
+    if (ovl_plan_resolve(comm, f, &c, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
+    ovl_model_cost cost;
+    double t = INFINITY;
+    if (rank == 0 && ovl_model_predict(&m, &c, &cost) == OVL_OK) t = cost.total;
+    OVL_MPI(MPI_Bcast(&t, 1, MPI_DOUBLE, 0, comm));
+    if (t < bt) {
+      bt = t, best_k = k, *plan = c;
+      if (why) snprintf(why, nwhy, "%s", w);
+    }
+  }
+  if (!isfinite(bt)) return ovl_err_set(OVL_ERR_GRID, "--ppn auto: no grid fits %d nodes x K ranks", nodes);
+  ovl_err_clear();
+  *ppn = best_k == rpn ? 0 : best_k;
+  return OVL_OK;
+}

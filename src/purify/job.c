@@ -11,6 +11,7 @@
 
 #include "ovl/json.h"
 #include "ovl/purify.h"
+#include "ovl/record.h"
 #include "ovl/trace.h"
 
 /* "meta.json" beside the Fock file. LOCAL. */
@@ -250,5 +251,63 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
             "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
   po->nocc = v->nocc, po->mu = v->mu, po->max_iter = v->max_iter, po->tol = isnan(v->tol) ? 0.0 : v->tol;
   po->checkpoint = v->checkpoint, po->checkpoint_every = v->checkpoint_every, po->restart = v->restart;
+  return OVL_OK;
+}
+
+ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_result *r) {
+  if (!j->check) return OVL_OK;
+  if (r->ref.relerr <= 1e-8 && (j->po.method == OVL_PURIFY_MCWEENY || r->res.trace_err <= 1e-8)) return OVL_OK;
+  return ovl_err_set(OVL_ERR_NUMERIC, "the density differs from dsyevd's by %.2e (tolerance 1e-8)", r->ref.relerr);
+}
+
+ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purify_job_result *jr, int ranks, int json) {
+  if (!out || !j || !jr) return ovl_err_set(OVL_ERR_ARG, "ovl_purify_job_print: a NULL argument");
+  const ovl_purify_result *r = &jr->res;
+  const int mcw = j->po.method == OVL_PURIFY_MCWEENY, check = j->check;
+  const int pass = ovl_purify_job_verdict(j, jr) == OVL_OK;
+  const char *method = ovl_purify_method_name(j->po.method), *precision = ovl_purify_prec_name(j->po.prec);
+  const char *kernel = ovl_purify_uses_sq(j->po.method) ? "square" : ovl_algo_name(j->po.plan.algo);
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+  OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));
+  if (json) {
+    ovl_record *o = NULL;
+    OVL_TRY(ovl_record_create("purify", &o));
+    ovl_record_set_str(o, "fock", j->fock), ovl_record_set_int(o, "n", jr->n),
+        ovl_record_set_int(o, "nocc", j->po.nocc);
+    ovl_record_set_str(o, "method", method), ovl_record_set_str(o, "algo", kernel);
+    ovl_record_set_str(o, "precision", precision), ovl_record_set_str(o, "stop_reason", r->stop_reason);
+    ovl_record_set_int(o, "iter_single", r->iter_single), ovl_record_set_int(o, "products", r->products);
+    ovl_record_set_int(o, "ndup", j->po.plan.ndup);
+    ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));
+    ovl_record_set_int(o, "ranks", ranks), ovl_record_set_int(o, "active", jr->active);
+    ovl_record_set_str(o, "grid", jr->grid), ovl_record_set_int(o, "iterations", r->iterations);
+    ovl_record_set_num(o, "idempotency_error", r->idem_err), ovl_record_set_num(o, "trace_error", r->trace_err);
+    ovl_record_set_str(o, "trace_error_of", mcw ? "round(tr D)" : "n_occ");
+    ovl_record_set_num(o, "energy", r->energy), ovl_record_set_num(o, "t_total", jr->t_wall);
+    ovl_record_set_num(o, "t_ssc", r->t_ssc), ovl_record_set_num(o, "ssc_gflops", r->ssc_gflops);
+    ovl_record_set_str(o, "check", check ? (pass ? "PASS" : "FAIL") : "not checked");
+    ovl_record_set_num(o, "ref_relerr", check ? jr->ref.relerr : NAN); /* null when not checked */
+    ovl_record_set_num(o, "t_eig", check ? jr->ref.t_eig : NAN);
+    ovl_record_set_int(o, "mem_estimate", jr->mem_estimate), ovl_record_set_str(o, "mpi", mpi);
+    ovl_err rc = ovl_record_print(o, out);
+    ovl_record_destroy(&o);
+    fflush(out);
+    return rc;
+  }
+  char occ[64];
+  if (mcw) snprintf(occ, sizeof occ, "n_occ from mu=%g", j->po.mu);
+  else snprintf(occ, sizeof occ, "n_occ=%" PRId64, j->po.nocc);
+  fprintf(out,
+          "purify: n=%" PRId64 " %s grid %s (%d active): %d iterations (%d in float32), stopped at the "
+          "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
+          "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s)%s%s\n",
+          jr->n, occ, jr->grid, jr->active, r->iterations, r->iter_single, r->stop_reason, r->idem_err,
+          mcw ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy, jr->t_wall,
+          ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
+          r->ssc_gflops, j->out ? ", D written to " : "", j->out ? j->out : "");
+  if (check)
+    fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
+            jr->ref.relerr, jr->ref.energy, jr->ref.t_eig, pass ? "PASS" : "FAIL");
+  fflush(out);
   return OVL_OK;
 }

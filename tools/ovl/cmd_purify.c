@@ -1,6 +1,4 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
-#include <inttypes.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,48 +51,6 @@ static const char *signal_name(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal";
 }
 
-/* The plan: the options are constraints; the planner completes what is open
- * (--algo auto, --ndup auto). --ppn auto models every divisor K of the ranks
- * per node (nodes x K ranks sharing each link) and keeps the fastest
- * prediction. COLLECTIVE over MPI_COMM_WORLD. */
-static ovl_err resolve_plan(ovl_purify_job *j, int *ppn, const ovl_plan_src *src, char *why, size_t nwhy) {
-  ovl_matrix_meta mm;
-  OVL_TRY(ovl_matrix_read_meta(MPI_COMM_WORLD, j->fock, &mm));
-  int64_t n = mm.rows;
-  int P = 0, rpn = 1, nodes = 1, consec = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &P);
-  if (*ppn != 0) OVL_TRY(ovl_bench_node_info(MPI_COMM_WORLD, &rpn, &nodes, &consec));
-  ovl_plan want = j->po.plan;
-  want.n = n;
-  if (*ppn != OVL_OPT_AUTO) {
-    want.P = *ppn > 0 ? nodes * *ppn : P;
-    OVL_TRY(ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_SSC, &want, src, why, nwhy));
-    j->po.plan = want;
-    return OVL_OK;
-  }
-  ovl_machine m;
-  ovl_err rc = ovl_world_rank() == 0 ? ovl_plan_machine(src->machine, &m, NULL, 0) : OVL_OK;
-  OVL_TRY(ovl_err_agree(MPI_COMM_WORLD, rc));
-  double bt = INFINITY;
-  int best_k = 0;
-  for (int k = 1; k <= rpn; k++) {
-    if (rpn % k) continue;
-    ovl_plan c = want;
-    c.P = nodes * k, c.ppn = k;
-    char w[OVL_PLAN_WHY];
-    ovl_plan_src nt = {src->machine, NULL};
-    if (ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_SSC, &c, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
-    ovl_model_cost cost;
-    double t = INFINITY;
-    if (ovl_world_rank() == 0 && ovl_model_predict(&m, &c, &cost) == OVL_OK) t = cost.total;
-    MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (t < bt) bt = t, best_k = k, j->po.plan = c, snprintf(why, nwhy, "%s", w);
-  }
-  if (!isfinite(bt)) return ovl_err_set(OVL_ERR_GRID, "--ppn auto: no grid fits %d nodes x K ranks", nodes);
-  *ppn = best_k == rpn ? 0 : best_k;
-  return OVL_OK;
-}
-
 int cmd_purify(int argc, char **argv) {
   int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, ppn = 0;
   const char *fock = NULL, *out = NULL, *trace = NULL;
@@ -142,7 +98,7 @@ int cmd_purify(int argc, char **argv) {
   j.have_grid = pv.grid != NULL;
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   /* with --restart the state is an input first: the input check names it as such */
-  const char *ckpt = uv.checkpoint, *precision = uv.precision, *method = uv.method;
+  const char *ckpt = uv.checkpoint;
   int64_t nocc = uv.nocc;
   if (uv.restart && ckpt) {
     char st[4200];
@@ -176,7 +132,10 @@ int cmd_purify(int argc, char **argv) {
   int was_open = ovl_plan_is_open(&j.po.plan) || ppn == OVL_OPT_AUTO;
   char why[OVL_PLAN_WHY] = "";
   ovl_plan_src psrc = {pv.machine, pv.tune_file};
-  if ((rc = resolve_plan(&j, &ppn, &psrc, why, sizeof why)) != OVL_OK) return cli_fail("purify", rc);
+  ovl_matrix_meta mm;
+  if ((rc = ovl_matrix_read_meta(MPI_COMM_WORLD, fock, &mm)) == OVL_OK) j.po.plan.n = mm.rows;
+  if (!rc) rc = ovl_plan_resolve_ppn(MPI_COMM_WORLD, OVL_FAMILY_SSC, &j.po.plan, &ppn, &psrc, why, sizeof why);
+  if (rc) return cli_fail("purify", rc);
   const char *alg = ovl_algo_name(j.po.plan.algo);
   int ndup = j.po.plan.ndup;
   const char *backend = ovl_backend_name(j.po.plan.coll.backend);
@@ -184,18 +143,17 @@ int cmd_purify(int argc, char **argv) {
     ovl_log(OVL_LOG_INFO, "# auto: %s ndup=%d ppn=%d%s (%s)\n", alg, ndup, ppn, ppn ? "" : " (all ranks)", why);
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  method = ovl_purify_method_name(j.po.method); /* trs2 is sp2 */
+  const char *method = ovl_purify_method_name(j.po.method); /* trs2 is sp2 */
   const char *kernel = ovl_purify_uses_sq(j.po.method) ? "square" : alg;
   if (!json)
     ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# MPI: %s\n", fock,
-            method, kernel, precision, ndup, backend, P, ppn > 0 ? " (active subset)" : "", cli_mpi_library());
+            method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
+            cli_mpi_library());
   g_stop = 0, g_started = 0, g_rank0 = ovl_world_rank() == 0;
   stop_signals(1);
   j.ppn = ppn;
   ovl_purify_job_result jr;
   rc = ovl_purify_job_run(MPI_COMM_WORLD, &j, &jr);
-  double wall = jr.t_wall;
-  int nactive = jr.active;
   stop_signals(0);
   /* a signal that arrived after the last iteration boundary still ends the
    * command with 128 + its number: every rank learns the largest */
@@ -215,49 +173,9 @@ int cmd_purify(int argc, char **argv) {
     }
     return 128 + r->stopped;
   }
-  int pass = !check || (jr.ref.relerr <= 1e-8 && (j.po.method == OVL_PURIFY_MCWEENY || r->trace_err <= 1e-8));
-  if (json) {
-    ovl_record *o = NULL;
-    if (ovl_record_create("purify", &o) == OVL_OK) {
-      ovl_record_set_str(o, "fock", fock), ovl_record_set_int(o, "n", jr.n), ovl_record_set_int(o, "nocc", j.po.nocc);
-      ovl_record_set_str(o, "method", method), ovl_record_set_str(o, "algo", kernel);
-      ovl_record_set_str(o, "precision", precision), ovl_record_set_str(o, "stop_reason", r->stop_reason);
-      ovl_record_set_int(o, "iter_single", r->iter_single), ovl_record_set_int(o, "products", r->products);
-      ovl_record_set_int(o, "ndup", ndup), ovl_record_set_str(o, "backend", backend);
-      ovl_record_set_int(o, "ranks", P), ovl_record_set_int(o, "active", nactive);
-      ovl_record_set_str(o, "grid", jr.grid), ovl_record_set_int(o, "iterations", r->iterations);
-      ovl_record_set_num(o, "idempotency_error", r->idem_err), ovl_record_set_num(o, "trace_error", r->trace_err);
-      ovl_record_set_str(o, "trace_error_of", j.po.method == OVL_PURIFY_MCWEENY ? "round(tr D)" : "n_occ");
-      ovl_record_set_num(o, "energy", r->energy), ovl_record_set_num(o, "t_total", wall);
-      ovl_record_set_num(o, "t_ssc", r->t_ssc), ovl_record_set_num(o, "ssc_gflops", r->ssc_gflops);
-      ovl_record_set_str(o, "check", check ? (pass ? "PASS" : "FAIL") : "not checked");
-      ovl_record_set_num(o, "ref_relerr", check ? jr.ref.relerr : NAN); /* null when not checked */
-      ovl_record_set_num(o, "t_eig", check ? jr.ref.t_eig : NAN);
-      ovl_record_set_int(o, "mem_estimate", jr.mem_estimate), ovl_record_set_str(o, "mpi", cli_mpi_library());
-      if (ovl_world_rank() == 0) ovl_record_print(o, stdout);
-      ovl_record_destroy(&o);
-    }
-  } else {
-    char occ[64];
-    if (j.po.method == OVL_PURIFY_MCWEENY) snprintf(occ, sizeof occ, "n_occ from mu=%g", j.po.mu);
-    else snprintf(occ, sizeof occ, "n_occ=%" PRId64, j.po.nocc);
-    ovl_log(OVL_LOG_QUIET,
-            "purify: n=%" PRId64 " %s grid %s (%d active): %d iterations (%d in float32), stopped at the "
-            "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
-            "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s)%s%s\n",
-            jr.n, occ, jr.grid, nactive, r->iterations, r->iter_single, r->stop_reason, r->idem_err,
-            j.po.method == OVL_PURIFY_MCWEENY ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy,
-            wall, ovl_purify_uses_sq(j.po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
-            r->ssc_gflops, out ? ", D written to " : "", out ? out : "");
-    if (check)
-      ovl_log(OVL_LOG_QUIET,
-              "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
-              jr.ref.relerr, jr.ref.energy, jr.ref.t_eig, pass ? "PASS" : "FAIL");
-  }
-  if (!pass) {
-    ovl_err_set(OVL_ERR_NUMERIC, "the density differs from dsyevd's by %.2e (tolerance 1e-8)", jr.ref.relerr);
-    return cli_fail("purify", OVL_ERR_NUMERIC);
-  }
+  if (ovl_world_rank() == 0 && (rc = ovl_purify_job_print(stdout, &j, &jr, P, json)) != OVL_OK)
+    return cli_fail("purify", rc);
+  if ((rc = ovl_purify_job_verdict(&j, &jr)) != OVL_OK) return cli_fail("purify", rc);
   if (sig) {
     if (ovl_world_rank() == 0)
       fprintf(stderr, "ovl purify: %s arrived after the purification had finished; the outputs are complete\n",
