@@ -9,6 +9,7 @@
 static int g_ndup = 1;
 static ovl_backend g_backend = OVL_BACKEND_MPI;
 static int g_lookahead = 0;
+static int g_whole = 0;
 
 static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, double alpha, double beta) {
   ovl_dmat A = NULL, B = NULL, C = NULL, C0 = NULL;
@@ -24,14 +25,16 @@ static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, d
   plan.ndup = g_ndup;
   plan.coll.backend = g_backend;
   plan.lookahead = g_lookahead;
+  plan.whole_panel = g_whole;
   ovl_kstats st;
   T_OK(ovl_summa(alpha, A, B, beta, C, &plan, &st));
   double e = -1;
   ovl_err rc = ovl_verify_gemm(alpha, A, B, beta, C0, C, OVL_VERIFY_EXACT, 1e-13, &e);
   int p, q;
   ovl_grid2d_dims(g, &p, &q);
-  T_CHECK(rc == OVL_OK, "lookahead %d ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e",
-          g_lookahead, g_ndup, ovl_backend_name(g_backend), p, q, (long long)m, (long long)n, (long long)k,
+  T_CHECK(rc == OVL_OK,
+          "lookahead %d whole_panel %d ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e",
+          g_lookahead, g_whole, g_ndup, ovl_backend_name(g_backend), p, q, (long long)m, (long long)n, (long long)k,
           (long long)b, beta, e);
   if (m > 2 && n > 2 && k > 2) {
     double ep = -1;
@@ -51,16 +54,21 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int P;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  /* every p x q with p*q == P; N_DUP 1, 3, 4; both back ends; lookahead off/on */
-  int ndups[] = {1, 3, 1, 4, 1, 4};
-  int looks[] = {0, 0, 0, 0, 1, 1};
-  ovl_backend bes[] = {OVL_BACKEND_MPI, OVL_BACKEND_MPI, OVL_BACKEND_OWN,
-                       OVL_BACKEND_OWN, OVL_BACKEND_MPI, OVL_BACKEND_OWN};
-  for (int v = 0; v < 6; v++)
+  /* every p x q with p*q == P; N_DUP 1 to 4; both back ends; lookahead off/on;
+   * products in arrival order of the lanes (the default) and after the whole
+   * panel (whole_panel) */
+  int ndups[] = {1, 3, 1, 4, 1, 4, 2, 3, 3, 4, 2};
+  int looks[] = {0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1};
+  int wholes[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1};
+  ovl_backend bes[] = {OVL_BACKEND_MPI, OVL_BACKEND_MPI, OVL_BACKEND_OWN, OVL_BACKEND_OWN,
+                       OVL_BACKEND_MPI, OVL_BACKEND_OWN, OVL_BACKEND_MPI, OVL_BACKEND_OWN,
+                       OVL_BACKEND_MPI, OVL_BACKEND_OWN, OVL_BACKEND_MPI};
+  for (int v = 0; v < (int)(sizeof ndups / sizeof ndups[0]); v++)
     for (int p = 1; p <= P; p++) {
       g_ndup = ndups[v];
       g_backend = bes[v];
       g_lookahead = looks[v];
+      g_whole = wholes[v];
       if (P % p) continue;
       ovl_grid2d g = NULL;
       T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, P / p, 0, &g));

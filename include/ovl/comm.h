@@ -154,11 +154,21 @@ int ovl_lanes_rank(ovl_lanes L);
  * elements, the last part shorter, trailing parts empty when ndup > n.
  * LOCAL. */
 void ovl_lanes_part(int64_t n, int ndup, int c, int64_t *off, int64_t *len);
+/* Part c of nblk blocks of blk elements each, in whole blocks: the blocks
+ * ovl_lanes_part(nblk, ndup, c) gives, as elements (offset and length). A
+ * panel split by columns (blk = rows) or by rows of a panel packed by
+ * row blocks gives each lane a self-contained part of a product. LOCAL. */
+void ovl_lanes_part_blocks(int64_t nblk, int64_t blk, int ndup, int c, int64_t *off, int64_t *len);
 
 /* Split collectives: part c travels on lane c. The i-forms post all parts
  * and fill reqs[0..ndup-1]; the plain forms also wait. COLLECTIVE over the
  * lanes' communicator. With ndup == 1 they are the plain operation. */
 ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg, ovl_req *reqs);
+/* The same broadcast with parts of whole blocks (ovl_lanes_part_blocks):
+ * buf holds nblk blocks of blk elements. COLLECTIVE over the lanes'
+ * communicator. */
+ovl_err ovl_lanes_ibcast_blocks(ovl_lanes L, double *buf, int64_t nblk, int64_t blk, int root, const ovl_coll_cfg *cfg,
+                                ovl_req *reqs);
 ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root, const ovl_coll_cfg *cfg,
                           ovl_req *reqs);
 ovl_err ovl_lanes_iallreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,

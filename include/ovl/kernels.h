@@ -43,6 +43,8 @@ typedef struct ovl_plan {
   int groups_j;
   int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
   int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
+  int whole_panel;   /* SUMMA, Alg. 5: 1 = a panel's product waits for all its lanes; 0 (default) = each lane
+                        carries a self-contained part and its product starts as it arrives (arrival order) */
   int ppn;           /* ranks per node sharing a link (1) */
   ovl_coll_cfg coll; /* collective back end and algorithms */
 } ovl_plan;

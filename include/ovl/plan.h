@@ -235,7 +235,7 @@ ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_resul
 /* ---- options --------------------------------------------------------------
  * The plan's options, declared once: --algo NAME|auto, --ndup N|auto,
  * --block B, --outer M, --groups G|IxJ, --grid PxQ|SxSxC, --repl C,
- * --lookahead, --backend mpi|own, --bcast-alg A, --machine FILE,
+ * --lookahead, --backend mpi|own, --arrival-order on|off, --bcast-alg A, --machine FILE,
  * --tune-file FILE. ovl_plan_opts writes the table (entries pointing into
  * *po) into opts (cap entries; returns how many, or -1 when cap is too
  * small); after parsing, ovl_plan_opts_apply turns what was given into
@@ -245,6 +245,7 @@ typedef struct ovl_plan_optvals {
   const char *algo;                                                  /* a name or "auto" (NULL: auto) */
   int ndup;                                                          /* > 0, OVL_OPT_AUTO, or 0: not given */
   const char *grid, *groups, *backend, *bcast, *machine, *tune_file; /* NULL: not given */
+  const char *arrival;                                               /* "on" or "off" (NULL: on) */
   int64_t b, outer;                                                  /* 0: not given */
   int repl;                                                          /* 0: not given */
   int lookahead;                                                     /* flag */

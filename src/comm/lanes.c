@@ -19,6 +19,12 @@ void ovl_lanes_part(int64_t n, int ndup, int c, int64_t *off, int64_t *len) {
   *len = e - o;
 }
 
+void ovl_lanes_part_blocks(int64_t nblk, int64_t blk, int ndup, int c, int64_t *off, int64_t *len) {
+  ovl_lanes_part(nblk, ndup, c, off, len);
+  *off *= blk;
+  *len *= blk;
+}
+
 ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out) {
   ovl_err rc = OVL_OK;
   *out = NULL;
@@ -63,14 +69,15 @@ MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane) { return lane >= 0 && lane < L->n
 int ovl_lanes_size(ovl_lanes L) { return L->size; }
 int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
 
-/* Post one operation per non-empty part; on failure, wait for what was
+/* Post one operation per non-empty part (parts of whole blocks of blk
+ * elements, n blocks); on failure, wait for what was
  * posted (the other ranks posted it too) and return the error. */
-#define FOR_PARTS(L, n, NAME, body)                                                                                    \
+#define FOR_PARTS(L, n, blk, NAME, body)                                                                               \
   do {                                                                                                                 \
     for (int c = 0; c < (L)->ndup; c++) reqs[c] = OVL_REQ_NULL;                                                        \
     for (int c = 0; c < (L)->ndup; c++) {                                                                              \
       int64_t off, len;                                                                                                \
-      ovl_lanes_part((n), (L)->ndup, c, &off, &len);                                                                   \
+      ovl_lanes_part_blocks((n), (blk), (L)->ndup, c, &off, &len);                                                     \
       if (len == 0) continue;                                                                                          \
       MPI_Comm lc = (L)->comm[c];                                                                                      \
       ovl_err rc_ = (body);                                                                                            \
@@ -85,33 +92,38 @@ int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
   } while (0)
 
 ovl_err ovl_lanes_ibcast(ovl_lanes L, double *buf, int64_t n, int root, const ovl_coll_cfg *cfg, ovl_req *reqs) {
-  FOR_PARTS(L, n, "bcast", ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
+  FOR_PARTS(L, n, 1, "bcast", ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
+}
+
+ovl_err ovl_lanes_ibcast_blocks(ovl_lanes L, double *buf, int64_t nblk, int64_t blk, int root, const ovl_coll_cfg *cfg,
+                                ovl_req *reqs) {
+  FOR_PARTS(L, nblk, blk, "bcast", ovl_ibcast(buf + off, len, root, lc, cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_ireduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, int root, const ovl_coll_cfg *cfg,
                           ovl_req *reqs) {
-  FOR_PARTS(L, n, "reduce", ovl_ireduce(sbuf + off, rbuf ? rbuf + off : NULL, len, root, lc, cfg, &reqs[c]));
+  FOR_PARTS(L, n, 1, "reduce", ovl_ireduce(sbuf + off, rbuf ? rbuf + off : NULL, len, root, lc, cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_iallreduce(ovl_lanes L, const double *sbuf, double *rbuf, int64_t n, const ovl_coll_cfg *cfg,
                              ovl_req *reqs) {
-  FOR_PARTS(L, n, "allreduce", ovl_iallreduce(sbuf + off, rbuf + off, len, lc, cfg, &reqs[c]));
+  FOR_PARTS(L, n, 1, "allreduce", ovl_iallreduce(sbuf + off, rbuf + off, len, lc, cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_iallgather(ovl_lanes L, const double *sbuf, int64_t n, double *rbuf, const ovl_coll_cfg *cfg,
                              ovl_req *reqs) {
   const double *mine = sbuf == rbuf + (int64_t)L->rank * n ? NULL : sbuf;
-  FOR_PARTS(L, n, "allgather",
+  FOR_PARTS(L, n, 1, "allgather",
             ovl_i_coll_iallgather_strided(mine ? mine + off : rbuf + (int64_t)L->rank * n + off, rbuf + off, len, n, lc,
                                           cfg, &reqs[c]));
 }
 
 ovl_err ovl_lanes_isend(ovl_lanes L, const double *buf, int64_t n, int dest, ovl_req *reqs) {
-  FOR_PARTS(L, n, "send", ovl_isend(buf + off, len, dest, 0, lc, &reqs[c]));
+  FOR_PARTS(L, n, 1, "send", ovl_isend(buf + off, len, dest, 0, lc, &reqs[c]));
 }
 
 ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *reqs) {
-  FOR_PARTS(L, n, "recv", ovl_irecv(buf + off, len, src, 0, lc, &reqs[c]));
+  FOR_PARTS(L, n, 1, "recv", ovl_irecv(buf + off, len, src, 0, lc, &reqs[c]));
 }
 
 #define BLOCKING(L, icall)                                                                                             \

@@ -268,6 +268,7 @@ int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
 
 static const char *const k_gemm_algos[] = {"summa", "hsumma", "cannon", "3d", "2.5d", "auto", NULL};
 static const char *const k_ssc_algos[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
+static const char *const k_onoff[] = {"on", "off", NULL};
 static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
 
 int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
@@ -288,6 +289,9 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
        NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &v->backend, "B", "collectives: the MPI library's or ovl's own", ovl_backend_names,
        0, -1},
+      {"arrival-order", 0, OVL_OPT_CHOICE, &v->arrival, "on|off",
+       "SUMMA, alg5: multiply each lane's part of a panel as it arrives (on, default) or wait for the whole panel",
+       k_onoff, 0, -1},
       {"machine", 0, OVL_OPT_STRING, &v->machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
       {"tune-file", 0, OVL_OPT_STRING, &v->tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
        -1},
@@ -303,7 +307,7 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
        "SUMMA, HSUMMA: next panel's broadcasts during this panel's dgemm", NULL, 0, -1},
       {"bcast-alg", 0, OVL_OPT_CHOICE, &v->bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
   };
-  int nt = gemm ? (int)(sizeof t / sizeof t[0]) : 6;
+  int nt = gemm ? (int)(sizeof t / sizeof t[0]) : 7;
   if (nt > cap) return -1;
   for (int k = 0; k < nt; k++) opts[k] = t[k];
   return nt;
@@ -323,6 +327,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   p->lookahead = v->lookahead ? 1 : (is_auto ? OVL_AUTO : 0);
   p->outer = v->outer;
   if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
+  p->whole_panel = v->arrival && strcmp(v->arrival, "off") == 0;
   if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));
   int is3 = !is_auto && !is_2d(p->algo);
   if (v->grid) {
