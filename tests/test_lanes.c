@@ -107,6 +107,50 @@ static void test_part(void) {
     }
 }
 
+/* Parts of whole blocks: the block split of ovl_lanes_part, in elements; and
+ * a broadcast split so, on both back ends, with ndup > blocks (empty parts). */
+static void test_part_blocks(MPI_Comm comm, const char *cname) {
+  static const int64_t NB[] = {0, 1, 3, 7, 64}, BL[] = {1, 5, 17};
+  static const int ND[] = {1, 2, 3, 4, 7};
+  for (int a = 0; a < 5; a++)
+    for (int b = 0; b < 3; b++)
+      for (int d = 0; d < 5; d++) {
+        set_case("ovl_lanes_part_blocks nblk=%lld blk=%lld ndup=%d", (long long)NB[a], (long long)BL[b], ND[d]);
+        for (int c = 0; c < ND[d]; c++) {
+          int64_t bo, bl, off = -1, len = -1;
+          ovl_lanes_part(NB[a], ND[d], c, &bo, &bl);
+          ovl_lanes_part_blocks(NB[a], BL[b], ND[d], c, &off, &len);
+          C_CHECK(off == bo * BL[b] && len == bl * BL[b], "part %d: [%lld, +%lld), expected [%lld, +%lld)", c,
+                  (long long)off, (long long)len, (long long)(bo * BL[b]), (long long)(bl * BL[b]));
+        }
+      }
+  int p = csize(comm), r = crank(comm);
+  for (int be = 0; be < 2; be++)
+    for (int d = 0; d < 5; d++) {
+      ovl_lanes L = NULL;
+      C_OK(ovl_lanes_create(comm, ND[d], &L));
+      if (!L) continue;
+      for (int a = 0; a < 5; a++) {
+        int64_t nblk = NB[a], blk = 5, n = nblk * blk;
+        set_case("ovl_lanes_ibcast_blocks nblk=%lld blk=%lld ndup=%d backend=%s comm=%s", (long long)nblk,
+                 (long long)blk, ND[d], be ? "own" : "mpi", cname);
+        double buf[64 * 5 + 1];
+        for (int64_t x = 0; x <= n; x++) buf[x] = r == p - 1 ? (double)x : -1;
+        ovl_coll_cfg cfg = ovl_coll_cfg_default();
+        cfg.backend = be ? OVL_BACKEND_OWN : OVL_BACKEND_MPI;
+        ovl_req reqs[OVL_LANES_MAX];
+        C_OK(ovl_lanes_ibcast_blocks(L, buf, nblk, blk, p - 1, &cfg, reqs));
+        C_OK(ovl_req_waitall(ND[d], reqs));
+        int bad = 0;
+        for (int64_t x = 0; x < n; x++) bad += buf[x] != (double)x;
+        C_CHECK(bad == 0, "%d of %lld elements wrong", bad, (long long)n);
+        C_CHECK(buf[n] == (r == p - 1 ? (double)n : -1), "element past the end written");
+      }
+      ovl_lanes_destroy(&L);
+    }
+  expect_no_leak();
+}
+
 /* ---- create / destroy / accessors -------------------------------------------------------- */
 
 static void test_create(MPI_Comm comm, const char *cname) {
@@ -515,6 +559,8 @@ typedef struct lp {
   int seq[256]; /* part*ns + stage in the order posted */
   int fail_part, fail_stage;
   ovl_err fail_code;
+  int done[8]; /* post count when done(part) was called (ovl_pipeline_run_each), 0: never */
+  int ndone;
   int real;    /* stage requests: 0 = all NULL, 1 = allreduce on lane `part` except NULL pattern,
                   2 = allreduce in stage 0 only, later stages local */
   ovl_lanes L; /* for real requests */
@@ -540,6 +586,12 @@ static ovl_err lp_post(void *ctx, int part, int stage, ovl_req *req) {
     cfg.allreduce = (part % 2) ? OVL_ALLREDUCE_RING : OVL_ALLREDUCE_RABENSEIFNER;
   }
   return ovl_iallreduce(d, d, 3, ovl_lanes_comm(x->L, part), &cfg, req);
+}
+
+static void lp_done(void *ctx, int part) {
+  lp *x = ctx;
+  if (part >= 0 && part < 8) x->done[part] = x->done[part] ? -1 : x->cnt;
+  x->ndone++;
 }
 
 static void check_seq(const lp *x) {
@@ -609,9 +661,17 @@ static void test_pipeline_mixed(MPI_Comm comm, const char *cname) {
       x.d = d;
       for (int k = 0; k < 3 * 8; k++) d[k] = 1;
       ovl_pipe_event ev[64];
-      C_OK(ovl_pipeline_run(x.np, x.ns, lp_post, &x, ev));
+      C_OK(ovl_pipeline_run_each(x.np, x.ns, lp_post, &x, ev, NULL, lp_done));
       check_seq(&x);
       check_events(ev, x.np, x.ns);
+      /* done(c) once per part, after its last stage was posted */
+      C_CHECK(x.ndone == x.np, "done called %d times, expected %d", x.ndone, x.np);
+      for (int c = 0; c < x.np; c++) {
+        int last = -1;
+        for (int k = 0; k < x.cnt && k < 256; k++)
+          if (x.seq[k] == c * x.ns + x.ns - 1) last = k;
+        C_CHECK(x.done[c] > last, "done(%d) at post count %d, its last stage was post #%d", c, x.done[c], last);
+      }
       for (int c = 0; c < x.np; c++) {
         double w = 1;
         for (int s = 0; s < x.ns; s++) w = (s > 0 && (c + s) % 3 == 1) ? w + 1 : w * p;
@@ -764,6 +824,7 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
   SECTION(test_part());
+  SECTION(test_part_blocks(rev, "rev"));
   SECTION(test_create(rev, "rev"));
   SECTION(test_lanes_colls(rev, "rev"));
   SECTION(test_pipeline_local());

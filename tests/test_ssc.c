@@ -1,8 +1,11 @@
 /* SymmSquareCube: Algorithms 3, 4, 5 (p x p x p grids) and 6 (s x s x c)
  * against serial products, N_DUP in {1, 2, 3, 4, 7}, both back ends, uneven
- * blocks, repeated runs and two instances of different sizes at once. */
+ * blocks, repeated runs and two instances of different sizes at once; Alg. 5
+ * with its products in arrival order of the lanes (the default) and after
+ * whole phases (whole_panel). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ovl/ovl.h"
 #include "ovltest.h"
@@ -25,7 +28,7 @@ static ovl_err ssc_create_n(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl
   return ovl_ssc_create(g, &plan, s);
 }
 
-static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be) {
+static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be, int whole) {
   ovl_grid2d pl = ovl_grid3d_plane(g);
   ovl_dmat D = NULL, D2 = NULL, D3 = NULL;
   T_OK(ovl_dmat_create(pl, n, n, &D));
@@ -33,11 +36,12 @@ static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be)
   T_OK(ovl_dmat_create(pl, n, n, &D3));
   ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 5 + (uint64_t)n);
   ovl_plan plan = ovl_plan_default(alg, n, 0);
-  plan.ndup = ndup, plan.coll.backend = be;
+  plan.ndup = ndup, plan.coll.backend = be, plan.whole_panel = whole;
   ovl_ssc s = NULL;
   T_OK(ovl_ssc_create(g, &plan, &s));
   char what[128];
-  if (s) ovl_ssc_str(s, what, sizeof what);
+  if (s) ovl_ssc_str(s, what, (sizeof what) - 16);
+  if (whole) snprintf(what + strlen(what), 16, " whole_panel");
   for (int rep = 0; rep < 2 && s; rep++) { /* repeatable */
     ovl_dmat_fill(D2, OVL_FILL_ZERO, 0);
     ovl_dmat_fill(D3, OVL_FILL_ZERO, 0);
@@ -91,15 +95,18 @@ int main(int argc, char **argv) {
       for (int d = 0; d < 5; d++)
         for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) {
           if (alg != 5 && d > 0 && ndups[d] != 4) continue; /* Alg 3/4/6: N_DUP 1 and 4 */
-          run(g, ns[x], (ovl_algo)(OVL_ALGO_SSC3 + alg - 3), ndups[d], b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI);
+          run(g, ns[x], (ovl_algo)(OVL_ALGO_SSC3 + alg - 3), ndups[d], b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI, 0);
         }
+  for (int b = 0; b < 2; b++) /* Alg. 5 waiting for whole phases */
+    for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++)
+      run(g, ns[x], OVL_ALGO_SSC5, 3, b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI, 1);
   two_instances(g, OVL_ALGO_SSC5);
   ovl_grid3d_destroy(&g);
   /* 2.5D grids that fit: 2x2x1 (4 ranks), 2x2x2 (8), and a refusal */
   if (P >= 4) {
     T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 2, 1, OVL_GRID_ALLOW_IDLE, &g));
     for (int d = 0; d < 2; d++)
-      for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) run(g, ns[x], OVL_ALGO_SSC6, d ? 4 : 1, OVL_BACKEND_OWN);
+      for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++) run(g, ns[x], OVL_ALGO_SSC6, d ? 4 : 1, OVL_BACKEND_OWN, 0);
     ovl_ssc s = NULL;
     T_ERR(ssc_create_n(g, 10, OVL_ALGO_SSC5, 1, &s), OVL_ERR_GRID);
     ovl_grid3d_destroy(&g);

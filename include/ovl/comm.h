@@ -208,6 +208,12 @@ ovl_err ovl_pipeline_run(int nparts, int nstages, ovl_stage_post post, void *ctx
  * names may be NULL). */
 ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events,
                                const char *const *names);
+/* The same, calling done(ctx, part) as soon as a part has completed its
+ * last stage (in arrival order; before the pipeline waits again), e.g. to
+ * compute on that part while the others are in flight. done may be NULL. */
+typedef void (*ovl_part_done)(void *ctx, int part);
+ovl_err ovl_pipeline_run_each(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events,
+                              const char *const *names, ovl_part_done done);
 
 /* ---- active subsets (multiple processes per node) ----------------------------
  * Of the ranks of comm on each node (MPI_Comm_split_type SHARED), the first

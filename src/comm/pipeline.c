@@ -20,6 +20,11 @@ static ovl_err post_named(ovl_stage_post post, void *ctx, int c, int s, ovl_req 
 
 ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events,
                                const char *const *names) {
+  return ovl_pipeline_run_each(nparts, nstages, post, ctx, events, names, NULL);
+}
+
+ovl_err ovl_pipeline_run_each(int nparts, int nstages, ovl_stage_post post, void *ctx, ovl_pipe_event *events,
+                              const char *const *names, ovl_part_done done) {
   OVL_CHECK(nparts >= 0 && nstages >= 0 && post != NULL, OVL_ERR_ARG,
             "pipeline needs nparts >= 0, nstages >= 0 and a post function");
   if (nparts == 0 || nstages == 0) return OVL_OK;
@@ -46,6 +51,7 @@ ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, voi
       order++;
       if (++stage[c] == nstages) {
         remaining--;
+        if (done) done(ctx, c);
         break;
       }
       if (events) EV(c, stage[c]).t_post = ovl_time() - t0;
@@ -66,6 +72,7 @@ ovl_err ovl_pipeline_run_named(int nparts, int nstages, ovl_stage_post post, voi
       order++;
       if (++stage[c] == nstages) {
         remaining--;
+        if (done) done(ctx, c);
         break;
       }
       if (events) EV(c, stage[c]).t_post = ovl_time() - t0;

@@ -25,7 +25,7 @@ struct ovl_ssc_s {
   ovl_grid3d g;
   int64_t n;
   ovl_algo alg;
-  int ndup;
+  int ndup, arrival; /* arrival: Alg. 5's products start on each lane's part as it arrives */
   ovl_coll_cfg cfg;
   int s, c, i, j, k, active;
   int64_t ni, nj, nk;
@@ -83,6 +83,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out) {
     rc = ovl_err_set(OVL_ERR_GRID, "alg6 needs the replication c = %d to divide the plane side s = %d", cd, sd);
   if (rc == OVL_OK) {
     s->g = g, s->n = n, s->alg = alg, s->ndup = ndup, s->cfg = cfg ? *cfg : ovl_coll_cfg_default();
+    s->arrival = !plan->whole_panel;
     s->s = sd, s->c = cd, s->active = ovl_grid3d_active(g);
     ovl_grid3d_coords(g, &s->i, &s->j, &s->k);
   }
@@ -256,37 +257,79 @@ static void run_alg34(ovl_ssc s) {
 
 /* ---- Algorithm 5: the three phases pipelined over lanes ---------------------------- */
 
-/* Phase 1, part c: grd bcast of D_ij -> row bcast of D_kj (root P(k,j,k)). */
+/* Part c of a block of `cols` columns of `rows` elements: in arrival order
+ * whole columns (so that each lane's part is a self-contained piece of the
+ * product that follows), else contiguous elements. */
+static void alg5_part(ovl_ssc s, int64_t rows, int64_t cols, int c, int64_t *off, int64_t *len) {
+  if (s->arrival) ovl_lanes_part_blocks(cols, rows, s->ndup, c, off, len);
+  else ovl_lanes_part(rows * cols, s->ndup, c, off, len);
+}
+
+/* Phase 1, part c: grd bcast of D_ij -> row bcast of D_kj (root P(k,j,k)).
+ * In arrival order part c is columns [jo, jo + jl) of both (the root's D_kj
+ * is its D_ij: ni = nk there). */
 static ovl_err post_p1(void *vs, int c, int stage, ovl_req *req) {
   ovl_ssc s = vs;
   int64_t off, len;
   *req = OVL_REQ_NULL;
   if (s->s == 1) return OVL_OK;
   if (stage == 0) {
-    ovl_lanes_part(s->ni * s->nj, s->ndup, c, &off, &len);
+    alg5_part(s, s->ni, s->nj, c, &off, &len);
     return len ? ovl_ibcast(s->a + off, len, 0, ovl_lanes_comm(s->grd, c), &s->cfg, req) : OVL_OK;
   }
-  ovl_lanes_part(s->nk * s->nj, s->ndup, c, &off, &len);
+  alg5_part(s, s->nk, s->nj, c, &off, &len);
   double *bt = s->i == s->k ? s->a : s->Bt;
   return len ? ovl_ibcast(bt + off, len, s->k, ovl_lanes_comm(s->row, c), &s->cfg, req) : OVL_OK;
 }
 
 /* Phase 2, part c: reduce to D^2_ik on P(i,i,k) -> row bcast of D^2_jk from
- * P(j,j,k). */
+ * P(j,j,k). In arrival order part c is columns [ko, ko + kl) of both. */
 static ovl_err post_p2(void *vs, int c, int stage, ovl_req *req) {
   ovl_ssc s = vs;
   int64_t off, len;
   *req = OVL_REQ_NULL;
   if (stage == 0) {
-    ovl_lanes_part(s->ni * s->nk, s->ndup, c, &off, &len);
+    alg5_part(s, s->ni, s->nk, c, &off, &len);
     return len ? ovl_ireduce(s->C + off, s->i == s->j ? s->D2r + off : NULL, len, s->i, ovl_lanes_comm(s->col, c),
                              &s->cfg, req)
                : OVL_OK;
   }
   if (s->s == 1) return OVL_OK;
-  ovl_lanes_part(s->nj * s->nk, s->ndup, c, &off, &len);
+  alg5_part(s, s->nj, s->nk, c, &off, &len);
   double *b2 = s->i == s->j ? s->D2r : s->B2;
   return len ? ovl_ibcast(b2 + off, len, s->j, ovl_lanes_comm(s->row, c), &s->cfg, req) : OVL_OK;
+}
+
+/* Phase 1's product by parts, as each arrives: C += A(:, part) Bt(:, part)^T
+ * over the inner columns [jo, jo + jl) (C was zeroed). */
+static void p1_done(void *vs, int c) {
+  ovl_ssc s = vs;
+  int64_t jo, jl;
+  ovl_lanes_part(s->nj, s->ndup, c, &jo, &jl);
+  if (jl == 0 || s->ni == 0 || s->nk == 0) return;
+  double t = ovl_time();
+  OVL_TRACE_BEGIN("ssc.dgemm");
+  const double *bt = s->i == s->k ? s->a : s->Bt;
+  ovl_i_kern_dgemm_tb(1, s->ni, s->nk, jl, 1.0, s->a + jo * s->ni, s->ni, bt + jo * s->nk, s->nk, 1.0, s->C, s->ni);
+  OVL_TRACE_END("ssc.dgemm", 0);
+  s->st->t_comp += ovl_time() - t;
+}
+
+/* Phase 2's product by parts: C(:, part) = A D^2(:, part) over the output
+ * columns [ko, ko + kl), whose reduction (stage 0) has completed here. */
+static void p2_done(void *vs, int c) {
+  ovl_ssc s = vs;
+  int64_t ko, kl;
+  ovl_lanes_part(s->nk, s->ndup, c, &ko, &kl);
+  if (kl == 0 || s->ni == 0) return;
+  double t = ovl_time();
+  OVL_TRACE_BEGIN("ssc.dgemm");
+  const double *b2 = s->i == s->j ? s->D2r : s->B2;
+  if (s->nj > 0)
+    ovl_i_kern_dgemm_tb(0, s->ni, kl, s->nj, 1.0, s->a, s->ni, b2 + ko * s->nj, s->nj, 0.0, s->C + ko * s->ni, s->ni);
+  else memset(s->C + ko * s->ni, 0, sizeof(double) * (size_t)(kl * s->ni));
+  OVL_TRACE_END("ssc.dgemm", 0);
+  s->st->t_comp += ovl_time() - t;
 }
 
 /* Phase 3, part c: reduce to D^3_ik on P(i,k,k) -> send to P(i,k,0). */
@@ -319,20 +362,22 @@ static void run_alg5(ovl_ssc s) {
   static const char *const n1[] = {"ssc.D.grd", "ssc.D.row"}, *const n2[] = {"ssc.D2.reduce", "ssc.D2.row"},
                            *const n3[] = {"ssc.D3.reduce", "ssc.D3.send"};
   ovl_kstats *st = s->st;
-  double t = ovl_time();
+  int arr = s->arrival;
+  if (arr) memset(s->C, 0, sizeof(double) * (size_t)(s->ni * s->nk));
+  double t = ovl_time(), comp = st->t_comp;
   OVL_TRACE_BEGIN("ssc.phase1");
-  if (ovl_pipeline_run_named(s->ndup, 2, post_p1, s, NULL, n1)) FAIL(s, "phase 1");
+  if (ovl_pipeline_run_each(s->ndup, 2, post_p1, s, NULL, n1, arr ? p1_done : NULL)) FAIL(s, "phase 1");
   st->bytes += 8 * (s->ni * s->nj + s->nk * s->nj);
   OVL_TRACE_END("ssc.phase1", 0);
-  st->t_comm += ovl_time() - t;
-  local_mult(s, s->i == s->k ? s->a : s->Bt, 1);
-  t = ovl_time();
+  st->t_comm += ovl_time() - t - (st->t_comp - comp);
+  if (!arr) local_mult(s, s->i == s->k ? s->a : s->Bt, 1);
+  t = ovl_time(), comp = st->t_comp;
   OVL_TRACE_BEGIN("ssc.phase2");
-  if (ovl_pipeline_run_named(s->ndup, 2, post_p2, s, NULL, n2)) FAIL(s, "phase 2");
+  if (ovl_pipeline_run_each(s->ndup, 2, post_p2, s, NULL, n2, arr ? p2_done : NULL)) FAIL(s, "phase 2");
   st->bytes += 8 * (s->ni * s->nk + s->nj * s->nk);
   OVL_TRACE_END("ssc.phase2", 0);
-  st->t_comm += ovl_time() - t;
-  local_mult(s, s->i == s->j ? s->D2r : s->B2, 0);
+  st->t_comm += ovl_time() - t - (st->t_comp - comp);
+  if (!arr) local_mult(s, s->i == s->j ? s->D2r : s->B2, 0);
   t = ovl_time();
   OVL_TRACE_BEGIN("ssc.phase3");
   post_d2_moves(s); /* the D^2 sends overlap the D^3 reduction */
