@@ -66,7 +66,10 @@ int ovl_plan_str(const ovl_plan *plan, char *buf, size_t n);
  * are clipped at block boundaries of A's columns and B's rows. With
  * lookahead, the next panel's broadcasts are posted before the current
  * panel's dgemm, which runs in column chunks with progress calls between
- * them. stats may be NULL. COLLECTIVE over the grid's parent.
+ * them. Unless plan->whole_panel, lane c carries whole columns of A's panel
+ * and the matching rows of B's, and their product starts as soon as they
+ * have arrived (arrival order; the sum over the panel in that order, equal
+ * up to rounding). stats may be NULL. COLLECTIVE over the grid's parent.
  * Errors (agreed): OVL_ERR_ARG (plan), OVL_ERR_SIZE (shapes or grids). */
 ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats);
