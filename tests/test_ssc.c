@@ -1,8 +1,8 @@
 /* SymmSquareCube: Algorithms 3, 4, 5 (p x p x p grids) and 6 (s x s x c)
  * against serial products, N_DUP in {1, 2, 3, 4, 7}, both back ends, uneven
  * blocks, repeated runs and two instances of different sizes at once; Alg. 5
- * with its products in arrival order of the lanes (the default) and after
- * whole phases (whole_panel). */
+ * with its products in arrival order of the lanes (plan.arrival) and after
+ * whole phases (the default). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,12 +36,12 @@ static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be,
   T_OK(ovl_dmat_create(pl, n, n, &D3));
   ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 5 + (uint64_t)n);
   ovl_plan plan = ovl_plan_default(alg, n, 0);
-  plan.ndup = ndup, plan.coll.backend = be, plan.whole_panel = whole;
+  plan.ndup = ndup, plan.coll.backend = be, plan.arrival = !whole;
   ovl_ssc s = NULL;
   T_OK(ovl_ssc_create(g, &plan, &s));
   char what[128];
   if (s) ovl_ssc_str(s, what, (sizeof what) - 16);
-  if (whole) snprintf(what + strlen(what), 16, " whole_panel");
+  if (whole) snprintf(what + strlen(what), 16, " whole panel");
   for (int rep = 0; rep < 2 && s; rep++) { /* repeatable */
     ovl_dmat_fill(D2, OVL_FILL_ZERO, 0);
     ovl_dmat_fill(D3, OVL_FILL_ZERO, 0);

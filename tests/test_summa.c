@@ -25,7 +25,7 @@ static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, d
   plan.ndup = g_ndup;
   plan.coll.backend = g_backend;
   plan.lookahead = g_lookahead;
-  plan.whole_panel = g_whole;
+  plan.arrival = !g_whole;
   ovl_kstats st;
   T_OK(ovl_summa(alpha, A, B, beta, C, &plan, &st));
   double e = -1;
@@ -33,7 +33,7 @@ static void run_case(ovl_grid2d g, int64_t m, int64_t n, int64_t k, int64_t b, d
   int p, q;
   ovl_grid2d_dims(g, &p, &q);
   T_CHECK(rc == OVL_OK,
-          "lookahead %d whole_panel %d ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e",
+          "lookahead %d whole panel %d ndup %d backend %s grid %dx%d m=%lld n=%lld k=%lld b=%lld beta=%g: relerr %.3e",
           g_lookahead, g_whole, g_ndup, ovl_backend_name(g_backend), p, q, (long long)m, (long long)n, (long long)k,
           (long long)b, beta, e);
   if (m > 2 && n > 2 && k > 2) {
@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
   int P;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   /* every p x q with p*q == P; N_DUP 1 to 4; both back ends; lookahead off/on;
-   * products in arrival order of the lanes (the default) and after the whole
-   * panel (whole_panel) */
+   * products in arrival order of the lanes (plan.arrival) and after the whole
+   * panel (the default) */
   int ndups[] = {1, 3, 1, 4, 1, 4, 2, 3, 3, 4, 2};
   int looks[] = {0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 1};
   int wholes[] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1};

@@ -43,8 +43,8 @@ typedef struct ovl_plan {
   int groups_j;
   int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
   int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
-  int whole_panel;   /* SUMMA, Alg. 5: 1 = a panel's product waits for all its lanes; 0 (default) = each lane
-                        carries a self-contained part and its product starts as it arrives (arrival order) */
+  int arrival;       /* SUMMA, Alg. 5: 1 = each lane carries a self-contained part of a panel and its product
+                        starts as it arrives (arrival order); 0 (default) = the product waits for all lanes */
   int ppn;           /* ranks per node sharing a link (1) */
   ovl_coll_cfg coll; /* collective back end and algorithms */
 } ovl_plan;
@@ -66,7 +66,7 @@ int ovl_plan_str(const ovl_plan *plan, char *buf, size_t n);
  * are clipped at block boundaries of A's columns and B's rows. With
  * lookahead, the next panel's broadcasts are posted before the current
  * panel's dgemm, which runs in column chunks with progress calls between
- * them. Unless plan->whole_panel, lane c carries whole columns of A's panel
+ * them. With plan->arrival, lane c carries whole columns of A's panel
  * and the matching rows of B's, and their product starts as soon as they
  * have arrived (arrival order; the sum over the panel in that order, equal
  * up to rounding). stats may be NULL. COLLECTIVE over the grid's parent.

@@ -245,7 +245,7 @@ typedef struct ovl_plan_optvals {
   const char *algo;                                                  /* a name or "auto" (NULL: auto) */
   int ndup;                                                          /* > 0, OVL_OPT_AUTO, or 0: not given */
   const char *grid, *groups, *backend, *bcast, *machine, *tune_file; /* NULL: not given */
-  const char *arrival;                                               /* "on" or "off" (NULL: on) */
+  const char *arrival;                                               /* "on" or "off" (NULL: off) */
   int64_t b, outer;                                                  /* 0: not given */
   int repl;                                                          /* 0: not given */
   int lookahead;                                                     /* flag */

@@ -12,9 +12,9 @@
  *                split over N_DUP lanes and pipelined in arrival order
  *                (grd bcast(c) -> row bcast(c); reduce(c) -> bcast(c);
  *                reduce(c) -> send(c) with the D^2 sends overlapped);
- *                the two products run by lane as each lane's part arrives
- *                (whole columns per lane; plan->whole_panel: one product
- *                after each phase); N_DUP = 1 is Algorithm 4's communication;
+ *                with plan->arrival the two products run by lane as
+ *                each lane's part arrives (whole columns per lane; else one
+ *                product after each phase); N_DUP = 1 is Algorithm 4's communication;
  *  OVL_ALGO_SSC6  2.5D on an s x s x c grid (c | s): grd bcast, s/c Cannon
  *                steps per layer, allreduce of D^2 over grd_comm, s/c Cannon
  *                steps, reduce of D^3; each collective split over N_DUP lanes.

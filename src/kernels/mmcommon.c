@@ -26,7 +26,7 @@ int ovl_plan_str(const ovl_plan *p, char *buf, size_t n) {
   if (p->algo == OVL_ALGO_HSUMMA)
     snprintf(extra, sizeof extra, " G=%dx%d M=%" PRId64, p->groups_i, p->groups_j, p->outer > 0 ? p->outer : p->b);
   return snprintf(buf, n, "%s b=%" PRId64 "%s ndup=%d lookahead=%d%s backend=%s bcast=%s", ovl_algo_name(p->algo), p->b,
-                  extra, p->ndup, p->lookahead, p->whole_panel ? " arrival=off" : "", ovl_backend_name(p->coll.backend),
+                  extra, p->ndup, p->lookahead, p->arrival ? " arrival=on" : "", ovl_backend_name(p->coll.backend),
                   ovl_alg_name(p->coll.bcast));
 }
 

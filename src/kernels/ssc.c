@@ -83,7 +83,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out) {
     rc = ovl_err_set(OVL_ERR_GRID, "alg6 needs the replication c = %d to divide the plane side s = %d", cd, sd);
   if (rc == OVL_OK) {
     s->g = g, s->n = n, s->alg = alg, s->ndup = ndup, s->cfg = cfg ? *cfg : ovl_coll_cfg_default();
-    s->arrival = !plan->whole_panel;
+    s->arrival = plan->arrival != 0;
     s->s = sd, s->c = cd, s->active = ovl_grid3d_active(g);
     ovl_grid3d_coords(g, &s->i, &s->j, &s->k);
   }

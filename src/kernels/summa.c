@@ -8,13 +8,13 @@
  * With lookahead, panel t+1's broadcasts are posted before panel t's dgemm
  * (double buffers) and progressed between its column chunks.
  *
- * Arrival order (the default; plan->whole_panel = 0): lane c carries the
+ * Arrival order (plan->arrival = 1): lane c carries the
  * panel's inner indices ovl_lanes_part(w, N_DUP, c), i.e. whole columns of
  * A's panel and the matching rows of B's panel, which its owner packs by
  * lane (part c is a kl x nb block at element ko * nb). Once both halves of
  * a lane have arrived, C += A(:, part) B(part, :) runs while the other
- * lanes are still in flight, in the order the lanes complete. With
- * whole_panel = 1 the lanes split the packed panels into contiguous parts
+ * lanes are still in flight, in the order the lanes complete. Without
+ * it (the default) the lanes split the packed panels into contiguous parts
  * and the panel's dgemm waits for all of them. */
 #include <string.h>
 
@@ -151,7 +151,7 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   if (rc == OVL_OK) rc = ovl_i_kern_check_plan(plan, "SUMMA");
   summa_ws w;
   memset(&w, 0, sizeof w);
-  w.A = A, w.B = B, w.plan = plan, w.st = &st, w.arrival = plan && !plan->whole_panel;
+  w.A = A, w.B = B, w.plan = plan, w.st = &st, w.arrival = plan && plan->arrival;
   ovl_grid2d_dims(ovl_dmat_grid(C), &w.p, &w.q);
   ovl_grid2d_coords(ovl_dmat_grid(C), &w.gi, &w.gj);
   int64_t K = ovl_dmat_cols(A), b = rc == OVL_OK ? plan->b : 1;

@@ -290,7 +290,8 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
       {"backend", 0, OVL_OPT_CHOICE, &v->backend, "B", "collectives: the MPI library's or ovl's own", ovl_backend_names,
        0, -1},
       {"arrival-order", 0, OVL_OPT_CHOICE, &v->arrival, "on|off",
-       "SUMMA, alg5: multiply each lane's part of a panel as it arrives (on, default) or wait for the whole panel",
+       "SUMMA, alg5: multiply each lane's part of a panel as it arrives (on) or wait for the whole panel (off, "
+       "default)",
        k_onoff, 0, -1},
       {"machine", 0, OVL_OPT_STRING, &v->machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
       {"tune-file", 0, OVL_OPT_STRING, &v->tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
@@ -327,7 +328,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   p->lookahead = v->lookahead ? 1 : (is_auto ? OVL_AUTO : 0);
   p->outer = v->outer;
   if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
-  p->whole_panel = v->arrival && strcmp(v->arrival, "off") == 0;
+  p->arrival = v->arrival && strcmp(v->arrival, "on") == 0;
   if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));
   int is3 = !is_auto && !is_2d(p->algo);
   if (v->grid) {
