@@ -19,6 +19,7 @@
  * Part 4 (errors): negative counts, counts that do not sum, sizes or options
  * that differ from rank 0's, ld, NULL arrays with rows, nocc: OVL_ERR_ARG
  * with the same message on every rank, and a good call afterwards. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -214,7 +215,7 @@ static void part_purify(void) {
   const char *methods[] = {"sp2", "trs4", "canonical"};
   for (int mi = 0; mi < 3; mi++) {
     ovl_dense_info wi;
-    ovl_err rw = ovl_purify_dense(NULL, n, F, nocc, methods[mi], "auto", 0, "double", 0.0, 0, Dw, &wi);
+    ovl_err rw = ovl_purify_dense(NULL, n, F, nocc, methods[mi], "auto", 0, "double", 0.0, 0, Dw, NULL, &wi);
     /* SymmSquareCube (canonical) has no grid for some rank counts (3): then
      * the row entry must refuse the same way */
     T_CHECK(rw == OVL_OK || (mi == 2 && rw == OVL_ERR_GRID), "%s: ovl_purify_dense: %s: %s", methods[mi],
@@ -224,7 +225,7 @@ static void part_purify(void) {
       snprintf(msg, sizeof msg, "%s", ovl_errmsg());
       double d1[1];
       T_ERR(ovl_purify_rows(NULL, n, g_rank == 0 ? n : 0, F, n, nocc, methods[mi], NULL, 0, NULL, 0.0, 0,
-                            g_rank == 0 ? Dw : d1, n, NULL),
+                            g_rank == 0 ? Dw : d1, n, NULL, NULL),
             rw);
       T_CHECK(strcmp(msg, ovl_errmsg()) == 0, "%s: the row entry says '%s', the whole-matrix one '%s'", methods[mi],
               ovl_errmsg(), msg);
@@ -240,7 +241,7 @@ static void part_purify(void) {
         for (int64_t i = 0; i < nr; i++) Fl[i + j * ld] = F[r0 + i + j * n];
       ovl_dense_info ri;
       T_OK(ovl_purify_rows(&g_world, n, nr, nr ? Fl : NULL, ld, nocc, methods[mi], NULL, 0, NULL, 0.0, 0,
-                           nr ? Dl : NULL, ld, &ri));
+                           nr ? Dl : NULL, ld, NULL, &ri));
       double ex = 0, ew = 0;
       for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < nr; i++) {
@@ -286,7 +287,7 @@ static void part_gemm(void) {
       for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < kr; i++) B[i + j * ldb] = ovl_fill_value(2, br0 + i, j);
       ovl_dense_info info;
-      T_OK(ovl_gemm_rows(NULL, m, n, k, mr, A, lda, kr, B, ldb, C, ldc, algos[ai], &info));
+      T_OK(ovl_gemm_rows(NULL, m, n, k, mr, A, lda, kr, B, ldb, C, ldc, algos[ai], NULL, &info));
       double err = 0, scale = 0;
       for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < mr; i++) {
@@ -316,7 +317,7 @@ static void part_errors(void) {
   for (int r = 0; r < g_rank; r++) r0 += cnt[r];
   for (int64_t i = 0; i < nr; i++) F[i + (r0 + i) * ld] = (double)(r0 + i) - 5.5; /* diagonal */
 #define PR(N, NR, FF, LD, NOCC, METHOD)                                                                                \
-  ovl_purify_rows(NULL, N, NR, FF, LD, NOCC, METHOD, NULL, 0, NULL, 0.0, 0, D, LD, NULL)
+  ovl_purify_rows(NULL, N, NR, FF, LD, NOCC, METHOD, NULL, 0, NULL, 0.0, 0, D, LD, NULL, NULL)
   T_ARG_EVERYWHERE(PR(n, g_rank == last ? -1 : nr, F, ld, 6, "sp2"), "a row count must be >= 0");
   T_ARG_EVERYWHERE(PR(n, g_rank == last ? nr + 1 : nr, F, ld + 1, 6, "sp2"), "sum to 13");
   T_ARG_EVERYWHERE(PR(n, nr, F, ld, 13, "sp2"), "nocc = 13 is out of range");
@@ -336,15 +337,71 @@ static void part_errors(void) {
 #undef PR
   double A[16] = {0}, C[16] = {0};
   int64_t mr = g_rank == 0 ? 3 : 0;
-  T_ARG_EVERYWHERE(ovl_gemm_rows(NULL, 3, 2, 4, mr, A, 3, g_rank == 0 ? 3 : 0, A, 3, C, 3, NULL, NULL),
+  T_ARG_EVERYWHERE(ovl_gemm_rows(NULL, 3, 2, 4, mr, A, 3, g_rank == 0 ? 3 : 0, A, 3, C, 3, NULL, NULL, NULL),
                    "row counts of B (krows) of the ranks sum to 3");
   if (P >= 2)
     T_ARG_EVERYWHERE(
-        ovl_gemm_rows(NULL, 3, g_rank == last ? 1 : 2, 4, mr, A, 3, g_rank == 0 ? 4 : 0, A, 4, C, 3, NULL, NULL),
+        ovl_gemm_rows(NULL, 3, g_rank == last ? 1 : 2, 4, mr, A, 3, g_rank == 0 ? 4 : 0, A, 4, C, 3, NULL, NULL, NULL),
         "on rank 0");
-  T_ARG_EVERYWHERE(ovl_gemm_rows(NULL, 3, 2, 4, mr, A, 3, g_rank == 0 ? 4 : 0, A, 4, C, 3, "cholesky", NULL),
+  T_ARG_EVERYWHERE(ovl_gemm_rows(NULL, 3, 2, 4, mr, A, 3, g_rank == 0 ? 4 : 0, A, 4, C, 3, "cholesky", NULL, NULL),
                    "'cholesky' is not an algorithm");
   free(F), free(D), free(cnt);
+}
+
+/* ---- part 5: run-time options ---------------------------------------------------- */
+
+/* An options string and $OVL_OPTIONS (set on rank 0 only) change the plan on
+ * every rank; the string wins over the environment and the arguments; a bad
+ * option is OVL_ERR_ARG with the same message everywhere. */
+static void part_options(void) {
+  const int64_t n = 12, nocc = 5;
+  double *F = calloc((size_t)(n * n), sizeof(double)), *D = calloc((size_t)(n * n), sizeof(double));
+  for (int64_t i = 0; i < n; i++) F[i + i * n] = (double)i - 5.5;
+  for (int64_t i = 0; i + 1 < n; i++) F[i + (i + 1) * n] = F[i + 1 + i * n] = 0.1;
+  ovl_dense_info info;
+  const int cube = g_size == 1 || g_size == 8;
+  /* canonical runs SymmSquareCube: the string's algorithm and N_DUP replace the arguments' */
+  if (cube) {
+    T_OK(
+        ovl_purify_dense(NULL, n, F, nocc, "canonical", "alg3", 1, "double", 0.0, 0, D, "--algo alg5 --ndup 3", &info));
+    T_CHECK(strstr(info.plan, "alg5") && strstr(info.plan, "ndup=3"), "options: the plan is '%s'", info.plan);
+  }
+  /* the method: trs4 instead of sp2 */
+  ovl_dense_info sp2;
+  T_OK(ovl_purify_dense(NULL, n, F, nocc, "sp2", NULL, 0, NULL, 0.0, 0, D, NULL, &sp2));
+  T_OK(ovl_purify_dense(NULL, n, F, nocc, "sp2", NULL, 0, NULL, 0.0, 0, D, "--method trs4 --max-iter 50", &info));
+  T_CHECK(info.products != sp2.products || info.iterations != sp2.iterations,
+          "--method trs4: the same run as sp2 (%d iterations)", info.iterations);
+  T_ERR(ovl_purify_dense(NULL, n, F, nocc, "sp2", NULL, 0, NULL, 0.0, 0, D, "--max-iter 1", &info), OVL_ERR_NUMERIC);
+  /* $OVL_OPTIONS on rank 0 only: every rank plans with it; the string wins over it */
+  if (g_rank == 0) setenv("OVL_OPTIONS", "--ndup 2 --iterations 5 --machine none.json", 1);
+  ovl_dense_info g;
+  T_OK(ovl_gemm_dense(NULL, n, n, n, F, F, D, "summa", NULL, &g));
+  T_CHECK(strstr(g.plan, "ndup=2") != NULL, "$OVL_OPTIONS on rank 0: rank %d's plan is '%s'", g_rank, g.plan);
+  T_OK(ovl_gemm_dense(NULL, n, n, n, F, F, D, "summa", "--ndup 3", &g));
+  T_CHECK(strstr(g.plan, "ndup=3") != NULL, "options over $OVL_OPTIONS: rank %d's plan is '%s'", g_rank, g.plan);
+  if (g_rank == 0) setenv("OVL_OPTIONS", "--ndup 0", 1);
+  T_ARG_EVERYWHERE(ovl_gemm_dense(NULL, n, n, n, F, F, D, "summa", NULL, &g), "OVL_OPTIONS");
+  if (g_rank == 0) unsetenv("OVL_OPTIONS");
+  /* bad options: unknown, a bad value, options that do not fit */
+  T_ARG_EVERYWHERE(ovl_gemm_dense(NULL, n, n, n, F, F, D, "summa", "--ndup 2 --iterations 5", &g),
+                   "options: unknown option '--iterations'");
+  T_ARG_EVERYWHERE(ovl_gemm_dense(NULL, n, n, n, F, F, D, NULL, "--algo alg5", &g),
+                   "options: option -a/--algo: 'alg5'");
+  T_ARG_EVERYWHERE(ovl_purify_dense(NULL, n, F, nocc, "sp2", NULL, 0, NULL, 0.0, 0, D,
+                                    "--precision mixed --method "
+                                    "canonical",
+                                    &info),
+                   "--precision mixed needs");
+  T_ARG_EVERYWHERE(ovl_purify_dense(NULL, n, F, nocc, "sp2", NULL, 0, NULL, 0.0, 0, D, "--nocc 40", &info),
+                   "nocc = 40 is out of range");
+  /* the row entry reads rank 0's string */
+  int64_t nr = g_rank == 0 ? n : 0;
+  T_OK(ovl_purify_rows(NULL, n, nr, F, n, nocc, "sp2", NULL, 0, NULL, 0.0, 0, D, n,
+                       g_rank == 0 ? "--method trs4 --max-iter 50" : NULL, &info));
+  T_CHECK(info.products != sp2.products || info.iterations != sp2.iterations,
+          "rows, --method trs4 on rank 0: the same run as sp2 (%d iterations)", info.iterations);
+  free(F), free(D);
 }
 
 int main(int argc, char **argv) {
@@ -355,6 +412,7 @@ int main(int argc, char **argv) {
   part_purify();
   part_gemm();
   part_errors();
+  part_options();
   int rc = t_finish("test_dense");
   MPI_Finalize();
   return rc;

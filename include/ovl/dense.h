@@ -23,6 +23,16 @@
  * pointer in Open MPI, an int in MPICH): mpi4py's MPI._addressof(comm) is
  * such a pointer.
  *
+ * Options. options (NULL: none) is a string of run-time options with the
+ * names of the command line (ovl/purify.h: ovl_options_runtime), e.g.
+ * "--ndup 2 --algo alg5 --method trs4"; with $OVL_OPTIONS they set the
+ * plan's options (--algo, --ndup, --grid, --backend, ...) and, for the
+ * purification, --method, --precision, --nocc, --tol, --max-iter. Rank 0's
+ * $OVL_OPTIONS and options decide, for every rank. Precedence: the
+ * defaults < the arguments < $OVL_OPTIONS (other commands' options
+ * skipped) < options (an unknown option is an error, OVL_ERR_ARG naming
+ * it).
+ *
  * Errors: the same code and ovl_errmsg() text on every rank of comm.
  */
 #ifndef OVL_DENSE_H
@@ -60,7 +70,7 @@ typedef struct ovl_dense_info {
  * options, n < 1), those of ovl_plan_resolve and ovl_purify. */
 ovl_err ovl_purify_dense(const void *comm, int64_t n, const double *F, int64_t nocc, const char *method,
                          const char *algo, int ndup, const char *prec, double tol, int max_iter, double *D,
-                         ovl_dense_info *info);
+                         const char *options, ovl_dense_info *info);
 
 /* C = A B with A (m x k), B (k x n), C (m x n), column-major with ld = rows,
  * on rank 0 (NULL elsewhere). algo: "auto" (or NULL) for the planner, or a
@@ -68,7 +78,7 @@ ovl_err ovl_purify_dense(const void *comm, int64_t n, const double *F, int64_t n
  * "2.5d"). info may be NULL. COLLECTIVE over *comm. Errors (agreed):
  * OVL_ERR_ARG (sizes < 1, algo), those of ovl_plan_resolve and ovl_gemm. */
 ovl_err ovl_gemm_dense(const void *comm, int64_t m, int64_t n, int64_t k, const double *A, const double *B, double *C,
-                       const char *algo, ovl_dense_info *info);
+                       const char *algo, const char *options, ovl_dense_info *info);
 
 /* ovl_purify_dense on row blocks: this rank's nrows rows of the n x n F
  * (column-major, ldf >= max(1, nrows)) in, its rows of D (ldd) out; F and D
@@ -79,7 +89,7 @@ ovl_err ovl_gemm_dense(const void *comm, int64_t m, int64_t n, int64_t k, const 
  * ovl_purify_dense's), those of ovl_plan_resolve and ovl_purify. */
 ovl_err ovl_purify_rows(const void *comm, int64_t n, int64_t nrows, const double *F, int64_t ldf, int64_t nocc,
                         const char *method, const char *algo, int ndup, const char *prec, double tol, int max_iter,
-                        double *D, int64_t ldd, ovl_dense_info *info);
+                        double *D, int64_t ldd, const char *options, ovl_dense_info *info);
 
 /* ovl_gemm_dense on row blocks: C = A B with A (m x k) and C (m x n) split
  * by the same row counts (this rank: mrows rows, lda and ldc >=
@@ -89,7 +99,7 @@ ovl_err ovl_purify_rows(const void *comm, int64_t n, int64_t nrows, const double
  * splits), those of ovl_plan_resolve and ovl_gemm. */
 ovl_err ovl_gemm_rows(const void *comm, int64_t m, int64_t n, int64_t k, int64_t mrows, const double *A, int64_t lda,
                       int64_t krows, const double *B, int64_t ldb, double *C, int64_t ldc, const char *algo,
-                      ovl_dense_info *info);
+                      const char *options, ovl_dense_info *info);
 
 #ifdef __cplusplus
 }

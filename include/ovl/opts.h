@@ -67,6 +67,13 @@ ovl_err ovl_opts_parse(const ovl_opt *opts, int nopts, int argc, char **argv, in
 ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
                               unsigned char *given);
 
+/* ovl_opts_parse_string for a caller that uses the values at once (a
+ * library entry called many times): *words receives the copy of str that
+ * string values point into (NULL when str is NULL or on error), which the
+ * caller frees with free() once it no longer needs them. LOCAL. */
+ovl_err ovl_opts_parse_string_buf(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
+                                  unsigned char *given, char **words);
+
 /* Print usage and one line per option with its current (default) value
  * (options whose help is NULL, aliases, are not listed). LOCAL. */
 void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts);

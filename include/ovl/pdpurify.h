@@ -78,6 +78,14 @@ typedef struct ovl_pdpurify_params {
                                or the largest 2.5D grid for OVL_ALGO_SSC6); else s = the largest with
                                s*s*c <= P */
   int verbose;              /* one line per iteration on rank 0 of the context */
+  /* Run-time options (NULL, the default: none), e.g. "--method trs4 --ndup 2":
+   * the names of the command line (docs/cli.md), read after $OVL_OPTIONS
+   * (ovl/purify.h: ovl_options_runtime): --algo, --ndup (auto: 4), --grid
+   * SxSxC (sets c; s follows), --method, --precision, --nocc, --tol,
+   * --max-iter. Precedence: the defaults < these fields (and nocc) <
+   * $OVL_OPTIONS < options; rank 0's environment and string decide for every
+   * process, and an unknown option in options is OVL_ERR_ARG naming it. */
+  const char *options;
 } ovl_pdpurify_params;
 
 /* The defaults above. LOCAL. */

@@ -183,6 +183,36 @@ ovl_purify_optvals ovl_purify_optvals_default(void);
 int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap);
 ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po);
 
+/* ---- options strings for the library's entries ---------------------------------
+ * PETSc-like run-time options for the entries (ovl/dense.h, ovl_pdpurify):
+ * the plan's options (ovl_plan_opts of family f) and the purification's
+ * (ovl_purify_opts_table), parsed from a string such as "--ndup 2 --algo
+ * alg5 --method trs4" with the same names as on the command line. The
+ * planner's files (--machine, --tune-file) and the checkpoint options are
+ * commands' options, not an entry's.
+ *
+ * ovl_options_apply: the options in str (NULL: none) laid over *plan (may
+ * be NULL: no plan options) and *po (may be NULL: no purification options):
+ * only what str gives replaces the caller's values; the checks of
+ * ovl_plan_opts_apply and ovl_purify_opts_apply then run on the result.
+ * With ignore_unknown, options the table lacks are skipped (another
+ * command's, as in $OVL_OPTIONS); otherwise they are an error. LOCAL.
+ * Errors: OVL_ERR_ARG (an unknown option, a bad value, options that do not
+ * fit together), the message starting with `what` ("OVL_OPTIONS",
+ * "options") and naming the option; OVL_ERR_NOMEM.
+ *
+ * ovl_options_runtime: rank 0's $OVL_OPTIONS (other commands' options
+ * skipped), then rank 0's options string (every option must be known),
+ * broadcast from rank 0 and applied as above on every rank, so that every
+ * rank runs the same plan whatever its own environment. The order of
+ * precedence: the defaults < the caller's arguments (*plan, *po as passed)
+ * < $OVL_OPTIONS < options (the run-time database overrides the code, as
+ * PETSc's does). COLLECTIVE over comm. Errors (agreed, the same message on
+ * every rank): those of ovl_options_apply, OVL_ERR_MPI. */
+ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown, ovl_family f, ovl_plan *plan,
+                          ovl_purify_opts *po);
+ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po);
+
 /* ---- a Fock matrix file purified (the job of `ovl purify`) -------------------
  * The file convention of `ovl purify` and tools/make-fock: F as raw float64
  * with a JSON sidecar (or Matrix Market), and a meta.json beside it with

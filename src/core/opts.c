@@ -307,10 +307,10 @@ enum { OPTS_MAX_STRINGS = 32 };
 static char *g_kept[OPTS_MAX_STRINGS];
 static int g_nkept;
 
-ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
-                              unsigned char *given) {
+ovl_err ovl_opts_parse_string_buf(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
+                                  unsigned char *given, char **words_out) {
+  *words_out = NULL;
   if (!str) return OVL_OK;
-  if (g_nkept == OPTS_MAX_STRINGS) return ovl_err_set(OVL_ERR_ARG, "%s: too many option strings in one process", what);
   char *buf = strdup(str);
   if (!buf) return ovl_err_set(OVL_ERR_NOMEM, "cannot copy the options of %s", what);
   char *words[256];
@@ -345,11 +345,25 @@ ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, c
       break;
     }
     rc = assign(o, iv ? iv : words[++a]);
-    if (rc != OVL_OK) rc = ovl_err_set(OVL_ERR_ARG, "%s: %s", what, ovl_errmsg());
+    if (rc != OVL_OK) { /* the message is formatted from a copy: never from the buffer it is written to */
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", ovl_errmsg());
+      rc = ovl_err_set(OVL_ERR_ARG, "%s: %s", what, msg);
+    }
   }
-  if (rc == OVL_OK) g_kept[g_nkept++] = buf;
+  if (rc == OVL_OK) *words_out = buf;
   else free(buf);
   return rc;
+}
+
+ovl_err ovl_opts_parse_string(const ovl_opt *opts, int nopts, const char *str, const char *what, int ignore_unknown,
+                              unsigned char *given) {
+  if (!str) return OVL_OK;
+  if (g_nkept == OPTS_MAX_STRINGS) return ovl_err_set(OVL_ERR_ARG, "%s: too many option strings in one process", what);
+  char *buf = NULL;
+  OVL_TRY(ovl_opts_parse_string_buf(opts, nopts, str, what, ignore_unknown, given, &buf));
+  g_kept[g_nkept++] = buf;
+  return OVL_OK;
 }
 
 static void current_value(const ovl_opt *o, char *buf, size_t n) {

@@ -18,6 +18,7 @@
 
 #include "ovl/kernels.h"
 #include "ovl/pdpurify.h"
+#include "ovl/plan.h"
 
 ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   ovl_pdpurify_params p;
@@ -509,6 +510,21 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
   return OVL_OK;
 }
 
+/* $OVL_OPTIONS and params->options over the parameters (ovl_options_runtime):
+ * the plan's --algo, --ndup (auto: the default 4), --grid SxSxC (its c), and
+ * --method, --precision, --nocc, --tol, --max-iter. COLLECTIVE over comm;
+ * errors agreed. */
+static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpurify_params *p) {
+  ovl_plan plan = ovl_plan_auto(OVL_FAMILY_SSC, n > 0 ? n : 1);
+  plan.algo = p->algo, plan.ndup = p->ndup, plan.c = p->c;
+  ovl_purify_opts po = ovl_purify_opts_default();
+  po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
+  OVL_TRY(ovl_options_runtime(comm, p->options, OVL_FAMILY_SSC, &plan, &po));
+  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : 4, p->c = plan.c;
+  p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
+  return OVL_OK;
+}
+
 ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const int *descs, int64_t nocc, double *d,
                      const int *descd, double *w, const int *descw, const ovl_pdpurify_params *params, double *mu,
                      double *energy, ovl_pdpurify_info *info) {
@@ -546,7 +562,10 @@ ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const i
   if (rc == OVL_OK && descs) rc = check_desc(descs, "DESCS", &G, n);
   if (rc == OVL_OK) rc = check_desc(descd, "DESCD", &G, n);
   if (rc == OVL_OK && descw) rc = check_desc(descw, "DESCW", &G, n);
-  if (rc == OVL_OK && (nocc < 0 || nocc > n))
+  if (rc == OVL_OK) rc = check_params(&prm, G.nprow * G.npcol);
+  OVL_TRY(ovl_err_agree(G.comm, rc));
+  OVL_TRY(runtime_options(G.comm, n, &nocc, &prm));
+  if (nocc < 0 || nocc > n)
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_pdpurify: nocc must lie in [0, %" PRId64 "], got %" PRId64, n, nocc);
   if (rc == OVL_OK) rc = check_params(&prm, G.nprow * G.npcol);
   OVL_TRY(ovl_err_agree(G.comm, rc));

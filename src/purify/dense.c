@@ -23,8 +23,8 @@ static void info_init(ovl_dense_info *info) {
 
 /* The planner's choice for family f with an optional algorithm name and
  * N_DUP as constraints, for P ranks (0: all of comm). COLLECTIVE over comm. */
-static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, int P, const char *algo, int ndup, ovl_err rc,
-                        ovl_plan *plan, ovl_dense_info *info) {
+static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, int P, const char *algo, int ndup, const char *options,
+                        ovl_purify_opts *po, ovl_err rc, ovl_plan *plan, ovl_dense_info *info) {
   *plan = ovl_plan_auto(f, n);
   plan->P = P;
   if (!rc && algo && strcmp(algo, "auto") != 0) {
@@ -34,6 +34,13 @@ static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, int P, const cha
                        f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
   }
   if (ndup > 0) plan->ndup = ndup;
+  OVL_TRY(ovl_err_agree(comm, rc));
+  /* the run-time options over the arguments: rank 0's $OVL_OPTIONS, then options */
+  OVL_TRY(ovl_options_runtime(comm, options, f, plan, po));
+  if (po && po->method == OVL_PURIFY_MCWEENY)
+    rc = ovl_err_set(OVL_ERR_ARG, "method mcweeny needs a chemical potential, not nocc: use sp2, trs4 or canonical");
+  else if (po && (po->nocc < 0 || po->nocc > n))
+    rc = ovl_err_set(OVL_ERR_ARG, "nocc = %" PRId64 " is out of range: 0 <= nocc <= n = %" PRId64, po->nocc, n);
   OVL_TRY(ovl_err_agree(comm, rc));
   char why[OVL_PLAN_WHY] = "";
   OVL_TRY(ovl_plan_resolve(comm, f, plan, NULL, why, sizeof why));
@@ -161,17 +168,17 @@ static ovl_err purify_args(int64_t n, int64_t nocc, const char *method, const ch
 
 /* Plan, move F in, purify, move D out. rc: the arguments' verdict (agreed
  * here). COLLECTIVE over comm. */
-static ovl_err purify_run(MPI_Comm comm, int64_t n, const char *algo, int ndup, ovl_err rc, ovl_purify_opts *po,
-                          const place *fin, const place *dout, ovl_dense_info *info, double t0) {
+static ovl_err purify_run(MPI_Comm comm, int64_t n, const char *algo, int ndup, const char *options, ovl_err rc,
+                          ovl_purify_opts *po, const place *fin, const place *dout, ovl_dense_info *info, double t0) {
   int P = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
-  ovl_err prc = plan_for(comm, OVL_FAMILY_SSC, n, 0, algo, ndup, rc, &po->plan, info);
+  ovl_err prc = plan_for(comm, OVL_FAMILY_SSC, n, 0, algo, ndup, options, po, rc, &po->plan, info);
   /* SP2 and TRS4 run on any rank count (the symmetric square's grid, 1 x 1 x P
    * when no 2.5D grid fits); the planner, which then only chooses N_DUP, is
    * asked for the largest rank count SymmSquareCube has a grid for */
   for (int Q = P - 1; prc == OVL_ERR_GRID && ovl_purify_uses_sq(po->method) && Q >= 1; Q--) {
     ovl_err_clear();
-    prc = plan_for(comm, OVL_FAMILY_SSC, n, Q, algo, ndup, OVL_OK, &po->plan, info);
+    prc = plan_for(comm, OVL_FAMILY_SSC, n, Q, algo, ndup, options, po, OVL_OK, &po->plan, info);
   }
   OVL_TRY(prc);
   /* the grid: the plan's (canonical), or the symmetric square's (sp2, trs4) */
@@ -221,7 +228,7 @@ static ovl_err purify_run(MPI_Comm comm, int64_t n, const char *algo, int ndup, 
 
 ovl_err ovl_purify_dense(const void *comm_handle, int64_t n, const double *F, int64_t nocc, const char *method,
                          const char *algo, int ndup, const char *prec, double tol, int max_iter, double *D,
-                         ovl_dense_info *info) {
+                         const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
   info_init(info);
   double t0 = ovl_time();
@@ -234,12 +241,12 @@ ovl_err ovl_purify_dense(const void *comm_handle, int64_t n, const double *F, in
   ovl_err rc = purify_args(n, nocc, method, prec, tol, max_iter, &po);
   if (!rc && rank == 0 && (!F || !D)) rc = ovl_err_set(OVL_ERR_ARG, "F and D must be given on rank 0");
   place fin = {NULL, NULL, (double *)F, n}, dout = {NULL, NULL, D, n};
-  return purify_run(comm, n, algo, ndup, rc, &po, &fin, &dout, info, t0);
+  return purify_run(comm, n, algo, ndup, options, rc, &po, &fin, &dout, info, t0);
 }
 
 ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const double *F, int64_t ldf, int64_t nocc,
                         const char *method, const char *algo, int ndup, const char *prec, double tol, int max_iter,
-                        double *D, int64_t ldd, ovl_dense_info *info) {
+                        double *D, int64_t ldd, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
   info_init(info);
   double t0 = ovl_time();
@@ -275,7 +282,7 @@ ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const
   rc = row_offsets(comm, nrows, n, "F", "row counts (nrows)", off);
   ovl_axis ra = {P, 0, 0, off}, ca = {1, 0, 0, coff};
   place fin = {&ra, &ca, (double *)F, ldf}, dout = {&ra, &ca, D, ldd};
-  if (!rc) rc = purify_run(comm, n, algo, ndup, OVL_OK, &po, &fin, &dout, info, t0);
+  if (!rc) rc = purify_run(comm, n, algo, ndup, options, OVL_OK, &po, &fin, &dout, info, t0);
   ovl_free(&off);
   return rc;
 }
@@ -284,11 +291,12 @@ ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const
 
 /* Plan, move A and B in, multiply, move C out. rc: the arguments' verdict
  * (agreed here). COLLECTIVE over comm. */
-static ovl_err gemm_run(MPI_Comm comm, int64_t m, int64_t n, int64_t k, const char *algo, ovl_err rc, const place *pa,
-                        const place *pb, const place *pc, ovl_dense_info *info, double t0) {
+static ovl_err gemm_run(MPI_Comm comm, int64_t m, int64_t n, int64_t k, const char *algo, const char *options,
+                        ovl_err rc, const place *pa, const place *pb, const place *pc, ovl_dense_info *info,
+                        double t0) {
   int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
   ovl_plan plan;
-  OVL_TRY(plan_for(comm, OVL_FAMILY_GEMM, big, 0, algo, 0, rc, &plan, info));
+  OVL_TRY(plan_for(comm, OVL_FAMILY_GEMM, big, 0, algo, 0, options, NULL, rc, &plan, info));
   ovl_grid2d g = NULL, home = NULL;
   ovl_grid3d g3 = NULL;
   OVL_TRY(ovl_plan_grids(comm, &plan, OVL_GRID_ALLOW_IDLE, &g, &g3));
@@ -347,7 +355,7 @@ static ovl_err gemm_sizes(int64_t m, int64_t n, int64_t k) {
 }
 
 ovl_err ovl_gemm_dense(const void *comm_handle, int64_t m, int64_t n, int64_t k, const double *A, const double *B,
-                       double *C, const char *algo, ovl_dense_info *info) {
+                       double *C, const char *algo, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
   info_init(info);
   double t0 = ovl_time();
@@ -359,12 +367,12 @@ ovl_err ovl_gemm_dense(const void *comm_handle, int64_t m, int64_t n, int64_t k,
   ovl_err rc = gemm_sizes(m, n, k);
   if (!rc && rank == 0 && (!A || !B || !C)) rc = ovl_err_set(OVL_ERR_ARG, "A, B and C must be given on rank 0");
   place pa = {NULL, NULL, (double *)A, m}, pb = {NULL, NULL, (double *)B, k}, pc = {NULL, NULL, C, m};
-  return gemm_run(comm, m, n, k, algo, rc, &pa, &pb, &pc, info, t0);
+  return gemm_run(comm, m, n, k, algo, options, rc, &pa, &pb, &pc, info, t0);
 }
 
 ovl_err ovl_gemm_rows(const void *comm_handle, int64_t m, int64_t n, int64_t k, int64_t mrows, const double *A,
                       int64_t lda, int64_t krows, const double *B, int64_t ldb, double *C, int64_t ldc,
-                      const char *algo, ovl_dense_info *info) {
+                      const char *algo, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
   info_init(info);
   double t0 = ovl_time();
@@ -395,7 +403,7 @@ ovl_err ovl_gemm_rows(const void *comm_handle, int64_t m, int64_t n, int64_t k, 
   if (!rc) rc = row_offsets(comm, krows, k, "B", "row counts of B (krows)", off + P + 1);
   ovl_axis ra = {P, 0, 0, off}, rb = {P, 0, 0, off + P + 1}, cak = {1, 0, 0, coff}, cbn = {1, 0, 0, coff + 2};
   place pa = {&ra, &cak, (double *)A, lda}, pb = {&rb, &cbn, (double *)B, ldb}, pc = {&ra, &cbn, C, ldc};
-  if (!rc) rc = gemm_run(comm, m, n, k, algo, OVL_OK, &pa, &pb, &pc, info, t0);
+  if (!rc) rc = gemm_run(comm, m, n, k, algo, options, OVL_OK, &pa, &pb, &pc, info, t0);
   ovl_free(&off);
   return rc;
 }
