@@ -132,7 +132,7 @@ def _square(F, what):
 
 
 def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
-           bcast=True, layout="root"):
+           bcast=True, layout="root", options=None):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
 
     D is the projector onto the nocc lowest eigenvectors of F (D^2 = D, tr D = nocc;
@@ -144,6 +144,12 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     ("alg3".."alg6", canonical only); ndup: lanes per communication phase (None: the
     planner's); precision: "double" or "mixed" (sp2, trs4); tol: 0 for the method's
     own stopping rule, else in [1e-14, 1e-2]; max_iter: iteration cap.
+    options: run-time options with the names of the ovl command (docs/cli.md), e.g.
+    options="--ndup 4 --algo alg5 --method trs4": the plan's (--algo, --ndup, --grid,
+    --backend, ...) and --method, --precision, --nocc, --tol, --max-iter. They override
+    the keywords, after $OVL_OPTIONS (defaults < keywords < $OVL_OPTIONS < options); rank
+    0's environment and options decide for every rank, and an unknown option raises
+    OvlError naming it.
     Returns (D, info): D as described in the module's doc (bcast), info a dict with
     iterations, products, idem_err, trace_err, energy (tr D F), t_total, t_kernel
     (seconds), stop_reason, plan and why (the planner's reason). COLLECTIVE.
@@ -151,7 +157,7 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     _check_layout(layout)
     comm = _comm(comm)
     if layout == "rows":
-        return _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter)
+        return _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, options)
     rank = comm.Get_rank()
     a, msg, n = None, None, 0
     if rank == 0:
@@ -167,7 +173,7 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     info = DenseInfo()
     rc = lib.ovl_purify_dense(_handle(comm), n, _dptr(a), int(nocc) if rank == 0 else 0, _enc(method), _enc(algo),
                               int(ndup or 0), _enc(precision), float(tol), int(max_iter), _dptr(D),
-                              ctypes.byref(info))
+                              _enc(options), ctypes.byref(info))
     _check(rc)
     if bcast:
         n = comm.bcast(n, root=0)
@@ -175,7 +181,7 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     return D, info.as_dict()
 
 
-def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter):
+def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, options):
     rank = comm.Get_rank()
     a, msg = _block(F, "F", rank)
     if msg is None:
@@ -191,7 +197,7 @@ def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter):
     info = DenseInfo()
     rc = lib.ovl_purify_rows(_handle(comm), a.shape[1], a.shape[0], _dptr(a), _ld(a), nocc, _enc(method), _enc(algo),
                              int(ndup or 0), _enc(precision), float(tol), int(max_iter), _dptr(D), _ld(D),
-                             ctypes.byref(info))
+                             _enc(options), ctypes.byref(info))
     _check(rc)
     return D, info.as_dict()
 
@@ -203,16 +209,17 @@ def _bcast(comm, X, shape):
     return X
 
 
-def gemm(A, B, comm=None, algo="auto", bcast=True, layout="root"):
+def gemm(A, B, comm=None, algo="auto", bcast=True, layout="root", options=None):
     """C = A @ B with ovl's distributed multiplication. layout="root": A (m x k) and
     B (k x n) on rank 0 (None elsewhere), C (m x n) as described in the module's doc
     (bcast); layout="rows": A and B are this rank's blocks of rows (their own splits),
     and C comes back as this rank's rows, split as A. algo: "auto" (the planner) or
-    "summa", "hsumma", "cannon", "3d", "2.5d". COLLECTIVE."""
+    "summa", "hsumma", "cannon", "3d", "2.5d". options: run-time options as purify's
+    (the plan's: --algo, --ndup, --block, --grid, ...). COLLECTIVE."""
     _check_layout(layout)
     comm = _comm(comm)
     if layout == "rows":
-        return _gemm_rows(A, B, comm, algo)
+        return _gemm_rows(A, B, comm, algo, options)
     rank = comm.Get_rank()
     a = b = None
     msg, dims = None, (0, 0, 0)
@@ -230,14 +237,15 @@ def gemm(A, B, comm=None, algo="auto", bcast=True, layout="root"):
     m, n, k = comm.bcast(dims, root=0)
     C = np.empty((m, n), order="F") if rank == 0 else None
     info = DenseInfo()
-    rc = lib.ovl_gemm_dense(_handle(comm), m, n, k, _dptr(a), _dptr(b), _dptr(C), _enc(algo), ctypes.byref(info))
+    rc = lib.ovl_gemm_dense(_handle(comm), m, n, k, _dptr(a), _dptr(b), _dptr(C), _enc(algo), _enc(options),
+                            ctypes.byref(info))
     _check(rc)
     if bcast:
         C = _bcast(comm, C, (m, n))
     return C
 
 
-def _gemm_rows(A, B, comm, algo):
+def _gemm_rows(A, B, comm, algo, options):
     rank = comm.Get_rank()
     a, msg = _block(A, "A", rank)
     b, msg_b = _block(B, "B", rank)
@@ -252,6 +260,6 @@ def _gemm_rows(A, B, comm, algo):
     C = np.empty((a.shape[0], n), order="F")
     info = DenseInfo()
     rc = lib.ovl_gemm_rows(_handle(comm), m, n, k, a.shape[0], _dptr(a), _ld(a), b.shape[0], _dptr(b), _ld(b),
-                           _dptr(C), _ld(C), _enc(algo), ctypes.byref(info))
+                           _dptr(C), _ld(C), _enc(algo), _enc(options), ctypes.byref(info))
     _check(rc)
     return C

@@ -48,17 +48,18 @@ def _load():
     dp = ctypes.POINTER(ctypes.c_double)
     i64 = ctypes.c_int64
     lib.ovl_purify_dense.argtypes = [ctypes.c_void_p, i64, dp, i64, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                                     ctypes.c_char_p, ctypes.c_double, ctypes.c_int, dp, ctypes.POINTER(DenseInfo)]
+                                     ctypes.c_char_p, ctypes.c_double, ctypes.c_int, dp, ctypes.c_char_p,
+                                     ctypes.POINTER(DenseInfo)]
     lib.ovl_purify_dense.restype = ctypes.c_int
-    lib.ovl_gemm_dense.argtypes = [ctypes.c_void_p, i64, i64, i64, dp, dp, dp, ctypes.c_char_p,
+    lib.ovl_gemm_dense.argtypes = [ctypes.c_void_p, i64, i64, i64, dp, dp, dp, ctypes.c_char_p, ctypes.c_char_p,
                                    ctypes.POINTER(DenseInfo)]
     lib.ovl_gemm_dense.restype = ctypes.c_int
     lib.ovl_purify_rows.argtypes = [ctypes.c_void_p, i64, i64, dp, i64, i64, ctypes.c_char_p, ctypes.c_char_p,
                                     ctypes.c_int, ctypes.c_char_p, ctypes.c_double, ctypes.c_int, dp, i64,
-                                    ctypes.POINTER(DenseInfo)]
+                                    ctypes.c_char_p, ctypes.POINTER(DenseInfo)]
     lib.ovl_purify_rows.restype = ctypes.c_int
     lib.ovl_gemm_rows.argtypes = [ctypes.c_void_p, i64, i64, i64, i64, dp, i64, i64, dp, i64, dp, i64,
-                                  ctypes.c_char_p, ctypes.POINTER(DenseInfo)]
+                                  ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(DenseInfo)]
     lib.ovl_gemm_rows.restype = ctypes.c_int
     lib.ovl_errmsg.argtypes = []
     lib.ovl_errmsg.restype = ctypes.c_char_p

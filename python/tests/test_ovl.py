@@ -214,3 +214,25 @@ def test_gil_released(comm, layout):
     elif comm.rank == 0:
         assert np.allclose(C, S @ S)
     assert t1 - t0 < 0.9 and len(during) >= 2, (t1 - t0, len(during))
+
+
+@pytest.mark.parametrize("layout", ["root", "rows"])
+def test_options_string(comm, layout):
+    """options= sets the plan and the method with the command line's names; a bad option raises everywhere."""
+    F, nocc = read_case("water_ccpvdz")
+    n = F.shape[0]
+    lo, hi = comm.rank * n // comm.size, (comm.rank + 1) * n // comm.size
+    arg = (F if comm.rank == 0 else None) if layout == "root" else F[lo:hi]
+    _, sp2 = ovl.purify(arg, nocc, comm=comm, layout=layout)
+    D, info = ovl.purify(arg, nocc, comm=comm, layout=layout, options="--ndup 3 --method trs4")
+    assert "ndup=3" in info["plan"], info["plan"]
+    assert (info["iterations"], info["products"]) != (sp2["iterations"], sp2["products"])
+    ref = eig_density(F, nocc)
+    got = D if layout == "root" else np.vstack(comm.allgather(D))
+    assert np.linalg.norm(got - ref) <= 1e-8 * np.linalg.norm(ref)
+    with pytest.raises(ovl.OvlError, match="options: unknown option '--iterations'"):
+        ovl.purify(arg, nocc, comm=comm, layout=layout, options="--iterations 5")
+    with pytest.raises(ovl.OvlError, match="--tol"):
+        ovl.purify(arg, nocc, comm=comm, layout=layout, options="--tol 1")
+    C = ovl.gemm(F if comm.rank == 0 else None, F if comm.rank == 0 else None, comm=comm, options="--algo summa --ndup 2")
+    assert np.allclose(C, F @ F)
