@@ -38,6 +38,7 @@ module ovl_mod
     integer(c_int) :: max_iter  ! 200
     integer(c_int) :: c         ! replication of the s x s x c kernel grid (0: automatic)
     integer(c_int) :: verbose   ! 1: one line per iteration
+    type(c_ptr) :: options      ! C string of run-time options (c_null_ptr); Fortran: the options argument
   end type
 
   ! struct ovl_pdpurify_info
@@ -86,7 +87,9 @@ contains
 
   ! D (and W) from F (and S); ierr = OVL_OK or an ovl error code, the same on
   ! every process of the grid (the message: ovl_errmsg_f()).
-  subroutine ovl_pdpurify(f, descf, nocc, d, descd, ierr, s, descs, w, descw, params, mu, energy, info)
+  ! options: run-time options with the command line's names (ovl_pdpurify_params's
+  ! options in C), e.g. options='--method trs4 --ndup 2'; they override params.
+  subroutine ovl_pdpurify(f, descf, nocc, d, descd, ierr, s, descs, w, descw, params, mu, energy, info, options)
     real(c_double), intent(in) :: f(*)
     integer(c_int), intent(in) :: descf(9), descd(9)
     integer, intent(in) :: nocc
@@ -98,7 +101,21 @@ contains
     type(ovl_pdpurify_params), intent(in), optional :: params
     real(c_double), intent(out), optional :: mu, energy
     type(ovl_pdpurify_info), intent(out), optional :: info
-    ierr = int(c_pdpurify(f, descf, s, descs, int(nocc, c_int64_t), d, descd, w, descw, params, mu, energy, info))
+    character(len=*), intent(in), optional :: options
+    type(ovl_pdpurify_params) :: prm
+    character(kind=c_char, len=:), allocatable, target :: copt
+    if (.not. present(options)) then
+      ierr = int(c_pdpurify(f, descf, s, descs, int(nocc, c_int64_t), d, descd, w, descw, params, mu, energy, info))
+      return
+    end if
+    if (present(params)) then
+      prm = params
+    else
+      prm = ovl_pdpurify_params_default()
+    end if
+    copt = trim(options) // c_null_char
+    prm%options = c_loc(copt)
+    ierr = int(c_pdpurify(f, descf, s, descs, int(nocc, c_int64_t), d, descd, w, descw, prm, mu, energy, info))
   end subroutine
 
   ! The message of this process's last error.

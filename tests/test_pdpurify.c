@@ -16,6 +16,7 @@
  *    triangular perturbation, and F_S = U^T F' U (same spectrum, so the same
  *    gap); well conditioned, not a basis's overlap.
  * Then bad input: every rank gets the same error. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -322,6 +323,32 @@ static void bad_input(const grid *G, const fcase *c) {
   prm = ovl_pdpurify_params_default();
   prm.ndup = 0;
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  /* run-time options: the string over the fields, rank 0's $OVL_OPTIONS for every process, unknown ones refused */
+  ovl_pdpurify_info i0, i1;
+  T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, &i0));
+  prm = ovl_pdpurify_params_default();
+  prm.options = "--method trs4 --ndup 2";
+  T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, &i1));
+  T_CHECK(i1.iterations != i0.iterations, "--method trs4: %d iterations, as sp2", i1.iterations);
+  prm.options = "--max-iter 1";
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL),
+        OVL_ERR_NUMERIC);
+  if (G->myrow == 0 && G->mycol == 0) setenv("OVL_OPTIONS", "--max-iter 1 --iterations 3", 1);
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, NULL, NULL, NULL, NULL),
+        OVL_ERR_NUMERIC);
+  prm.options = "--max-iter 200"; /* the string wins over the environment */
+  T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
+  if (G->myrow == 0 && G->mycol == 0) unsetenv("OVL_OPTIONS");
+  prm.options = "--method trs4 --bogus 3";
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "options: unknown option '--bogus'") != NULL, "message: %s", ovl_errmsg());
+  {
+    char mine[512], r0[512];
+    snprintf(mine, sizeof mine, "%s", ovl_errmsg());
+    memcpy(r0, mine, sizeof r0);
+    MPI_Bcast(r0, sizeof r0, MPI_CHAR, 0, MPI_COMM_WORLD);
+    T_CHECK(strcmp(r0, mine) == 0, "option messages differ: '%s' vs '%s'", mine, r0);
+  }
   /* an invalid context: this process is in no grid of it */
   memcpy(desc, F.desc, sizeof desc);
   desc[1] = 12345;

@@ -340,6 +340,18 @@ contains
     msg = ovl_errmsg_f()
     if (ierr /= OVL_ERR_ARG .or. index(msg, 'DESCD') == 0) nerr = nerr + 1
     if (iam == 0) print '(a,i0,a,a)', 'bad DESCD: ierr ', ierr, ': ', trim(msg)
+    ! run-time options: the string's method and cap; an unknown option is OVL_ERR_ARG naming it
+    descd = descf
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, energy=energy, options='--method trs4 --max-iter 1')
+    if (ierr /= OVL_ERR_NUMERIC) nerr = nerr + 1
+    prm = ovl_pdpurify_params_default()
+    prm%max_iter = 1
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, params=prm, energy=energy, options='--method trs4 --max-iter 80')
+    if (ierr /= OVL_OK .or. abs(energy - sum(ev(1:nocc))) > 1d-8 * abs(sum(ev(1:nocc)))) nerr = nerr + 1
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, options='--ndup 2 --bogus')
+    msg = ovl_errmsg_f()
+    if (ierr /= OVL_ERR_ARG .or. index(msg, "unknown option '--bogus'") == 0) nerr = nerr + 1
+    if (iam == 0) print '(a,i0,a,a)', 'options: ierr ', ierr, ': ', trim(msg)
     ! S not positive definite: OVL_ERR_NUMERIC
     descd = descf
     s = -s
