@@ -65,6 +65,7 @@ base=(purify --fock F.raw --nocc "$nocc" --algo alg6)
 start() { # PREFIX [extra args]
   local pre=$1; shift
   rm -f "$pre".*
+  : >out
   "${MPIEXEC[@]}" -n 4 "$OVL" "${base[@]}" --checkpoint "$pre" --checkpoint-every 2 "$@" >out 2>err &
   job=$!
   local i
@@ -193,10 +194,17 @@ F = np.diag(np.linspace(-1, 1, n)) + (r + r.T) / 2
 F.astype("<f8").tofile("G.raw")
 json.dump({"rows": n, "cols": n, "symmetric": True}, open("G.raw.json", "w"))
 PY
+# (out emptied first: the background job's own redirection may come after the
+# first look for the header, which would then find the previous case's)
+: >out
 "${MPIEXEC[@]}" -n 4 "$OVL" purify --fock G.raw --nocc 1500 --algo alg6 -o D7.raw >out 2>err &
 job=$!
 for ((i = 0; i < 1200; i++)); do grep -q "^# ovl purify" out 2>/dev/null && break; sleep 0.01; done
-rank_pids=$(ranks)
+for ((i = 0; i < 600; i++)); do
+  rank_pids=$(ranks)
+  [ "$(wc -w <<<"$rank_pids")" -eq 4 ] && break
+  sleep 0.01
+done
 stopped=$(tr -s " \n" "\n\n" <<<"$rank_pids" | sed -n 4p)
 [ -n "$stopped" ] && kill -STOP "$stopped"
 sleep 0.5
