@@ -7,7 +7,8 @@
 # has no setting that makes it yield, so the ranks get libovl_yield.so
 # preloaded (tools/yield: blocking calls that yield while they wait, active
 # only when ranks outnumber cores; docs/mpi.md). It is looked for in
-# $OVL_YIELD_LIB, then in the MPICH build directories of this tree.
+# $OVL_YIELD_LIB, then beside $BUILD or $OVL (the demo's), then in the MPICH
+# build directories of this tree.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
@@ -16,7 +17,7 @@ case "${MPI:-openmpi}" in
   mpich)
     yield=${OVL_YIELD_LIB:-}
     if [ -z "$yield" ]; then
-      for d in "${BUILD:-}" build-mpich build-mpich-asan; do
+      for d in "${BUILD:-}" "$(dirname "${OVL:-.}")" build-mpich build-mpich-asan; do
         [ -n "$d" ] || continue
         case "$d" in /*) ;; *) d=$here/../$d ;; esac
         [ -f "$d/lib/libovl_yield.so" ] && { yield=$d/lib/libovl_yield.so; break; }
