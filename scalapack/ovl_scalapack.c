@@ -2,13 +2,14 @@
  *
  * The library defines the Fortran symbols pdgemm_ and pdsymm_ with PBLAS's
  * arguments and semantics. A program gets them instead of ScaLAPACK's by
- * linking -lovl_scalapack before -lscalapack-openmpi, or at run time with
+ * linking -lovl_scalapack before ScaLAPACK (-lscalapack-openmpi or
+ * -lscalapack-mpich on Debian), or at run time with
  * LD_PRELOAD=libovl_scalapack.so. Each call runs on ovl (ovl_pdgemm: the
  * operands are redistributed to ovl's block layout and multiplied by SUMMA)
  * when it can, and is forwarded to the real ScaLAPACK routine when it cannot;
  * the real routine is the next definition after this library in the lookup
- * order (dlsym(RTLD_NEXT)), or failing that the one in Debian's
- * libscalapack-openmpi.so, opened by name.
+ * order (dlsym(RTLD_NEXT)), or failing that the one in the ScaLAPACK library
+ * it was built with (for the same MPI), opened by name.
  *
  * Forwarded, by reason (each decided from arguments that PBLAS requires to be
  * the same on every process of the grid, or from an error ovl_pdgemm has
@@ -120,19 +121,27 @@ static void init_once(void) {
 }
 
 /* The real ScaLAPACK routine NAME: the next definition after this library,
- * else the one in Debian's libscalapack-openmpi. Fatal if there is none
- * (a void Fortran routine has no way to return an error). */
+ * else the one in the ScaLAPACK library of the build (OVL_SCALAPACK_REAL and
+ * _FILE: its file names, set by scalapack/CMakeLists.txt for the MPI of the
+ * build). Fatal if there is none (a void Fortran routine has no way to return
+ * an error). */
+#ifndef OVL_SCALAPACK_FILE
+#define OVL_SCALAPACK_FILE "libscalapack.so"
+#endif
+#ifndef OVL_SCALAPACK_REAL
+#define OVL_SCALAPACK_REAL OVL_SCALAPACK_FILE
+#endif
 static void *real_symbol(const char *name, const void *self) {
   void *p = dlsym(RTLD_NEXT, name);
   if (p && p != self) return p;
-  const char *libs[] = {"libscalapack-openmpi.so.2.2", "libscalapack-openmpi.so", "libscalapack.so"};
+  const char *libs[] = {OVL_SCALAPACK_REAL, OVL_SCALAPACK_FILE};
   for (size_t i = 0; !g.lib && i < sizeof libs / sizeof libs[0]; i++) g.lib = dlopen(libs[i], RTLD_NOW | RTLD_GLOBAL);
   p = g.lib ? dlsym(g.lib, name) : NULL;
   if (p && p != self) return p;
   ovl_fatal(MPI_COMM_WORLD, OVL_ERR_UNSUPPORTED,
-            "libovl_scalapack: the real ScaLAPACK %s was not found (link -lscalapack-openmpi after "
+            "libovl_scalapack: the real ScaLAPACK %s was not found (link ScaLAPACK (%s) after "
             "-lovl_scalapack, or preload libovl_scalapack.so into a program linked with ScaLAPACK)",
-            name);
+            name, OVL_SCALAPACK_FILE);
 }
 
 static int trans_ok(const char *t) { return t && strchr("NnTtCc", t[0]) && t[0]; }

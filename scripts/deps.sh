@@ -9,9 +9,16 @@ case "$mpi" in
   mpich) pkgs+=(mpich libmpich-dev) ;;
   *) echo "deps.sh: unknown MPI '$mpi' (openmpi or mpich)" >&2; exit 2 ;;
 esac
-# Extra packages of the optional suites, one file per suite (scripts/deps.d/*.txt).
+# Extra packages of the optional suites, one file per suite (scripts/deps.d/*.txt):
+# one package a line; a second word (openmpi or mpich) limits it to that MPI
+# (Debian builds ScaLAPACK, mpi4py and ELPA for one MPI per package).
 for f in "$(dirname "$0")"/deps.d/*.txt; do
-  [ -f "$f" ] && while read -r p _; do [ -n "$p" ] && [ "${p#\#}" = "$p" ] && pkgs+=("$p"); done <"$f"
+  [ -f "$f" ] || continue
+  while read -r p for_mpi _; do
+    [ -n "$p" ] && [ "${p#\#}" = "$p" ] || continue
+    [ -z "$for_mpi" ] || [ "${for_mpi#\#}" != "$for_mpi" ] || [ "$for_mpi" = "$mpi" ] || continue
+    pkgs+=("$p")
+  done <"$f"
 done
 pkgs+=("$@")
 missing=()

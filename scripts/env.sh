@@ -4,6 +4,8 @@
 # - Debian's OpenBLAS 0.3.21 does not recognise recent Xeons and silently uses
 #   a generic kernel about 5x slower: pick the right one from the CPU flags;
 # - Open MPI refuses to run as root unless told it may.
+# (MPICH 4.0's ch4 device has no variable that makes it yield when ranks
+# outnumber cores; scripts/mpirun.sh preloads libovl_yield.so instead.)
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && [ -r /proc/cpuinfo ]; then

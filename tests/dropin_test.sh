@@ -11,13 +11,14 @@
 #   3. OVL_SCALAPACK_DISABLE=1 forwards every call (still correct);
 #   4. the README's example (the block after "<!-- dropin example -->"),
 #      run as written on a copy of the program;
-#   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst, Debian's
-#      scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded, its input
-#      cut to PDGEMM and PDSYMM (both SIDEs): every computational test passes
-#      and ovl handled its calls (the error-exit tests are forwarded);
+#   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst of the launcher's MPI,
+#      Debian's scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded,
+#      its input cut to PDGEMM and PDSYMM (both SIDEs): every computational
+#      test passes and ovl handled its calls (the error-exit tests are
+#      forwarded);
 #   6. tests/dropin_pdgemm.f90, the same kind of program in Fortran (hidden
-#      string lengths), plain and preloaded on 4 ranks (skipped without
-#      gfortran).
+#      string lengths), built with the launcher's mpif90 and ScaLAPACK,
+#      plain and preloaded on 4 ranks (skipped without gfortran).
 # usage: dropin_test.sh PLAIN LINKED LIBOVL_SCALAPACK SOURCE_DIR MPIEXEC [MPIEXEC flags...]
 set -euo pipefail
 plain=$1 linked=$2 lib=$3 src=$4 mpiexec=$5
@@ -28,7 +29,8 @@ trap 'rm -rf "$tmp"' EXIT
 export TMPDIR=$tmp
 fail() { echo "dropin test: FAIL: $*"; exit 1; }
 # mpiexec's flag that passes an environment variable to the ranks
-if "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then envflag=-x; else envflag=-genv; fi
+# and the flavour of Debian's ScaLAPACK built for it
+if "$mpiexec" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then envflag=-x mpi=openmpi; else envflag=-genv mpi=mpich; fi
 setenv() { # NAME=VALUE -> the launcher's flags
   if [ "$envflag" = -x ]; then printf '%s\n' -x "$1"; else printf '%s\n' -genv "${1%%=*}" "${1#*=}"; fi
 }
@@ -116,14 +118,17 @@ else
   echo "dropin test: README example: PASS (preloaded and linked)"
 fi
 # ---- 5. ScaLAPACK's PBLAS tester ---------------------------------------------
-pb=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests/PBLAS/dpb3tst dat=/usr/share/scalapack/PBLAS/PDBLAS3TST.dat
-if [ "$envflag" = -x ] && [ -x "$pb" ] && [ -r "$dat" ]; then
+pb=/usr/lib/x86_64-linux-gnu/scalapack/$mpi-tests/PBLAS/dpb3tst dat=/usr/share/scalapack/PBLAS/PDBLAS3TST.dat
+if [ -x "$pb" ] && [ -r "$dat" ]; then
   mkdir "$tmp/pb"
   # only PDGEMM and PDSYMM; SIDE R and L
   sed -e '/^PDSYRK\|^PDSYR2K\|^PDTRMM\|^PDTRSM\|^PDGEADD\|^PDTRADD/s/ T\t/ F\t/' \
     -e "/values of SIDE/s/^.*\t\t/'R' 'L' 'R' 'L' 'R' 'R' 'L' 'R'\t\t/" "$dat" >"$tmp/pb/PDBLAS3TST.dat"
-  (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 -x LD_PRELOAD="$preload" -x OVL_SCALAPACK_REPORT=1 \
-    ${asan:+-x ASAN_OPTIONS=detect_leaks=0} "$pb") \
+  pbenv=()
+  for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
+    mapfile -t -O ${#pbenv[@]} pbenv < <(setenv "$v")
+  done
+  (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 "${pbenv[@]}" "$pb") \
     >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst"; }
   for r in PDGEMM PDSYMM; do
     grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst: $r not 16 of 16 passed"; }
@@ -136,13 +141,17 @@ else
 fi
 # ---- 6. a Fortran caller ---------------------------------------------------------
 fc=$(command -v gfortran || command -v gfortran-12 || true)
-mpif90=$(dirname "$mpiexec")/mpif90.openmpi
-if [ "$envflag" = -x ] && [ -n "$fc" ] && [ -x "$mpif90" ]; then
-  OMPI_FC=$fc "$mpif90" -O1 "$src/tests/dropin_pdgemm.f90" -o "$tmp/fprog" -lscalapack-openmpi >"$tmp/fc.out" 2>&1 ||
+mpif90=$(dirname "$mpiexec")/mpif90.$mpi
+if [ -n "$fc" ] && [ -x "$mpif90" ]; then
+  OMPI_FC=$fc MPICH_FC=$fc "$mpif90" -O1 "$src/tests/dropin_pdgemm.f90" -o "$tmp/fprog" -lscalapack-$mpi >"$tmp/fc.out" 2>&1 ||
     { cat "$tmp/fc.out"; fail "compiling tests/dropin_pdgemm.f90"; }
   for v in plain pre; do
     pre=()
-    [ $v = pre ] && pre=(-x LD_PRELOAD="$preload" -x OVL_SCALAPACK_REPORT=1 ${asan:+-x ASAN_OPTIONS=detect_leaks=0})
+    if [ $v = pre ]; then
+      for x in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
+        mapfile -t -O ${#pre[@]} pre < <(setenv "$x")
+      done
+    fi
     "$mpiexec" "${flags[@]}" -n 4 "${pre[@]}" "$tmp/fprog" >"$tmp/f$v" 2>&1 || { cat "$tmp/f$v"; fail "Fortran $v"; }
     e=$(sed -n 's/.*fortran pdgemm: max error *\([0-9.eE+-]*\).*/\1/p' "$tmp/f$v")
     [ -n "$e" ] && awk -v e="$e" 'BEGIN { exit !(e < 1e-12) }' || { cat "$tmp/f$v"; fail "Fortran $v: error '$e'"; }
@@ -150,6 +159,6 @@ if [ "$envflag" = -x ] && [ -n "$fc" ] && [ -x "$mpif90" ]; then
   grep -q "rank 0: pdgemm calls=1 ovl=1 forwarded=0" "$tmp/fpre" || { cat "$tmp/fpre"; fail "Fortran: ovl did not take the call"; }
   echo "dropin test: Fortran caller: plain and preloaded PASS (max error $e), handled by ovl"
 else
-  echo "dropin test: no gfortran (Debian: gfortran) or not Open MPI: Fortran caller skipped"
+  echo "dropin test: no gfortran (Debian: gfortran) or no $mpif90: Fortran caller skipped"
 fi
 echo "dropin test: all passed"

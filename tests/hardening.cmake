@@ -59,9 +59,12 @@ if(NOT OVL_SANITIZE)
   foreach(d ${MPI_C_INCLUDE_DIRS})
     string(APPEND OVL_FUZZ_CFLAGS " -I${d}")
   endforeach()
+  # (ScaLAPACK only when found: a build without it links no placeholder)
   set(OVL_FUZZ_LIBS)
   foreach(l ${MPI_C_LIBRARIES} ${OVL_SCALAPACK_LIB} ${OVL_CJSON_LIB} ${OVL_LAPACKE_LIB} ${OVL_LAPACK_LIB} ${OVL_BLAS_LIB} ${OVL_M_LIB})
-    string(APPEND OVL_FUZZ_LIBS " ${l}")
+    if(l AND NOT l MATCHES "-NOTFOUND$")
+      string(APPEND OVL_FUZZ_LIBS " ${l}")
+    endif()
   endforeach()
   add_test(NAME hard_fuzz COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_test.sh ${CMAKE_BINARY_DIR}/fuzz
            $<TARGET_FILE:ovl> ${OVL_FUZZ_SECONDS})
@@ -84,7 +87,7 @@ if(NOT OVL_SANITIZE)
   # (tests/hard_handles.c, preloaded: communicators, windows, requests,
   # datatypes and files balance to zero at MPI_Finalize).
   add_library(hard_handles SHARED hard_handles.c)
-  target_link_libraries(hard_handles PRIVATE MPI::MPI_C)
+  target_link_libraries(hard_handles PRIVATE MPI::MPI_C ${CMAKE_DL_LIBS})
   math(EXPR OVL_HARD_VG_TIMEOUT "900 * ${OVL_TIMEOUT_SCALE}")
   add_test(NAME hard_valgrind COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/valgrind_test.sh $<TARGET_FILE:ovl_cli>
            $<TARGET_FILE:hard_handles> ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})

@@ -29,11 +29,20 @@ sizes = [r["bytes"] for r in recs]
 assert all(b > a for a, b in zip(sizes, sizes[1:])), "sizes not increasing: %s" % sizes
 def pos(x, what):
     assert x > 0 and x == x, "%s = %r is not positive" % (what, x)
+fit = ("alpha", "beta", "n_half", "model_bw_MBps")
 for r in recs:
     if bench == "pingpong":
         assert r["t_min"] <= r["t_median"] <= r["t_max"], "t order"
-        for k in ("bw_MBps", "agg_bw_MBps", "t_median", "beta"):
+        for k in ("bw_MBps", "agg_bw_MBps", "t_median"):
             pos(r[k], k)
+        # the Hockney fit: beta > 0, or refused (every fitted value null: times that do not
+        # follow one line, e.g. one scheduler tick per message on an oversubscribed machine);
+        # never a beta <= 0
+        if r["beta"] is None:
+            assert all(r[k] is None for k in fit), "a refused fit with values: %s" % [r[k] for k in fit]
+        else:
+            pos(r["beta"], "beta")
+        assert [r[k] for k in fit[:3]] == [recs[0][k] for k in fit[:3]], "one fit for every size"
         assert abs(r["agg_bw_MBps"] - r["pairs"] * r["bw_MBps"]) <= 1e-3 * r["agg_bw_MBps"] + 1e-3, "agg = K x bw"
     elif bench == "coll":
         for case in ("blocking", "ndup_overlap", "ppn_overlap"):

@@ -28,8 +28,11 @@ extern "C" {
 /* Ordinary least squares of time[i] ~ alpha + beta * size[i], i < n.
  * Errors (OVL_ERR_ARG): n < 2, a NULL array, a value that is not finite, or
  * fewer than two distinct sizes. alpha may come out negative when the data
- * are not linear (e.g. an eager/rendezvous protocol switch): the caller
- * decides what to make of it. LOCAL. */
+ * are not linear (e.g. an eager/rendezvous protocol switch), and beta <= 0
+ * when the times do not grow with the size (e.g. one scheduler tick per
+ * message on an oversubscribed machine): the caller decides what to make of
+ * it; ovl_bench_pingpong_fit refuses beta <= 0 (status 2, nothing reported).
+ * LOCAL. */
 ovl_err ovl_hockney_fit(const double *size, const double *time, int n, double *alpha, double *beta);
 
 /* Weighted least squares: minimises sum_i weight[i] * (time[i] - alpha -

@@ -23,6 +23,16 @@ for m in "${need[@]}"; do
     exit 77
   fi
 done
+# mpi4py and libovl must use the same MPI library (Debian's python3-mpi4py is
+# built for Open MPI; two MPI libraries in one process crash): compare the MPI
+# libraries the two are linked with
+mpi_of() { ldd "$1" 2>/dev/null | grep -o -m1 -E 'lib(mpich|mpi)\.so[.0-9]*' || true; }
+m4py=$("$py" -c 'import glob, os, mpi4py; print(glob.glob(os.path.join(os.path.dirname(mpi4py.__file__), "MPI*.so"))[0])' 2>/dev/null || true)
+a=$(mpi_of "$libovl") b=$([ -n "$m4py" ] && mpi_of "$m4py")
+if [ -n "$a" ] && [ -n "$b" ] && [ "$a" != "$b" ]; then
+  echo "SKIP: mpi4py ($m4py) uses $b, libovl ($libovl) uses $a: the Python part needs an mpi4py built for the MPI of the build"
+  exit 77
+fi
 export PYTHONDONTWRITEBYTECODE=1 PIP_ROOT_USER_ACTION=ignore PIP_DISABLE_PIP_VERSION_CHECK=1
 case "$mode" in
   pytest-*)
