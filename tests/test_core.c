@@ -29,6 +29,19 @@ static void test_agree(void) {
   T_CHECK(ovl_err_agree(MPI_COMM_NULL, OVL_ERR_ARG) == OVL_ERR_ARG, "COMM_NULL passes the local code");
 }
 
+/* The --help text of an option table, into buf ("" when no temporary file). */
+static void help_text(const ovl_opt *o, int n, char *buf, size_t cap) {
+  buf[0] = '\0';
+  FILE *f = tmpfile();
+  T_CHECK(f != NULL, "tmpfile");
+  if (!f) return;
+  ovl_opts_help(f, "usage", o, n);
+  rewind(f);
+  size_t len = fread(buf, 1, cap - 1, f);
+  buf[len] = '\0';
+  fclose(f);
+}
+
 static void test_opts(void) {
   int iters = 10, flag = 0, full = 0;
   int64_t range[2] = {1, 1}, n = 0;
@@ -97,19 +110,11 @@ static void test_opts(void) {
     char *av[] = {"prog", "--alg", "3"};
     T_OK(ovl_opts_parse(oa, 3, 3, av, 1, NULL));
     T_CHECK(al == 3, "alias --alg sets the value: %d", al);
-    char buf[1024] = "";
-    FILE *f = tmpfile();
-    T_CHECK(f != NULL, "tmpfile");
-    if (f) {
-      ovl_opts_help(f, "usage", oa, 3);
-      rewind(f);
-      size_t len = fread(buf, 1, sizeof buf - 1, f);
-      buf[len] = '\0';
-      fclose(f);
-      T_CHECK(strstr(buf, "-a, --algo A") != NULL, "help lists --algo: %s", buf);
-      T_CHECK(strstr(buf, "--alg ") == NULL, "help leaves the alias out: %s", buf);
-      T_CHECK(strstr(buf, "(default: 4)") != NULL && strstr(buf, "[default: 4]") == NULL, "one default: %s", buf);
-    }
+    char buf[1024];
+    help_text(oa, 3, buf, sizeof buf);
+    T_CHECK(strstr(buf, "-a, --algo A") != NULL, "help lists --algo: %s", buf);
+    T_CHECK(strstr(buf, "--alg ") == NULL, "help leaves the alias out: %s", buf);
+    T_CHECK(strstr(buf, "(default: 4)") != NULL && strstr(buf, "[default: 4]") == NULL, "one default: %s", buf);
   }
 }
 
@@ -150,29 +155,14 @@ static void test_opts_list(void) {
   T_OK(ovl_parse_list("1-6", 1, 6, NULL, 6, &n));
   T_CHECK(n == 6, "count only: %d", n);
   /* --help names the type, its capacity and the default list */
-  char buf[512] = "";
-  FILE *f = tmpfile();
-  T_CHECK(f != NULL, "tmpfile");
-  if (f) {
-    ovl_opts_help(f, "usage", o, 1);
-    rewind(f);
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    buf[len] = '\0';
-    fclose(f);
-    T_CHECK(strstr(buf, "-d, --ndup LIST") != NULL && strstr(buf, "at most 4 values") != NULL &&
-                strstr(buf, "[default: 6]") != NULL,
-            "help: %s", buf);
-  }
+  char buf[512];
+  help_text(o, 1, buf, sizeof buf);
+  T_CHECK(strstr(buf, "-d, --ndup LIST") != NULL && strstr(buf, "at most 4 values") != NULL &&
+              strstr(buf, "[default: 6]") != NULL,
+          "help: %s", buf);
   l.n = 3, v[0] = 1, v[1] = 2, v[2] = 4;
-  f = tmpfile();
-  if (f) {
-    ovl_opts_help(f, "usage", o, 1);
-    rewind(f);
-    size_t len = fread(buf, 1, sizeof buf - 1, f);
-    buf[len] = '\0';
-    fclose(f);
-    T_CHECK(strstr(buf, "[default: 1,2,4]") != NULL, "help default list: %s", buf);
-  }
+  help_text(o, 1, buf, sizeof buf);
+  T_CHECK(strstr(buf, "[default: 1,2,4]") != NULL, "help default list: %s", buf);
 }
 
 static void test_blocks_stats(void) {
