@@ -4,11 +4,13 @@ Stampede2-like platform (smpi/platforms/make_platforms.py), beside the paper.
 
 usage: smpi/repro_ssc.py {table1,table3,table5,all} [--build build-smpi] [--net ideal|halfbw]
                          [--out DIR] [--rerun] [--timeout SECONDS] [--poll SECONDS]
-                         [--max-ranks P]
+                         [--max-ranks P] [--flowcap RATE] [--systems 1hsg_70,...]
 Table I and II come from one set of runs (table1). Every run is ssc_sim under
 smpi/smpirun.sh with OVL_SMPI_FLOPS=skip (local products as 2mnk flops at the
 node's dgemm rate) and shared memory for the matrix blocks; results are
-deterministic. Raw output goes to DIR (default build-smpi/repro), tables to
+deterministic. --flowcap RATE runs on the uniform-latency platform with every
+message stream capped at RATE (smpi/smpirun.sh --flowcap, docs/smpi.md); its
+files are tagged _capRATE. Raw output goes to DIR (default build-smpi/repro), tables to
 stdout and DIR/<table>_<net>.md.
 """
 import argparse
@@ -44,6 +46,8 @@ def run(args, np_, ppn, sim_args, tag):
   log = os.path.join(args.out, f"{tag}_{args.net}{args.sfx}.txt")
   env = dict(os.environ, OVL_SMPI_FLOPS="skip", OVL_SMPI_SHARED_MALLOC="1048576", OVL_SMPI_PPN=str(ppn),
              OVL_SMPI_NET=args.net, OVL_SMPI_WORK=os.path.join(args.out, "platforms"))
+  if args.flowcap:
+    env["OVL_SMPI_FLOWCAP"] = args.flowcap
   if args.poll != DEFAULT_POLL:
     env["OVL_SMPI_CFG"] = f"--cfg=smpi/test:{args.poll} --cfg=smpi/iprobe:{args.poll} " + env.get("OVL_SMPI_CFG", "")
   cmd = ["timeout", str(args.timeout), os.path.join(HERE, "smpirun.sh"), "-np", str(np_),
@@ -59,6 +63,7 @@ def run(args, np_, ppn, sim_args, tag):
       return {}
     with open(log, "w") as f:
       cfg = f"OVL_SMPI_CFG='{env['OVL_SMPI_CFG']}' " if "OVL_SMPI_CFG" in env else ""
+      cfg += f"OVL_SMPI_FLOWCAP={args.flowcap} " if args.flowcap else ""
       f.write(f"# OVL_SMPI_FLOPS=skip OVL_SMPI_PPN={ppn} {cfg}" + " ".join(cmd[2:]) + "\n" + p.stdout + f"# host time {time.time() - t0:.0f} s\n")
     print(f"# {tag}: {np_} simulated ranks, PPN {ppn}: {time.time() - t0:.0f} s of host time", file=sys.stderr)
   res = {}
@@ -75,6 +80,8 @@ def table1(args):
   t2 = ["| system | " + " | ".join(f"N_DUP={d}" for d in range(1, 7)) + " |", "|---|" + "---|" * 6]
   csv = ["system,n,ndup,tflops,paper"]
   for name, n in SIZES.items():
+    if args.systems and name not in args.systems:
+      continue
     r = run(args, 64, 1, ["-n", str(n), "--algo", "alg3,alg4", "--ndup", "1"], f"t1_{name}_a34")
     r.update(run(args, 64, 1, ["-n", str(n), "--algo", "alg5", "--ndup", "1,2,3,4,5,6"], f"t1_{name}_a5"))
     p = PAPER_T1[name]
@@ -133,10 +140,14 @@ def main():
   ap.add_argument("--poll", default=DEFAULT_POLL,
                   help="simulated seconds per failed MPI_Test/MPI_Iprobe (smpi/test, smpi/iprobe; default 1e-9); "
                   "other values tag the output files _pollX")
+  ap.add_argument("--flowcap", default="", help="per-stream bandwidth cap, e.g. 2.4GBps (smpi/smpirun.sh --flowcap); "
+                  "tags the output files _capRATE")
+  ap.add_argument("--systems", default="", help="Table I/II: only these systems (comma-separated, e.g. 1hsg_70)")
   args = ap.parse_args()
+  args.systems = [x for x in args.systems.split(",") if x]
   args.build = os.path.abspath(args.build)
   args.out = os.path.abspath(args.out or os.path.join(args.build, "repro"))
-  args.sfx = "" if args.poll == DEFAULT_POLL else f"_poll{args.poll}"
+  args.sfx = ("" if args.poll == DEFAULT_POLL else f"_poll{args.poll}") + (f"_cap{args.flowcap}" if args.flowcap else "")
   for t in (["table1", "table3", "table5"] if args.table == "all" else [args.table]):
     text, csv = globals()[t](args)
     print(text)

@@ -3,7 +3,8 @@
 # library, ssc_sim and ovl with smpicc, then run 64 simulated ranks with the
 # products really computed and checked, and 16 simulated ranks of `ovl gemm`
 # where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, with
-# and without lookahead. Exit 77 (skip) without smpicc.
+# and without lookahead, and message streams between two nodes with and
+# without the per-flow cap (--flowcap). Exit 77 (skip) without smpicc.
 # usage: smpi/smpi_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 bld=$2
@@ -14,7 +15,7 @@ fi
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 cmake -S "$src" -B "$bld" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DOVL_SMPI=ON -DOVL_BUILD_TESTS=OFF >"$bld.log" 2>&1 ||
   { cat "$bld.log"; exit 1; }
-cmake --build "$bld" -j 2 --target ssc_sim ovl >>"$bld.log" 2>&1 || { tail -50 "$bld.log"; exit 1; }
+cmake --build "$bld" -j 2 --target ssc_sim flow_sim ovl >>"$bld.log" 2>&1 || { tail -50 "$bld.log"; exit 1; }
 export OVL_SMPI_FLOPS=real OVL_SMPI_PPN=4 OVL_SMPI_WORK=$bld/platforms OPENBLAS_NUM_THREADS=1
 out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 "$bld/ssc_sim" -n 150 --algo alg4,alg5 --ndup 1,3 --check --reps 1 2>&1) ||
   { echo "$out"; exit 1; }
@@ -50,3 +51,27 @@ for la in "" --lookahead; do
 done
 [ "$fail" -eq 0 ] || { echo "smpi test: HSUMMA at G = 1 or G = P is not within 5 % of SUMMA"; exit 1; }
 echo "smpi test: HSUMMA at G = 1 and G = 16 within 5 % of SUMMA: PASS"
+# The per-flow cap (smpirun.sh --flowcap, docs/smpi.md): between two nodes,
+# one stream of 8 MB messages gets the cap (within 5 %), two concurrent
+# streams of the same pair twice the cap, six the link (12 GB/s, within 5 %);
+# without the cap every count of streams gets the link.
+flows() { # CAP: print "K GB/s" per stream count K
+  local cap=()
+  [ -n "$1" ] && cap=(--flowcap "$1")
+  (cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 2 "${cap[@]}" "$bld/flow_sim" --streams 1,2,6 --reps 1 2>&1) |
+    awk '$1 == "streams" { print $2, $10 }'
+}
+fail=0
+for cap in "" 2.4GBps; do
+  got=$(flows "$cap")
+  [ "$(echo "$got" | wc -l)" -eq 3 ] || { echo "smpi test: flow_sim ${cap:-without cap}: no result"; echo "$got"; exit 1; }
+  while read -r k bw; do
+    verdict=$(awk -v k="$k" -v bw="$bw" -v cap="${cap%GBps}" 'BEGIN {
+      want = cap == "" ? 12 : (k * cap < 12 ? k * cap : 12); a = bw / want; ok = a >= 0.95 && a <= 1.05
+      printf "%s (want %.2f)", ok ? "ok" : "FAIL", want }')
+    echo "smpi test: ${cap:-no cap}: $k stream(s) $bw GB/s: $verdict"
+    case "$verdict" in ok*) ;; *) fail=1 ;; esac
+  done <<<"$got"
+done
+[ "$fail" -eq 0 ] || { echo "smpi test: the flow cap does not cap one stream or lets several pass"; exit 1; }
+echo "smpi test: per-flow cap: PASS"

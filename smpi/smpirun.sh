@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # mpiexec-like front end of smpirun for ovl's SMPI build.
-# usage: smpi/smpirun.sh [-np|-n N] PROGRAM [ARGS...]
+# usage: smpi/smpirun.sh [-np|-n N] [--flowcap RATE] PROGRAM [ARGS...]
 #        smpi/smpirun.sh --version
 # Environment:
 #   OVL_SMPI_PLATFORM  platform XML (default: a Stampede2-like 64 x 48 cluster, made on first use)
 #   OVL_SMPI_HOSTFILE  hostfile (default: the platform's nodes, ranks filled node by node, OVL_SMPI_PPN per node)
 #   OVL_SMPI_PPN       ranks per node for the default hostfile (default 48)
+#   OVL_SMPI_FLOWCAP   per-flow bandwidth cap, e.g. 2.4GBps (also --flowcap RATE): the
+#                      uniform-latency platform stampede2flat with TCP-gamma set so that
+#                      every inter-node message stream gets at most RATE (docs/smpi.md)
 #   OVL_SMPI_NET       ideal (default: latency and bandwidth factors 1) or halfbw (large messages at half rate)
 #   OVL_SMPI_CFG       more smpirun options (--cfg=...)
 #   OVL_SMPI_FLOPS     real (default) or skip: see docs/smpi.md
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 np=""
+flowcap=${OVL_SMPI_FLOWCAP:-}
 while [ $# -gt 0 ]; do
   case "$1" in
     --version | -version) echo "SimGrid SMPI ($(smpirun -version 2>/dev/null | head -1)) via ovl smpi/smpirun.sh"; exit 0 ;;
     -np | -n) np=$2; shift 2 ;;
+    --flowcap) flowcap=$2; shift 2 ;;
     --oversubscribe | --bind-to) [ "$1" = --bind-to ] && shift; shift ;;
     *) break ;;
   esac
@@ -27,11 +32,21 @@ work=${OVL_SMPI_WORK:-${TMPDIR:-/tmp}/ovl-smpi-$(id -u)}
 mkdir -p "$work"
 platform=${OVL_SMPI_PLATFORM:-}
 hostfile=${OVL_SMPI_HOSTFILE:-}
+gamma=""
+if [ -n "$flowcap" ] && [ -n "$platform" ]; then
+  echo "$0: the flow cap needs the default platform (stampede2flat), not OVL_SMPI_PLATFORM" >&2; exit 2
+fi
 if [ -z "$platform" ]; then
   np=${np:-1}
   nodes=$(( (np + ppn - 1) / ppn )); [ "$nodes" -lt 64 ] && nodes=64
   nodes=$(( (nodes + 7) / 8 * 8 ))
-  name=$(python3 "$here/platforms/make_platforms.py" stampede2 "$work" --nodes "$nodes" --ppn "$ppn" --ranks "$np")
+  if [ -n "$flowcap" ]; then
+    read -r name gamma < <(python3 "$here/platforms/make_platforms.py" stampede2flat "$work" --nodes "$nodes" \
+      --ppn "$ppn" --ranks "$np" --flowcap "$flowcap")
+    [ -n "$gamma" ] || exit 2
+  else
+    name=$(python3 "$here/platforms/make_platforms.py" stampede2 "$work" --nodes "$nodes" --ppn "$ppn" --ranks "$np")
+  fi
   platform=$work/$name.xml
   hostfile=${hostfile:-$work/${name}_ppn${ppn}_${np}.hostfile}
 fi
@@ -48,6 +63,9 @@ case "${OVL_SMPI_NET:-ideal}" in
   halfbw) cfg+=(--cfg=smpi/bw-factor:"0:1;65536:0.5") ;; # every large message at half the link rate
   *) echo "$0: OVL_SMPI_NET must be ideal or halfbw" >&2; exit 2 ;;
 esac
+# The flow cap: SimGrid bounds a flow's rate by TCP-gamma / (2 x route
+# latency); every inter-node route of stampede2flat has the same latency.
+[ -n "$gamma" ] && cfg+=(--cfg=network/TCP-gamma:"$gamma")
 # shellcheck disable=SC2206
 extra=(${OVL_SMPI_CFG:-})
 args=(-platform "$platform" -hostfile "$hostfile")

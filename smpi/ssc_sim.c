@@ -58,9 +58,9 @@ static int run_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, 
     char grid[32];
     snprintf(grid, sizeof grid, "%dx%dx%d", r->s, r->s, r->c);
     double tm = r->st.median;
-    printf("  alg%d %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", (int)alg, ndup, (long long)n, grid,
-           r->s * r->s * r->c, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12, r->st_comm.median,
-           r->st_comp.median, check ? (ok ? "PASS" : "FAIL") : "-");
+    printf("  alg%d %4d %5lld %-10s %5d %12.6e %8.3f %11.4e %11.4e %s\n", 3 + (int)(alg - OVL_ALGO_SSC3), ndup,
+           (long long)n, grid, r->s * r->s * r->c, tm, 4.0 * (double)n * (double)n * (double)n / tm / 1e12,
+           r->st_comm.median, r->st_comp.median, check ? (ok ? "PASS" : "FAIL") : "-");
     fflush(stdout);
   }
   ovl_bench_ssc_free(&res);

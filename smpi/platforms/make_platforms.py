@@ -7,11 +7,19 @@
              A node is one host whose speed is the node's dgemm rate (all 48
              cores, as MKL runs when PPN = 1); ranks on a node share it, like
              PPN ranks that each run dgemm on 48/PPN cores.
+  stampede2flat
+             the same nodes and links, but every node's link goes to one
+             non-blocking switch (a crossbar: full bisection as the fat tree),
+             so every inter-node route has the same latency, 2 x 1 us. With
+             --flowcap RATE it also prints the TCP-gamma window that caps
+             every inter-node flow at RATE (SimGrid bounds a flow at
+             gamma / (2 x route latency)): smpi/smpirun.sh --flowcap.
   bgp        BlueGene/P-like: a 3D torus of 4-core nodes (850 MHz PowerPC 450,
              3.4 GFLOP/s peak per core), 425 MB/s per torus link and direction,
              VN mode: one rank per core.
 
 usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
+       make_platforms.py stampede2flat [--nodes N] [--ppn K] [--flowcap RATE] DIR
        make_platforms.py bgp --ranks P DIR
 Writes DIR/<name>.xml and DIR/<name>_<ranks>.hostfile (rank r on the node of
 rank r, ranks of one node consecutive: the "natural" assignment).
@@ -30,6 +38,11 @@ S2_LINK_BW = "12GBps"      # measured peak unidirectional bandwidth (their Fig. 
 S2_LINK_LAT = "0.5us"      # per link; 2 to 4 links between two nodes
 S2_SHM_BW = "20GBps"       # intra-node (shared memory) copy
 S2_SHM_LAT = "0.3us"
+# stampede2flat: 1 us on each node's link, none in the switch, so every
+# inter-node route takes 2 us (the fat tree's routes: 1 us within a leaf
+# switch, 2 us across the core).
+S2F_LINK_LAT_S = 1e-6
+S2F_ROUTE_LAT_S = 2 * S2F_LINK_LAT_S
 
 # BlueGene/P (Shaheen): 4 cores x 3.4 GFLOP/s peak; ESSL dgemm at ~85 %.
 BGP_CORE_FLOPS = "2.9Gf"
@@ -81,6 +94,41 @@ def stampede2(d, nodes, ppn, ranks):
   return name
 
 
+def stampede2flat(d, nodes, ppn, ranks):
+  name = f"stampede2flat_{nodes}"
+  xml = HEADER + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, one non-blocking switch: uniform route latency -->
+  <cluster id="{name}" prefix="s" suffix="" radical="0-{nodes - 1}" speed="{S2_NODE_FLOPS}" core="1"
+           bw="{S2_LINK_BW}" lat="{S2F_LINK_LAT_S * 1e6:g}us" sharing_policy="SPLITDUPLEX"
+           bb_bw="1000TBps" bb_lat="0us" bb_sharing_policy="FATPIPE"
+           loopback_bw="{S2_SHM_BW}" loopback_lat="{S2_SHM_LAT}"/>
+</platform>
+'''
+  write(os.path.join(d, name + ".xml"), xml)
+  write(os.path.join(d, f"{name}_ppn{ppn}_{ranks}.hostfile"), hostfile("s", nodes, ppn, ranks))
+  return name
+
+
+UNITS = {"Bps": 1, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
+         "KiBps": 2**10, "MiBps": 2**20, "GiBps": 2**30}
+
+
+def rate_bytes(text):
+  """'2.4GBps' (SimGrid's units; a bare number is bytes/s) -> bytes/s."""
+  for u in sorted(UNITS, key=len, reverse=True):
+    if text.endswith(u):
+      num, f = text[:-len(u)], UNITS[u]
+      break
+  else:
+    num, f = text, 1
+  try:
+    v = float(num) * f
+  except ValueError:
+    raise SystemExit(f"flowcap: '{text}' is not a rate (e.g. 2.4GBps)")
+  if not v > 0:
+    raise SystemExit(f"flowcap: '{text}' must be positive")
+  return v
+
+
 def torus_dims(nodes):
   """Near-cubic 3D torus of nodes (powers of two), largest dimension last."""
   e = int(round(math.log2(nodes)))
@@ -111,15 +159,19 @@ def bgp(d, ranks):
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("kind", choices=["stampede2", "bgp"])
+  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "bgp"])
   ap.add_argument("dir")
   ap.add_argument("--nodes", type=int, default=64)
   ap.add_argument("--ppn", type=int, default=1)
   ap.add_argument("--ranks", type=int, default=0, help="ranks in the hostfile (default: nodes x ppn)")
+  ap.add_argument("--flowcap", default=None, help="stampede2flat: also print the TCP-gamma (bytes) for this cap")
   a = ap.parse_args()
   os.makedirs(a.dir, exist_ok=True)
   if a.kind == "stampede2":
     print(stampede2(a.dir, a.nodes, a.ppn, a.ranks or a.nodes * a.ppn))
+  elif a.kind == "stampede2flat":
+    name = stampede2flat(a.dir, a.nodes, a.ppn, a.ranks or a.nodes * a.ppn)
+    print(name if a.flowcap is None else f"{name} {rate_bytes(a.flowcap) * 2 * S2F_ROUTE_LAT_S:.6g}")
   else:
     print(bgp(a.dir, a.ranks or 4 * a.nodes))
 
