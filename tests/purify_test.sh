@@ -114,7 +114,9 @@ ok test "$rc" -eq 2; ok has "needs --method sp2 or trs4" "$err"
 name="json"; run 8 --fock "$W" --json --check
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]>0' "$out"
 # multiple PPN: one active rank per node, the others sleep
-name="ppn"; run 4 --fock "$H" --ppn 1 --check -q; ok has "PASS" "$out"; ok has "(1 active)" "$out"
+# and the active rank takes the node's cores as BLAS threads (OpenBLAS; the test nodes run it)
+name="ppn"; run 4 --fock "$H" --ppn 1 --check -q; ok has "PASS" "$out"; ok has "(1 active, $(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) BLAS thread" "$out"
+name="ppn auto"; run 4 --fock "$H" --ppn auto --check -q; ok has "PASS" "$out"
 # checkpoint + restart reaches the same answer as an uninterrupted run
 name="checkpoint"
 run 8 --fock "$H" -o "$tmp/full.raw" -q

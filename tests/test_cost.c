@@ -198,7 +198,7 @@ static void test_algorithms(void) {
   /* SUMMA: compute = 2 n^3 / P gamma; lookahead hides the smaller part */
   ovl_plan c = ovl_plan_default(OVL_ALGO_SUMMA, 2048, 4);
   T_OK(ovl_model_predict(&m, &c, &r));
-  T_CHECK(close_rel(r.compute, 2.0 * 2048 * 2048 * 2048 / 4 * m.gamma, 1e-12), "summa compute");
+  T_CHECK(close_rel(r.compute, 2.0 * 2048 * 2048 * 2048 / 4 * ovl_model_gamma(&m, 1), 1e-12), "summa compute");
   T_CHECK(close_rel(r.total, r.latency + r.bandwidth + r.compute, 1e-12), "no overlap without lookahead");
   c.lookahead = 1;
   T_OK(ovl_model_predict(&m, &c, &la));
@@ -214,11 +214,11 @@ static void test_algorithms(void) {
   T_ERR(ovl_model_predict(&m, &c, &r), OVL_ERR_GRID);
   c.P = 8;
   T_OK(ovl_model_predict(&m, &c, &r));
-  T_CHECK(close_rel(r.compute, 2.0 * 500 * 500 * 500 * m.gamma, 1e-12), "3d compute");
+  T_CHECK(close_rel(r.compute, 2.0 * 500 * 500 * 500 * ovl_model_gamma(&m, 1), 1e-12), "3d compute");
   /* 2.5D: 2x2x2 on 8; c must divide s */
   c = ovl_plan_default(OVL_ALGO_SSC6, 1000, 8);
   T_OK(ovl_model_predict(&m, &c, &r));
-  T_CHECK(close_rel(r.compute, 2 * 1 * 2.0 * 500.0 * 500 * 500 * m.gamma, 1e-12), "alg6 compute");
+  T_CHECK(close_rel(r.compute, 2 * 1 * 2.0 * 500.0 * 500 * 500 * ovl_model_gamma(&m, 1), 1e-12), "alg6 compute");
   c.s = 3, c.c = 2, c.P = 18;
   T_ERR(ovl_model_predict(&m, &c, &r), OVL_ERR_GRID);
   /* more N_DUP never predicts a slower Alg. 5 under the cap */
@@ -248,8 +248,11 @@ static void test_machine_file(void) {
   double size[3] = {1024, 65536, 1048576}, bw[3] = {1e8, 2e9, 9.5e9};
   T_OK(ovl_machine_set_fbw(&m, OVL_MC_REDUCE, 8, size, bw, 3));
   T_OK(ovl_machine_set_fbw(&m, OVL_MC_BCAST, 2, size, bw, 2));
+  m.shm_bw = 4e10;
   T_OK(ovl_machine_write(&m, path));
   T_OK(ovl_machine_read(path, &r));
+  T_CHECK(r.cores == 48 && r.nics == 1 && close_rel(r.shm_bw, 4e10, 1e-6), "node properties: %d cores, %d nics",
+          r.cores, r.nics);
   T_CHECK(!strcmp(r.name, m.name) && close_rel(r.beta, m.beta, 1e-6) && close_rel(r.gamma, m.gamma, 1e-6) &&
               close_rel(r.alpha_r, m.alpha_r, 1e-6) && r.eager == m.eager && close_rel(r.peak_bw, m.peak_bw, 1e-6),
           "round trip of the scalars");
@@ -260,7 +263,8 @@ static void test_machine_file(void) {
   fputs("{\"beta\": 1e-9, \"note\": {\"x\": [1, 2]}, \"gamma\": 2e-11}", f);
   fclose(f);
   T_OK(ovl_machine_read(path, &r));
-  T_CHECK(r.beta_r == 1e-9 && r.alpha == 0, "rendezvous defaults to eager; unknown keys skipped");
+  T_CHECK(r.beta_r == 1e-9 && r.alpha == 0 && r.cores == 0 && r.nics == 0 && r.shm_bw == 0,
+          "rendezvous defaults to eager; node properties unknown; unknown keys skipped");
   const char *bad[] = {"{\"beta\": 1e-9}",
                        "{\"beta\": -1, \"gamma\": 1}",
                        "{\"beta\": 1e-9, \"gamma\": 1",
@@ -268,6 +272,8 @@ static void test_machine_file(void) {
                        "{\"beta\": 1e-9, \"gamma\": 1, \"fbw\": [{\"coll\": \"scan\", \"p\": 2}]}",
                        "{\"beta\": nan, \"gamma\": 1}",
                        "{\"beta\": 1, \"gamma\": 1} x",
+                       "{\"beta\": 1, \"gamma\": 1, \"cores\": -2}",
+                       "{\"beta\": 1, \"gamma\": 1, \"cores\": 2.5}",
                        "{\"beta\": 1, \"gamma\": 1, \"fbw\": [{\"coll\": \"bcast\", \"p\": 2, \"size\": [1, 2], "
                        "\"bw\": [1]}]}"};
   for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -280,6 +286,40 @@ static void test_machine_file(void) {
   T_ERR(ovl_machine_read("/nonexistent/ovl_machine.json", &r), OVL_ERR_IO);
 }
 
+/* Node properties: the cores a rank computes with, the share of a group's
+ * bytes that leaves the node, and Huang & Chow's Table III meshes. */
+static void test_nodes(void) {
+  ovl_machine m = ovl_machine_stampede2(), u = m;
+  u.cores = 0;
+  T_CHECK(ovl_model_gamma(&u, 8) == u.gamma, "cores unknown: gamma per rank");
+  T_CHECK(close_rel(ovl_model_gamma(&m, 1), m.gamma / 48, 1e-15) &&
+              close_rel(ovl_model_gamma(&m, 8), m.gamma / 6, 1e-15) &&
+              close_rel(ovl_model_gamma(&m, 5), m.gamma / 9, 1e-15) &&
+              close_rel(ovl_model_gamma(&m, 96), m.gamma * 2, 1e-15),
+          "48 cores: threads 48, 6, 9 (whole), a half core each at 96");
+  T_CHECK(ovl_model_offnode(8, 1, 8, 1) == 1 && ovl_model_offnode(8, 8, 8, 4) == 1,
+          "one rank a node, or strided apart");
+  T_CHECK(ovl_model_offnode(8, 1, 8, 8) == 0, "a group that is a node");
+  /* ranks 0..4 on nodes of 2: runs 2, 2, 1: (2*3 + 2*3 + 1*4) / (5*4) */
+  T_CHECK(close_rel(ovl_model_offnode(5, 1, 1, 2), 0.8, 1e-15), "5 consecutive on nodes of 2: %g",
+          ovl_model_offnode(5, 1, 1, 2));
+  /* Table III's meshes: a node computes the same at PPN 1 (4^3 on 64 nodes)
+   * and PPN 8 (8^3 on 64 nodes) */
+  ovl_plan a = ovl_plan_default(OVL_ALGO_SSC5, 7645, 64), b = ovl_plan_default(OVL_ALGO_SSC5, 7645, 512);
+  b.ppn = 8;
+  ovl_model_cost ra, rb;
+  T_OK(ovl_model_predict(&m, &a, &ra));
+  T_OK(ovl_model_predict(&m, &b, &rb));
+  T_CHECK(close_rel(ra.compute, 0.01794, 1e-3) && close_rel(rb.compute, 4.0 * 956 * 956 * 956 * m.gamma / 6, 1e-12),
+          "compute per node: %g (PPN 1), %g (PPN 8)", ra.compute, rb.compute);
+  /* with shm_bw the 8x8x8 mesh's column reductions stay in their node: less bandwidth */
+  ovl_model_cost rs;
+  m.shm_bw = 1e13;
+  T_OK(ovl_model_predict(&m, &b, &rs));
+  T_CHECK(rs.bandwidth < 0.8 * rb.bandwidth && rs.compute == rb.compute, "in-node transfers at shm_bw: %g < %g",
+          rs.bandwidth, rb.bandwidth);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_huang_chow();
@@ -288,6 +328,7 @@ int main(int argc, char **argv) {
   test_hsumma();
   test_algorithms();
   test_machine_file();
+  test_nodes();
   int rc = t_finish("test_cost");
   MPI_Finalize();
   return rc;

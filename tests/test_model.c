@@ -146,8 +146,14 @@ static void test_model_table(void) {
           "ndup 1..5 as records:\n%s", g_out);
   T_CHECK(model_rows(&b, "P", 1, 0) == 5, "P = 1, 2, 4, 8, 16:\n%s", g_out);
   T_CHECK(model_rows(&b, "G", 1, 0) == 5 && strstr(g_out, "hsumma P=16 b=256 G=8 "), "G = 1, 2, 4, 8, 16:\n%s", g_out);
-  T_CHECK(model_rows(&b, "ppn", 8, 0) == 4 && strstr(g_out, "P=128 ") && strstr(g_out, "ppn=8"), "ppn 1..8:\n%s",
-          g_out);
+  T_CHECK(model_rows(&b, "ppn", 8, 0) == 8 && strstr(g_out, "P=128 ") && strstr(g_out, "ppn=8") &&
+              strstr(g_out, "ppn=3 nodes=16"),
+          "ppn 1..8:\n%s", g_out);
+  /* Alg. 5 on 64 nodes: the largest cube of 64 K ranks (Huang & Chow's Table III meshes) */
+  ovl_plan a5 = ovl_plan_default(OVL_ALGO_SSC5, 7645, 64);
+  T_CHECK(model_rows(&a5, "ppn", 6, 0) == 6 && strstr(g_out, "alg5 P=125 (5x5x5) ndup=1 ppn=2 nodes=63") &&
+              strstr(g_out, "alg5 P=343 (7x7x7) ndup=1 ppn=6 nodes=58"),
+          "alg5 PPN sweep:\n%s", g_out);
   T_CHECK(model_rows(&b, "algo", 1, 1) == OVL_ALGO_N, "every algorithm:\n%s", g_out);
   /* a configuration that does not fit: the model's message in the row, "error" in the record */
   b = ovl_plan_default(OVL_ALGO_3D, 1024, 7);

@@ -272,7 +272,7 @@ static void test_purify_print(void) {
   j.po.nocc = 3;
   ovl_purify_job_result r;
   memset(&r, 0, sizeof r);
-  r.n = 10, r.active = 8, r.res.iterations = 12, r.res.stop_reason = "idempotency tolerance";
+  r.n = 10, r.active = 8, r.threads = 1, r.res.iterations = 12, r.res.stop_reason = "idempotency tolerance";
   r.ref.relerr = 1e-12, r.res.trace_err = 1e-13;
   snprintf(r.grid, sizeof r.grid, "2x2x2");
   T_OK(ovl_purify_job_verdict(&j, &r));
@@ -290,7 +290,7 @@ static void test_purify_print(void) {
                   strstr(buf, "\"check\":\"PASS\"") && strstr(buf, "\"grid\":\"2x2x2\""),
               "record: %s", buf);
     else
-      T_CHECK(strstr(buf, "purify: n=10 n_occ=3 grid 2x2x2 (8 active): 12 iterations") == buf &&
+      T_CHECK(strstr(buf, "purify: n=10 n_occ=3 grid 2x2x2 (8 active, 1 BLAS thread each): 12 iterations") == buf &&
                   strstr(buf, "D written to d.raw") && strstr(buf, "\ncheck: ") && strstr(buf, ": PASS\n"),
               "lines: %s", buf);
   }

@@ -176,6 +176,20 @@ ovl_err ovl_verify_gemm(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_d
  * (best of `reps`). LOCAL. */
 double ovl_local_dgemm_gflops(int n, int reps);
 
+/* Threads of this process's BLAS: OpenBLAS's openblas_get_num_threads /
+ * openblas_set_num_threads, looked up at run time (the BLAS is the one the
+ * program is linked with). get: the count, 0 when the BLAS cannot tell.
+ * set: OVL_ERR_ARG (n < 1), OVL_ERR_UNSUPPORTED (a BLAS without the call).
+ * LOCAL. */
+int ovl_blas_threads_get(void);
+ovl_err ovl_blas_threads_set(int n);
+
+/* CPUs this node offers to the ranks of comm on it: the union of their CPU
+ * affinity masks (sched_getaffinity), so ranks bound to one core each count
+ * as many cores as there are ranks. COLLECTIVE over comm. Errors:
+ * OVL_ERR_MPI. */
+ovl_err ovl_node_cores(MPI_Comm comm, int *cores);
+
 /* Double-precision GFLOP/s per core that the CPU's vector unit promises:
  * flops/cycle (32 with AVX-512 FMA, 16 with AVX2 FMA, 4 otherwise, from
  * /proc/cpuinfo flags) times the reported clock; 0 when unknown. LOCAL. */

@@ -91,12 +91,26 @@ double ovl_nbc_eff_speedup(double t_seq, double t_ovl);
 
 /* ---- machine parameters --------------------------------------------------
  * alpha/beta for two message-size regimes (eager up to `eager` bytes,
- * rendezvous above), gamma = seconds per flop of the local dgemm, the peak
- * aggregate bandwidth one rank's link reaches with many streams (bytes/s; 0:
- * 1/beta_r), and measured effective bandwidths f_BW(n) of collectives over p
- * ranks (bytes/s, 2 (p-1) n / p / t), interpolated log-linearly in n. A
- * machine is kept as a small JSON file (ovl_machine_write/read), made by
- * `ovl bench machine`. */
+ * rendezvous above): one stream's latency and time per byte; gamma = seconds
+ * per flop of the local dgemm; the peak aggregate bandwidth a node's network
+ * interface reaches with many streams (bytes/s; 0: 1/beta_r); and measured
+ * effective bandwidths f_BW(n) of collectives over p ranks (bytes/s,
+ * 2 (p-1) n / p / t), interpolated log-linearly in n. A machine is kept as a
+ * small JSON file (ovl_machine_write/read), made by `ovl bench machine`.
+ *
+ * Node properties (multiple PPN, Huang & Chow III-B): `cores` per node and
+ * `nics` network interfaces per node. With cores > 0, gamma is one core's,
+ * and the PPN ranks of a node share its cores: a rank computes at
+ * cores / PPN cores' speed, with cores / PPN BLAS threads when there are more
+ * cores than ranks (what ovl sets on the active ranks of `--ppn K`) or a
+ * time share when there are fewer (ovl_model_gamma). The ranks of a node
+ * share its interfaces (peak_bw each; ceil(PPN / nics) ranks per interface),
+ * and the ranks of a node are consecutive, so the model knows which members
+ * of a collective's group sit on the same node (ovl_model_offnode): with
+ * shm_bw > 0 their bytes move at shm_bw instead of the network's rate (a
+ * machine measured on one node has shm_bw = 0: its "network" is the shared
+ * memory). cores = 0: unknown, every rank computes at gamma (a gamma
+ * measured with every rank busy), as before node properties. */
 typedef enum ovl_mcoll { OVL_MC_BCAST = 0, OVL_MC_REDUCE, OVL_MC_ALLREDUCE, OVL_MC_ALLGATHER, OVL_MC_N } ovl_mcoll;
 enum { OVL_FBW_MAXPTS = 32, OVL_FBW_MAXTAB = 24 };
 typedef struct ovl_fbw {
@@ -110,7 +124,10 @@ typedef struct ovl_machine {
   double alpha_r, beta_r; /* rendezvous regime */
   double eager;           /* bytes */
   double gamma;           /* seconds per flop */
-  double peak_bw;         /* bytes/s per rank link with many streams (0: 1/beta_r) */
+  double peak_bw;         /* bytes/s of one network interface with many streams (0: 1/beta_r) */
+  int cores;              /* cores per node (0: unknown; gamma is then per rank) */
+  int nics;               /* network interfaces per node (0: 1) */
+  double shm_bw;          /* bytes/s of a transfer within a node (0: priced as the network's) */
   int nfbw;
   ovl_fbw fbw[OVL_FBW_MAXTAB];
 } ovl_machine;
@@ -129,6 +146,21 @@ ovl_err ovl_machine_write(const ovl_machine *m, const char *path);
 ovl_err ovl_machine_read(const char *path, ovl_machine *m);
 /* Add (or replace) the f_BW table of (coll, p). Errors: OVL_ERR_ARG. LOCAL. */
 ovl_err ovl_machine_set_fbw(ovl_machine *m, ovl_mcoll coll, int p, const double *size, const double *bw, int npts);
+
+/* Seconds per flop of one rank when ppn ranks share a node (ppn < 1: 1):
+ * gamma when the machine does not know its cores; otherwise gamma / (cores /
+ * ppn) with cores / ppn rounded down to whole BLAS threads when ppn <= cores,
+ * and gamma * ppn / cores (time-shared cores) when ppn > cores. LOCAL. */
+double ovl_model_gamma(const ovl_machine *m, int ppn);
+/* The share of a collective's bytes that crosses the network, for groups of
+ * p members with rank = base + stride * t (t < p), ranks numbered node by
+ * node with ppn consecutive ranks per node: the largest, over the members of
+ * every group with base in [0, stride) + blocks of stride * p, of the
+ * fraction of the other members on other nodes. 1 when ppn <= 1 or stride
+ * >= ppn; 0 when a whole group lives on one node. `groups` is the number of
+ * groups (their bases: for each block b < groups / stride, b * stride * p +
+ * [0, stride)). LOCAL. */
+double ovl_model_offnode(int p, int stride, int groups, int ppn);
 
 /* Point-to-point time of `bytes` in the regime the size falls in. LOCAL. */
 double ovl_p2p_time(const ovl_machine *m, double bytes);

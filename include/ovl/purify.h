@@ -251,6 +251,7 @@ typedef struct ovl_purify_job_result {
   int checked;
   int64_t n, mem_estimate;
   int active;    /* ranks that worked */
+  int threads;   /* BLAS threads of an active rank (multiple PPN: the node's cores / its active ranks; 0: unknown) */
   char grid[64]; /* "2x2x2" */
   double t_wall; /* seconds */
 } ovl_purify_job_result;

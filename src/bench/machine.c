@@ -1,4 +1,5 @@
 /* The machine of the cost models, measured (ovl/bench.h, docs/models.md). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,12 +97,25 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
                   "ping-pong: alpha %.2e s, beta %.2e s/B; alpha_r %.2e s, beta_r %.2e s/B; peak %.0f MB/s", m->alpha,
                   m->beta, m->alpha_r, m->beta_r, m->peak_bw / 1e6);
 
-  /* 2. gamma: every rank at once, the slowest */
-  double gf = ovl_local_dgemm_gflops(512, 3);
+  /* 2. gamma of one core: one rank per core of every node at once (the
+   * others wait), the slowest; the node's cores go into the file */
+  int cores = 0, rpn = 1, nodes = 1, consec = 1;
+  OVL_TRY(ovl_node_cores(comm, &cores));
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &cores, 1, MPI_INT, MPI_MIN, comm));
+  OVL_TRY(ovl_bench_node_info(comm, &rpn, &nodes, &consec));
+  MPI_Comm node = MPI_COMM_NULL;
+  int lrank = 0;
+  OVL_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
+  MPI_Comm_rank(node, &lrank);
+  MPI_Comm_free(&node);
+  double gf = lrank < cores ? ovl_local_dgemm_gflops(512, 3) : INFINITY;
+  OVL_TRY(ovl_i_bsleep_barrier(comm, 1000)); /* the waiting ranks sleep, leaving the cores to the dgemm */
   OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &gf, 1, MPI_DOUBLE, MPI_MIN, comm));
-  m->gamma = gf > 0 ? 1e-9 / gf : 0;
+  m->gamma = gf > 0 && isfinite(gf) ? 1e-9 / gf : 0;
+  m->cores = cores, m->nics = 1;
   if (gflops) *gflops = gf;
-  ovl_i_bprogress(p->progress, p->progress_ctx, 2, 3, "local dgemm: %.1f GFLOP/s per rank (all ranks at once)", gf);
+  ovl_i_bprogress(p->progress, p->progress_ctx, 2, 3,
+                  "local dgemm: %.1f GFLOP/s per core (one rank per core at once), %d cores per node", gf, cores);
 
   /* 3. f_BW of three collectives over p = 2, 4, ..., P: the first p ranks, the others sleep */
   static const ovl_bench_op ops[3] = {OVL_BENCH_BCAST, OVL_BENCH_REDUCE, OVL_BENCH_ALLREDUCE};

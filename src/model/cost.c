@@ -19,9 +19,43 @@ ovl_machine ovl_machine_stampede2(void) {
   m.alpha = m.alpha_r = 1e-6;
   m.beta = m.beta_r = 1.0 / (12000.0 * 1048576.0);
   m.eager = 65536;
-  m.gamma = 0.01794 / (4.0 * 1912.0 * 1912.0 * 1912.0);
+  /* Skylake nodes of 2 x 24 cores; the products ran on one rank per node, so
+   * the node's rate is 48 cores' (ovl_model_gamma at PPN 1) */
+  m.cores = 48, m.nics = 1;
+  m.gamma = 48.0 * 0.01794 / (4.0 * 1912.0 * 1912.0 * 1912.0);
   m.peak_bw = 12000.0 * 1048576.0;
   return m;
+}
+
+double ovl_model_gamma(const ovl_machine *m, int ppn) {
+  if (ppn < 1) ppn = 1;
+  if (m->cores <= 0) return m->gamma;
+  if (ppn <= m->cores) return m->gamma / (double)(m->cores / ppn); /* whole BLAS threads */
+  return m->gamma * ppn / m->cores;                                /* time-shared cores */
+}
+
+double ovl_model_offnode(int p, int stride, int groups, int ppn) {
+  if (ppn <= 1 || p <= 1 || stride < 1 || stride >= ppn || groups < 1) return 1.0;
+  int blocks = groups / stride > 0 ? groups / stride : 1;
+  double worst = 0;
+  for (int b = 0; b < blocks; b++)
+    for (int o = 0; o < stride; o++) {
+      /* members base + stride t; those of one node form runs of consecutive t */
+      long long base = (long long)b * stride * p + o, run = 1, prev = base / ppn;
+      double sum = 0; /* sum over runs of L (p - L): the members' off-node shares times p - 1 */
+      for (int t = 1; t <= p; t++) {
+        long long nd = t < p ? (base + (long long)stride * t) / ppn : -1;
+        if (nd == prev) {
+          run++;
+        } else {
+          sum += (double)run * (double)(p - run);
+          run = 1, prev = nd;
+        }
+      }
+      double f = sum / ((double)p * (p - 1));
+      if (f > worst) worst = f;
+    }
+  return worst;
 }
 
 static const char *const k_mcoll[OVL_MC_N] = {"bcast", "reduce", "allreduce", "allgather"};
@@ -132,6 +166,12 @@ static double peak_of(const ovl_machine *m) {
   return m->peak_bw > 0 ? m->peak_bw : (m->beta_r > 0 ? 1.0 / m->beta_r : 0);
 }
 
+/* Ranks of a node that share one network interface. */
+static int nic_share(const ovl_machine *m, int ppn) {
+  int nics = m->nics > 0 ? m->nics : 1;
+  return ppn > nics ? (ppn + nics - 1) / nics : 1;
+}
+
 /* Effective bandwidth of one collective of x bytes: measured, else alpha-beta. */
 static double fbw_of(const ovl_machine *m, ovl_mcoll c, int p, double x) {
   double f = ovl_fbw_eval(m, c, p, x);
@@ -148,7 +188,7 @@ double ovl_coll_time(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int
   double part = bytes / ndup, vol = 2.0 * (p - 1) / p * bytes;
   double agg = ndup * fbw_of(m, c, p, part);
   if (ndup > 1 || ppn > 1) {
-    double cap = peak_of(m) / ppn;
+    double cap = peak_of(m) / nic_share(m, ppn);
     if (cap > 0 && agg > cap) agg = cap;
   }
   double t = agg > 0 ? vol / agg : 0;
@@ -167,7 +207,7 @@ static double p2p_time_nd(const ovl_machine *m, double bytes, int ndup, int ppn,
   if (bytes <= 0) return 0;
   double part = bytes / ndup, tp = ovl_p2p_time(m, part), agg = ndup * part / tp;
   if (ndup > 1 || ppn > 1) {
-    double cap = peak_of(m) / ppn;
+    double cap = peak_of(m) / nic_share(m, ppn);
     if (cap > 0 && agg > cap) agg = cap;
   }
   double t = bytes / agg;
@@ -204,9 +244,43 @@ static double add(acc *a, double t, double lat) {
   return t;
 }
 
-static double coll(acc *a, const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup, int ppn) {
+/* What an off-node share `off` of a transfer's bytes costs, relative to all
+ * of them crossing the network: the rest moves at shm_bw within the node
+ * (shm_bw = 0: priced as the network, the whole transfer). */
+static double bw_scale(const ovl_machine *m, double off) {
+  if (!(m->shm_bw > 0)) return 1.0;
+  double r = peak_of(m) / m->shm_bw;
+  return off + (1.0 - off) * r;
+}
+
+/* A collective whose group sends the share off of its bytes over the network
+ * (ovl_model_offnode): the bandwidth part scales, the latency stays. */
+static double coll_off(const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup, int ppn, double off,
+                       double *lat) {
   double l = 0, t = ovl_coll_time(m, c, p, bytes, ndup, ppn, &l);
+  if (lat) *lat = l;
+  return l + (t - l) * bw_scale(m, off);
+}
+
+static double coll(acc *a, const ovl_machine *m, ovl_mcoll c, int p, double bytes, int ndup, int ppn, double off) {
+  double l = 0, t = coll_off(m, c, p, bytes, ndup, ppn, off, &l);
   return add(a, t, l);
+}
+
+/* The share of SymmSquareCube's result sends P(i,i,k) -> P(i,k,0) and
+ * P(i,k,k) -> P(i,k,0) that leave the node (rank = j + s i + s^2 k, ppn
+ * consecutive ranks per node). */
+static double ssc_p2p_off(int s, int ppn) {
+  if (ppn < 1) ppn = 1;
+  double cross = 0, all = 0;
+  for (int i = 0; i < s; i++)
+    for (int k = 0; k < s; k++) {
+      long long dst = (long long)k + (long long)s * i,
+                src[2] = {dst + (long long)s * s * k - k + i, dst + (long long)s * s * k};
+      for (int x = 0; x < 2; x++)
+        if (src[x] != dst) all += 1, cross += src[x] / ppn != dst / ppn;
+    }
+  return all > 0 ? cross / all : 0; /* s = 1: every send stays on its rank */
 }
 
 /* Two (or three) operations pipelined part by part: the slowest sets the pace,
@@ -232,7 +306,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   if (c.ndup < 1 || c.ndup > OVL_LANES_MAX)
     return ovl_err_set(OVL_ERR_ARG, "model: N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, c.ndup);
   if (c.ppn < 1) return ovl_err_set(OVL_ERR_ARG, "model: PPN must be >= 1, got %d", c.ppn);
-  double n = (double)c.n, g = m->gamma, flops = 2.0 * n * n * n;
+  double n = (double)c.n, g = ovl_model_gamma(m, c.ppn), flops = 2.0 * n * n * n;
   int N = c.ndup, k = c.ppn;
   acc a = {0, 0};
   double comm = 0, comp = 0, total = 0;
@@ -244,10 +318,13 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     if (p <= 0 || q <= 0) ovl_grid_shape(c.algo, c.P, &p, &q, &s0, &c0); /* the shape rules */
     if (p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
     comp = flops / c.P * g;
+    /* rank = i q + j: a row (over q) is consecutive ranks, a column strided */
+    double off_r = ovl_model_offnode(q, 1, p, k), off_c = ovl_model_offnode(p, q, q, k);
     if (c.algo == OVL_ALGO_CANNON) {
       if (p != q) return ovl_err_set(OVL_ERR_GRID, "model: Cannon needs a square grid, got %d x %d", p, q);
       double blk = 8.0 * ceil(n / p) * ceil(n / p), lp = 0, t = p2p_time_nd(m, blk, N, k, &lp);
-      comm = 2.0 * p * t; /* skew + s - 1 shifts, of A and of B */
+      t = lp + (t - lp) * bw_scale(m, (off_r + off_c) / 2); /* A shifts along the row, B along the column */
+      comm = 2.0 * p * t;                                   /* skew + s - 1 shifts, of A and of B */
       a.lat = 2.0 * p * lp, a.bw = comm - a.lat;
       total = overlap(comm, comp, p);
       break;
@@ -256,7 +333,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     double steps = ceil(n / c.b), ra = 8.0 * ceil(n / p) * c.b, rb = 8.0 * c.b * ceil(n / q);
     if (c.algo == OVL_ALGO_SUMMA) { /* A's and B's panels posted together, one step after the other */
       acc s = {0, 0};
-      double per = coll(&s, m, OVL_MC_BCAST, q, ra, N, k) + coll(&s, m, OVL_MC_BCAST, p, rb, N, k);
+      double per = coll(&s, m, OVL_MC_BCAST, q, ra, N, k, off_r) + coll(&s, m, OVL_MC_BCAST, p, rb, N, k, off_c);
       comm = steps * per, a.lat = steps * s.lat, a.bw = steps * s.bw;
       total = c.lookahead ? overlap(comm, comp, steps) : comm + comp;
       break;
@@ -279,10 +356,12 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     double osteps = ceil(n / (double)M), oa = 8.0 * ceil(n / p) * M, ob = 8.0 * M * ceil(n / q);
     double full = floor((double)M / c.b), rest = (double)(M - (int64_t)full * c.b); /* sub-panels of an outer panel */
     acc o = {0, 0}, in = {0, 0}, ir = {0, 0};
-    double per_o = coll(&o, m, OVL_MC_BCAST, gJ, oa, N, k) + coll(&o, m, OVL_MC_BCAST, gI, ob, N, k);
-    double per_i = coll(&in, m, OVL_MC_BCAST, q / gJ, ra, N, k) + coll(&in, m, OVL_MC_BCAST, p / gI, rb, N, k);
-    double per_r = rest > 0 ? coll(&ir, m, OVL_MC_BCAST, q / gJ, 8.0 * ceil(n / p) * rest, N, k) +
-                                  coll(&ir, m, OVL_MC_BCAST, p / gI, 8.0 * rest * ceil(n / q), N, k)
+    /* both levels priced with the row's and the column's off-node share */
+    double per_o = coll(&o, m, OVL_MC_BCAST, gJ, oa, N, k, off_r) + coll(&o, m, OVL_MC_BCAST, gI, ob, N, k, off_c);
+    double per_i =
+        coll(&in, m, OVL_MC_BCAST, q / gJ, ra, N, k, off_r) + coll(&in, m, OVL_MC_BCAST, p / gI, rb, N, k, off_c);
+    double per_r = rest > 0 ? coll(&ir, m, OVL_MC_BCAST, q / gJ, 8.0 * ceil(n / p) * rest, N, k, off_r) +
+                                  coll(&ir, m, OVL_MC_BCAST, p / gI, 8.0 * rest * ceil(n / q), N, k, off_c)
                             : 0;
     comm = osteps * (per_o + full * per_i + per_r);
     a.lat = osteps * (o.lat + full * in.lat + ir.lat), a.bw = osteps * (o.bw + full * in.bw + ir.bw);
@@ -302,21 +381,27 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     if (s * s * s != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
                          ovl_algo_name(c.algo), c.P);
+    /* rank = j + s i + s^2 k: grd (over k) strided by s^2, row (over i) by s,
+     * col (over j) consecutive; ppn consecutive ranks per node */
     double nb = ceil(n / s), blk = 8.0 * nb * nb, lb = 0, lr = 0, lp = 0;
-    double bc = ovl_coll_time(m, OVL_MC_BCAST, s, blk, N, k, &lb);
-    double rd = ovl_coll_time(m, OVL_MC_REDUCE, s, blk, N, k, &lr);
+    double og = ovl_model_offnode(s, s * s, s * s, k), orow = ovl_model_offnode(s, s, s * s, k);
+    double ocol = ovl_model_offnode(s, 1, s * s, k), op = ssc_p2p_off(s, k);
+    double bg = coll_off(m, OVL_MC_BCAST, s, blk, N, k, og, &lb);    /* D_ij over P(i,j,:) */
+    double br = coll_off(m, OVL_MC_BCAST, s, blk, N, k, orow, NULL); /* over P(:,j,k) */
+    double rd = coll_off(m, OVL_MC_REDUCE, s, blk, N, k, ocol, &lr); /* over P(i,:,k) */
     double pp = p2p_time_nd(m, blk, N, k, &lp);
+    pp = op > 0 ? lp + (pp - lp) * bw_scale(m, op) : 0; /* s = 1: no sends */
     if (c.algo == OVL_ALGO_3D) { /* bcast A; p2p -> bcast B; dgemm; reduce -> p2p C (chains pipelined) */
       comp = 2.0 * nb * nb * nb * g;
-      comm = bc + pipe3(pp, bc, 0, N) + pipe3(rd, pp, 0, N);
+      comm = bg + pipe3(pp, br, 0, N) + pipe3(rd, pp, 0, N);
       a.lat = 2 * lb + lr + 2 * lp;
     } else {
       comp = 4.0 * nb * nb * nb * g; /* two local products */
       int alg3 = c.algo == OVL_ALGO_SSC3;
       if (c.algo == OVL_ALGO_SSC5) /* grd bcast -> row bcast; reduce -> bcast; reduce -> send, D^2 sends */
-        comm = pipe3(bc, bc, 0, N) + pipe3(rd, bc, 0, N) + pipe3(rd, pp, pp, N);
+        comm = pipe3(bg, br, 0, N) + pipe3(rd, br, 0, N) + pipe3(rd, pp, pp, N);
       else /* T_baseline = 2 (T_P2P + T_Reduce) + 3 T_Bcast; Alg. 3 also transposes D^2 */
-        comm = 3 * bc + 2 * rd + (2 + alg3) * pp;
+        comm = bg + 2 * br + 2 * rd + (2 + alg3) * pp;
       a.lat = 3 * lb + 2 * lr + (2 + alg3) * lp;
     }
     a.bw = comm - a.lat;
@@ -330,15 +415,17 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     if (s <= 0 || rc <= 0 || s * s * rc != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: no 2.5D grid s x s x c with %d ranks", c.P);
     if (s % rc) return ovl_err_set(OVL_ERR_GRID, "model: c = %d must divide s = %d", rc, s);
-    double nb = ceil(n / s), blk = 8.0 * nb * nb, steps = s / rc;
-    double shift = 2.0 * p2p_time_nd(m, blk, 1, k, NULL), mult = 2.0 * nb * nb * nb * g;
-    double lp = 0;
-    p2p_time_nd(m, blk, 1, k, &lp);
+    double nb = ceil(n / s), blk = 8.0 * nb * nb, steps = s / rc, lp = 0;
+    double t1 = p2p_time_nd(m, blk, 1, k, &lp), mult = 2.0 * nb * nb * nb * g;
+    /* rank = j + s i + s^2 k: A shifts along j (consecutive), B along i (by s); grd over k by s^2 */
+    double osh = (ovl_model_offnode(s, 1, s * rc, k) + ovl_model_offnode(s, s, s * rc, k)) / 2;
+    double og = ovl_model_offnode(rc, s * s, s * s, k);
+    double shift = 2.0 * (lp + (t1 - lp) * bw_scale(m, osh));
     double cannon = overlap(steps * shift, steps * mult, steps);
     double lb = 0, la = 0, lr = 0;
-    double bc = ovl_coll_time(m, OVL_MC_BCAST, rc, blk, N, k, &lb);
-    double ar = ovl_coll_time(m, OVL_MC_ALLREDUCE, rc, blk, N, k, &la);
-    double rd = ovl_coll_time(m, OVL_MC_REDUCE, rc, blk, N, k, &lr);
+    double bc = coll_off(m, OVL_MC_BCAST, rc, blk, N, k, og, &lb);
+    double ar = coll_off(m, OVL_MC_ALLREDUCE, rc, blk, N, k, og, &la);
+    double rd = coll_off(m, OVL_MC_REDUCE, rc, blk, N, k, og, &lr);
     if (c.algo == OVL_ALGO_25D) { /* A and B broadcast, one Cannon pass, reduce */
       comm = 2 * bc + rd + steps * shift;
       comp = steps * mult;

@@ -1,13 +1,13 @@
 /* Machine files: the parameters of ovl_machine as a small JSON document.
  *
  *   {"type": "machine", "schema": 1, "name": "...", "alpha": 1e-6, "beta": 8e-11, "alpha_r": ..., "beta_r": ...,
- *    "eager": 65536, "gamma": 2e-11, "peak_bw": 1.2e10,
+ *    "eager": 65536, "gamma": 2e-11, "peak_bw": 1.2e10, "cores": 48, "nics": 1, "shm_bw": 0,
  *    "fbw": [{"coll": "bcast", "p": 4, "size": [...], "bw": [...]}, ...]}
  *
  * Read through the library's JSON layer (ovl/json.h): "beta" and
  * "gamma" are required, the other numbers default to 0, every number is
- * finite and >= 0; unknown keys are skipped, so files may carry notes such
- * as "measured_by". Written as a record (ovl/record.h), indented. */
+ * finite and >= 0, "cores" and "nics" are optional integers (0: unknown); unknown keys are skipped, so files may carry
+ * notes such as "measured_by". Written as a record (ovl/record.h), indented. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
@@ -51,7 +51,7 @@ static ovl_err machine_of(ovl_json *d, ovl_machine *m) {
     double *dst;
     int required;
   } nums[] = {{"alpha", &m->alpha, 0}, {"beta", &m->beta, 1},   {"alpha_r", &m->alpha_r, 0}, {"beta_r", &m->beta_r, 0},
-              {"eager", &m->eager, 0}, {"gamma", &m->gamma, 1}, {"peak_bw", &m->peak_bw, 0}};
+              {"eager", &m->eager, 0}, {"gamma", &m->gamma, 1}, {"peak_bw", &m->peak_bw, 0}, {"shm_bw", &m->shm_bw, 0}};
   for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
     if (nums[k].required) OVL_TRY(ovl_json_num(d, d->root, nums[k].key, nums[k].dst));
     else OVL_TRY(ovl_json_num_opt(d, d->root, nums[k].key, 0, nums[k].dst));
@@ -59,6 +59,10 @@ static ovl_err machine_of(ovl_json *d, ovl_machine *m) {
       return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': \"%s\" must be >= 0, got %g", d->path, nums[k].key,
                          *nums[k].dst);
   }
+  int64_t cores = 0, nics = 0; /* node properties: 0 = unknown (older files) */
+  OVL_TRY(ovl_json_int_opt(d, d->root, "cores", 0, 1 << 20, 0, &cores));
+  OVL_TRY(ovl_json_int_opt(d, d->root, "nics", 0, 1024, 0, &nics));
+  m->cores = (int)cores, m->nics = (int)nics;
   OVL_TRY(ovl_json_str_opt(d, d->root, "name", "", m->name, sizeof m->name));
   int dup = 0;
   const cJSON *fbw = ovl_json_find(d->root, "fbw", &dup);
@@ -97,6 +101,9 @@ static ovl_err machine_record(const ovl_machine *m, ovl_record *r) {
   OVL_TRY(ovl_record_set_num(r, "eager", m->eager));
   OVL_TRY(ovl_record_set_num(r, "gamma", m->gamma));
   OVL_TRY(ovl_record_set_num(r, "peak_bw", m->peak_bw));
+  OVL_TRY(ovl_record_set_int(r, "cores", m->cores));
+  OVL_TRY(ovl_record_set_int(r, "nics", m->nics));
+  OVL_TRY(ovl_record_set_num(r, "shm_bw", m->shm_bw));
   OVL_TRY(ovl_record_set_nums(r, "fbw", NULL, 0)); /* [] when there is no table */
   for (int t = 0; t < m->nfbw; t++) {
     const ovl_fbw *b = &m->fbw[t];

@@ -17,8 +17,9 @@ static double kernel_flops(ovl_algo k, int64_t n) {
   return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
 }
 
-/* One row: the configuration, its terms and GFLOP/s, or the model's error. */
-static ovl_err row(FILE *out, const ovl_machine *m, ovl_plan c, int json) {
+/* One row: the configuration, its terms and GFLOP/s, or the model's error;
+ * nodes > 0 (the PPN sweep): the nodes the grid occupies, ppn ranks each. */
+static ovl_err row_on(FILE *out, const ovl_machine *m, ovl_plan c, int nodes, int launched, int json) {
   ovl_model_cost r;
   memset(&r, 0, sizeof r);
   if ((c.algo == OVL_ALGO_25D || c.algo == OVL_ALGO_SSC6) && c.c == 0) ovl_grid25d_dims(c.P, &c.s, &c.c);
@@ -29,7 +30,11 @@ static ovl_err row(FILE *out, const ovl_machine *m, ovl_plan c, int json) {
   if (c.algo == OVL_ALGO_SUMMA || c.algo == OVL_ALGO_HSUMMA) l += snprintf(cfg + l, sizeof cfg - l, " b=%" PRId64, c.b);
   if (c.algo == OVL_ALGO_HSUMMA) l += snprintf(cfg + l, sizeof cfg - l, " G=%d", c.G);
   if (c.algo == OVL_ALGO_25D || c.algo == OVL_ALGO_SSC6) l += snprintf(cfg + l, sizeof cfg - l, " c=%d", c.c);
-  snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c.ndup, c.ppn, c.lookahead ? " lookahead" : "");
+  if (c.s > 0 && c.algo != OVL_ALGO_25D && c.algo != OVL_ALGO_SSC6 && nodes > 0)
+    l += snprintf(cfg + l, sizeof cfg - l, " (%dx%dx%d)", c.s, c.s, c.s);
+  l += snprintf(cfg + l, sizeof cfg - l, " ndup=%d ppn=%d%s", c.ndup, c.ppn, c.lookahead ? " lookahead" : "");
+  if (launched > c.ppn) l += snprintf(cfg + l, sizeof cfg - l, " of %d", launched);
+  if (nodes > 0) snprintf(cfg + l, sizeof cfg - l, " nodes=%d", nodes);
   double gf = rc == OVL_OK && r.total > 0 ? kernel_flops(c.algo, c.n) / r.total * 1e-9 : 0;
   if (!json) {
     if (rc) fprintf(out, "  %-44s %s\n", cfg, msg);
@@ -46,6 +51,8 @@ static ovl_err row(FILE *out, const ovl_machine *m, ovl_plan c, int json) {
     const char *ik[] = {"n", "P", "b", "G", "c", "ndup", "ppn", "lookahead"};
     const int64_t iv[] = {c.n, c.P, c.b, c.G, c.c, c.ndup, c.ppn, c.lookahead};
     for (int k = 0; k < 8 && !wrc; k++) wrc = ovl_record_set_int(rec, ik[k], iv[k]);
+    if (!wrc && nodes > 0) wrc = ovl_record_set_int(rec, "nodes", nodes);
+    if (!wrc && launched > 0) wrc = ovl_record_set_int(rec, "ppn_launched", launched);
     const char *nk[] = {"latency", "bandwidth", "compute", "total", "gflops"};
     const double nv[] = {r.latency, r.bandwidth, r.compute, r.total, r.total > 0 ? gf : NAN};
     for (int k = 0; k < 5 && !wrc; k++) wrc = ovl_record_set_num(rec, nk[k], nv[k]);
@@ -55,6 +62,8 @@ static ovl_err row(FILE *out, const ovl_machine *m, ovl_plan c, int json) {
   ovl_record_destroy(&rec);
   return wrc;
 }
+
+static ovl_err row(FILE *out, const ovl_machine *m, ovl_plan c, int json) { return row_on(out, m, c, 0, 0, json); }
 
 /* The rows of a sweep over one parameter of c. */
 static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const char *sweep, int maxv, int json) {
@@ -81,8 +90,19 @@ static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const cha
       if (k != OVL_ALGO_25D && k != OVL_ALGO_SSC6) c.algo = is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
       rc = row(out, m, c, json);
     }
-  } else if (!strcmp(sweep, "ppn")) { /* P nodes, K = 1, 2, 4, ... ranks each */
-    for (int k2 = 1; k2 <= maxv && !rc; k2 *= 2) c.ppn = k2, c.P = P * k2, c.s = c.c = 0, rc = row(out, m, c, json);
+  } else if (!strcmp(sweep, "ppn")) {
+    /* P nodes of K = 1 .. maxv ranks: the algorithm's grid on the P K ranks
+     * (the largest cube for Alg. 3-5 and 3D, as Huang & Chow's Table III,
+     * 2.5D or the largest square for Alg. 6 and 2.5D; the rest idle), on
+     * ceil(grid / K) nodes */
+    for (int k2 = 1; k2 <= maxv && !rc; k2++) {
+      int gp, gq, gs, gc;
+      ovl_grid_shape(k, P * k2, &gp, &gq, &gs, &gc);
+      if (gs > 0) c.s = gs, c.c = gc, c.P = gs * gs * gc, c.p = c.q = 0;
+      else c.p = gp, c.q = gq, c.P = gp * gq, c.s = c.c = 0;
+      c.ppn = c.P < k2 ? c.P : k2; /* a grid smaller than a node leaves its other ranks asleep */
+      rc = row_on(out, m, c, (c.P + k2 - 1) / k2, k2, json);
+    }
   } else if (!strcmp(sweep, "P")) { /* powers of 2, or cubes for the cube algorithms */
     int cube = k == OVL_ALGO_3D || (is_ssc(k) && k != OVL_ALGO_SSC6);
     for (int x = 1; x <= P && !rc; x++) {
@@ -109,11 +129,12 @@ ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, con
     fprintf(out,
             "# ovl model: %s n=%" PRId64 " P=%d, machine %s\n"
             "# alpha %.3e s, beta %.3e s/B (eager <= %.0f B), alpha_r %.3e s, beta_r %.3e s/B, gamma %.3e s/flop "
-            "(%.1f GFLOP/s), peak %.3e B/s, %d f_BW tables\n"
+            "(%.1f GFLOP/s per %s), peak %.3e B/s, %d cores and %d NIC(s) per node, %d f_BW tables\n"
             "# %-44s %11s %11s %11s %11s %10s\n",
             ovl_algo_name(base->algo), base->n, base->P, source ? source : m->name, m->alpha, m->beta, m->eager,
-            m->alpha_r, m->beta_r, m->gamma, m->gamma > 0 ? 1e-9 / m->gamma : 0, m->peak_bw, m->nfbw, "configuration",
-            "latency(s)", "bandw.(s)", "compute(s)", "total(s)", "GFLOP/s");
+            m->alpha_r, m->beta_r, m->gamma, m->gamma > 0 ? 1e-9 / m->gamma : 0, m->cores > 0 ? "core" : "rank",
+            m->peak_bw, m->cores, m->nics > 0 ? m->nics : 1, m->nfbw, "configuration", "latency(s)", "bandw.(s)",
+            "compute(s)", "total(s)", "GFLOP/s");
   ovl_err rc = sweep_rows(out, m, *base, sweep, maxv, json);
   fflush(out);
   return rc;

@@ -55,12 +55,14 @@ static void take_choice(ovl_plan *p, const ovl_plan *c) {
 }
 
 /* Rank 0: the tune database's or the cost model's choice for the open
- * fields of *p, P ranks. */
-static ovl_err choose(ovl_family f, ovl_plan *p, int P, const ovl_plan_src *src, char *why, size_t nwhy) {
+ * fields of *p, P ranks, ppn of them per node (the model's node sharing),
+ * cores per node (0: the machine file's); subset: a run on part of every
+ * node's ranks (the tune database holds whole runs only). */
+static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int subset, const ovl_plan_src *src,
+                      char *why, size_t nwhy) {
   const char *env = getenv("OVL_TUNE_FILE");
   const char *tune = src && src->tune_file ? src->tune_file : (env && *env ? env : NULL);
-  int ppn = p->ppn > 1 ? p->ppn : 1;
-  if (tune && ppn <= 1) {
+  if (tune && !subset) {
     ovl_plan t;
     int64_t nf = 0;
     int found = 0;
@@ -74,6 +76,7 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, const ovl_plan_src *src,
   ovl_machine m;
   char msrc[512];
   OVL_TRY(ovl_plan_machine(src ? src->machine : NULL, &m, msrc, sizeof msrc));
+  if (cores > 0) m.cores = cores;
   ovl_plan *cand = malloc(sizeof *cand * PLAN_MAXCAND);
   ovl_model_cost *pr = malloc(sizeof *pr * PLAN_MAXCAND);
   if (!cand || !pr) {
@@ -183,7 +186,10 @@ ovl_err ovl_plan_check(const ovl_plan *p, ovl_family f, int allow_idle) {
   return check_plan(p, f, allow_idle ? -1 : 1);
 }
 
-ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy) {
+/* ovl_plan_resolve with the node sharing of the model: ppn ranks per node
+ * (0: the run's), cores per node (0: the machine file's); subset as choose. */
+static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int cores, int subset,
+                       const ovl_plan_src *src, char *why, size_t nwhy) {
   int rank = 0, size = 1;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   OVL_MPI(MPI_Comm_size(comm, &size));
@@ -196,8 +202,10 @@ ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_
                      f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
   else if (p.ndup > OVL_LANES_MAX)
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p.ndup);
+  int open = open_choice(&p), nodes = 1, consec = 1;
+  if (open && ppn <= 0 && rc == OVL_OK) OVL_TRY(ovl_bench_node_info(comm, &ppn, &nodes, &consec));
   if (rank == 0 && rc == OVL_OK) {
-    if (open_choice(&p)) rc = choose(f, &p, p.P, src, w, sizeof w);
+    if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
     if (rc == OVL_OK) {
       if (p.b <= 0) p.b = 256;
       if (p.lookahead < 0) p.lookahead = 0;
@@ -212,6 +220,10 @@ ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_
   *plan = p;
   if (why && nwhy) snprintf(why, nwhy, "%s", w);
   return OVL_OK;
+}
+
+ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy) {
+  return resolve(comm, f, plan, plan->ppn > 1 ? plan->ppn : 0, 0, 0, src, why, nwhy);
 }
 
 ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *g2, ovl_grid3d *g3) {
@@ -367,32 +379,40 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
 
 ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *ppn, const ovl_plan_src *src, char *why,
                              size_t nwhy) {
-  int P = 0, rank = 0, rpn = 1, nodes = 1, consec = 1;
+  int P = 0, rank = 0, rpn = 1, nodes = 1, consec = 1, cores = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
   OVL_MPI(MPI_Comm_rank(comm, &rank));
-  if (*ppn != 0) OVL_TRY(ovl_bench_node_info(comm, &rpn, &nodes, &consec));
+  if (*ppn != 0) {
+    OVL_TRY(ovl_bench_node_info(comm, &rpn, &nodes, &consec));
+    OVL_TRY(ovl_node_cores(comm, &cores));
+    OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &cores, 1, MPI_INT, MPI_MIN, comm)); /* one figure for every rank */
+  }
   ovl_plan want = *plan;
   if (*ppn != OVL_AUTO) {
-    want.P = *ppn > 0 ? nodes * *ppn : P;
-    OVL_TRY(ovl_plan_resolve(comm, f, &want, src, why, nwhy));
+    int k = *ppn > 0 && *ppn < rpn ? *ppn : 0;
+    want.P = k > 0 ? nodes * k : P;
+    OVL_TRY(resolve(comm, f, &want, k, cores, k > 0, src, why, nwhy));
     *plan = want;
     return OVL_OK;
   }
   ovl_machine m;
   ovl_err rc = rank == 0 ? ovl_plan_machine(src ? src->machine : NULL, &m, NULL, 0) : OVL_OK;
   OVL_TRY(ovl_err_agree(comm, rc));
+  m.cores = cores; /* the node this run is on: its cores are shared by its ranks, or given to the active ones */
   double bt = INFINITY;
   int best_k = 0;
-  for (int k = 1; k <= rpn; k++) {
-    if (rpn % k) continue;
+  for (int k = 1; k <= rpn; k++) { /* every K: nodes x K ranks, the algorithm's grid on them */
     ovl_plan c = want;
     c.P = nodes * k, c.ppn = k;
     char w[OVL_PLAN_WHY];
     ovl_plan_src nt = {src ? src->machine : NULL, NULL};
-    if (ovl_plan_resolve(comm, f, &c, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
+    if (resolve(comm, f, &c, k, cores, k < rpn, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
     ovl_model_cost cost;
     double t = INFINITY;
-    if (rank == 0 && ovl_model_predict(&m, &c, &cost) == OVL_OK) t = cost.total;
+    ovl_plan pc = c;
+    int used = pc.s > 0 ? pc.s * pc.s * pc.c : pc.p * pc.q; /* a grid smaller than a node: the rest sleep */
+    if (used > 0 && used < pc.ppn) pc.ppn = used;
+    if (rank == 0 && ovl_model_predict(&m, &pc, &cost) == OVL_OK) t = cost.total;
     OVL_MPI(MPI_Bcast(&t, 1, MPI_DOUBLE, 0, comm));
     if (t < bt) {
       bt = t, best_k = k, *plan = c;

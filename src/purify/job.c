@@ -174,20 +174,33 @@ ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_jo
   double t0 = ovl_time();
   ovl_err rc = OVL_OK;
   if (j->ppn > 0) { /* multiple PPN: the first ppn ranks of every node purify, the others sleep */
+    int cores = 0;
+    OVL_TRY(ovl_node_cores(comm, &cores));
     ovl_active a = NULL;
     OVL_TRY(ovl_active_create(comm, j->ppn, 0, &a));
     job_ctx x = {ovl_active_comm(a), j, r};
     r->active = ovl_active_is_active(a);
+    /* the active ranks take the sleepers' cores as BLAS threads (Huang & Chow
+     * III-B: fewer processes, more threads each); restored afterwards */
+    int on_node = 1, old = ovl_blas_threads_get(), set = 0;
+    MPI_Comm_size(ovl_active_node_comm(a), &on_node);
+    int kn = j->ppn < on_node ? j->ppn : on_node, want = cores / kn > 1 ? cores / kn : 1;
+    if (r->active && old > 0 && want != old) set = ovl_blas_threads_set(want) == OVL_OK;
+    ovl_err_clear();
+    r->threads = r->active ? ovl_blas_threads_get() : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &r->threads, 1, MPI_INT, MPI_MAX, comm);
     if (!r->active && j->po.started) *j->po.started = 1; /* sleepers wait for the active ranks' clean stop */
     MPI_Allreduce(MPI_IN_PLACE, &r->active, 1, MPI_INT, MPI_SUM, comm);
     int nact = r->active;
+    int threads = r->threads;
     rc = ovl_active_run(a, run_active, &x, NULL);
+    if (set) ovl_blas_threads_set(old);
     /* the active ranks' results reach the sleepers (rank 0 is always active) */
     MPI_Bcast(r, (int)sizeof *r, MPI_BYTE, 0, comm);
-    r->active = nact;
+    r->active = nact, r->threads = threads;
     ovl_active_destroy(&a);
   } else {
-    r->active = P;
+    r->active = P, r->threads = ovl_blas_threads_get();
     rc = purify_on(comm, j, r);
   }
   r->t_wall = ovl_time() - t0;
@@ -280,6 +293,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_int(o, "ndup", j->po.plan.ndup);
     ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));
     ovl_record_set_int(o, "ranks", ranks), ovl_record_set_int(o, "active", jr->active);
+    ovl_record_set_int(o, "blas_threads", jr->threads);
     ovl_record_set_str(o, "grid", jr->grid), ovl_record_set_int(o, "iterations", r->iterations);
     ovl_record_set_num(o, "idempotency_error", r->idem_err), ovl_record_set_num(o, "trace_error", r->trace_err);
     ovl_record_set_str(o, "trace_error_of", mcw ? "round(tr D)" : "n_occ");
@@ -298,12 +312,13 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
   if (mcw) snprintf(occ, sizeof occ, "n_occ from mu=%g", j->po.mu);
   else snprintf(occ, sizeof occ, "n_occ=%" PRId64, j->po.nocc);
   fprintf(out,
-          "purify: n=%" PRId64 " %s grid %s (%d active): %d iterations (%d in float32), stopped at the "
+          "purify: n=%" PRId64
+          " %s grid %s (%d active, %d BLAS thread%s each): %d iterations (%d in float32), stopped at the "
           "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
           "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s)%s%s\n",
-          jr->n, occ, jr->grid, jr->active, r->iterations, r->iter_single, r->stop_reason, r->idem_err,
-          mcw ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy, jr->t_wall,
-          ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
+          jr->n, occ, jr->grid, jr->active, jr->threads, jr->threads == 1 ? "" : "s", r->iterations, r->iter_single,
+          r->stop_reason, r->idem_err, mcw ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy,
+          jr->t_wall, ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
           r->ssc_gflops, j->out ? ", D written to " : "", j->out ? j->out : "");
   if (check)
     fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
