@@ -420,7 +420,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     /* rank = j + s i + s^2 k: A shifts along j (consecutive), B along i (by s); grd over k by s^2 */
     double osh = (ovl_model_offnode(s, 1, s * rc, k) + ovl_model_offnode(s, s, s * rc, k)) / 2;
     double og = ovl_model_offnode(rc, s * s, s * s, k);
-    double shift = 2.0 * (lp + (t1 - lp) * bw_scale(m, osh));
+    double shift = s > 1 ? 2.0 * (lp + (t1 - lp) * bw_scale(m, osh)) : 0; /* s = 1: nothing to shift */
     double cannon = overlap(steps * shift, steps * mult, steps);
     double lb = 0, la = 0, lr = 0;
     double bc = coll_off(m, OVL_MC_BCAST, rc, blk, N, k, og, &lb);
@@ -429,12 +429,12 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     if (c.algo == OVL_ALGO_25D) { /* A and B broadcast, one Cannon pass, reduce */
       comm = 2 * bc + rd + steps * shift;
       comp = steps * mult;
-      a.lat = 2 * lb + lr + steps * 2 * lp;
+      a.lat = 2 * lb + lr + (s > 1) * steps * 2 * lp;
       total = 2 * bc + rd + cannon;
     } else { /* D broadcast once, Cannon, allreduce D^2, Cannon, reduce D^3 */
       comm = bc + ar + rd + 2 * steps * shift;
       comp = 2 * steps * mult;
-      a.lat = lb + la + lr + 2 * steps * 2 * lp;
+      a.lat = lb + la + lr + (s > 1) * 2 * steps * 2 * lp;
       total = bc + ar + rd + 2 * cannon;
     }
     a.bw = comm - a.lat;
