@@ -11,8 +11,10 @@
  *   elpa     (when built with Debian's libelpa-dev) ELPA's two-stage solver
  *            on the same block-cyclic F, then the same pdgemm_;
  *   purify   ovl_purify from F already distributed on plane 0, once per
- *            entry of --purify (METHOD[:PRECISION], comma-separated;
- *            default "canonical,sp2"): canonical and mcweeny on
+ *            entry of --purify (METHOD[:PRECISION][@K], comma-separated;
+ *            default "canonical,sp2"; @K: multiple PPN, the first K ranks
+ *            of every node purify with the node's cores shared among them
+ *            as BLAS threads, the others sleep, ovl_active): canonical and mcweeny on
  *            SymmSquareCube (alg5 on p x p x p, or alg6 on the 2.5D grid),
  *            sp2 and trs4 on the symmetric square (ovl_sq_grid_dims: the 2.5D
  *            grid, or 1 x 1 x P).
@@ -44,7 +46,15 @@ typedef struct pcfg {
   ovl_purify_result res;
   double t[MAXREP], err;
   char name[48], grid[32];
+  int ppn, threads; /* @K: K active ranks per node (0: all), their BLAS threads */
+  ovl_active act;   /* the active subset of @K */
+  int alg_s, alg_c; /* the grid of its ranks */
 } pcfg;
+
+static ovl_err run_purify(void *ctx) {
+  pcfg *x = ctx;
+  return ovl_purify(x->g, x->F, x->D, &x->po, &x->res);
+}
 
 /* "sp2:mixed,canonical" -> entries. LOCAL. */
 static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
@@ -56,6 +66,14 @@ static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
     pcfg *x = &c[(*nc)++];
     memset(x, 0, sizeof *x);
     x->po = ovl_purify_opts_default();
+    char *at = strchr(tok, '@');
+    if (at) {
+      char *end = NULL;
+      long k = strtol(at + 1, &end, 10);
+      if (end == at + 1 || *end || k < 1 || k > 1 << 20)
+        return ovl_err_set(OVL_ERR_ARG, "--purify: '@%s' is not a count of ranks per node >= 1", at + 1);
+      x->ppn = (int)k, *at = '\0';
+    }
     char *colon = strchr(tok, ':');
     if (colon) *colon = '\0';
     OVL_TRY(ovl_purify_method_parse(tok, &x->po.method));
@@ -63,7 +81,9 @@ static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
     if (x->po.method == OVL_PURIFY_MCWEENY) return ovl_err_set(OVL_ERR_ARG, "--purify: mcweeny needs mu; not offered");
     if (x->po.prec == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(x->po.method))
       return ovl_err_set(OVL_ERR_ARG, "--purify: mixed precision needs sp2 or trs4");
-    snprintf(x->name, sizeof x->name, "%s:%s", ovl_purify_method_name(x->po.method), ovl_purify_prec_name(x->po.prec));
+    int l = snprintf(x->name, sizeof x->name, "%s:%s", ovl_purify_method_name(x->po.method),
+                     ovl_purify_prec_name(x->po.prec));
+    if (x->ppn) snprintf(x->name + l, sizeof x->name - (size_t)l, "@%d", x->ppn);
   }
   return *nc ? OVL_OK : ovl_err_set(OVL_ERR_ARG, "--purify needs at least one method");
 }
@@ -184,12 +204,8 @@ int main(int argc, char **argv) {
   ovl_algo alg = OVL_ALGO_SSC5;
   if (algo) ovl_algo_parse(algo, &alg);
   else if (cube * cube * cube != P) alg = OVL_ALGO_SSC6;
-  /* the 2.5D grid (alg6 and the symmetric square): P's, or the largest below P
-   * with the rest of the ranks idle (2 ranks form none) */
-  int s3 = 0, c3 = 0;
-  for (int Q = P; s3 == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, &s3, &c3);
-  int sq_s = 0, sq_c = 0;
-  ovl_sq_grid_dims(P, &sq_s, &sq_c);
+  /* the 2.5D grid (alg6 and the symmetric square) of each entry: its ranks',
+   * or the largest below with the rest of the ranks idle (2 ranks form none) */
 
   double *F = NULL, *Dref = NULL;
   int64_t n = 0, nref = 0;
@@ -236,19 +252,44 @@ int main(int argc, char **argv) {
   ovl_malloc(sizeof(double) * (size_t)lwork, &work);
   ovl_malloc(sizeof(int) * (size_t)liwork, &iwork);
 
-  /* ---- ovl set-up: one grid and F, D per purification ---- */
+  /* ---- ovl set-up: one grid and F, D per purification (@K: on the active ranks) ---- */
+  int cores = 0;
+  if (!rc) rc = ovl_node_cores(MPI_COMM_WORLD, &cores);
   for (int k = 0; k < ncfg && !rc; k++) {
     pcfg *x = &cfg[k];
-    int sq = ovl_purify_uses_sq(x->po.method);
-    int gs = sq ? sq_s : alg == OVL_ALGO_SSC6 ? s3 : 0, gc = sq ? sq_c : alg == OVL_ALGO_SSC6 ? c3 : 0;
-    rc = ovl_grid3d_create(MPI_COMM_WORLD, gs, gc, OVL_GRID_ALLOW_IDLE, &x->g);
-    if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->F);
-    if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->D);
-    if (!rc && ovl_grid3d_active(x->g)) rc = ovl_dmat_scatter(x->F, F); /* every plane, like plane 0 */
-    x->po.nocc = nocc, x->po.plan.algo = alg, x->po.plan.ndup = ndup;
-    int s_ = 0, c_ = 0;
-    if (!rc) ovl_grid3d_dims(x->g, &s_, &c_);
-    snprintf(x->grid, sizeof x->grid, "%dx%dx%d", s_, s_, c_);
+    MPI_Comm on = MPI_COMM_WORLD;
+    int Pk = P;
+    if (x->ppn) {
+      rc = ovl_active_create(MPI_COMM_WORLD, x->ppn, 0, &x->act);
+      if (rc) break;
+      on = ovl_active_comm(x->act);
+      Pk = ovl_active_is_active(x->act);
+      MPI_Allreduce(MPI_IN_PLACE, &Pk, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+      int on_node = 1, restore = 0;
+      MPI_Comm_size(ovl_active_node_comm(x->act), &on_node);
+      x->threads = ovl_blas_threads_share(cores, x->ppn < on_node ? x->ppn : on_node, &restore);
+      if (restore) ovl_blas_threads_set(restore); /* set again around each run */
+    } else {
+      x->threads = ovl_blas_threads_get();
+    }
+    int sq = ovl_purify_uses_sq(x->po.method), gs = 0, gc = 0;
+    ovl_algo ka = alg;
+    if (sq) ovl_sq_grid_dims(Pk, &gs, &gc);
+    else if (x->ppn) { /* the active ranks' own grid: alg5 on a cube, else alg6 */ int cb = ovl_icbrt(Pk);
+      if (cb * cb * cb != Pk) ka = OVL_ALGO_SSC6;
+    }
+    if (!sq && ka == OVL_ALGO_SSC6)
+      for (int Q = Pk; gs == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, &gs, &gc);
+    x->po.nocc = nocc, x->po.plan.algo = ka, x->po.plan.ndup = ndup;
+    if (on != MPI_COMM_NULL) {
+      rc = ovl_grid3d_create(on, gs, gc, OVL_GRID_ALLOW_IDLE, &x->g);
+      if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->F);
+      if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->D);
+      if (!rc && ovl_grid3d_active(x->g)) rc = ovl_dmat_scatter(x->F, F); /* every plane, like plane 0 */
+      if (!rc) ovl_grid3d_dims(x->g, &x->alg_s, &x->alg_c);
+    }
+    rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+    snprintf(x->grid, sizeof x->grid, "%dx%dx%d", x->alg_s, x->alg_s, x->alg_c);
   }
   double t_eig[MAXREP], t_syevd[MAXREP], t_elpa[MAXREP];
   int have_elpa = 0;
@@ -289,7 +330,16 @@ int main(int argc, char **argv) {
     for (int k = 0; k < ncfg && !rc; k++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t3 = ovl_time();
-      rc = ovl_purify(cfg[k].g, cfg[k].F, cfg[k].D, &cfg[k].po, &cfg[k].res);
+      if (cfg[k].act) { /* the active ranks purify with the node's cores, the others sleep */
+        int restore = 0, on_node = 1;
+        MPI_Comm_size(ovl_active_node_comm(cfg[k].act), &on_node);
+        if (ovl_active_is_active(cfg[k].act))
+          ovl_blas_threads_share(cores, cfg[k].ppn < on_node ? cfg[k].ppn : on_node, &restore);
+        rc = ovl_active_run(cfg[k].act, run_purify, &cfg[k], NULL);
+        if (restore) ovl_blas_threads_set(restore);
+      } else {
+        rc = ovl_purify(cfg[k].g, cfg[k].F, cfg[k].D, &cfg[k].po, &cfg[k].res);
+      }
       if (it >= warmup) cfg[k].t[it - warmup] = ovl_time() - t3;
     }
     if (it >= warmup) t_eig[it - warmup] = t2 - t0, t_syevd[it - warmup] = t1 - t0;
@@ -299,7 +349,7 @@ int main(int argc, char **argv) {
   double *dp = NULL, *ref = Dref;
   if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1), &dp);
   for (int k = ncfg - 1; k >= 0 && !rc; k--) { /* the first entry last: it stays in dp as the fallback reference */
-    rc = ovl_grid3d_active(cfg[k].g) ? ovl_dmat_gather(cfg[k].D, dp) : OVL_OK; /* rank 0 is P(0,0,0) */
+    rc = cfg[k].g && ovl_grid3d_active(cfg[k].g) ? ovl_dmat_gather(cfg[k].D, dp) : OVL_OK; /* rank 0 is P(0,0,0) */
     if (rc) break;
     MPI_Bcast(dp, (int)(n * n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (!ref && k > 0) continue;
@@ -360,11 +410,12 @@ int main(int argc, char **argv) {
                ",\"nocc\":%" PRId64 ",\"ranks\":%d,\"grid\":\"%s\",\"algo\":\"%s\",\"ndup\":%d,\"iterations\":%d,"
                "\"iter_single\":%d,\"products\":%d,\"stop_reason\":\"%s\",\"t_min\":%.6e,\"t_median\":%.6e,"
                "\"kernel_gflops\":%.3f,\"relerr\":%.3e,\"against\":\"%s\",\"energy\":%.10f,\"eig_over_purify\":%.4f,"
-               "\"elpa_over_purify\":%.4f}\n",
+               "\"elpa_over_purify\":%.4f,\"ppn\":%d,\"blas_threads\":%d}\n",
                ovl_purify_method_name(x->po.method), ovl_purify_prec_name(x->po.prec), n, nocc, P, x->grid,
-               ovl_purify_uses_sq(x->po.method) ? "square" : ovl_algo_name(alg), ndup, x->res.iterations,
+               ovl_purify_uses_sq(x->po.method) ? "square" : ovl_algo_name(x->po.plan.algo), ndup, x->res.iterations,
                x->res.iter_single, x->res.products, x->res.stop_reason, sp[k].min, sp[k].median, x->res.ssc_gflops,
-               x->err, against, x->res.energy, se.median / sp[k].median, have_elpa ? sl.median / sp[k].median : 0.0);
+               x->err, against, x->res.energy, se.median / sp[k].median, have_elpa ? sl.median / sp[k].median : 0.0,
+               x->ppn, x->threads);
       }
     } else if (rank == 0) {
       printf("# eig_peer: %s, n=%" PRId64 " n_occ=%" PRId64 ", %d ranks; %d warm-up + %d timed repetitions, "
@@ -379,8 +430,8 @@ int main(int argc, char **argv) {
                sl.min, sl.median, se.median / sl.median, err[1], against);
       for (int k = 0; k < ncfg; k++)
         printf("  %-16s %s %-6s %2d it       %10.4e %10.4e %10.3f %9.2e %s\n", cfg[k].name, cfg[k].grid,
-               ovl_purify_uses_sq(cfg[k].po.method) ? "square" : ovl_algo_name(alg), cfg[k].res.iterations, sp[k].min,
-               sp[k].median, se.median / sp[k].median, cfg[k].err, against);
+               ovl_purify_uses_sq(cfg[k].po.method) ? "square" : ovl_algo_name(cfg[k].po.plan.algo),
+               cfg[k].res.iterations, sp[k].min, sp[k].median, se.median / sp[k].median, cfg[k].err, against);
       printf("# energies: %.10f (eig), %.10f (%s): %s\n", e_eig, cfg[0].res.energy, cfg[0].name,
              pass ? "PASS" : "FAIL");
     }
@@ -395,8 +446,11 @@ int main(int argc, char **argv) {
 #endif
   ovl_free(&a), ovl_free(&z), ovl_free(&d), ovl_free(&w), ovl_free(&work), ovl_free(&iwork);
   ovl_free(&F), ovl_free(&Dref), ovl_free(&dp);
-  for (int k = 0; k < ncfg; k++)
-    ovl_dmat_destroy(&cfg[k].F), ovl_dmat_destroy(&cfg[k].D), ovl_grid3d_destroy(&cfg[k].g);
+  for (int k = 0; k < ncfg; k++) {
+    ovl_dmat_destroy(&cfg[k].F), ovl_dmat_destroy(&cfg[k].D);
+    if (cfg[k].g) ovl_grid3d_destroy(&cfg[k].g);
+    if (cfg[k].act) ovl_active_destroy(&cfg[k].act);
+  }
   Cblacs_gridexit(ctxt);
   Cblacs_exit(1);
   MPI_Finalize();

@@ -183,6 +183,12 @@ double ovl_local_dgemm_gflops(int n, int reps);
  * LOCAL. */
 int ovl_blas_threads_get(void);
 ovl_err ovl_blas_threads_set(int n);
+/* Multiple PPN: give this process floor(cores / ranks) BLAS threads (at
+ * least 1), the share of a node's cores of each of its `ranks` working
+ * ranks. Returns the threads it has now; *restore receives the count to put
+ * back with ovl_blas_threads_set (0: nothing was changed, e.g. a BLAS
+ * without the call). LOCAL. */
+int ovl_blas_threads_share(int cores, int ranks, int *restore);
 
 /* CPUs this node offers to the ranks of comm on it: the union of their CPU
  * affinity masks (sched_getaffinity), so ranks bound to one core each count

@@ -24,6 +24,14 @@ ovl_err ovl_blas_threads_set(int n) {
   return OVL_OK;
 }
 
+int ovl_blas_threads_share(int cores, int ranks, int *restore) {
+  *restore = 0;
+  int old = ovl_blas_threads_get(), want = ranks > 0 && cores / ranks > 1 ? cores / ranks : 1;
+  if (old > 0 && want != old && ovl_blas_threads_set(want) == OVL_OK) *restore = old;
+  ovl_err_clear();
+  return ovl_blas_threads_get();
+}
+
 ovl_err ovl_node_cores(MPI_Comm comm, int *cores) {
   cpu_set_t mine;
   CPU_ZERO(&mine);

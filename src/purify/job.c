@@ -182,19 +182,16 @@ ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_jo
     r->active = ovl_active_is_active(a);
     /* the active ranks take the sleepers' cores as BLAS threads (Huang & Chow
      * III-B: fewer processes, more threads each); restored afterwards */
-    int on_node = 1, old = ovl_blas_threads_get(), set = 0;
+    int on_node = 1, restore = 0;
     MPI_Comm_size(ovl_active_node_comm(a), &on_node);
-    int kn = j->ppn < on_node ? j->ppn : on_node, want = cores / kn > 1 ? cores / kn : 1;
-    if (r->active && old > 0 && want != old) set = ovl_blas_threads_set(want) == OVL_OK;
-    ovl_err_clear();
-    r->threads = r->active ? ovl_blas_threads_get() : 0;
+    r->threads = r->active ? ovl_blas_threads_share(cores, j->ppn < on_node ? j->ppn : on_node, &restore) : 0;
     MPI_Allreduce(MPI_IN_PLACE, &r->threads, 1, MPI_INT, MPI_MAX, comm);
     if (!r->active && j->po.started) *j->po.started = 1; /* sleepers wait for the active ranks' clean stop */
     MPI_Allreduce(MPI_IN_PLACE, &r->active, 1, MPI_INT, MPI_SUM, comm);
     int nact = r->active;
     int threads = r->threads;
     rc = ovl_active_run(a, run_active, &x, NULL);
-    if (set) ovl_blas_threads_set(old);
+    if (restore) ovl_blas_threads_set(restore);
     /* the active ranks' results reach the sleepers (rank 0 is always active) */
     MPI_Bcast(r, (int)sizeof *r, MPI_BYTE, 0, comm);
     r->active = nact, r->threads = threads;
