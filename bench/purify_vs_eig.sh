@@ -6,7 +6,8 @@
 #
 # usage: bench/purify_vs_eig.sh [BUILD_DIR]
 #   env: NPS="1 2 4 8"  CASES="h2o24_ccpvdz c143h288_sto3g ..." (a name in data/ or data/big/, or a path to fock.raw)
-#        REPS=3  WARMUP=1  PURIFY="canonical,sp2,trs4,sp2:mixed,trs4:mixed"
+#        REPS=3  WARMUP=1  PURIFY="canonical,sp2,trs4,sp2:mixed,trs4:mixed"  (METHOD[:PRECISION][@K]: @K on K
+#        ranks per node with the node's cores as their BLAS threads, the others asleep)
 #        OUT=DIR  (keeps results.jsonl, table.md and ratio.png there; default: a temporary directory)
 #        APPEND=1 (add to OUT/results.jsonl instead of starting it anew: one table over several calls)
 # Prints a markdown table; with matplotlib, OUT/ratio.png plots eigensolver time / purification time against n.
@@ -40,7 +41,8 @@ rows = [json.loads(l) for l in open(os.path.join(out, "results.jsonl"))]
 runs = {}
 for r in rows:
     key = (r["n"], r["ranks"], r["case"])
-    runs.setdefault(key, {})[r.get("purify", "") and r["purify"] + ":" + r["precision"] or r["method"]] = r
+    name = r.get("purify", "") and r["purify"] + ":" + r["precision"] + ("@%d" % r["ppn"] if r.get("ppn") else "")
+    runs.setdefault(key, {})[name or r["method"]] = r
 lines = ["| case | n | ranks | pdsyevd (s) | ELPA (s) | purification | grid | iterations (float32) | time (s) | pdsyevd / it | ELPA / it | error vs reference |",
          "|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|"]
 best = {}
