@@ -62,8 +62,9 @@ int cmd_purify(int argc, char **argv) {
        NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_INT_OR_AUTO, &ppn, "K|auto",
-       "run on the first K ranks of every node while the others sleep (multiple-PPN; default: 0, all ranks)", NULL, 0,
-       1 << 20},
+       "run on the first K ranks of every node while the others sleep, each with the node's cores / K BLAS threads "
+       "(multiple PPN; auto: the cost model's K for this node; default: 0, all ranks)",
+       NULL, 0, 1 << 20},
       {"mem-limit", 'M', OVL_OPT_SIZE, &mem_limit, "BYTES",
        "refuse to run above this many bytes per rank (default: the node's available memory shared among its ranks)",
        NULL, 0, INT64_MAX},
