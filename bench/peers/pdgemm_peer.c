@@ -7,6 +7,10 @@
  *       ovl_pdgemm  ovl_pdgemm on the very same block-cyclic arrays
  *                   (block-cyclic -> blocks, SUMMA, blocks -> block-cyclic)
  *       ovl_summa   ovl_summa on ovl_dmat operands directly (no layout change)
+ *       ovl_hsumma  ovl_hsumma on the same operands: HSUMMA (Quintin, Hasanov &
+ *                   Lastovetsky) with the default groups of the grid
+ *                   (ovl_hgroups_default: the largest G <= sqrt(P) that tiles
+ *                   it), outer block = inner block = the SUMMA panel, lookahead
  *     The three run interleaved (one repetition of each in turn), so a
  *     change in machine load hits them alike. Time per repetition = MAX over
  *     ranks; min/median/max over the timed repetitions after the warm-up.
@@ -28,8 +32,8 @@
 #include "ovl/pdgemm.h"
 #include "scalapack.h"
 
-enum { MAXREP = 1000, NIMPL = 3 };
-static const char *const k_impl[NIMPL] = {"scalapack", "ovl_pdgemm", "ovl_summa"};
+enum { MAXREP = 1000, NIMPL = 4 };
+static const char *const k_impl[NIMPL] = {"scalapack", "ovl_pdgemm", "ovl_summa", "ovl_hsumma"};
 
 /* Per-repetition phase times of the ovl implementations (this rank). */
 typedef struct phases {
@@ -184,7 +188,9 @@ int main(int argc, char **argv) {
   if (C0) ovl_dmat_fill(C0, OVL_FILL_RANDOM, 3);
   int64_t b_summa = panel > 0 ? panel : (nb > 256 ? nb : 256);
   if (b_summa > n) b_summa = n;
-  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, b_summa);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, b_summa), hplan = ovl_plan_gemm(OVL_ALGO_HSUMMA, b_summa);
+  ovl_hgroups_default(p, q, &hplan.groups_i, &hplan.groups_j);
+  hplan.G = hplan.groups_i * hplan.groups_j, hplan.lookahead = 1;
 
   static double t[NIMPL][MAXREP];
   static phases ph[NIMPL];
@@ -194,7 +200,7 @@ int main(int argc, char **argv) {
       if (beta != 0.0) { /* restore C (untimed) so every repetition computes the same thing */
         if (impl == 0) memcpy(cref, c0, sizeof(double) * (size_t)clen);
         if (impl == 1) memcpy(covl, c0, sizeof(double) * (size_t)clen);
-        if (impl == 2) ovl_dmat_copy(C, C0);
+        if (impl >= 2) ovl_dmat_copy(C, C0);
       }
       ovl_kstats ks = {0};
       ovl_pdgemm_info info;
@@ -207,8 +213,10 @@ int main(int argc, char **argv) {
       } else if (impl == 1) {
         rc = ovl_pdgemm("N", "N", &N, &N, &N, &alpha, a, &one, &one, desca, b, &one, &one, descb, &beta, covl, &one,
                         &one, descc);
-      } else {
+      } else if (impl == 2) {
         rc = ovl_summa(alpha, A, B, beta, C, &plan, &ks);
+      } else {
+        rc = ovl_hsumma(alpha, A, B, beta, C, &hplan, &ks);
       }
       double dt = ovl_time() - t0;
       if (rc != OVL_OK) {
@@ -264,8 +272,8 @@ int main(int argc, char **argv) {
                fl / s[impl].median, fl / s[impl].min, pin[impl], pcomm[impl], pcomp[impl], pout[impl], relerr, mpiver);
     } else {
       printf("# pdgemm_peer: C = alpha A B + beta C, n=%" PRId64 ", %d ranks, grid %dx%d, ScaLAPACK NB=%" PRId64
-             ", ovl SUMMA b=%" PRId64 " ndup=1 backend=mpi, alpha=%g beta=%g\n",
-             n, P, p, q, nb, b_summa, alpha, beta);
+             ", ovl SUMMA b=%" PRId64 " ndup=1 backend=mpi, HSUMMA G=%dx%d lookahead, alpha=%g beta=%g\n",
+             n, P, p, q, nb, b_summa, hplan.groups_i, hplan.groups_j, alpha, beta);
       printf("# MPI: %s; ovl_pdgemm vs pdgemm_: max|diff|/max|C| = %.2e\n", mpiver, relerr);
       printf("# time per repetition = MAX over ranks; %d warm-up + %d timed repetitions, implementations "
              "interleaved\n# phases (median of per-repetition MAX over ranks): in = setup + block-cyclic -> blocks, "
@@ -281,6 +289,7 @@ int main(int argc, char **argv) {
       }
       printf("# ratio ovl_pdgemm/scalapack: best %.3f, median %.3f\n", s[0].min / s[1].min, s[0].median / s[1].median);
       printf("# ratio ovl_summa/scalapack:  best %.3f, median %.3f\n", s[0].min / s[2].min, s[0].median / s[2].median);
+      printf("# ratio ovl_hsumma/scalapack: best %.3f, median %.3f\n", s[0].min / s[3].min, s[0].median / s[3].median);
     }
   }
   ovl_dmat_destroy(&A);

@@ -59,16 +59,16 @@ threads = re.search(r"(\d+) OpenBLAS threads", dh).group(1)
 print()
 print("# summary: GFLOP/s best (median) over the timed repetitions; ratios are of the best rates")
 print(f"# dgemm, 1 process x {threads} OpenBLAS threads: {d['best']:.1f} ({d['med']:.1f})")
-hdr = ("ranks", "grid", "scalapack", "ovl_pdgemm", "ovl_summa", "pdgemm/scal", "summa/scal", "pdgemm/dgemm",
-       "summa/dgemm", "note")
-print("# %-5s %-5s %15s %15s %15s %11s %11s %12s %12s  %s" % hdr)
+hdr = ("ranks", "grid", "scalapack", "ovl_pdgemm", "ovl_summa", "ovl_hsumma", "pdgemm/scal", "summa/scal",
+       "hsumma/scal", "pdgemm/dgemm", "summa/dgemm", "note")
+print("# %-5s %-5s %15s %15s %15s %15s %11s %11s %11s %12s %12s  %s" % hdr)
 for np in ranks:
     r, h = table(f"{out}/np{np}.txt")
     grid = re.search(r"grid (\d+x\d+)", h).group(1)
-    s, o, m = r["scalapack"], r["ovl_pdgemm"], r["ovl_summa"]
+    s, o, m, hs = r["scalapack"], r["ovl_pdgemm"], r["ovl_summa"], r["ovl_hsumma"]
     note = f"oversubscribed: {np} ranks on {cores} cores" if np > cores else ""
     cell = lambda x: "%6.1f (%6.1f)" % (x["best"], x["med"])
-    print("  %-5d %-5s %15s %15s %15s %11.3f %11.3f %12.3f %12.3f  %s" % (
-        np, grid, cell(s), cell(o), cell(m), o["best"] / s["best"], m["best"] / s["best"],
+    print("  %-5d %-5s %15s %15s %15s %15s %11.3f %11.3f %11.3f %12.3f %12.3f  %s" % (
+        np, grid, cell(s), cell(o), cell(m), cell(hs), o["best"] / s["best"], m["best"] / s["best"], hs["best"] / s["best"],
         o["best"] / d["best"], m["best"] / d["best"], note))
 PY
