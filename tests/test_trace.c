@@ -1,5 +1,6 @@
 /* Tracer: a known sequence of events per rank (phases, and the post/complete
- * pairs of a lane-split broadcast), written as Chrome JSON and CSV; the file
+ * pairs of a lane-split broadcast and of a lane-split allreduce that
+ * completes while it is posted), written as Chrome JSON and CSV; the file
  * contents are checked by tests/trace_check.py. Also: capacity overflow is
  * counted, not written past; a second start is refused on every rank. */
 #include <stdio.h>
@@ -34,7 +35,18 @@ int main(int argc, char **argv) {
   T_OK(ovl_lanes_bcast(L, buf, 300, 0, NULL));
   T_CHECK(buf[299] == 299, "bcast result");
   ovl_lanes_destroy(&L);
-  int64_t want = 2 * (3 + rank) + 6;
+  /* own allreduces on one rank complete while they are posted: each lane still
+   * records its post and its completion (2 + 2 events) */
+  T_OK(ovl_lanes_create(MPI_COMM_SELF, 2, &L));
+  ovl_coll_cfg own = ovl_coll_cfg_default();
+  own.backend = OVL_BACKEND_OWN;
+  double s2[4] = {1, 2, 3, 4}, r2[4] = {0};
+  ovl_req reqs[OVL_LANES_MAX];
+  T_OK(ovl_lanes_iallreduce(L, s2, r2, 4, &own, reqs));
+  T_OK(ovl_req_waitall(2, reqs));
+  T_CHECK(r2[0] == 1 && r2[3] == 4, "allreduce on one rank");
+  ovl_lanes_destroy(&L);
+  int64_t want = 2 * (3 + rank) + 6 + 4;
   T_CHECK(ovl_trace_count() == want, "recorded %lld events, expected %lld", (long long)ovl_trace_count(),
           (long long)want);
   T_OK(ovl_trace_write(prefix));

@@ -71,7 +71,9 @@ int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
 
 /* Post one operation per non-empty part (parts of whole blocks of blk
  * elements, n blocks); on failure, wait for what was
- * posted (the other ranks posted it too) and return the error. */
+ * posted (the other ranks posted it too) and return the error. The tracer
+ * records each post and its completion, at once for a part that completed
+ * while it was posted (an own schedule whose messages had all arrived). */
 #define FOR_PARTS(L, n, blk, NAME, body)                                                                               \
   do {                                                                                                                 \
     for (int c = 0; c < (L)->ndup; c++) reqs[c] = OVL_REQ_NULL;                                                        \
@@ -85,8 +87,9 @@ int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
         ovl_req_waitall(c, reqs);                                                                                      \
         return rc_;                                                                                                    \
       }                                                                                                                \
-      req_trace(reqs[c], (NAME), c);                                                                                   \
       OVL_TRACE_POST((NAME), c, 8 * len);                                                                              \
+      if (reqs[c] == OVL_REQ_NULL) OVL_TRACE_COMPLETE((NAME), c); /* done while posted */                              \
+      else req_trace(reqs[c], (NAME), c);                                                                              \
     }                                                                                                                  \
     return OVL_OK;                                                                                                     \
   } while (0)
