@@ -12,11 +12,19 @@
  *  - the blocking point-to-point, completion and collective calls, replaced
  *    through the MPI profiling interface: each starts the nonblocking form
  *    and polls it with MPI_Test, calling sched_yield() between polls, as Open
- *    MPI does with mpi_yield_when_idle;
+ *    MPI does with mpi_yield_when_idle; after 64 polls that found it
+ *    incomplete, each further poll sleeps 5 us instead (nanosleep: about
+ *    55 us with Linux's default timer slack), so that a rank whose partner
+ *    is not running leaves the core to the ranks that are, even when
+ *    sched_yield finds nothing better to run (OVL_YIELD_SPINS and
+ *    OVL_YIELD_SLEEP_US change the count and the sleep, at most 1000 us;
+ *    0 us never sleeps);
  *  - UCX's ucp_worker_progress, which MPICH's ch4:ucx device calls in each
  *    turn of its own waiting loops (communicator creation, MPI_Init and
  *    MPI_Finalize, and calls not replaced here): a turn that found nothing
- *    to do yields. Other devices never call it.
+ *    to do is an idle turn as above (inside the replaced calls, which idle
+ *    themselves, it only counts a turn that did something). Other devices
+ *    never call it.
  * Results, statuses and error codes are those of the MPI library. Only the C
  * bindings are replaced.
  *
@@ -30,9 +38,25 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-static int g_on = -1; /* yield while waiting: 1, 0, or -1 until decided */
+static int g_on = -1;            /* yield while waiting: 1, 0, or -1 until decided */
+static unsigned g_spins = 64;    /* idle turns of one wait that yield before it sleeps (OVL_YIELD_SPINS) */
+static long g_sleep_ns = 5000;   /* then sleep this long per idle turn, 0: never (OVL_YIELD_SLEEP_US) */
+static __thread unsigned g_idle; /* idle turns of the current wait */
+static __thread int g_in_wait;   /* inside one of the waits below: they yield, the UCX hook not */
+
+/* One idle turn of a wait: yield the processor, or after g_spins turns sleep
+ * (bounded: at most 1 ms per turn). */
+static void idle_turn(void) {
+  if (g_sleep_ns > 0 && ++g_idle > g_spins) {
+    struct timespec ts = {0, g_sleep_ns};
+    nanosleep(&ts, NULL);
+  } else {
+    sched_yield();
+  }
+}
 
 static int cores(void) {
   cpu_set_t set;
@@ -43,8 +67,14 @@ static int cores(void) {
 /* At load time: from OVL_YIELD, or from Hydra's count of ranks on this node. */
 __attribute__((constructor)) static void decide_early(void) {
   const char *e = getenv("OVL_YIELD"), *local = getenv("MPI_LOCALNRANKS");
+  const char *spins = getenv("OVL_YIELD_SPINS"), *sleep_us = getenv("OVL_YIELD_SLEEP_US");
   if (e && *e) g_on = strcmp(e, "0") != 0;
   else if (local && atoi(local) > 0) g_on = atoi(local) > cores();
+  if (spins && *spins) g_spins = (unsigned)strtoul(spins, NULL, 10);
+  if (sleep_us && *sleep_us) {
+    long us = strtol(sleep_us, NULL, 10);
+    g_sleep_ns = us <= 0 ? 0 : us > 1000 ? 1000000L : us * 1000L; /* at most 1 ms */
+  }
 }
 
 /* After MPI_Init, when not decided yet: the ranks sharing this node. */
@@ -66,7 +96,8 @@ unsigned ucp_worker_progress(void *worker) {
   static unsigned (*real)(void *);
   if (!real) *(void **)&real = dlsym(RTLD_NEXT, "ucp_worker_progress");
   unsigned n = real ? real(worker) : 0;
-  if (n == 0 && g_on > 0) sched_yield();
+  if (n > 0) g_idle = 0;
+  else if (g_on > 0 && !g_in_wait) idle_turn();
   return n;
 }
 
@@ -82,10 +113,21 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   return rc;
 }
 
+/* Poll with TEST (an MPI call setting rc) until it fails or DONE holds, one
+ * idle turn between polls; the UCX hook leaves the idling to this loop. */
+#define POLL(TEST, DONE)                                                                                               \
+  do {                                                                                                                 \
+    int outer_ = g_in_wait;                                                                                            \
+    g_idle = 0;                                                                                                        \
+    g_in_wait = 1;                                                                                                     \
+    while ((rc = (TEST)) == MPI_SUCCESS && !(DONE)) idle_turn();                                                       \
+    g_in_wait = outer_;                                                                                                \
+  } while (0)
+
 /* Poll REQ until it completes, yielding the processor between polls. */
 static int yield_wait(MPI_Request *req, MPI_Status *status) {
   int done = 0, rc;
-  while ((rc = PMPI_Test(req, &done, status)) == MPI_SUCCESS && !done) sched_yield();
+  POLL(PMPI_Test(req, &done, status), done);
   return rc;
 }
 
@@ -107,22 +149,21 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status) {
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]) {
   if (g_on <= 0) return PMPI_Waitall(count, requests, statuses);
   int done = 0, rc;
-  while ((rc = PMPI_Testall(count, requests, &done, statuses)) == MPI_SUCCESS && !done) sched_yield();
+  POLL(PMPI_Testall(count, requests, &done, statuses), done);
   return rc;
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status) {
   if (g_on <= 0) return PMPI_Waitany(count, requests, index, status);
   int done = 0, rc;
-  while ((rc = PMPI_Testany(count, requests, index, &done, status)) == MPI_SUCCESS && !done) sched_yield();
+  POLL(PMPI_Testany(count, requests, index, &done, status), done);
   return rc;
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[]) {
   if (g_on <= 0) return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
   int rc;
-  while ((rc = PMPI_Testsome(incount, requests, outcount, indices, statuses)) == MPI_SUCCESS && *outcount == 0)
-    sched_yield();
+  POLL(PMPI_Testsome(incount, requests, outcount, indices, statuses), *outcount != 0);
   return rc;
 }
 
@@ -163,7 +204,7 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
   if (g_on <= 0) return PMPI_Probe(source, tag, comm, status);
   int flag = 0, rc;
-  while ((rc = PMPI_Iprobe(source, tag, comm, &flag, status)) == MPI_SUCCESS && !flag) sched_yield();
+  POLL(PMPI_Iprobe(source, tag, comm, &flag, status), flag);
   return rc;
 }
 
