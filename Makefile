@@ -1,6 +1,6 @@
 # ovl: the two commands.
 #   make demo   runs the main job: purification of real Fock matrices (build first if needed)
-#   make test   runs the whole test suite (release build + ASan/UBSan build)
+#   make test   runs the whole test suite (release build + ASan/UBSan build; and MPICH's release suite)
 #   make data   makes the big Fock-matrix cases of data/big/ (PySCF, hours) and checks their checksums
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
 MPI ?= openmpi
@@ -18,7 +18,7 @@ JOBS ?= 2
 CMAKE_MPI := -DMPI_C_COMPILER=$(MPICC) -DMPIEXEC_EXECUTABLE=$(MPIEXEC)
 CTEST := ctest --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build build-asan demo test test-release test-asan clean data
+.PHONY: all deps build build-asan demo test test-release test-asan test-mpich clean data
 
 all: build
 
@@ -49,8 +49,18 @@ test-release: build
 test-asan: build-asan
 	cd $(ASAN_BUILD) && $(CTEST)
 
-test: test-release test-asan
-	@echo "ovl: all test suites passed ($(MPI))"
+# `make test` (Open MPI) also runs MPICH's release suite, less the tests that
+# do not exercise the MPI library (source format, layers, data checksums, JSON,
+# the parsers' fuzzing, the pure cost model, SMPI's simulator): those run once,
+# above. MPICH's sanitizer suite is `MPI=mpich make test-asan` (docs/mpi.md).
+MPICH_ONCE := ^(format|check_layers|check_layers_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|hard_fuzz|hard_fuzz_replay_.*)$$
+
+test-mpich:
+	@$(MAKE) --no-print-directory MPI=mpich build
+	cd build-mpich && $(CTEST) -E '$(MPICH_ONCE)'
+
+test: test-release test-asan $(if $(filter openmpi,$(MPI)),test-mpich)
+	@echo "ovl: all test suites passed ($(MPI)$(if $(filter openmpi,$(MPI)), and MPICH's release suite))"
 
 data:
 	@bash scripts/deps-data.sh
