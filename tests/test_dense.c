@@ -31,7 +31,7 @@
 #include "ovltest.h"
 
 static int g_rank, g_size;
-static MPI_Comm g_world = MPI_COMM_WORLD;
+static MPI_Comm g_world; /* MPI_COMM_WORLD, set in main (not a constant in every MPI, e.g. SMPI) */
 
 static double val(int64_t i, int64_t j) { return (double)(i * 1000 + j) + 0.25; }
 
@@ -406,6 +406,7 @@ static void part_options(void) {
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
+  g_world = MPI_COMM_WORLD;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   part_exchange();
