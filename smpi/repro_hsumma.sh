@@ -2,7 +2,9 @@
 # HSUMMA (Quintin, Hasanov & Lastovetsky) on the simulated BlueGene/P-like torus:
 #   sweep  execution and communication time vs the number of groups G at P ranks (their Fig. 10 style)
 #   scale  SUMMA vs HSUMMA (G = sqrt(P)) communication time vs P (their Fig. 11 style)
-# usage: smpi/repro_hsumma.sh sweep|scale [BUILD_DIR]   (env: P, N, B, GS, PS, POLL, TIMEOUT)
+# usage: smpi/repro_hsumma.sh sweep|scale [BUILD_DIR]   (env: P, N, B, GS, PS, POLL, TIMEOUT, LATF)
+# LATF=X multiplies every latency of the platform by X (SimGrid's smpi/lat-factor): an effective
+# per-message latency in the HSUMMA paper's regime (alpha/beta above 2nb/p); the CSV names get _latfX.
 # Runs `ovl gemm` of the SMPI build under smpi/smpirun.sh with local products as
 # flops (OVL_SMPI_FLOPS=skip) and shared matrix memory; writes BUILD/hsumma/*.csv
 # (host_s: host seconds the simulation took). b = M = B (default 256, the paper's).
@@ -19,6 +21,8 @@ N=${N:-1024} B=${B:-256} POLL=${POLL:-1e-6}
 # 1e-9 (smpi/smpirun.sh's default) does not finish at P = 1024; 1e-6 is about one MPI_Test on an 850 MHz core.
 export OVL_SMPI_FLOPS=skip OVL_SMPI_SHARED_MALLOC=1048576 OVL_SMPI_WORK=$out/platforms
 export OVL_SMPI_CFG="--cfg=smpi/test:$POLL --cfg=smpi/iprobe:$POLL ${OVL_SMPI_CFG:-}"
+sfx=""
+if [ -n "${LATF:-}" ]; then OVL_SMPI_CFG="$OVL_SMPI_CFG --cfg=smpi/lat-factor:0:$LATF"; sfx=_latf$LATF; fi
 one() { # ranks algo G -> "t_med comm comp"
   local p=$1 algo=$2 g=$3 name
   name=$(python3 "$here/platforms/make_platforms.py" bgp --ranks "$p" "$OVL_SMPI_WORK")
@@ -34,7 +38,7 @@ one() { # ranks algo G -> "t_med comm comp"
 case "$mode" in
   sweep)
     P=${P:-1024}
-    csv=$out/sweep_P${P}_n${N}_b${B}.csv
+    csv=$out/sweep_P${P}_n${N}_b${B}${sfx}.csv
     echo "G,t,comm,comp,host_s" >"$csv"
     r=$(one "$P" summa 1) || exit 1; read -r t c k h <<<"$r"; echo "summa,$t,$c,$k,$h" >>"$csv"
     for g in ${GS:-1 2 4 8 16 32 64 128 256 512 1024}; do
@@ -45,7 +49,7 @@ case "$mode" in
     echo "SUMMA 50.2 s, HSUMMA best 21.26 s at G=512, 2.36x; 1.2x at P=2048)"
     column -s, -t "$csv" ;;
   scale)
-    csv=$out/scale_n${N}_b${B}.csv
+    csv=$out/scale_n${N}_b${B}${sfx}.csv
     echo "P,summa_t,summa_comm,hsumma_G,hsumma_t,hsumma_comm,host_s" >"$csv"
     for p in ${PS:-64 256 1024}; do
       g=$(python3 -c "import math; print(2**round(math.log2(math.sqrt($p))))")
