@@ -47,6 +47,7 @@ typedef struct pcfg {
   double t[MAXREP], err;
   char name[48], grid[32];
   int ppn, threads; /* @K: K active ranks per node (0: all), their BLAS threads */
+  int kn;           /* @K: the active ranks on this node (K, or fewer on a smaller node) */
   ovl_active act;   /* the active subset of @K */
   int alg_s, alg_c; /* the grid of its ranks */
 } pcfg;
@@ -265,13 +266,11 @@ int main(int argc, char **argv) {
       on = ovl_active_comm(x->act);
       Pk = ovl_active_is_active(x->act);
       MPI_Allreduce(MPI_IN_PLACE, &Pk, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-      int on_node = 1, restore = 0;
+      int on_node = 1;
       MPI_Comm_size(ovl_active_node_comm(x->act), &on_node);
-      x->threads = ovl_blas_threads_share(cores, x->ppn < on_node ? x->ppn : on_node, &restore);
-      if (restore) ovl_blas_threads_set(restore); /* set again around each run */
-    } else {
-      x->threads = ovl_blas_threads_get();
+      x->kn = x->ppn < on_node ? x->ppn : on_node;
     }
+    x->threads = ovl_blas_threads_get(); /* @K: the active ranks' count, set around each run */
     int sq = ovl_purify_uses_sq(x->po.method), gs = 0, gc = 0;
     ovl_algo ka = alg;
     if (sq) ovl_sq_grid_dims(Pk, &gs, &gc);
@@ -331,10 +330,8 @@ int main(int argc, char **argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t3 = ovl_time();
       if (cfg[k].act) { /* the active ranks purify with the node's cores, the others sleep */
-        int restore = 0, on_node = 1;
-        MPI_Comm_size(ovl_active_node_comm(cfg[k].act), &on_node);
-        if (ovl_active_is_active(cfg[k].act))
-          ovl_blas_threads_share(cores, cfg[k].ppn < on_node ? cfg[k].ppn : on_node, &restore);
+        int restore = 0;
+        if (ovl_active_is_active(cfg[k].act)) cfg[k].threads = ovl_blas_threads_share(cores, cfg[k].kn, &restore);
         rc = ovl_active_run(cfg[k].act, run_purify, &cfg[k], NULL);
         if (restore) ovl_blas_threads_set(restore);
       } else {

@@ -99,10 +99,9 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
 
   /* 2. gamma of one core: one rank per core of every node at once (the
    * others wait), the slowest; the node's cores go into the file */
-  int cores = 0, rpn = 1, nodes = 1, consec = 1;
+  int cores = 0;
   OVL_TRY(ovl_node_cores(comm, &cores));
   OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &cores, 1, MPI_INT, MPI_MIN, comm));
-  OVL_TRY(ovl_bench_node_info(comm, &rpn, &nodes, &consec));
   MPI_Comm node = MPI_COMM_NULL;
   int lrank = 0;
   OVL_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));

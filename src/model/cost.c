@@ -275,8 +275,8 @@ static double ssc_p2p_off(int s, int ppn) {
   double cross = 0, all = 0;
   for (int i = 0; i < s; i++)
     for (int k = 0; k < s; k++) {
-      long long dst = (long long)k + (long long)s * i,
-                src[2] = {dst + (long long)s * s * k - k + i, dst + (long long)s * s * k};
+      long long plane = (long long)s * s * k, dst = k + (long long)s * i; /* P(i,k,0) */
+      long long src[2] = {i + (long long)s * i + plane, dst + plane};     /* P(i,i,k), P(i,k,k) */
       for (int x = 0; x < 2; x++)
         if (src[x] != dst) all += 1, cross += src[x] / ppn != dst / ppn;
     }
