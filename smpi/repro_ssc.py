@@ -4,13 +4,14 @@ Stampede2-like platform (smpi/platforms/make_platforms.py), beside the paper.
 
 usage: smpi/repro_ssc.py {table1,table3,table5,all} [--build build-smpi] [--net ideal|halfbw]
                          [--out DIR] [--rerun] [--timeout SECONDS] [--poll SECONDS]
-                         [--max-ranks P] [--flowcap RATE] [--systems 1hsg_70,...]
+                         [--max-ranks P] [--flowcap RATE] [--sumrate RATE] [--systems 1hsg_70,...]
 Table I and II come from one set of runs (table1). Every run is ssc_sim under
 smpi/smpirun.sh with OVL_SMPI_FLOPS=skip (local products as 2mnk flops at the
 node's dgemm rate) and shared memory for the matrix blocks; results are
 deterministic. --flowcap RATE runs on the uniform-latency platform with every
 message stream capped at RATE (smpi/smpirun.sh --flowcap, docs/smpi.md); its
-files are tagged _capRATE. Raw output goes to DIR (default build-smpi/repro), tables to
+files are tagged _capRATE. --sumrate RATE charges the reductions' sums at RATE
+of the summing rank's time (smpi/smpirun.sh --sumrate); files tagged _sumRATE. Raw output goes to DIR (default build-smpi/repro), tables to
 stdout and DIR/<table>_<net>.md.
 """
 import argparse
@@ -50,8 +51,9 @@ def run(args, np_, ppn, sim_args, tag):
     env["OVL_SMPI_FLOWCAP"] = args.flowcap
   if args.poll != DEFAULT_POLL:
     env["OVL_SMPI_CFG"] = f"--cfg=smpi/test:{args.poll} --cfg=smpi/iprobe:{args.poll} " + env.get("OVL_SMPI_CFG", "")
-  cmd = ["timeout", str(args.timeout), os.path.join(HERE, "smpirun.sh"), "-np", str(np_),
-         os.path.join(args.build, "ssc_sim")] + sim_args + ["--reps", "1", "--warmup", "0"]
+  cmd = ["timeout", str(args.timeout), os.path.join(HERE, "smpirun.sh"), "-np", str(np_)]
+  cmd += ["--sumrate", args.sumrate] if args.sumrate else []
+  cmd += [os.path.join(args.build, "ssc_sim")] + sim_args + ["--reps", "1", "--warmup", "0"]
   if not os.path.exists(log) and np_ > args.max_ranks:
     return {}
   if not (os.path.exists(log) and not args.rerun):
@@ -142,12 +144,15 @@ def main():
                   "other values tag the output files _pollX")
   ap.add_argument("--flowcap", default="", help="per-stream bandwidth cap, e.g. 2.4GBps (smpi/smpirun.sh --flowcap); "
                   "tags the output files _capRATE")
+  ap.add_argument("--sumrate", default="", help="the reductions' arithmetic at this rate, e.g. 1.5GBps "
+                  "(smpi/smpirun.sh --sumrate); raw files tagged _sumRATE")
   ap.add_argument("--systems", default="", help="Table I/II: only these systems (comma-separated, e.g. 1hsg_70)")
   args = ap.parse_args()
   args.systems = [x for x in args.systems.split(",") if x]
   args.build = os.path.abspath(args.build)
   args.out = os.path.abspath(args.out or os.path.join(args.build, "repro"))
-  args.sfx = ("" if args.poll == DEFAULT_POLL else f"_poll{args.poll}") + (f"_cap{args.flowcap}" if args.flowcap else "")
+  args.sfx = ("" if args.poll == DEFAULT_POLL else f"_poll{args.poll}") + (f"_cap{args.flowcap}" if args.flowcap else "") + \
+      (f"_sum{args.sumrate}" if args.sumrate else "")
   for t in (["table1", "table3", "table5"] if args.table == "all" else [args.table]):
     text, csv = globals()[t](args)
     print(text)

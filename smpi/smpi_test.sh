@@ -4,7 +4,8 @@
 # products really computed and checked, and 16 simulated ranks of `ovl gemm`
 # where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, with
 # and without lookahead, and message streams between two nodes with and
-# without the per-flow cap (--flowcap). Exit 77 (skip) without smpicc.
+# without the per-flow cap (--flowcap), and the reductions' arithmetic
+# (--sumrate). Exit 77 (skip) without smpicc.
 # usage: smpi/smpi_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 bld=$2
@@ -75,3 +76,27 @@ for cap in "" 2.4GBps; do
 done
 [ "$fail" -eq 0 ] || { echo "smpi test: the flow cap does not cap one stream or lets several pass"; exit 1; }
 echo "smpi test: per-flow cap: PASS"
+# The reductions' arithmetic (smpirun.sh --sumrate, docs/smpi.md): 4 nodes,
+# a 4 MB reduction of ovl's own (Rabenseifner, p = 4) adds (p-1)/p of the
+# message on each rank, so --sumrate R must lengthen the blocking reduction by
+# 0.75 n / R (within 3 %); with 4 ranks per node each summing a quarter of it
+# (bench coll's ppn case) by a quarter of that: the ranks of a node add up in
+# parallel, as on their own cores.
+nb=4194304 rate=1.5e9
+coll() { # SUMRATE PPN: print "blocking_us ppn_us"
+  local sr=()
+  [ -n "$1" ] && sr=(--sumrate "$1")
+  (cd "$bld" && OVL_SMPI_PPN=$2 OVL_SMPI_FLOPS=skip "$src/smpi/smpirun.sh" -np $((4 * $2)) "${sr[@]}" "$bld/ovl" bench coll \
+    --op reduce --backend own --algo rabenseifner --ppn "$2" -m "$nb:$nb" -i 2 -x 1 -q 2>&1) | awk '$1 == n { print $2, $6 }' n="$nb"
+}
+read -r b0 _ <<<"$(coll "" 1)"
+read -r b1 _ <<<"$(coll 1.5GBps 1)"
+read -r _ p0 <<<"$(coll "" 4)"
+read -r _ p1 <<<"$(coll 1.5GBps 4)"
+[ -n "$b0" ] && [ -n "$b1" ] && [ -n "$p0" ] && [ -n "$p1" ] || { echo "smpi test: bench coll under --sumrate: no result"; exit 1; }
+verdict=$(awk -v b0="$b0" -v b1="$b1" -v p0="$p0" -v p1="$p1" -v n="$nb" -v r="$rate" 'BEGIN {
+  want = 0.75 * n / r * 1e6; a = (b1 - b0) / want; c = (p1 - p0) / (want / 4)
+  ok = a >= 0.97 && a <= 1.03 && c >= 0.97 && c <= 1.03
+  printf "%s: blocking +%.0f us, 4 ranks per node +%.0f us (want %.0f and %.0f)", ok ? "PASS" : "FAIL", b1 - b0, p1 - p0, want, want / 4 }')
+echo "smpi test: --sumrate 1.5GBps: $verdict"
+case "$verdict" in PASS*) ;; *) exit 1 ;; esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpiexec-like front end of smpirun for ovl's SMPI build.
-# usage: smpi/smpirun.sh [-np|-n N] [--flowcap RATE] PROGRAM [ARGS...]
+# usage: smpi/smpirun.sh [-np|-n N] [--flowcap RATE] [--sumrate RATE] PROGRAM [ARGS...]
 #        smpi/smpirun.sh --version
 # Environment:
 #   OVL_SMPI_PLATFORM  platform XML (default: a Stampede2-like 64 x 48 cluster, made on first use)
@@ -9,6 +9,9 @@
 #   OVL_SMPI_FLOWCAP   per-flow bandwidth cap, e.g. 2.4GBps (also --flowcap RATE): the
 #                      uniform-latency platform stampede2flat with TCP-gamma set so that
 #                      every inter-node message stream gets at most RATE (docs/smpi.md)
+#   --sumrate RATE     the reductions' arithmetic: every sum in ovl's own collectives costs
+#                      its bytes at RATE (e.g. 1.7GBps) of the summing rank's time (docs/smpi.md);
+#                      exported as OVL_SMPI_SUMRATE in bytes/s
 #   OVL_SMPI_NET       ideal (default: latency and bandwidth factors 1) or halfbw (large messages at half rate)
 #   OVL_SMPI_CFG       more smpirun options (--cfg=...)
 #   OVL_SMPI_FLOPS     real (default) or skip: see docs/smpi.md
@@ -21,6 +24,9 @@ while [ $# -gt 0 ]; do
     --version | -version) echo "SimGrid SMPI ($(smpirun -version 2>/dev/null | head -1)) via ovl smpi/smpirun.sh"; exit 0 ;;
     -np | -n) np=$2; shift 2 ;;
     --flowcap) flowcap=$2; shift 2 ;;
+    --sumrate)
+      OVL_SMPI_SUMRATE=$(python3 "$here/platforms/make_platforms.py" rate "$2") || exit 2
+      export OVL_SMPI_SUMRATE; shift 2 ;;
     --oversubscribe | --bind-to) [ "$1" = --bind-to ] && shift; shift ;;
     *) break ;;
   esac

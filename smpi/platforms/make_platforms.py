@@ -19,6 +19,7 @@
              VN mode: one rank per core.
 
 usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
+       make_platforms.py rate RATE        (prints RATE, e.g. 1.7GBps, in bytes/s)
        make_platforms.py stampede2flat [--nodes N] [--ppn K] [--flowcap RATE] DIR
        make_platforms.py bgp --ranks P DIR
 Writes DIR/<name>.xml and DIR/<name>_<ranks>.hostfile (rank r on the node of
@@ -123,9 +124,9 @@ def rate_bytes(text):
   try:
     v = float(num) * f
   except ValueError:
-    raise SystemExit(f"flowcap: '{text}' is not a rate (e.g. 2.4GBps)")
+    raise SystemExit(f"'{text}' is not a rate (e.g. 2.4GBps)")
   if not v > 0:
-    raise SystemExit(f"flowcap: '{text}' must be positive")
+    raise SystemExit(f"rate '{text}' must be positive")
   return v
 
 
@@ -158,6 +159,10 @@ def bgp(d, ranks):
 
 
 def main():
+  import sys
+  if len(sys.argv) == 3 and sys.argv[1] == "rate":
+    print(f"{rate_bytes(sys.argv[2]):.6g}")
+    return
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   ap.add_argument("kind", choices=["stampede2", "stampede2flat", "bgp"])
   ap.add_argument("dir")

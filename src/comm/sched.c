@@ -125,6 +125,34 @@ void ovl_i_sched_free(sched *s) {
 
 /* ---- progress ------------------------------------------------------------------ */
 
+#ifdef OVL_SMPI
+#include <errno.h>
+#include <simgrid/actor.h>
+#include <stdio.h>
+/* SimGrid SMPI (docs/smpi.md, "The reduction's arithmetic"): the simulated
+ * network moves bytes, but a real reduction also adds them up on the
+ * receiving process's core, and cannot post its next round meanwhile.
+ * OVL_SMPI_SUMRATE=BYTES_PER_S (smpi/smpirun.sh --sumrate) charges every sum
+ * of a schedule as that many bytes per simulated second, spent by the calling
+ * rank (a sleep: it holds no host resource, so the ranks of a node sum in
+ * parallel, as on their own cores). Unset or 0: sums are free, as before. */
+static double sched_sumrate(void) {
+  static double rate = -1;
+  if (rate < 0) {
+    const char *e = getenv("OVL_SMPI_SUMRATE");
+    char *end = NULL;
+    errno = 0;
+    double v = e && *e ? strtod(e, &end) : 0;
+    if (e && *e && (errno || *end || !(v >= 0))) {
+      fprintf(stderr, "ovl: OVL_SMPI_SUMRATE='%s' is not a rate in bytes per second\n", e);
+      abort();
+    }
+    rate = v;
+  }
+  return rate;
+}
+#endif
+
 ovl_err ovl_i_sched_progress(sched *s, int *done) {
   for (;;) {
     if (s->posted) {
@@ -141,12 +169,20 @@ ovl_err ovl_i_sched_progress(sched *s, int *done) {
         return OVL_OK;
       }
       int i = s->cur;
+      double summed = 0;
       for (; i < s->nops && s->ops[i].kind != SOP_END; i++) {
         sop *o = &s->ops[i];
-        if (o->kind == SOP_SUM)
+        if (o->kind == SOP_SUM) {
           for (int k = 0; k < o->count; k++) o->a[k] += o->b[k];
-        else if (o->kind == SOP_COPY) memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
+          summed += (double)o->count;
+        } else if (o->kind == SOP_COPY)
+          memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
       }
+#ifdef OVL_SMPI
+      if (summed > 0 && sched_sumrate() > 0) sg_actor_sleep_for(summed * sizeof(double) / sched_sumrate());
+#else
+      (void)summed;
+#endif
       s->cur = i + 1;
       s->posted = 0;
       s->nm = 0;
