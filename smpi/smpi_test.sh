@@ -5,7 +5,8 @@
 # where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, with
 # and without lookahead, and message streams between two nodes with and
 # without the per-flow cap (--flowcap), and the reductions' arithmetic
-# (--sumrate). Exit 77 (skip) without smpicc.
+# (--sumrate), and the message volume counted between nodes (ssc_sim
+# --volume). Exit 77 (skip) without smpicc.
 # usage: smpi/smpi_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 bld=$2
@@ -99,4 +100,22 @@ verdict=$(awk -v b0="$b0" -v b1="$b1" -v p0="$p0" -v p1="$p1" -v n="$nb" -v r="$
   ok = a >= 0.97 && a <= 1.03 && c >= 0.97 && c <= 1.03
   printf "%s: blocking +%.0f us, 4 ranks per node +%.0f us (want %.0f and %.0f)", ok ? "PASS" : "FAIL", b1 - b0, p1 - p0, want, want / 4 }')
 echo "smpi test: --sumrate 1.5GBps: $verdict"
+case "$verdict" in PASS*) ;; *) exit 1 ;; esac
+# Message volume (ssc_sim --volume, ovl_volume_*): Algorithm 4 on 2x2x2
+# ranks sends its bytes between nodes at 1 rank per node, fewer of them at 4
+# (some partners share the node), none at 8 (one node); on the busiest node
+# the kinds add up to its total.
+vol() { # PPN: print "total_MB_between_nodes busiest_node_MB its_sum_of_kinds"
+  (cd "$bld" && OVL_SMPI_PPN=$1 OVL_SMPI_FLOPS=skip "$src/smpi/smpirun.sh" -np 8 "$bld/ssc_sim" -n 150 --algo alg4 \
+    --ndup 1 --reps 1 --warmup 0 --volume 2>&1) |
+    awk '$1 == "volume" { split($4, k, "="); print $6 * k[2], $5, $7 + $8 + $9 + $10 }'
+}
+read -r t1 m1 k1 <<<"$(vol 1)"
+read -r t4 _ _ <<<"$(vol 4)"
+read -r t8 _ _ <<<"$(vol 8)"
+[ -n "$t1" ] && [ -n "$t4" ] && [ -n "$t8" ] || { echo "smpi test: ssc_sim --volume: no result"; exit 1; }
+verdict=$(awk -v a="$t1" -v m="$m1" -v k="$k1" -v b="$t4" -v c="$t8" 'BEGIN {
+  ok = a > 0 && b > 0 && b < a && c == 0 && (k - m) * (k - m) < 1e-4
+  printf "%s: MB between nodes %.3f (PPN 1), %.3f (PPN 4), %.3f (PPN 8)", ok ? "PASS" : "FAIL", a, b, c }')
+echo "smpi test: --volume: $verdict"
 case "$verdict" in PASS*) ;; *) exit 1 ;; esac

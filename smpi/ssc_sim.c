@@ -4,9 +4,14 @@
  * docs/smpi.md); it is an ordinary MPI program and runs under mpiexec too.
  *
  * usage: ssc_sim -n N [--algo alg3,alg4,alg5] [--ndup 1,2,4] [--grid SxSxC]
- *                [--backend own|mpi] [--reps R] [--warmup W] [--check]
+ *                [--backend own|mpi] [--reps R] [--warmup W] [--check] [--volume]
  * Prints one line per (algorithm, N_DUP):
  *   alg ndup n grid ranks t_med(s) tflops t_comm(s) t_comp(s) check
+ * --volume adds, after each, the bytes one more run sends between nodes
+ * (ovl_volume_*: ovl's own collectives and point-to-point sends), per node
+ * (the sum over its ranks), MB = 1e6 B, as Huang & Chow's Table IV:
+ *   volume algA ndup=D nodes=K max_node_MB mean_node_MB bcast_MB reduce_MB p2p_MB other_MB
+ * (the last four: the busiest node's, by kind).
  * The time of one run is the MAX over ranks; t_med is the median over runs.
  * The measurement is ovl_bench_ssc, the benchmark of `ovl bench ssc`
  * (ovl/bench.h): D is a random symmetric matrix scaled by 1/sqrt(n), and
@@ -67,13 +72,67 @@ static int run_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, 
   return !ok;
 }
 
+/* One more run of (alg, ndup) with the message volume counted: print the
+ * inter-node bytes per node (max and mean over nodes, and the busiest node's
+ * by kind) on rank 0. Returns the number of failures. */
+static int volume_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int s, int c) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  ovl_coll_cfg cc = ovl_coll_cfg_default();
+  cc.backend = be;
+  ovl_bench_ssc_h h = NULL;
+  double t;
+  ovl_volume v;
+  ovl_err rc = ovl_bench_ssc_open(MPI_COMM_WORLD, alg, ndup, s, alg == OVL_ALGO_SSC6 ? c : 0, n, &cc, &h);
+  if (!rc) rc = ovl_volume_start(MPI_COMM_WORLD);
+  if (!rc) rc = ovl_bench_ssc_once(h, &t);
+  if (!rc) rc = ovl_volume_get(&v);
+  ovl_volume_stop();
+  ovl_bench_ssc_close(&h);
+  if (rc) {
+    if (rank == 0) fprintf(stderr, "ssc_sim: volume: %s\n", ovl_errmsg());
+    return 1;
+  }
+  /* per node: sum over its ranks (node comm), then max and mean over nodes */
+  MPI_Comm nc, lc;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &nc);
+  int nr;
+  MPI_Comm_rank(nc, &nr);
+  double node[OVL_VOL_KINDS + 1] = {0}, mine[OVL_VOL_KINDS + 1] = {0};
+  for (int k = 0; k < OVL_VOL_KINDS; k++) mine[k] = v.offnode[k], mine[OVL_VOL_KINDS] += v.offnode[k];
+  MPI_Allreduce(mine, node, OVL_VOL_KINDS + 1, MPI_DOUBLE, MPI_SUM, nc);
+  MPI_Comm_split(MPI_COMM_WORLD, nr == 0 ? 0 : MPI_UNDEFINED, rank, &lc);
+  if (lc != MPI_COMM_NULL) {
+    int nn, lr;
+    MPI_Comm_size(lc, &nn);
+    MPI_Comm_rank(lc, &lr);
+    struct {
+      double v;
+      int r;
+    } in = {node[OVL_VOL_KINDS], lr}, mx;
+    double sum = 0, kinds[OVL_VOL_KINDS];
+    MPI_Allreduce(&in, &mx, 1, MPI_DOUBLE_INT, MPI_MAXLOC, lc);
+    MPI_Reduce(&node[OVL_VOL_KINDS], &sum, 1, MPI_DOUBLE, MPI_SUM, 0, lc);
+    if (mx.r == lr) memcpy(kinds, node, sizeof kinds);
+    MPI_Bcast(kinds, OVL_VOL_KINDS, MPI_DOUBLE, mx.r, lc);
+    if (lr == 0)
+      printf("  volume alg%d ndup=%d nodes=%d %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f\n",
+             3 + (int)(alg - OVL_ALGO_SSC3), ndup, nn, mx.v / 1e6, sum / nn / 1e6, kinds[OVL_VOL_BCAST] / 1e6,
+             kinds[OVL_VOL_REDUCE] / 1e6, kinds[OVL_VOL_P2P] / 1e6, kinds[OVL_VOL_OTHER] / 1e6);
+    fflush(stdout);
+    MPI_Comm_free(&lc);
+  }
+  MPI_Comm_free(&nc);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, P;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int64_t n = 1000;
-  int algs[MAXL] = {5}, nalg = 1, ndups[MAXL] = {4}, nnd = 1, reps = 2, warm = 1, check = 0, s = 0, c = 0;
+  int algs[MAXL] = {5}, nalg = 1, ndups[MAXL] = {4}, nnd = 1, reps = 2, warm = 1, check = 0, s = 0, c = 0, vol = 0;
   ovl_backend be = OVL_BACKEND_OWN;
   for (int a = 1; a < argc; a++) {
     const char *v = a + 1 < argc ? argv[a + 1] : "";
@@ -86,12 +145,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[a], "--reps")) reps = atoi(v), a++;
     else if (!strcmp(argv[a], "--warmup")) warm = atoi(v), a++;
     else if (!strcmp(argv[a], "--check")) check = 1;
+    else if (!strcmp(argv[a], "--volume")) vol = 1;
     else bad = 1;
     if (bad || n < 1 || reps < 1 || reps > 64 || warm < 0) {
       if (rank == 0)
         fprintf(stderr,
                 "ssc_sim: bad argument '%s'\nusage: ssc_sim -n N [--algo alg3,alg4,alg5,alg6] [--ndup 1,2,4] "
-                "[--grid SxSxC] [--backend own|mpi] [--reps R] [--warmup W] [--check]\n",
+                "[--grid SxSxC] [--backend own|mpi] [--reps R] [--warmup W] [--check] [--volume]\n",
                 argv[a < argc ? a : argc - 1]);
       MPI_Finalize();
       return 2;
@@ -107,6 +167,7 @@ int main(int argc, char **argv) {
       int gs = s, gc = c;
       if (alg != OVL_ALGO_SSC6 && gc != gs) gs = gc = 0; /* Algorithms 3-5: the p^3 grid */
       fails += run_one(n, alg, ndups[id], be, warm, reps, check, gs, gc);
+      if (vol) fails += volume_one(n, alg, ndups[id], be, gs, gc);
     }
   MPI_Finalize();
   return fails ? 1 : 0;

@@ -1111,6 +1111,63 @@ static void test_names(void) {
     if (g_verbose && W_rank == 0) fprintf(stderr, "section %-45s %7.2f s\n", #call, MPI_Wtime() - t_s_);               \
   } while (0)
 
+/* Message volume counters: an own binomial broadcast and reduction of n
+ * doubles send (p-1) n doubles in all, a point-to-point send its own; the MPI
+ * back end's collectives and anything after ovl_volume_stop are not counted;
+ * with every rank on one node nothing is off-node. comm: ranks reversed against the
+ * counting communicator MPI_COMM_WORLD, so ranks must be translated. */
+static void test_volume(MPI_Comm comm, const char *cname) {
+  (void)cname;
+  int p, r;
+  MPI_Comm_size(comm, &p);
+  MPI_Comm_rank(comm, &r);
+  const int64_t n = 1000;
+  double *b = malloc(sizeof(double) * (size_t)n), *c = malloc(sizeof(double) * (size_t)n);
+  fill_const(b, n, 1.0);
+  ovl_coll_cfg own = ovl_coll_cfg_default(), mpi = ovl_coll_cfg_default();
+  own.backend = OVL_BACKEND_OWN, own.bcast = OVL_BCAST_BINOMIAL, own.reduce = OVL_REDUCE_BINOMIAL;
+  mpi.backend = OVL_BACKEND_MPI;
+  ovl_req q = NULL;
+  ovl_volume v;
+  C_OK(ovl_volume_start(MPI_COMM_WORLD));
+  C_OK(ovl_ibcast(b, n, 0, comm, &own, &q));
+  complete(&q);
+  C_OK(ovl_ireduce(b, c, n, 0, comm, &own, &q));
+  complete(&q);
+  C_OK(ovl_ibcast(b, n, 0, comm, &mpi, &q)); /* not seen */
+  complete(&q);
+  if (p > 1 && (r == 0 || r == p - 1)) {
+    C_OK(r == 0 ? ovl_isend(b, 7, p - 1, 5, comm, &q) : ovl_irecv(c, 7, 0, 5, comm, &q));
+    complete(&q);
+  }
+  C_OK(ovl_volume_get(&v));
+  C_OK(ovl_volume_stop());
+  C_OK(ovl_ibcast(b, n, 0, comm, &own, &q)); /* after stop: not counted */
+  complete(&q);
+  ovl_volume w;
+  C_OK(ovl_volume_get(&w));
+  C_CHECK(memcmp(&v, &w, sizeof v) == 0, "volume changed after ovl_volume_stop");
+  double mine[5] = {v.bytes[OVL_VOL_BCAST], v.bytes[OVL_VOL_REDUCE], v.bytes[OVL_VOL_P2P], v.bytes[OVL_VOL_OTHER], 0},
+         all[5];
+  for (int k = 0; k < OVL_VOL_KINDS; k++) mine[4] += v.offnode[k];
+  MPI_Allreduce(mine, all, 5, MPI_DOUBLE, MPI_SUM, comm);
+  double want = 8.0 * (double)n * (p - 1);
+  C_CHECK(all[0] == want, "volume: broadcast bytes %.0f, want %.0f", all[0], want);
+  C_CHECK(all[1] == want, "volume: reduction bytes %.0f, want %.0f", all[1], want);
+  C_CHECK(all[2] == (p > 1 ? 56.0 : 0.0), "volume: point-to-point bytes %.0f, want %d", all[2], p > 1 ? 56 : 0);
+  MPI_Comm node;
+  int nn, wn;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &nn);
+  MPI_Comm_size(MPI_COMM_WORLD, &wn);
+  MPI_Comm_free(&node);
+  C_CHECK(all[3] == 0, "volume: other bytes %.0f, want 0", all[3]);
+  C_CHECK(nn < wn || all[4] == 0, "volume: %.0f bytes off-node with every rank on one node", all[4]);
+  C_CHECK(all[4] <= all[0] + all[1] + all[2], "volume: more bytes off-node (%.0f) than sent", all[4]);
+  C_CHECK(ovl_volume_get(NULL) == OVL_ERR_ARG, "ovl_volume_get(NULL) accepted");
+  free(b), free(c);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &W_rank);
@@ -1149,6 +1206,7 @@ int main(int argc, char **argv) {
   SECTION(test_inflight(rev, "rev"));
   SECTION(test_many(rev, "rev"));
   SECTION(test_two_comms(rev, dupw));
+  SECTION(test_volume(rev, "rev"));
   /* both halves at once: even world ranks in one comm, odd in the other */
   SECTION(test_small_matrix(half, W_rank % 2 ? "odd-half" : "even-half"));
   SECTION(test_small_matrix(MPI_COMM_SELF, "self"));

@@ -251,6 +251,28 @@ int ovl_active_nodes(ovl_active a);
  * slept (0 on active ranks). */
 ovl_err ovl_active_run(ovl_active a, ovl_err (*fn)(void *ctx), void *ctx, int64_t *slept_polls);
 
+/* ---- message volume ------------------------------------------------------ */
+
+/* Bytes this rank sends through ovl's comm layer, by kind, and how many of
+ * them go to a rank on another node (Huang & Chow's Table IV counts the
+ * inter-node ones). Seen: ovl_isend and every collective of the own back end
+ * (its messages are ovl's); not seen: the MPI back end's collectives (the
+ * MPI library's messages). Counted between ovl_volume_start and
+ * ovl_volume_stop only; otherwise a send costs one test of a flag. */
+typedef enum { OVL_VOL_P2P, OVL_VOL_BCAST, OVL_VOL_REDUCE, OVL_VOL_OTHER, OVL_VOL_KINDS } ovl_vol_kind;
+typedef struct ovl_volume {
+  double bytes[OVL_VOL_KINDS];   /* every byte sent, by kind (reduce: reduce and allreduce) */
+  double offnode[OVL_VOL_KINDS]; /* of those, bytes to a rank on another node */
+} ovl_volume;
+/* Zero the counters and start counting; a node is what
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) groups. Peers outside comm are
+ * counted in bytes only. COLLECTIVE over comm. */
+ovl_err ovl_volume_start(MPI_Comm comm);
+/* The counts so far. LOCAL. */
+ovl_err ovl_volume_get(ovl_volume *out);
+/* Stop counting and release what start took. LOCAL; OVL_OK when not started. */
+ovl_err ovl_volume_stop(void);
+
 /* Node-shared memory (MPI-3 shared windows): `bytes` per node (every rank of
  * the node passes the same value), allocated once on the node's first rank
  * and mapped by all ranks of the node, so changing the active count moves no

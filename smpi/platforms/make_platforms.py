@@ -54,7 +54,7 @@ BGP_SHM_LAT = "0.5us"
 
 
 def write(path, text):
-  tmp = path + ".tmp"
+  tmp = f"{path}.{os.getpid()}.tmp"  # concurrent runs write the same platform
   with open(tmp, "w") as f:
     f.write(text)
   os.replace(tmp, path)

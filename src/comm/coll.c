@@ -136,11 +136,12 @@ static ovl_err start_sched(ovl_req *req, ovl_req r) {
   return OVL_OK;
 }
 
-#define BUILD_OWN(comm, call)                                                                                          \
+#define BUILD_OWN(comm, kind, call)                                                                                    \
   do {                                                                                                                 \
     ovl_req r_ = NULL;                                                                                                 \
     OVL_TRY(ovl_i_req_new_sched(&r_));                                                                                 \
     ovl_i_sched_init(&r_->s, (comm));                                                                                  \
+    r_->s.vkind = (kind);                                                                                              \
     ovl_err rc_ = (call);                                                                                              \
     if (rc_ != OVL_OK) {                                                                                               \
       ovl_i_req_free(&r_);                                                                                             \
@@ -179,7 +180,7 @@ ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_co
   }
   ovl_alg a = cfg->bcast;
   if (a == OVL_ALG_AUTO) a = (p <= 2 || n * 8 < 65536) ? OVL_BCAST_BINOMIAL : OVL_BCAST_SCATTER_ALLGATHER;
-  BUILD_OWN(comm, ovl_i_own_bcast(&r_->s, a, buf, n, root, p, rank, cfg));
+  BUILD_OWN(comm, OVL_VOL_BCAST, ovl_i_own_bcast(&r_->s, a, buf, n, root, p, rank, cfg));
 }
 
 ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -196,7 +197,7 @@ ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_C
   }
   ovl_alg a = cfg->reduce;
   if (a == OVL_ALG_AUTO) a = (p <= 2 || n * 8 < 65536) ? OVL_REDUCE_BINOMIAL : OVL_REDUCE_RABENSEIFNER;
-  BUILD_OWN(comm, ovl_i_own_reduce(&r_->s, a, sbuf, rbuf, n, root, p, rank));
+  BUILD_OWN(comm, OVL_VOL_REDUCE, ovl_i_own_reduce(&r_->s, a, sbuf, rbuf, n, root, p, rank));
 }
 
 ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -212,7 +213,7 @@ ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm com
     START_MPI(MPI_Iallreduce(s, rbuf, (int)n, MPI_DOUBLE, MPI_SUM, comm, mreq), "MPI_Iallreduce");
   }
   ovl_alg a = cfg->allreduce == OVL_ALG_AUTO ? OVL_ALLREDUCE_RABENSEIFNER : cfg->allreduce;
-  BUILD_OWN(comm, ovl_i_own_allreduce(&r_->s, a, sbuf, rbuf, n, p, rank));
+  BUILD_OWN(comm, OVL_VOL_REDUCE, ovl_i_own_allreduce(&r_->s, a, sbuf, rbuf, n, p, rank));
 }
 
 ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -229,7 +230,7 @@ ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm com
   }
   ovl_alg a = cfg->allgather;
   if (a == OVL_ALG_AUTO) a = pow2(p) && n * 8 * p < 524288 ? OVL_ALLGATHER_RECDBL : OVL_ALLGATHER_RING;
-  BUILD_OWN(comm, ovl_i_own_allgather(&r_->s, a, sbuf, rbuf, n, n, p, rank));
+  BUILD_OWN(comm, OVL_VOL_OTHER, ovl_i_own_allgather(&r_->s, a, sbuf, rbuf, n, n, p, rank));
 }
 
 ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
@@ -246,7 +247,7 @@ ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm
   }
   ovl_alg a = cfg->alltoall;
   if (a == OVL_ALG_AUTO) a = pow2(p) ? OVL_ALLTOALL_PAIRWISE : OVL_ALLTOALL_RING;
-  BUILD_OWN(comm, ovl_i_own_alltoall(&r_->s, a, sbuf, rbuf, n, p, rank));
+  BUILD_OWN(comm, OVL_VOL_OTHER, ovl_i_own_alltoall(&r_->s, a, sbuf, rbuf, n, p, rank));
 }
 
 ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm, ovl_req *req) {
@@ -255,6 +256,7 @@ ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm
   OVL_TRY(check_common(comm, n, dest, 1, &p, &rank));
   OVL_TRY(check_tag(tag));
   OVL_TRY(check_int(n));
+  ovl_i_volume_add(OVL_VOL_P2P, comm, dest, n);
   START_MPI(MPI_Isend(buf, (int)n, MPI_DOUBLE, dest, tag, comm, mreq), "MPI_Isend");
 }
 
@@ -297,5 +299,5 @@ ovl_err ovl_i_coll_iallgather_strided(const double *sbuf, double *base, int64_t 
     return OVL_OK;
   }
   ovl_alg a = cfg->allgather == OVL_ALG_AUTO ? OVL_ALLGATHER_RING : cfg->allgather;
-  BUILD_OWN(comm, ovl_i_own_allgather(&r_->s, a, sbuf, base, len, stride, p, rank));
+  BUILD_OWN(comm, OVL_VOL_OTHER, ovl_i_own_allgather(&r_->s, a, sbuf, base, len, stride, p, rank));
 }

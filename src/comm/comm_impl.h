@@ -26,7 +26,11 @@ typedef struct sched {
   MPI_Request *mreq;
   int nm, mcap;
   double *tmp; /* scratch owned by the schedule */
+  int vkind;   /* ovl_vol_kind of its sends (message volume counters) */
 } sched;
+
+/* Count a send of count doubles to peer of comm (volume.c). LOCAL. */
+void ovl_i_volume_add(int kind, MPI_Comm comm, int peer, int64_t count);
 
 /* Largest single message; longer ones are split by the builders. */
 #define OVL_MSG_MAX_ELEMS (1 << 28)

@@ -50,6 +50,7 @@ static ovl_err next_tag(MPI_Comm comm, int *tag) {
 ovl_err ovl_i_sched_init(sched *s, MPI_Comm comm) {
   memset(s, 0, sizeof *s);
   s->comm = comm;
+  s->vkind = OVL_VOL_OTHER;
   return OVL_OK;
 }
 
@@ -75,6 +76,7 @@ static ovl_err push_split(sched *s, int kind, int peer, double *a, const double 
 }
 
 ovl_err ovl_i_sched_send(sched *s, int peer, const double *buf, int64_t n) {
+  ovl_i_volume_add(s->vkind, s->comm, peer, n);
   return n > 0 ? push_split(s, SOP_SEND, peer, NULL, buf, n) : OVL_OK;
 }
 ovl_err ovl_i_sched_recv(sched *s, int peer, double *buf, int64_t n) {
@@ -175,8 +177,7 @@ ovl_err ovl_i_sched_progress(sched *s, int *done) {
         if (o->kind == SOP_SUM) {
           for (int k = 0; k < o->count; k++) o->a[k] += o->b[k];
           summed += (double)o->count;
-        } else if (o->kind == SOP_COPY)
-          memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
+        } else if (o->kind == SOP_COPY) memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
       }
 #ifdef OVL_SMPI
       if (summed > 0 && sched_sumrate() > 0) sg_actor_sleep_for(summed * sizeof(double) / sched_sumrate());
