@@ -2,10 +2,12 @@
 """Huang & Chow, Tables I, II, III and V, simulated with SimGrid SMPI on the
 Stampede2-like platform (smpi/platforms/make_platforms.py), beside the paper.
 
-usage: smpi/repro_ssc.py {table1,table3,table5,all} [--build build-smpi] [--net ideal|halfbw]
+usage: smpi/repro_ssc.py {table1,table3,table4,table5,all} [--build build-smpi] [--net ideal|halfbw]
                          [--out DIR] [--rerun] [--timeout SECONDS] [--poll SECONDS]
                          [--max-ranks P] [--flowcap RATE] [--sumrate RATE] [--systems 1hsg_70,...]
-Table I and II come from one set of runs (table1). Every run is ssc_sim under
+Table I and II come from one set of runs (table1). table4: Algorithm 4 (N_DUP 1)
+at Table III's meshes with the bytes between nodes counted (ssc_sim --volume)
+beside its simulated communication time. Every run is ssc_sim under
 smpi/smpirun.sh with OVL_SMPI_FLOPS=skip (local products as 2mnk flops at the
 node's dgemm rate) and shared memory for the matrix blocks; results are
 deterministic. --flowcap RATE runs on the uniform-latency platform with every
@@ -31,6 +33,10 @@ PAPER_T2 = {"1hsg_45": (13.17, 15.30, 14.61, 16.05, 16.19, 16.07), "1hsg_60": (1
 # PPN, mesh p, total nodes, N_DUP=1, N_DUP=4
 PAPER_T3 = [(1, 4, 64, 19.21, 22.48), (2, 5, 63, 20.61, 26.45), (4, 6, 54, 26.24, 33.87), (6, 7, 58, 27.53, 36.73),
             (8, 8, 64, 24.98, 32.38)]
+# PPN, mesh p, estimated inter-node volume (MB), reduce BW, bcast BW (GB/s), estimated time, actual time (s)
+PAPER_T4 = [(1, 4, 265.0, 2.4, 8.5, 0.058, 0.073), (2, 5, 311.5, 3.1, 8.8, 0.056, 0.066),
+            (4, 6, 405.1, 5.1, 9.0, 0.054, 0.056), (6, 7, 429.7, 8.3, 9.1, 0.047, 0.050),
+            (8, 8, 390.5, 8.7, 9.1, 0.043, 0.054)]
 # PPN, s, c, total nodes, N_DUP=1, N_DUP=4
 PAPER_T5 = [(2, 8, 2, 64, 24.39, 24.55), (5, 12, 2, 58, 26.36, 28.04), (8, 16, 2, 64, 32.16, 34.69),
             (4, 9, 3, 61, 22.86, 23.53), (7, 12, 3, 62, 28.21, 30.15), (1, 4, 4, 64, 10.75, 11.86),
@@ -73,6 +79,8 @@ def run(args, np_, ppn, sim_args, tag):
     w = line.split()
     if len(w) >= 10 and w[0].startswith("alg") and not line.startswith("#"):
       res[(int(w[0][3:]), int(w[1]))] = (float(w[6]), float(w[5]), float(w[7]), float(w[8]))
+    elif len(w) == 10 and w[0] == "volume":  # volume algA ndup=D nodes=K max mean bcast reduce p2p other
+      res[("volume", int(w[1][3:]), int(w[2][5:]))] = tuple(float(x) for x in w[4:])
   return res
 
 
@@ -112,6 +120,24 @@ def table3(args):
   return ("Table III: Algorithm 5, 1hsg_70 (n = 7645), TFLOP/s, simulated (paper)\n\n" + "\n".join(rows) + "\n"), csv
 
 
+def table4(args):
+  rows = ["| PPN | mesh | inter-node MB, busiest node: counted (paper's estimate) | mean over nodes | "
+          "bcast / reduce / p2p MB (busiest node) | comm. time (s): simulated (paper's actual) |",
+          "|---|---|---|---|---|---|"]
+  csv = ["ppn,mesh,max_node_MB,mean_node_MB,bcast_MB,reduce_MB,p2p_MB,t_comm,paper_MB,paper_t"]
+  for ppn, p, mb, _, _, _, tact in PAPER_T4:
+    r = run(args, p**3, ppn, ["-n", "7645", "--algo", "alg4", "--ndup", "1", "--volume"], f"t4_ppn{ppn}")
+    v, t = r.get(("volume", 4, 1)), r.get((4, 1))
+    if not v or not t:
+      rows.append(f"| {ppn} | {p}x{p}x{p} | - ({mb}) | - | - | - ({tact}) |")
+      continue
+    rows.append(f"| {ppn} | {p}x{p}x{p} | {v[0]:.1f} ({mb}) | {v[1]:.1f} | {v[2]:.1f} / {v[3]:.1f} / {v[4]:.1f} | "
+                f"{t[2]:.3f} ({tact}) |")
+    csv.append(f"{ppn},{p},{v[0]:.2f},{v[1]:.2f},{v[2]:.2f},{v[3]:.2f},{v[4]:.2f},{t[2]:.5f},{mb},{tact}")
+  return ("Table IV: Algorithm 4 (N_DUP = 1), 1hsg_70 (n = 7645), bytes between nodes counted by ovl and "
+          "simulated communication time (paper)\n\n" + "\n".join(rows) + "\n"), csv
+
+
 def table5(args):
   rows = ["| PPN | s x s x c | nodes | N_DUP=1 | N_DUP=4 |", "|---|---|---|---|---|"]
   csv = ["ppn,s,c,ndup1,ndup4,paper1,paper4"]
@@ -132,7 +158,7 @@ def table5(args):
 
 def main():
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("table", choices=["table1", "table3", "table5", "all"])
+  ap.add_argument("table", choices=["table1", "table3", "table4", "table5", "all"])
   ap.add_argument("--build", default=os.path.join(ROOT, "build-smpi"))
   ap.add_argument("--net", default="ideal", choices=["ideal", "halfbw"])
   ap.add_argument("--out", default=None)
@@ -153,7 +179,7 @@ def main():
   args.out = os.path.abspath(args.out or os.path.join(args.build, "repro"))
   args.sfx = ("" if args.poll == DEFAULT_POLL else f"_poll{args.poll}") + (f"_cap{args.flowcap}" if args.flowcap else "") + \
       (f"_sum{args.sumrate}" if args.sumrate else "")
-  for t in (["table1", "table3", "table5"] if args.table == "all" else [args.table]):
+  for t in (["table1", "table3", "table4", "table5"] if args.table == "all" else [args.table]):
     text, csv = globals()[t](args)
     print(text)
     with open(os.path.join(args.out, f"{t}_{args.net}{args.sfx}.md"), "w") as f:
