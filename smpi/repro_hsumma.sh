@@ -2,9 +2,11 @@
 # HSUMMA (Quintin, Hasanov & Lastovetsky) on the simulated BlueGene/P-like torus:
 #   sweep  execution and communication time vs the number of groups G at P ranks (their Fig. 10 style)
 #   scale  SUMMA vs HSUMMA (G = sqrt(P)) communication time vs P (their Fig. 11 style)
-# usage: smpi/repro_hsumma.sh sweep|scale [BUILD_DIR]   (env: P, N, B, GS, PS, POLL, TIMEOUT, LATF)
+# usage: smpi/repro_hsumma.sh sweep|scale [BUILD_DIR]   (env: P, N, B, GS, PS, POLL, TIMEOUT, LATF, BCAST)
 # LATF=X multiplies every latency of the platform by X (SimGrid's smpi/lat-factor): an effective
 # per-message latency in the HSUMMA paper's regime (alpha/beta above 2nb/p); the CSV names get _latfX.
+# BCAST=ALG sets the own back end's broadcast (ovl gemm --bcast-alg: binomial, scatter-allgather, ...;
+# default auto); the CSV names get _ALG. The HSUMMA paper's cost analysis assumes scatter-allgather.
 # Runs `ovl gemm` of the SMPI build under smpi/smpirun.sh with local products as
 # flops (OVL_SMPI_FLOPS=skip) and shared matrix memory; writes BUILD/hsumma/*.csv
 # (host_s: host seconds the simulation took). b = M = B (default 256, the paper's).
@@ -23,10 +25,12 @@ export OVL_SMPI_FLOPS=skip OVL_SMPI_SHARED_MALLOC=1048576 OVL_SMPI_WORK=$out/pla
 export OVL_SMPI_CFG="--cfg=smpi/test:$POLL --cfg=smpi/iprobe:$POLL ${OVL_SMPI_CFG:-}"
 sfx=""
 if [ -n "${LATF:-}" ]; then OVL_SMPI_CFG="$OVL_SMPI_CFG --cfg=smpi/lat-factor:0:$LATF"; sfx=_latf$LATF; fi
+[ -n "${BCAST:-}" ] && sfx=${sfx}_$BCAST
 one() { # ranks algo G -> "t_med comm comp"
   local p=$1 algo=$2 g=$3 name
   name=$(python3 "$here/platforms/make_platforms.py" bgp --ranks "$p" "$OVL_SMPI_WORK")
   local args=(gemm --algo "$algo" -n "$N" -b "$B" --backend own -i 1 -x 0 --no-blas-check)
+  [ -n "${BCAST:-}" ] && args+=(--bcast-alg "$BCAST")
   [ "$algo" = hsumma ] && args+=(-G "$g")
   local t0=$SECONDS line
   line=$(cd "$out" && OVL_SMPI_PLATFORM=$OVL_SMPI_WORK/$name.xml OVL_SMPI_HOSTFILE=$OVL_SMPI_WORK/${name}_$p.hostfile \

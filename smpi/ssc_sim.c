@@ -5,13 +5,15 @@
  *
  * usage: ssc_sim -n N [--algo alg3,alg4,alg5] [--ndup 1,2,4] [--grid SxSxC]
  *                [--backend own|mpi] [--reps R] [--warmup W] [--check] [--volume]
+ *                [--arrival-order on|off]
  * Prints one line per (algorithm, N_DUP):
  *   alg ndup n grid ranks t_med(s) tflops t_comm(s) t_comp(s) check
  * --volume adds, after each, the bytes one more run sends between nodes
  * (ovl_volume_*: ovl's own collectives and point-to-point sends), per node
  * (the sum over its ranks), MB = 1e6 B, as Huang & Chow's Table IV:
  *   volume algA ndup=D nodes=K max_node_MB mean_node_MB bcast_MB reduce_MB p2p_MB other_MB
- * (the last four: the busiest node's, by kind).
+ * (the last four: the busiest node's, by kind). --arrival-order on: Algorithm 5
+ * multiplies each lane's part as it arrives (ovl_plan.arrival; default off).
  * The time of one run is the MAX over ranks; t_med is the median over runs.
  * The measurement is ovl_bench_ssc, the benchmark of `ovl bench ssc`
  * (ovl/bench.h): D is a random symmetric matrix scaled by 1/sqrt(n), and
@@ -42,6 +44,8 @@ static int parse_list(const char *s, int *out, int max, int alg) {
 /* One (algorithm, N_DUP) on an s x s x c grid (0: the default grid): time it
  * with ovl_bench_ssc (the benchmark of `ovl bench ssc`), print a line on
  * rank 0. Returns the number of failures. */
+static int g_arrival; /* --arrival-order on */
+
 static int run_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, int reps, int check, int s, int c) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -50,6 +54,7 @@ static int run_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, 
   if (alg == OVL_ALGO_SSC6) p.s25 = s, p.c25 = c;
   else p.cube_s = s;
   p.allow_idle = 1, p.cfg.backend = be, p.iters = reps, p.warmup = warm, p.check = check, p.seed = 7;
+  p.arrival = g_arrival;
   p.mem_limit = -1; /* simulated ranks: no memory gate (OVL_SMPI_FLOPS=skip shares their buffers) */
   ovl_bench_ssc_result res;
   if (ovl_bench_ssc(&p, &res) != OVL_OK) {
@@ -146,12 +151,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[a], "--warmup")) warm = atoi(v), a++;
     else if (!strcmp(argv[a], "--check")) check = 1;
     else if (!strcmp(argv[a], "--volume")) vol = 1;
+    else if (!strcmp(argv[a], "--arrival-order"))
+      bad = strcmp(v, "on") && strcmp(v, "off"), g_arrival = !strcmp(v, "on"), a++;
     else bad = 1;
     if (bad || n < 1 || reps < 1 || reps > 64 || warm < 0) {
       if (rank == 0)
         fprintf(stderr,
                 "ssc_sim: bad argument '%s'\nusage: ssc_sim -n N [--algo alg3,alg4,alg5,alg6] [--ndup 1,2,4] "
-                "[--grid SxSxC] [--backend own|mpi] [--reps R] [--warmup W] [--check] [--volume]\n",
+                "[--grid SxSxC] [--backend own|mpi] [--reps R] [--warmup W] [--check] [--volume] [--arrival-order "
+                "on|off]\n",
                 argv[a < argc ? a : argc - 1]);
       MPI_Finalize();
       return 2;
@@ -159,7 +167,8 @@ int main(int argc, char **argv) {
   }
   int fails = 0;
   if (rank == 0)
-    printf("# ssc_sim: %d ranks, n=%lld, backend %s\n", P, (long long)n, be == OVL_BACKEND_OWN ? "own" : "mpi");
+    printf("# ssc_sim: %d ranks, n=%lld, backend %s, arrival order %s\n", P, (long long)n,
+           be == OVL_BACKEND_OWN ? "own" : "mpi", g_arrival ? "on" : "off");
   if (rank == 0) printf("# alg ndup     n grid       ranks     t_med(s)   tflops   t_comm(s)   t_comp(s) check\n");
   for (int ia = 0; ia < nalg; ia++)
     for (int id = 0; id < nnd; id++) {                         /* one call per configuration: each gets a fresh grid */

@@ -313,6 +313,7 @@ typedef struct ovl_bench_ssc_params {
   int64_t mem_limit;
   ovl_bench_progress_fn progress; /* one step per round */
   void *progress_ctx;
+  int arrival; /* Algorithm 5: compute in arrival order (ovl_plan.arrival); default 0 */
 } ovl_bench_ssc_params;
 
 typedef struct ovl_bench_ssc_row {

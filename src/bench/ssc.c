@@ -79,7 +79,7 @@ static void cfg_free(ssc_cfg *c) {
 /* Plan, D (the same symmetric matrix for every configuration, scaled so that
  * D^3 stays O(1)), D^2, D^3 and reps timing slots. COLLECTIVE over the
  * grid's parent. */
-static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc, uint64_t seed) {
+static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc, int arrival, uint64_t seed) {
   ovl_grid2d pl = ovl_grid3d_plane(c->g);
   MPI_Comm parent = ovl_grid3d_parent(c->g);
   ovl_err rc = OVL_OK;
@@ -90,6 +90,7 @@ static ovl_err cfg_setup(ssc_cfg *c, int64_t n, int reps, const ovl_coll_cfg *cc
   OVL_TRY(ovl_err_agree(parent, rc));
   ovl_plan sp = ovl_plan_default(c->alg, n, 0);
   sp.ndup = c->ndup;
+  sp.arrival = arrival;
   if (cc) sp.coll = *cc;
   OVL_TRY(ovl_ssc_create(c->g, &sp, &c->s));
   OVL_TRY(ovl_dmat_create(pl, n, n, &c->D));
@@ -115,7 +116,7 @@ ovl_err ovl_bench_ssc_open(MPI_Comm comm, ovl_algo alg, int ndup, int s, int c, 
   ovl_err rc = ovl_grid3d_create(comm, s, c, OVL_GRID_ALLOW_IDLE, &B->g);
   if (!rc) {
     B->c.alg = alg, B->c.ndup = ndup, B->c.g = B->g;
-    rc = cfg_setup(&B->c, n, 1, cc, 42);
+    rc = cfg_setup(&B->c, n, 1, cc, 0, 42);
   }
   if (rc) {
     ovl_bench_ssc_close(&B);
@@ -224,7 +225,7 @@ ovl_err ovl_bench_ssc(const ovl_bench_ssc_params *p, ovl_bench_ssc_result *res) 
       ssc_cfg *c = &cfg[ncfg++];
       c->alg = p->algs[a], c->ndup = multi(p->algs[a]) ? p->ndups[k] : 1;
       c->g = p->algs[a] == OVL_ALGO_SSC6 ? g25 : cube;
-      rc = cfg_setup(c, n, p->iters, &p->cfg, p->seed);
+      rc = cfg_setup(c, n, p->iters, &p->cfg, p->arrival, p->seed);
     }
   }
   rc = ovl_err_agree(comm, rc);

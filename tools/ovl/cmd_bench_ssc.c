@@ -17,10 +17,10 @@
 int cmd_bench_ssc(int argc, char **argv) {
   int help = 0, iters = 5, warmup = 1, json = 0, quiet = 0, allow_idle = 0;
   int64_t n = 1000, mem_limit = 0;
-  const char *algs_s = "alg3,alg4,alg5,alg6", *backend = "mpi", *grid25 = NULL;
+  const char *algs_s = "alg3,alg4,alg5,alg6", *backend = "mpi", *grid25 = NULL, *arrival = "off";
   int64_t nd[16] = {1, 2, 4};
   ovl_opt_list ndups = {nd, 16, 3};
-  static const char *const backends[] = {"mpi", "own", NULL};
+  static const char *const backends[] = {"mpi", "own", NULL}, *const onoff[] = {"on", "off", NULL};
   ovl_opt opts[] = {
       {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size n (D is n x n)", NULL, 1, (int64_t)1 << 20},
       {"algo", 'a', OVL_OPT_STRING, &algs_s, "LIST", "algorithms, comma-separated {alg3,alg4,alg5,alg6}", NULL, 0, -1},
@@ -31,6 +31,9 @@ int cmd_bench_ssc(int argc, char **argv) {
       {"grid25", 0, OVL_OPT_STRING, &grid25, "SxSxC", NULL, NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit a grid stay idle", NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
+      {"arrival-order", 0, OVL_OPT_CHOICE, &arrival, "on|off",
+       "alg5: multiply each lane's part of a phase as it arrives (on) or after the whole phase (off, default)", onoff,
+       0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds (each times every configuration once)", NULL, 1,
        100000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up rounds", NULL, 0, 1000},
@@ -57,7 +60,7 @@ int cmd_bench_ssc(int argc, char **argv) {
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench ssc", rc);
   p.cfg.backend = strcmp(backend, "own") == 0 ? OVL_BACKEND_OWN : OVL_BACKEND_MPI;
   p.n = n, p.nndups = ndups.n, p.allow_idle = allow_idle, p.iters = iters, p.warmup = warmup;
-  p.mem_limit = mem_limit, p.s25 = g25[0], p.c25 = g25[2];
+  p.mem_limit = mem_limit, p.s25 = g25[0], p.c25 = g25[2], p.arrival = strcmp(arrival, "on") == 0;
   for (int k = 0; k < ndups.n; k++) p.ndups[k] = (int)nd[k];
   ovl_bench_reporter prog;
   ovl_bench_reporter_start(&prog, "ssc", 0, !quiet && !json);
