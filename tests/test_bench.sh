@@ -214,6 +214,10 @@ run 4 bench ssc -n 50 -a alg6,alg4 -d 2 --allow-idle -i 2 -x 0 -j -q
 expect "ssc np=4 idle rc" test "$rc" -eq 0
 cp "$tmp/out" "$tmp/ssc4.json"
 expect "ssc np=4 json" $PY "$tmp/ssc.py" "$tmp/ssc4.json" 4 alg6:2,alg4:1
+run 8 bench ssc -n 61 -a alg5 -d 1,3 --arrival-order on --backend own -i 1 -x 0 -j -q
+expect "ssc arrival order rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/ssca.json"
+expect "ssc arrival order json" $PY "$tmp/ssc.py" "$tmp/ssca.json" 8 alg5:1,alg5:3
 run 1 bench ssc -n 40 -i 1 -x 0 --backend own -d 1-2
 expect "ssc np=1 table rc" test "$rc" -eq 0
 expect "ssc table header" has "# algo  ndup" "$out"
