@@ -9,9 +9,9 @@
 #   OVL_SMPI_FLOWCAP   per-flow bandwidth cap, e.g. 2.4GBps (also --flowcap RATE): the
 #                      uniform-latency platform stampede2flat with TCP-gamma set so that
 #                      every inter-node message stream gets at most RATE (docs/smpi.md)
-#   --sumrate RATE     the reductions' arithmetic: every sum in ovl's own collectives costs
-#                      its bytes at RATE (e.g. 1.7GBps) of the summing rank's time (docs/smpi.md);
-#                      exported as OVL_SMPI_SUMRATE in bytes/s
+#   OVL_SMPI_SUMRATE   the reductions' arithmetic, in bytes/s (also --sumrate RATE, e.g. 1.62GBps):
+#                      every sum in ovl's own collectives costs its bytes at this rate of the
+#                      summing rank's simulated time (docs/smpi.md)
 #   OVL_SMPI_NET       ideal (default: latency and bandwidth factors 1) or halfbw (large messages at half rate)
 #   OVL_SMPI_CFG       more smpirun options (--cfg=...)
 #   OVL_SMPI_FLOPS     real (default) or skip: see docs/smpi.md

@@ -41,11 +41,11 @@ static int parse_list(const char *s, int *out, int max, int alg) {
   return n;
 }
 
+static int g_arrival; /* --arrival-order on */
+
 /* One (algorithm, N_DUP) on an s x s x c grid (0: the default grid): time it
  * with ovl_bench_ssc (the benchmark of `ovl bench ssc`), print a line on
  * rank 0. Returns the number of failures. */
-static int g_arrival; /* --arrival-order on */
-
 static int run_one(int64_t n, ovl_algo alg, int ndup, ovl_backend be, int warm, int reps, int check, int s, int c) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -19,15 +19,16 @@
              VN mode: one rank per core.
 
 usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
-       make_platforms.py rate RATE        (prints RATE, e.g. 1.7GBps, in bytes/s)
        make_platforms.py stampede2flat [--nodes N] [--ppn K] [--flowcap RATE] DIR
        make_platforms.py bgp --ranks P DIR
+       make_platforms.py rate RATE        (prints RATE, e.g. 1.7GBps, in bytes/s)
 Writes DIR/<name>.xml and DIR/<name>_<ranks>.hostfile (rank r on the node of
 rank r, ranks of one node consecutive: the "natural" assignment).
 """
 import argparse
 import math
 import os
+import sys
 
 HEADER = '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n<platform version="4.1">\n'
 
@@ -159,7 +160,6 @@ def bgp(d, ranks):
 
 
 def main():
-  import sys
   if len(sys.argv) == 3 and sys.argv[1] == "rate":
     print(f"{rate_bytes(sys.argv[2]):.6g}")
     return
