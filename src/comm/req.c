@@ -1,5 +1,4 @@
 /* Requests: MPI requests and own schedules behind one handle. */
-#include <sched.h>
 #include <stdlib.h>
 
 #include "comm/comm_impl.h"
@@ -20,6 +19,44 @@ static void progress_others(ovl_req except) {
 }
 
 int64_t ovl_req_live(void) { return g_live; }
+
+/* Nothing can move until MPI completes a message: block in MPI_Waitany over
+ * every message the live schedules have posted and the waited plain MPI
+ * requests, and mark the one that completed. A schedule advances only when
+ * one of its messages completes, so after a sweep that moved nothing this
+ * gives the same order of events as polling, without spinning: in SimGrid
+ * SMPI a waiting rank then costs no host time and no polling quantum of
+ * simulated time (docs/smpi.md, "Waiting"). */
+static ovl_err block_on_any(int nw, const ovl_req *waited) {
+  int cnt = 0;
+  for (ovl_req q = g_sched_head; q; q = q->next)
+    if (q->s.posted) cnt += q->s.nm;
+  for (int i = 0; i < nw; i++)
+    if (waited[i] && waited[i]->kind == REQ_MPI) cnt++;
+  if (cnt == 0) return OVL_OK;
+  MPI_Request stack[64], *m = stack;
+  MPI_Request *wstack[64], **where = wstack;
+  if (cnt > 64) {
+    m = malloc(sizeof *m * (size_t)cnt);
+    where = malloc(sizeof *where * (size_t)cnt);
+    if (!m || !where) {
+      free(m), free(where);
+      return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %d requests", cnt);
+    }
+  }
+  int k = 0;
+  for (ovl_req q = g_sched_head; q; q = q->next)
+    if (q->s.posted)
+      for (int j = 0; j < q->s.nm; j++)
+        if (q->s.mreq[j] != MPI_REQUEST_NULL) where[k] = &q->s.mreq[j], m[k++] = q->s.mreq[j];
+  for (int i = 0; i < nw; i++)
+    if (waited[i] && waited[i]->kind == REQ_MPI && waited[i]->mreq != MPI_REQUEST_NULL)
+      where[k] = &waited[i]->mreq, m[k++] = waited[i]->mreq;
+  int idx = MPI_UNDEFINED, rc = k > 0 ? MPI_Waitany(k, m, &idx, MPI_STATUS_IGNORE) : MPI_SUCCESS;
+  if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED) *where[idx] = MPI_REQUEST_NULL;
+  if (m != stack) free(m), free(where);
+  return rc == MPI_SUCCESS ? OVL_OK : ovl_err_mpi(rc, "MPI_Waitany");
+}
 
 static ovl_err req_new(req_kind kind, ovl_req *out) {
   ovl_req r = calloc(1, sizeof *r);
@@ -84,10 +121,9 @@ ovl_err ovl_req_wait(ovl_req *req) {
   }
   for (;;) {
     int done = 0;
-    OVL_TRY(ovl_req_test(req, &done));
+    OVL_TRY(ovl_req_test(req, &done)); /* also a sweep over the other schedules */
     if (done) return OVL_OK;
-    progress_others(r);
-    sched_yield(); /* let other ranks sharing this core progress */
+    OVL_TRY(block_on_any(1, req));
   }
 }
 
@@ -117,6 +153,12 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
       if (reqs[i]->kind != REQ_MPI) all_mpi = 0;
     }
   if (live == 0) return OVL_OK;
+  for (int i = 0; i < n; i++) /* completed in an earlier block_on_any */
+    if (reqs[i] && reqs[i]->kind == REQ_MPI && reqs[i]->mreq == MPI_REQUEST_NULL) {
+      req_done(&reqs[i]);
+      *index = i;
+      return OVL_OK;
+    }
   if (all_mpi && g_nsched == 0) { /* let MPI block efficiently */
     MPI_Request stack[64], *m = n <= 64 ? stack : malloc(sizeof(MPI_Request) * (size_t)n);
     if (!m) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %d requests", n);
@@ -130,8 +172,9 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
     *index = idx;
     return OVL_OK;
   }
-  /* mixed or own schedules: poll every live request until one completes,
-   * starting after the last index so no request is favoured */
+  /* mixed or own schedules: test every live request, starting after the last
+   * index so no request is favoured, and block until a message completes when
+   * none has */
   static int start = 0;
   for (;;) {
     for (int k = 0; k < n; k++) {
@@ -146,6 +189,6 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
       }
     }
     progress_others(NULL);
-    sched_yield();
+    OVL_TRY(block_on_any(n, reqs));
   }
 }
