@@ -23,13 +23,15 @@ N=${N:-1024} B=${B:-256} POLL=${POLL:-1e-6}
 # 1e-9 (smpi/smpirun.sh's default) does not finish at P = 1024; 1e-6 is about one MPI_Test on an 850 MHz core.
 export OVL_SMPI_FLOPS=skip OVL_SMPI_SHARED_MALLOC=1048576 OVL_SMPI_WORK=$out/platforms
 export OVL_SMPI_CFG="--cfg=smpi/test:$POLL --cfg=smpi/iprobe:$POLL ${OVL_SMPI_CFG:-}"
-sfx=""
-if [ -n "${LATF:-}" ]; then OVL_SMPI_CFG="$OVL_SMPI_CFG --cfg=smpi/lat-factor:0:$LATF"; sfx=_latf$LATF; fi
+sfx=_warm
+if [ -n "${LATF:-}" ]; then OVL_SMPI_CFG="$OVL_SMPI_CFG --cfg=smpi/lat-factor:0:$LATF"; sfx=${sfx}_latf$LATF; fi
 [ -n "${BCAST:-}" ] && sfx=${sfx}_$BCAST
 one() { # ranks algo G -> "t_med comm comp"
   local p=$1 algo=$2 g=$3 name
   name=$(python3 "$here/platforms/make_platforms.py" bgp --ranks "$p" "$OVL_SMPI_WORK")
-  local args=(gemm --algo "$algo" -n "$N" -b "$B" --backend own -i 1 -x 0 --no-blas-check)
+  # one warm-up call: HSUMMA builds its group communicators (four MPI_Comm_split over the P ranks) on its
+  # first call, 0.6 ms of simulated time at P = 2048, which SUMMA's grid has before the timing starts
+  local args=(gemm --algo "$algo" -n "$N" -b "$B" --backend own -i 1 -x 1 --no-blas-check)
   [ -n "${BCAST:-}" ] && args+=(--bcast-alg "$BCAST")
   [ "$algo" = hsumma ] && args+=(-G "$g")
   local t0=$SECONDS line
