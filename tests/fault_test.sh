@@ -90,6 +90,8 @@ finish() {
 # directly, MPICH's hydra through a proxy)
 desc() { local c; for c in $(pgrep -P "$1"); do echo "$c"; desc "$c"; done; }
 ranks() { local p; for p in $(desc "$job"); do [ "$(ps -o comm= -p "$p")" = ovl ] && echo "$p"; done; }
+# a rank process's MPI rank, from the launcher's environment (Open MPI, Hydra)
+rank_of() { tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | sed -n 's/^\(OMPI_COMM_WORLD_RANK\|PMI_RANK\)=//p' | head -n 1; }
 ompi="" hydra=""
 "${MPIEXEC[0]}" --version 2>&1 | grep -q "Open MPI\|OpenRTE" && ompi=1
 "${MPIEXEC[0]}" --version 2>&1 | grep -q "HYDRA" && hydra=1
@@ -213,7 +215,11 @@ for ((i = 0; i < 600; i++)); do
   [ "$(wc -w <<<"$rank_pids")" -eq 4 ] && break
   sleep 0.01
 done
-stopped=$(tr -s " \n" "\n\n" <<<"$rank_pids" | sed -n 4p)
+# the last rank, not rank 0 (which prints the message): by the launcher's
+# rank variable, else the last process started
+stopped=""
+for p in $rank_pids; do [ "$(rank_of "$p")" = 3 ] && stopped=$p; done
+[ -n "$stopped" ] || stopped=$(tr -s " \n" "\n\n" <<<"$rank_pids" | sed -n 4p)
 [ -n "$stopped" ] && kill -STOP "$stopped"
 sleep 0.5
 if grep -q "# iter" out; then
