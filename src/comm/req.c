@@ -1,4 +1,5 @@
 /* Requests: MPI requests and own schedules behind one handle. */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "comm/comm_impl.h"
@@ -21,19 +22,25 @@ static void progress_others(ovl_req except) {
 int64_t ovl_req_live(void) { return g_live; }
 
 /* Nothing can move until MPI completes a message: block in MPI_Waitany over
- * every message the live schedules have posted and the waited plain MPI
- * requests, and mark the one that completed. A schedule advances only when
- * one of its messages completes, so after a sweep that moved nothing this
- * gives the same order of events as polling, without spinning: in SimGrid
- * SMPI a waiting rank then costs no host time and no polling quantum of
- * simulated time (docs/smpi.md, "Waiting"). */
-static ovl_err block_on_any(int nw, const ovl_req *waited) {
+ * every message the live schedules have posted, and mark the one that
+ * completed. A schedule advances only when one of its messages completes, so
+ * after a sweep that moved nothing this gives the same order of events as
+ * polling, without spinning: in SimGrid SMPI a waiting rank then costs no
+ * host time and no polling quantum of simulated time (docs/smpi.md,
+ * "Waiting"). Only when every live request is an own schedule: with a
+ * nonblocking collective of the MPI library in flight as well (the MPI back
+ * end mixed with the own one), Open MPI's MPI_Waitany over the schedules'
+ * messages was seen to hang with every rank inside it (tests/test_lanes.c,
+ * "pipeline mixed", 8 ranks), so that case polls and yields as before. */
+static ovl_err block_on_any(void) {
   int cnt = 0;
-  for (ovl_req q = g_sched_head; q; q = q->next)
-    if (q->s.posted) cnt += q->s.nm;
-  for (int i = 0; i < nw; i++)
-    if (waited[i] && waited[i]->kind == REQ_MPI) cnt++;
-  if (cnt == 0) return OVL_OK;
+  if (g_live == g_nsched)
+    for (ovl_req q = g_sched_head; q; q = q->next)
+      if (q->s.posted) cnt += q->s.nm;
+  if (cnt == 0) {
+    sched_yield(); /* let other ranks sharing this core progress */
+    return OVL_OK;
+  }
   MPI_Request stack[64], *m = stack;
   MPI_Request *wstack[64], **where = wstack;
   if (cnt > 64) {
@@ -49,9 +56,6 @@ static ovl_err block_on_any(int nw, const ovl_req *waited) {
     if (q->s.posted)
       for (int j = 0; j < q->s.nm; j++)
         if (q->s.mreq[j] != MPI_REQUEST_NULL) where[k] = &q->s.mreq[j], m[k++] = q->s.mreq[j];
-  for (int i = 0; i < nw; i++)
-    if (waited[i] && waited[i]->kind == REQ_MPI && waited[i]->mreq != MPI_REQUEST_NULL)
-      where[k] = &waited[i]->mreq, m[k++] = waited[i]->mreq;
   int idx = MPI_UNDEFINED, rc = k > 0 ? MPI_Waitany(k, m, &idx, MPI_STATUS_IGNORE) : MPI_SUCCESS;
   if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED) *where[idx] = MPI_REQUEST_NULL;
   if (m != stack) free(m), free(where);
@@ -123,7 +127,7 @@ ovl_err ovl_req_wait(ovl_req *req) {
     int done = 0;
     OVL_TRY(ovl_req_test(req, &done)); /* also a sweep over the other schedules */
     if (done) return OVL_OK;
-    OVL_TRY(block_on_any(1, req));
+    OVL_TRY(block_on_any());
   }
 }
 
@@ -153,12 +157,6 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
       if (reqs[i]->kind != REQ_MPI) all_mpi = 0;
     }
   if (live == 0) return OVL_OK;
-  for (int i = 0; i < n; i++) /* completed in an earlier block_on_any */
-    if (reqs[i] && reqs[i]->kind == REQ_MPI && reqs[i]->mreq == MPI_REQUEST_NULL) {
-      req_done(&reqs[i]);
-      *index = i;
-      return OVL_OK;
-    }
   if (all_mpi && g_nsched == 0) { /* let MPI block efficiently */
     MPI_Request stack[64], *m = n <= 64 ? stack : malloc(sizeof(MPI_Request) * (size_t)n);
     if (!m) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %d requests", n);
@@ -189,6 +187,6 @@ ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
       }
     }
     progress_others(NULL);
-    OVL_TRY(block_on_any(n, reqs));
+    OVL_TRY(block_on_any());
   }
 }
