@@ -16,8 +16,9 @@
 #     launcher's report of the killed process (Open MPI names the rank; Hydra
 #     prints, on standard output, "BAD TERMINATION" with the exit code and
 #     string of the first process it saw end, usually "Killed (signal 9)",
-#     and a PID, not a rank: docs/mpi.md); an earlier output file of the same name is
-#     intact; the last checkpoint is consistent and --restart from it works.
+#     and a PID, not a rank: docs/mpi.md); an earlier output file of the
+#     same name is intact; the last checkpoint is consistent and --restart
+#     from it works.
 #  6. A full disk (a 1 MiB tmpfs, and one with room for the data but not for
 #     its sidecar, mounted by the test; skipped when mount is not allowed):
 #     an error naming ENOSPC, and no file left, neither for -o nor for

@@ -36,7 +36,7 @@ static ovl_err block_on_any(void) {
   int cnt = 0;
   if (g_live == g_nsched)
     for (ovl_req q = g_sched_head; q; q = q->next)
-      if (q->s.posted) cnt += q->s.nm;
+      for (int j = 0; q->s.posted && j < q->s.nm; j++) cnt += q->s.mreq[j] != MPI_REQUEST_NULL;
   if (cnt == 0) {
     sched_yield(); /* let other ranks sharing this core progress */
     return OVL_OK;
@@ -53,10 +53,9 @@ static ovl_err block_on_any(void) {
   }
   int k = 0;
   for (ovl_req q = g_sched_head; q; q = q->next)
-    if (q->s.posted)
-      for (int j = 0; j < q->s.nm; j++)
-        if (q->s.mreq[j] != MPI_REQUEST_NULL) where[k] = &q->s.mreq[j], m[k++] = q->s.mreq[j];
-  int idx = MPI_UNDEFINED, rc = k > 0 ? MPI_Waitany(k, m, &idx, MPI_STATUS_IGNORE) : MPI_SUCCESS;
+    for (int j = 0; q->s.posted && j < q->s.nm; j++)
+      if (q->s.mreq[j] != MPI_REQUEST_NULL) where[k] = &q->s.mreq[j], m[k++] = q->s.mreq[j];
+  int idx = MPI_UNDEFINED, rc = MPI_Waitany(k, m, &idx, MPI_STATUS_IGNORE);
   if (rc == MPI_SUCCESS && idx != MPI_UNDEFINED) *where[idx] = MPI_REQUEST_NULL;
   if (m != stack) free(m), free(where);
   return rc == MPI_SUCCESS ? OVL_OK : ovl_err_mpi(rc, "MPI_Waitany");

@@ -71,7 +71,8 @@ static void post_panel(summa_ws *w, const kern_panel *pn, int s) {
   }
 }
 
-/* Post the next panel without lookahead (slot 0), counted as communication. */
+/* Post a panel into slot 0 (the first one, and every one without
+ * lookahead), counted as communication time, as HSUMMA counts it. */
 static void summa_post_timed(summa_ws *w, const kern_panel *pn, ovl_kstats *st) {
   double tp = ovl_time();
   post_panel(w, pn, 0);
@@ -181,11 +182,7 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
   ovl_i_kern_scale(C, beta);
   int la = plan->lookahead != 0;
   kern_panel cur = {0, 0, 0, 0};
-  if (K > 0) { /* posting is communication time too, as HSUMMA counts it */
-    double tp = ovl_time();
-    cur = kern_panel_at(K, w.p, w.q, b, 0), post_panel(&w, &cur, 0);
-    st.t_comm += ovl_time() - tp;
-  }
+  if (K > 0) cur = kern_panel_at(K, w.p, w.q, b, 0), summa_post_timed(&w, &cur, &st);
   for (int64_t t = 0; K > 0; t++) {
     int s = la ? (int)(t % 2) : 0;
     double tc = ovl_time();
