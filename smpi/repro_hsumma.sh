@@ -2,11 +2,14 @@
 # HSUMMA (Quintin, Hasanov & Lastovetsky) on the simulated BlueGene/P-like torus:
 #   sweep  execution and communication time vs the number of groups G at P ranks (their Fig. 10 style)
 #   scale  SUMMA vs HSUMMA (G = sqrt(P)) communication time vs P (their Fig. 11 style)
-# usage: smpi/repro_hsumma.sh sweep|scale [BUILD_DIR]   (env: P, N, B, GS, PS, POLL, TIMEOUT, LATF, BCAST)
+# usage: smpi/repro_hsumma.sh sweep|scale [BUILD_DIR]   (env: P, N, B, GS, PS, POLL, TIMEOUT, LATF, BCAST, REPS)
 # LATF=X multiplies every latency of the platform by X (SimGrid's smpi/lat-factor): an effective
 # per-message latency in the HSUMMA paper's regime (alpha/beta above 2nb/p); the CSV names get _latfX.
 # BCAST=ALG sets the own back end's broadcast (ovl gemm --bcast-alg: binomial, scatter-allgather, ...;
 # default auto); the CSV names get _ALG. The HSUMMA paper's cost analysis assumes scatter-allgather.
+# REPS=R times R calls after the warm-up and reports their median (default 1); the CSV names get _rR.
+# Successive calls differ in simulated time (up to 15 % with scatter-allgather at P = 256, latencies x 10:
+# the ranks leave one call skewed and the rings' messages meet differently on the torus in the next).
 # Runs `ovl gemm` of the SMPI build under smpi/smpirun.sh with local products as
 # flops (OVL_SMPI_FLOPS=skip) and shared matrix memory; writes BUILD/hsumma/*.csv
 # (host_s: host seconds the simulation took). b = M = B (default 256, the paper's).
@@ -26,12 +29,14 @@ export OVL_SMPI_CFG="--cfg=smpi/test:$POLL --cfg=smpi/iprobe:$POLL ${OVL_SMPI_CF
 sfx=_warm
 if [ -n "${LATF:-}" ]; then OVL_SMPI_CFG="$OVL_SMPI_CFG --cfg=smpi/lat-factor:0:$LATF"; sfx=${sfx}_latf$LATF; fi
 [ -n "${BCAST:-}" ] && sfx=${sfx}_$BCAST
+REPS=${REPS:-1}
+[ "$REPS" != 1 ] && sfx=${sfx}_r$REPS
 one() { # ranks algo G -> "t_med comm comp"
   local p=$1 algo=$2 g=$3 name
   name=$(python3 "$here/platforms/make_platforms.py" bgp --ranks "$p" "$OVL_SMPI_WORK")
   # one warm-up call: HSUMMA builds its group communicators (four MPI_Comm_split over the P ranks) on its
   # first call, 0.6 ms of simulated time at P = 2048, which SUMMA's grid has before the timing starts
-  local args=(gemm --algo "$algo" -n "$N" -b "$B" --backend own -i 1 -x 1 --no-blas-check)
+  local args=(gemm --algo "$algo" -n "$N" -b "$B" --backend own -i "$REPS" -x 1 --no-blas-check)
   [ -n "${BCAST:-}" ] && args+=(--bcast-alg "$BCAST")
   [ "$algo" = hsumma ] && args+=(-G "$g")
   local t0=$SECONDS line
