@@ -73,7 +73,9 @@ ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *
 /* Default per-rank size of one rotating buffer arena: 2 x the last-level
  * cache, lowered so that `roles` arenas on each of the node's ranks fit in
  * half of MemAvailable (ovl_mem_available); *capped says whether it was
- * lowered. The same on every rank. COLLECTIVE over comm. Errors: OVL_ERR_MPI. */
+ * lowered. In SMPI builds 0 (no arena): simulated time does not depend on
+ * caches, and all simulated ranks share one host process's memory. The same
+ * on every rank. COLLECTIVE over comm. Errors: OVL_ERR_MPI. */
 ovl_err ovl_bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, int *capped);
 
 /* The memory gate of every benchmark: OVL_ERR_NOMEM (agreed) when `bytes` per
