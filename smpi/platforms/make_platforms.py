@@ -31,6 +31,11 @@ import os
 import sys
 
 HEADER = '<?xml version="1.0"?>\n<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n<platform version="4.1">\n'
+# A FAT_TREE or TORUS cluster sits in a zone of its own: SimGrid 4.1 builds such
+# a cluster inside its parent zone and crashes when it has none (a top-level
+# cluster); routes inside the cluster are the same either way.
+ZONE_OPEN = '  <zone id="world" routing="Full">\n'
+ZONE_CLOSE = '  </zone>\n'
 
 # Stampede2 Skylake node: 2 x 24-core Xeon Platinum 8160. Huang & Chow report
 # 0.01794 s for the two local products of 1hsg_70 on a 4x4x4 mesh, i.e.
@@ -84,12 +89,12 @@ def stampede2(d, nodes, ppn, ranks):
   par = max(1, per_leaf // cores_sw)
   topo = f"2;{per_leaf},{leaves};1,{cores_sw};1,{par}" if leaves > 1 else f"1;{per_leaf};1;1"
   name = f"stampede2_{nodes}"
-  xml = HEADER + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, Omni-Path-like fat tree ({topo}) -->
+  xml = HEADER + ZONE_OPEN + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, Omni-Path-like fat tree ({topo}) -->
   <cluster id="{name}" prefix="s" suffix="" radical="0-{nodes - 1}" speed="{S2_NODE_FLOPS}" core="1"
            bw="{S2_LINK_BW}" lat="{S2_LINK_LAT}" sharing_policy="SPLITDUPLEX"
            loopback_bw="{S2_SHM_BW}" loopback_lat="{S2_SHM_LAT}"
            topology="FAT_TREE" topo_parameters="{topo}"/>
-</platform>
+{ZONE_CLOSE}</platform>
 '''
   write(os.path.join(d, name + ".xml"), xml)
   write(os.path.join(d, f"{name}_ppn{ppn}_{ranks}.hostfile"), hostfile("s", nodes, ppn, ranks))
@@ -147,12 +152,12 @@ def bgp(d, ranks):
   nodes = 2 ** math.ceil(math.log2(nodes))
   dims = torus_dims(nodes)
   name = f"bgp_{nodes}"
-  xml = HEADER + f'''  <!-- BlueGene/P-like: {nodes} nodes x 4 cores (VN mode), 3D torus {dims[0]}x{dims[1]}x{dims[2]} -->
+  xml = HEADER + ZONE_OPEN + f'''  <!-- BlueGene/P-like: {nodes} nodes x 4 cores (VN mode), 3D torus {dims[0]}x{dims[1]}x{dims[2]} -->
   <cluster id="{name}" prefix="b" suffix="" radical="0-{nodes - 1}" speed="{BGP_CORE_FLOPS}" core="4"
            bw="{BGP_LINK_BW}" lat="{BGP_LINK_LAT}" sharing_policy="SPLITDUPLEX"
            loopback_bw="{BGP_SHM_BW}" loopback_lat="{BGP_SHM_LAT}"
            topology="TORUS" topo_parameters="{dims[0]},{dims[1]},{dims[2]}"/>
-</platform>
+{ZONE_CLOSE}</platform>
 '''
   write(os.path.join(d, name + ".xml"), xml)
   write(os.path.join(d, f"{name}_{ranks}.hostfile"), hostfile("b", nodes, 4, ranks))
