@@ -103,10 +103,15 @@ def stampede2(d, nodes, ppn, ranks):
 
 def stampede2flat(d, nodes, ppn, ranks):
   name = f"stampede2flat_{nodes}"
+  # No backbone element: a cluster without one routes a node's link to the
+  # other's directly, which is the non-blocking switch. An infinite FATPIPE
+  # backbone gave the same times (within 4e-5), but it put every inter-node
+  # flow into one constraint of SimGrid's max-min solver, which then solved
+  # the whole network at every event: 444 s of host time against 21 s for
+  # Table IV at PPN 4 (docs/smpi.md, "Host time").
   xml = HEADER + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, one non-blocking switch: uniform route latency -->
   <cluster id="{name}" prefix="s" suffix="" radical="0-{nodes - 1}" speed="{S2_NODE_FLOPS}" core="1"
            bw="{S2_LINK_BW}" lat="{S2F_LINK_LAT_S * 1e6:g}us" sharing_policy="SPLITDUPLEX"
-           bb_bw="1000TBps" bb_lat="0us" bb_sharing_policy="FATPIPE"
            loopback_bw="{S2_SHM_BW}" loopback_lat="{S2_SHM_LAT}"/>
 </platform>
 '''
