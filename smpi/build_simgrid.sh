@@ -27,10 +27,14 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 mkdir -p "$src"
 tarball=$src/simgrid-$version.tar.gz
+# The source release that docs/smpi.md's SimGrid 4.1 runs were made with.
+sha256=23ac24cb5b2467f1f051c992ec921b4a9f8f5ac2df16c489bd01bf1c44e6e817
 if [ ! -f "$tarball" ]; then
-  python3 -m pip download --no-deps --no-binary :all: --no-build-isolation -d "$src" "simgrid==$version" ||
+  python3 -m pip download --no-deps --no-binary :all: -d "$src" "simgrid==$version" ||
     { echo "$0: could not download simgrid==$version from PyPI" >&2; exit 2; }
 fi
+echo "$sha256  $tarball" | sha256sum -c --quiet - ||
+  { echo "$0: $tarball is not the simgrid $version source release (sha256 differs)" >&2; exit 2; }
 rm -rf "$src/simgrid-$version"
 tar -xzf "$tarball" -C "$src"
 # Only the library, SMPI and its tools: no model checker, Python, Fortran or Java.
