@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SMPI test of the suite (tests/smpi.cmake): configure and build the
 # library, ssc_sim and ovl with smpicc, then run 64 simulated ranks with the
-# products really computed and checked, and 16 simulated ranks of `ovl gemm`
+# products really computed and checked (also in arrival order, with SUMMA on
+# 16 ranks), and 16 simulated ranks of `ovl gemm`
 # where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, with
 # and without lookahead, and message streams between two nodes with and
 # without the per-flow cap (--flowcap), and the reductions' arithmetic
@@ -24,6 +25,16 @@ out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 "$bld/ssc_sim" -n 150 --algo al
 echo "$out"
 [ "$(echo "$out" | grep -c ' PASS$')" -eq 4 ] || { echo "smpi test: expected 4 PASS lines"; exit 1; }
 echo "smpi test: 64 simulated ranks: PASS"
+# Computation in arrival order (--arrival-order on): Algorithm 5's products
+# on each lane's part as it arrives (64 ranks), and SUMMA with lookahead
+# (16 ranks, 4 lanes), products really computed and checked.
+out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 "$bld/ssc_sim" -n 150 --algo alg5 --ndup 3 --arrival-order on \
+      --check --reps 1 2>&1) || { echo "$out"; exit 1; }
+[ "$(echo "$out" | grep -c ' PASS$')" -eq 1 ] || { echo "$out"; echo "smpi test: Alg. 5 in arrival order: no PASS"; exit 1; }
+out=$(cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 16 "$bld/ovl" gemm -n 512 -b 64 --backend own --algo summa \
+      --lookahead -d 4 --arrival-order on -i 1 -x 0 --no-blas-check --check 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | grep -qE '^ +summa .*PASS' || { echo "$out"; echo "smpi test: SUMMA in arrival order: no PASS"; exit 1; }
+echo "smpi test: arrival order, Alg. 5 (64 ranks) and SUMMA with lookahead (16 ranks): PASS"
 # HSUMMA at G = 1 (no outer level) and G = P (no inner level) does SUMMA's
 # communication: total and communication time within 5 % of SUMMA's (medians
 # of 3 repetitions after a warm-up; one rank per node).
