@@ -4,7 +4,7 @@
 # usage: smpi/build_simgrid.sh [PREFIX]      (default: build-simgrid/4.1 in the checkout)
 # Then configure ovl against it:
 #   PATH=PREFIX/bin:$PATH cmake -S . -B build-smpi41 -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVL_SMPI=ON
-#   PATH=PREFIX/bin:$PATH cmake --build build-smpi41 --target ovl_cli ssc_sim
+#   PATH=PREFIX/bin:$PATH cmake --build build-smpi41 --target ovl_cli ssc_sim flow_sim
 # and run with PATH=PREFIX/bin:$PATH in front of smpi/smpirun.sh, smpi/repro_hsumma.sh (its
 # BUILD_DIR argument: build-smpi41) and smpi/repro_ssc.py (--build build-smpi41).
 # Needs a C++17 compiler, cmake, ninja and Boost's headers (Debian: g++ cmake ninja-build

@@ -1,8 +1,8 @@
 # SimGrid SMPI: a minimal SMPI build of the library and smpi/ssc_sim in
 # <binary dir>/smpi-build, then 64 simulated ranks (a 4x4x4 grid) computing
 # D^2 and D^3 with Algorithms 4 and 5 (N_DUP 1 and 3), checked against serial
-# products, the same and SUMMA with lookahead in arrival order, and 16 simulated ranks where HSUMMA at G = 1 and G = P must take
-# SUMMA's time within 5 %, and message streams between two nodes: with the
+# products, the same and SUMMA with lookahead in arrival order, and 16
+# simulated ranks where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, and message streams between two nodes: with the
 # per-flow cap (smpirun.sh --flowcap) one stream gets the cap and two twice
 # it, without it every stream count gets the link. Skipped (77) when smpicc is not installed.
 # docs/smpi.md.
