@@ -104,7 +104,7 @@ pre, n = sys.argv[1], int(sys.argv[2])
 st = json.load(open(pre + ".state.json"))
 d = st["data"]
 side = json.load(open(d + ".json"))
-assert side == {"rows": n, "cols": n, "symmetric": True}, side
+assert {k: side[k] for k in ("rows", "cols", "symmetric")} == {"rows": n, "cols": n, "symmetric": True}, side
 assert os.path.getsize(d) == n * n * 8, os.path.getsize(d)
 D = np.fromfile(d, dtype="<f8").reshape(n, n)
 assert np.isfinite(D).all() and np.abs(D - D.T).max() <= 1e-12 * max(1.0, np.abs(D).max())

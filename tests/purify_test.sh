@@ -52,7 +52,8 @@ import numpy as np
 d, ref = (np.fromfile(p, dtype="<f8") for p in sys.argv[1:3])
 meta = json.load(open(sys.argv[1] + ".json"))
 n = meta["rows"]
-assert meta == {"rows": n, "cols": n, "symmetric": True}, meta
+assert set(meta) == {"rows", "cols", "symmetric", "checksum"}, meta
+assert meta["cols"] == n and meta["symmetric"] is True and len(meta["checksum"]) == 16, meta
 rel = np.linalg.norm(d - ref) / np.linalg.norm(ref)
 tr = abs(np.trace(d.reshape(n, n)) - 40)
 print(f"||D - Dref||/||Dref|| = {rel:.2e}, |tr D - n_occ| = {tr:.2e}")
@@ -122,7 +123,7 @@ name="checkpoint"
 run 8 --fock "$H" -o "$tmp/full.raw" -q
 # leftovers of an earlier run killed while writing (4194305 is above Linux's
 # largest pid) and its unreferenced data go; another prefix's files stay
-touch "$tmp/ck.it3.raw.tmp.4194305" "$tmp/ck.state.json.tmp.4194305" "$tmp/ck.it1.raw" "$tmp/ck.it1.raw.json" \
+touch "$tmp/ck.it3.raw.tmp.4194305.0123456789ab" "$tmp/ck.state.json.tmp.4194305" "$tmp/ck.it3.raw.json.tmp.4194306.zz3456789abc" "$tmp/ck.it1.raw" "$tmp/ck.it1.raw.json" \
   "$tmp/ckx.it1.raw" "$tmp/ck.it2.raw.bak"
 run 8 --fock "$H" -q --checkpoint "$tmp/ck" --checkpoint-every 4 --max-iter 10
 ok test "$rc" -eq 1

@@ -105,10 +105,6 @@ ovl_err ovl_calloc(size_t n, void *ptr_out);
 /* Free memory from ovl_malloc/ovl_calloc and null the pointer. LOCAL. */
 void ovl_free(void *ptr_inout);
 
-/* Finish an atomic text write: close f (written to tmp), then rename tmp to
- * path; on any failure tmp is removed and OVL_ERR_IO names the step. LOCAL. */
-ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path);
-
 /* ---- files ------------------------------------------------------------- */
 
 /* The one check of every file ovl reads, before it is opened for data:
@@ -139,6 +135,67 @@ ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char *
  * "trace"). LOCAL. Errors: OVL_ERR_ARG (empty, or one of the inputs),
  * OVL_ERR_IO (with the reason). */
 ovl_err ovl_file_check_write(const char *path, const char *what, const char *const *inputs, int ninputs);
+
+/* ---- safe writes ---------------------------------------------------------
+ * Every file ovl writes goes through these (docs/reliability.md, "Outputs"):
+ * the data is written to a new temporary beside the target, created with
+ * O_CREAT | O_EXCL | O_NOFOLLOW under an unpredictable name (so a symlink,
+ * FIFO or directory planted at any name ovl could use is never opened or
+ * followed), synced, checked to be still the file that was created, and
+ * renamed over the target (which replaces a symlink at the target itself,
+ * never the file it points to). A failure removes the temporary; the
+ * previous target stays as it was. */
+
+/* The infix of every temporary: "<target>" OVL_FILE_TMP_INFIX "<pid>.<12
+ * random characters of [0-9a-z]>". */
+#define OVL_FILE_TMP_INFIX ".tmp."
+
+/* Create a new regular file at exactly name, exclusively (nothing may exist
+ * there, not even a dangling symlink), for writing; *fd receives the
+ * descriptor (close it). LOCAL. Errors: OVL_ERR_ARG (empty name),
+ * OVL_ERR_IO (with strerror: "File exists" when something is there). */
+ovl_err ovl_file_create_excl(const char *name, const char *what, int *fd);
+
+/* A new temporary beside path, created as ovl_file_create_excl does under a
+ * random name (another name is drawn while one exists). *tmp receives the
+ * name (ovl_free it), *fd the open descriptor (close it). what names the
+ * target in messages. LOCAL. Errors: OVL_ERR_ARG, OVL_ERR_IO (with
+ * strerror), OVL_ERR_NOMEM. */
+ovl_err ovl_file_tmp_create(const char *path, const char *what, char **tmp, int *fd);
+
+/* 1 when name is a temporary that ovl_file_tmp_create made for a target
+ * whose file name is base (no directory part); *pid (may be NULL) receives
+ * the creating process's id. "<target>.tmp.<pid>", the temporaries of
+ * earlier versions, counts too. LOCAL. */
+int ovl_file_is_tmp_name(const char *name, const char *base, long *pid);
+
+/* Put the temporary tmp, open as fd and completely written, in place of
+ * path: fsync fd, check that tmp still names the file of fd (not replaced
+ * or removed meanwhile), check path again (ovl_file_check_write), rename,
+ * and sync the directory. Neither closes fd nor removes tmp on failure.
+ * LOCAL. Errors: OVL_ERR_IO (naming the step, with strerror), OVL_ERR_ARG. */
+ovl_err ovl_file_tmp_commit(const char *tmp, int fd, const char *path, const char *what);
+
+/* A stream writer on a safe temporary: open checks path
+ * (ovl_file_check_write) and creates the temporary; write to w->f; commit
+ * flushes and renames it into place (ovl_file_tmp_commit); abort (and any
+ * failed commit) closes and removes the temporary. LOCAL. Errors:
+ * OVL_ERR_IO (with strerror), OVL_ERR_ARG, OVL_ERR_NOMEM. */
+typedef struct ovl_file_writer {
+  FILE *f;          /* the stream to write to */
+  int fd;           /* its descriptor */
+  char *tmp;        /* the temporary's name */
+  const char *path; /* the target (borrowed) */
+  const char *what; /* the kind of output, for messages (borrowed) */
+} ovl_file_writer;
+
+ovl_err ovl_file_writer_open(ovl_file_writer *w, const char *path, const char *what);
+ovl_err ovl_file_writer_commit(ovl_file_writer *w);
+void ovl_file_writer_abort(ovl_file_writer *w);
+
+/* Write len bytes of data to path through a writer. LOCAL. Errors: as the
+ * writer's. */
+ovl_err ovl_file_write_atomic(const char *path, const char *what, const void *data, size_t len);
 
 /* ---- timers ------------------------------------------------------------ */
 

@@ -9,11 +9,15 @@
  *
  * Files:
  *  - raw: little-endian float64, row-major, no header, with a JSON sidecar
- *    "<file>.json" = {"rows": m, "cols": n, "symmetric": true|false}.
+ *    "<file>.json" = {"rows": m, "cols": n, "symmetric": true|false}, and
+ *    "checksum": ovl_dmat_checksum of the data as 16 hex digits (written by
+ *    ovl; optional when read: a reader refuses data that does not match it).
  *    Read and written in parallel with MPI-IO.
  *  - Matrix Market (.mtx): "array" and "coordinate", "real", "general" and
  *    "symmetric". Read on rank 0 and scattered; written from rank 0.
- * Outputs are written atomically: to "<file>.tmp.<pid>", then renamed.
+ * Outputs are written atomically: to a new temporary beside the target
+ * (ovl_file_tmp_create: exclusive, never through a symlink, unpredictable
+ * name), then synced and renamed into place.
  */
 #ifndef OVL_DIST_H
 #define OVL_DIST_H
@@ -138,6 +142,11 @@ ovl_err ovl_dmat_norm_fro(ovl_dmat A, double *out);
 ovl_err ovl_dmat_matvec(ovl_dmat A, const double *x, double *y);
 /* Trace of a square matrix. */
 ovl_err ovl_dmat_trace(ovl_dmat A, double *out);
+/* A checksum of A's values that does not depend on the grid: the sum mod
+ * 2^64 of a hash of every entry's global position and bits, the same on
+ * every rank. Written into raw sidecars ("checksum") and checkpoint states.
+ * COLLECTIVE over the parent. Errors: OVL_ERR_ARG, OVL_ERR_MPI. */
+ovl_err ovl_dmat_checksum(ovl_dmat A, uint64_t *out);
 
 /* ---- files (COLLECTIVE over the parent; same error on every rank) ---- */
 

@@ -38,8 +38,8 @@ ovl_err ovl_tunedb_lookup(const char *path, ovl_family f, int64_t n, int P, ovl_
 /* Add the entry (f, c->n, c->P) with configuration c, its measured median
  * time t_median (written as null when not finite) and the machine's name
  * (may be NULL: null), replacing an entry with the same family, n and P;
- * every other line is kept as it was. Atomic: written to "<path>.tmp" and
- * renamed into place (path need not exist). LOCAL. Errors: OVL_ERR_ARG
+ * every other line is kept as it was. Atomic: written to a safe temporary
+ * beside it (ovl_file_writer) and renamed into place (path need not exist). LOCAL. Errors: OVL_ERR_ARG
  * (f or c->kernel unknown, c->ndup outside [1, OVL_LANES_MAX], c->P < 1,
  * c->n < 0), OVL_ERR_IO (path not writable, an existing file unreadable,
  * the write failed), OVL_ERR_FORMAT (larger than OVL_TUNEDB_MAX_BYTES),

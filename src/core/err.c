@@ -231,17 +231,3 @@ ovl_err ovl_mpi_library(char *buf, size_t n) {
   snprintf(buf, n, "%s", lib);
   return OVL_OK;
 }
-
-ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path) {
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
-    remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write %s", tmp);
-  }
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
-  }
-  return OVL_OK;
-}

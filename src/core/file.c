@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ovl/core.h"
@@ -140,4 +142,201 @@ ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char *
   buf[n] = '\0';
   *text = buf, *len = n;
   return OVL_OK;
+}
+
+/* ---- safe writes ---------------------------------------------------------- */
+
+ovl_err ovl_file_create_excl(const char *name, const char *what, int *fd) {
+  *fd = -1;
+  if (name == NULL || name[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty file name for the %s", what);
+  /* O_EXCL with O_CREAT never follows a symlink and fails on anything that
+   * exists (a file, a FIFO, a directory, a dangling link); O_NOFOLLOW says
+   * so again for systems that would not */
+  int f = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+  if (f < 0) {
+    int e = errno;
+    return ovl_err_set(OVL_ERR_IO, "cannot create the %s '%s': %s", what, name, strerror(e));
+  }
+  struct stat st;
+  if (fstat(f, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(f);
+    return ovl_err_set(OVL_ERR_IO, "cannot create the %s '%s': not a regular file after creation", what, name);
+  }
+  *fd = f;
+  return OVL_OK;
+}
+
+/* n characters of [0-9a-z] from the kernel's random source; a clock and
+ * counter mix where that source is unavailable (the name is then still
+ * created exclusively, only less unpredictable). */
+static void random_chars(char *out, size_t n) {
+  static const char set[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+  static unsigned long long counter;
+  unsigned char b[32];
+  size_t got = 0;
+  if (n > sizeof b) n = sizeof b;
+  int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd >= 0) {
+    while (got < n) {
+      ssize_t r = read(fd, b + got, n - got);
+      if (r <= 0) break;
+      got += (size_t)r;
+    }
+    close(fd);
+  }
+  unsigned long long x =
+      (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32) ^ (++counter * 0x9e3779b97f4a7c15ull);
+  x ^= (unsigned long long)(uintptr_t)&x;
+  for (size_t k = got; k < n; k++) {
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    b[k] = (unsigned char)(x >> 56);
+  }
+  for (size_t k = 0; k < n; k++) out[k] = set[b[k] % 36];
+  out[n] = '\0';
+}
+
+ovl_err ovl_file_tmp_create(const char *path, const char *what, char **tmp, int *fd) {
+  *tmp = NULL;
+  *fd = -1;
+  if (path == NULL || path[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty file name for the %s", what);
+  size_t len = strlen(path);
+  char *name = NULL;
+  OVL_TRY(ovl_malloc(len + 64, &name));
+  ovl_err rc = OVL_OK;
+  /* a name taken by anything (an earlier temporary, a planted link or FIFO)
+   * is never opened: another random name is drawn */
+  for (int attempt = 0; attempt < 64; attempt++) {
+    char r[16];
+    random_chars(r, 12);
+    snprintf(name, len + 64, "%s" OVL_FILE_TMP_INFIX "%ld.%s", path, (long)getpid(), r);
+    int f = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+    if (f >= 0) {
+      *tmp = name, *fd = f;
+      return OVL_OK;
+    }
+    if (errno != EEXIST) break;
+  }
+  int e = errno;
+  rc = ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': cannot create a temporary file beside it: %s", what, path,
+                   strerror(e));
+  ovl_free(&name);
+  return rc;
+}
+
+int ovl_file_is_tmp_name(const char *name, const char *base, long *pid) {
+  size_t blen = strlen(base), ilen = strlen(OVL_FILE_TMP_INFIX);
+  if (strncmp(name, base, blen) != 0 || strncmp(name + blen, OVL_FILE_TMP_INFIX, ilen) != 0) return 0;
+  const char *p = name + blen + ilen;
+  long v = 0;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9' && digits < 12) v = 10 * v + (*p++ - '0'), digits++;
+  if (digits == 0 || (*p != '.' && *p != '\0')) return 0;
+  if (*p == '\0') { /* "<target>.tmp.<pid>": the name of earlier versions */
+    if (pid) *pid = v;
+    return 1;
+  }
+  p++;
+  size_t rl = 0;
+  for (; p[rl]; rl++)
+    if (!((p[rl] >= '0' && p[rl] <= '9') || (p[rl] >= 'a' && p[rl] <= 'z'))) return 0;
+  if (rl != 12) return 0;
+  if (pid) *pid = v;
+  return 1;
+}
+
+/* "." or the directory part of path, in dir (size bytes). */
+static void dir_of(const char *path, char *dir, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL) snprintf(dir, size, ".");
+  else if (slash == path) snprintf(dir, size, "/");
+  else snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+ovl_err ovl_file_tmp_commit(const char *tmp, int fd, const char *path, const char *what) {
+  struct stat a, b;
+  if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+    return ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': fsync of '%s' failed: %s", what, path, tmp, strerror(errno));
+  /* the name still holds the file this process created and wrote: nobody
+   * replaced it meanwhile (rename moves the name, never follows it) */
+  if (fstat(fd, &a) != 0 || lstat(tmp, &b) != 0 || !S_ISREG(b.st_mode) || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+    return ovl_err_set(OVL_ERR_IO,
+                       "cannot write %s '%s': its temporary file '%s' was replaced or removed while it was written",
+                       what, path, tmp);
+  /* the target again: a FIFO, a device or a directory put there since the
+   * first check is refused, not replaced */
+  OVL_TRY(ovl_file_check_write(path, what, NULL, 0));
+  if (rename(tmp, path) != 0)
+    return ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': renaming '%s' into place failed: %s", what, path, tmp,
+                       strerror(errno));
+  /* the rename itself reaches the disk (best effort) */
+  char dir[4096];
+  dir_of(path, dir, sizeof dir);
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)fsync(dfd);
+    close(dfd);
+  }
+  return OVL_OK;
+}
+
+ovl_err ovl_file_writer_open(ovl_file_writer *w, const char *path, const char *what) {
+  if (w == NULL) return ovl_err_set(OVL_ERR_ARG, "ovl_file_writer_open: no writer");
+  memset(w, 0, sizeof *w);
+  w->fd = -1;
+  w->path = path;
+  w->what = what;
+  OVL_TRY(ovl_file_check_write(path, what, NULL, 0));
+  OVL_TRY(ovl_file_tmp_create(path, what, &w->tmp, &w->fd));
+  w->f = fdopen(w->fd, "wb");
+  if (w->f == NULL) {
+    int e = errno;
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': %s", what, path, strerror(e));
+    ovl_file_writer_abort(w);
+    return rc;
+  }
+  return OVL_OK;
+}
+
+void ovl_file_writer_abort(ovl_file_writer *w) {
+  if (w == NULL) return;
+  if (w->f) fclose(w->f);
+  else if (w->fd >= 0) close(w->fd);
+  w->f = NULL;
+  w->fd = -1;
+  if (w->tmp) unlink(w->tmp);
+  ovl_free(&w->tmp);
+}
+
+ovl_err ovl_file_writer_commit(ovl_file_writer *w) {
+  if (w == NULL || w->f == NULL || w->tmp == NULL) return ovl_err_set(OVL_ERR_INTERNAL, "the file writer is not open");
+  ovl_err rc = OVL_OK;
+  if (fflush(w->f) != 0 || ferror(w->f))
+    rc = ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': writing '%s' failed: %s", w->what, w->path, w->tmp,
+                     strerror(errno ? errno : EIO));
+  if (rc == OVL_OK) rc = ovl_file_tmp_commit(w->tmp, w->fd, w->path, w->what);
+  if (rc != OVL_OK) {
+    ovl_file_writer_abort(w);
+    return rc;
+  }
+  int cl = fclose(w->f);
+  int e = errno;
+  w->f = NULL;
+  w->fd = -1;
+  ovl_free(&w->tmp);
+  if (cl != 0)
+    return ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': closing it failed: %s", w->what, w->path, strerror(e));
+  return OVL_OK;
+}
+
+ovl_err ovl_file_write_atomic(const char *path, const char *what, const void *data, size_t len) {
+  ovl_file_writer w;
+  OVL_TRY(ovl_file_writer_open(&w, path, what));
+  if (len > 0 && fwrite(data, 1, len, w.f) != len) {
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': writing '%s' failed: %s", what, path, w.tmp,
+                             strerror(errno ? errno : EIO));
+    ovl_file_writer_abort(&w);
+    return rc;
+  }
+  return ovl_file_writer_commit(&w);
 }

@@ -158,20 +158,16 @@ static ovl_err gather_text(MPI_Comm comm, const sbuf *mine, char **all, int64_t 
 }
 
 static ovl_err write_atomic(const char *path, const char *head, const char *body, int64_t len, const char *tail) {
-  char tmp[4096];
-  OVL_TRY(ovl_file_check_write(path, "trace", NULL, 0));
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-  FILE *f = fopen(tmp, "w");
-  if (!f) return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", tmp, strerror(errno));
-  int ok = fputs(head, f) >= 0 && (len == 0 || fwrite(body, 1, (size_t)len, f) == (size_t)len) && fputs(tail, f) >= 0;
-  int e = ok ? 0 : errno;
-  if (fclose(f) != 0 && ok) ok = 0, e = errno;
-  if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
+  ovl_file_writer w;
+  OVL_TRY(ovl_file_writer_open(&w, path, "trace"));
+  int ok =
+      fputs(head, w.f) >= 0 && (len == 0 || fwrite(body, 1, (size_t)len, w.f) == (size_t)len) && fputs(tail, w.f) >= 0;
   if (!ok) {
-    unlink(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", path, strerror(e));
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", path, strerror(errno ? errno : EIO));
+    ovl_file_writer_abort(&w);
+    return rc;
   }
-  return OVL_OK;
+  return ovl_file_writer_commit(&w);
 }
 
 ovl_err ovl_trace_write(const char *prefix) {

@@ -315,8 +315,8 @@ ovl_err ovl_dmat_read_mtx(ovl_grid2d g, const char *path, int require_symmetric,
 
 /* Rank 0: write the m x n column-major array g to path in array format. */
 static ovl_err mm_write(const char *path, int64_t m, int64_t n, int sym, const double *g) {
-  ovl_io_atomic w;
-  OVL_TRY(ovl_io_atomic_open(&w, path));
+  ovl_file_writer w;
+  OVL_TRY(ovl_file_writer_open(&w, path, "output"));
   int bad = fprintf(w.f, "%%%%MatrixMarket matrix array real %s\n%% written by ovl %s\n%" PRId64 " %" PRId64 "\n",
                     sym ? "symmetric" : "general", ovl_version(), m, n) < 0;
   for (int64_t c = 0; c < n && !bad; c++)
@@ -327,10 +327,10 @@ static ovl_err mm_write(const char *path, int64_t m, int64_t n, int sym, const d
       }
   if (bad) {
     ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", path, w.tmp, strerror(errno));
-    ovl_io_atomic_abort(&w);
+    ovl_file_writer_abort(&w);
     return rc;
   }
-  return ovl_io_atomic_commit(&w);
+  return ovl_file_writer_commit(&w);
 }
 
 ovl_err ovl_dmat_write_mtx(ovl_dmat A, const char *path, int symmetric) {

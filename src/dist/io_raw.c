@@ -2,8 +2,11 @@
  * sidecar "<path>.json". Read and written in parallel with MPI-IO: each rank
  * of the grid moves its block through a subarray file view; idle ranks and
  * ranks with empty blocks take part in every collective call with zero
- * counts. Writes go to "<path>.tmp.<pid of rank 0>" and are renamed into
- * place after the sidecar is written. */
+ * counts. Writes go to a temporary beside the target that rank 0 creates
+ * safely (ovl_file_tmp_create: exclusive, unpredictable name), which every
+ * rank then opens without MPI_MODE_CREATE; it is renamed into place after the
+ * sidecar, which carries the data's checksum so that a reader can tell a
+ * data file and a sidecar that were not written together. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -90,7 +93,8 @@ static ovl_err raw_transfer(ovl_dmat A, const char *fname, const char *path, int
   rc = ovl_err_agree(parent, rc);
 
   if (rc == OVL_OK) {
-    int amode = writing ? MPI_MODE_WRONLY | MPI_MODE_CREATE : MPI_MODE_RDONLY;
+    /* the writer's temporary exists already: created by rank 0, never by MPI-IO */
+    int amode = writing ? MPI_MODE_WRONLY : MPI_MODE_RDONLY;
     mrc = MPI_File_open(parent, (char *)fname, amode, MPI_INFO_NULL, &fh);
     if (mrc != MPI_SUCCESS) {
       fh = MPI_FILE_NULL;
@@ -157,17 +161,30 @@ static ovl_err raw_transfer(ovl_dmat A, const char *fname, const char *path, int
 
 ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out) {
   MPI_Comm parent = ovl_grid2d_parent(g);
-  ovl_matrix_meta meta;
+  ovl_matrix_meta meta = {0, 0, 0};
   ovl_dmat A = NULL;
-  int rank = 0;
+  int rank = 0, has_sum = 0;
+  uint64_t sum = 0;
   *out = NULL;
   OVL_MPI(MPI_Comm_rank(parent, &rank));
-  OVL_TRY(ovl_raw_read_meta(parent, path, &meta));
   ovl_err rc = OVL_OK;
-  if (rank == 0) rc = check_data_file(path, meta.rows * meta.cols * 8);
-  OVL_TRY(ovl_err_agree(parent, rc));
+  if (path == NULL || path[0] == '\0') rc = ovl_err_set(OVL_ERR_ARG, "ovl_dmat_read_raw needs a non-empty path");
+  if (rc == OVL_OK && rank == 0) rc = ovl_io_read_sidecar_file(path, &meta, &has_sum, &sum);
+  if (rc == OVL_OK && rank == 0) rc = check_data_file(path, meta.rows * meta.cols * 8);
+  OVL_TRY(ovl_io_meta_share(parent, rc, &meta, &meta));
+  uint64_t s2[2] = {(uint64_t)has_sum, sum};
+  OVL_MPI(MPI_Bcast(s2, 2, MPI_UINT64_T, 0, parent));
   OVL_TRY(ovl_dmat_create(g, meta.rows, meta.cols, &A));
   rc = raw_transfer(A, path, path, 0);
+  if (rc == OVL_OK && s2[0]) {
+    uint64_t got = 0;
+    rc = ovl_dmat_checksum(A, &got);
+    if (rc == OVL_OK && got != s2[1])
+      rc = ovl_err_set(OVL_ERR_FORMAT,
+                       "raw matrix file '%s' does not hold the data its sidecar describes (checksum %016" PRIx64
+                       ", the sidecar says %016" PRIx64 "): the two were not written together",
+                       path, got, s2[1]);
+  }
   if (rc == OVL_OK) rc = ovl_io_check_finite(A, path);
   if (rc == OVL_OK && (meta.symmetric || require_symmetric)) rc = ovl_io_check_symmetric_read(A, path);
   if (rc != OVL_OK) {
@@ -180,42 +197,42 @@ ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric,
 
 ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
-  int rank = 0, created = 0;
-  char *tmp = NULL;
+  int rank = 0, fd = -1;
+  char *tmp = NULL, *side = NULL;
+  uint64_t sum = 0;
   OVL_MPI(MPI_Comm_rank(parent, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0') rc = ovl_err_set(OVL_ERR_ARG, "ovl_dmat_write_raw needs a non-empty path");
   OVL_TRY(ovl_err_agree(parent, rc));
   if (symmetric) OVL_TRY(ovl_io_check_symmetric_write(A, path));
+  OVL_TRY(ovl_dmat_checksum(A, &sum));
   if (rank == 0) {
-    char *side = NULL;
     rc = ovl_file_check_write(path, "output", NULL, 0); /* never replace a FIFO, a device, a directory */
     if (rc == OVL_OK) rc = ovl_io_concat(path, ".json", &side);
-    if (rc == OVL_OK) rc = ovl_file_check_write(side, "output", NULL, 0);
-    ovl_free(&side);
-    if (rc == OVL_OK) rc = ovl_io_tmp_name(path, (long)getpid(), &tmp);
-    if (rc == OVL_OK) rc = ovl_io_create_sized(tmp, path, A->m * A->n * 8);
-    created = rc == OVL_OK;
+    if (rc == OVL_OK) rc = ovl_file_check_write(side, "output sidecar", NULL, 0);
+    if (rc == OVL_OK) rc = ovl_file_tmp_create(path, "output", &tmp, &fd);
+    if (rc == OVL_OK) rc = ovl_io_reserve(fd, tmp, path, A->m * A->n * 8);
   }
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK) rc = ovl_io_bcast_string(parent, &tmp);
   if (rc == OVL_OK) rc = raw_transfer(A, tmp, path, 1);
   if (rc == OVL_OK && rank == 0) {
-    char text[160], *side = NULL;
+    /* the sidecar first, then the data (the sidecar's checksum tells a
+     * reader that finds the new sidecar beside the old data) */
+    char text[256];
     ovl_matrix_meta meta = {A->m, A->n, symmetric ? 1 : 0};
-    int len = ovl_io_format_meta(text, sizeof text, &meta);
-    rc = ovl_io_concat(path, ".json", &side);
-    if (rc == OVL_OK) rc = ovl_io_write_file_atomic(side, text, (size_t)len);
-    if (rc == OVL_OK && rename(tmp, path) != 0) {
-      rc =
-          ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", path, tmp, strerror(errno));
-      unlink(side); /* do not leave a sidecar that describes no data */
+    int len = ovl_io_format_sidecar(text, sizeof text, &meta, sum);
+    rc = ovl_file_write_atomic(side, "output sidecar", text, (size_t)len);
+    if (rc == OVL_OK) {
+      rc = ovl_file_tmp_commit(tmp, fd, path, "output");
+      if (rc != OVL_OK) unlink(side); /* do not leave a sidecar that describes no data */
     }
-    if (rc == OVL_OK) created = 0;
-    ovl_free(&side);
+    if (rc == OVL_OK) ovl_free(&tmp);
   }
-  if (created) unlink(tmp);
+  if (fd >= 0) close(fd);
+  if (rank == 0 && tmp) unlink(tmp);
   ovl_free(&tmp);
+  ovl_free(&side);
   return ovl_err_agree(parent, rc);
 }
 

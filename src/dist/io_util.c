@@ -2,6 +2,8 @@
  * writes, small-file reading, byte order, string broadcast. */
 #include "dist/io_util.h"
 
+#include "dist/dmat_impl.h"
+
 #include "ovl/json.h"
 
 #include <errno.h>
@@ -15,18 +17,34 @@
 
 /* ---- JSON sidecar ------------------------------------------------------- */
 
-ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta) {
-  static const char *const keys[] = {"rows", "cols", "symmetric", NULL};
+ovl_err ovl_io_parse_sidecar(const char *text, size_t len, const char *what, ovl_matrix_meta *meta, int *has_sum,
+                             uint64_t *sum) {
+  static const char *const keys[] = {"rows", "cols", "symmetric", "checksum", NULL};
   ovl_json d;
   OVL_TRY(ovl_json_parse(text, len, "sidecar", what, &d));
   ovl_matrix_meta mt = {0, 0, 0};
+  char hex[32] = "";
   ovl_err rc = ovl_json_root_object(&d, "{\"rows\": m, \"cols\": n, \"symmetric\": true|false}");
   if (rc == OVL_OK) rc = ovl_json_only_keys(&d, d.root, keys);
   if (rc == OVL_OK) rc = ovl_json_int(&d, d.root, "rows", 0, INT64_MAX, &mt.rows);
   if (rc == OVL_OK) rc = ovl_json_int(&d, d.root, "cols", 0, INT64_MAX, &mt.cols);
   if (rc == OVL_OK) rc = ovl_json_bool(&d, d.root, "symmetric", &mt.symmetric);
+  if (rc == OVL_OK) rc = ovl_json_str_opt(&d, d.root, "checksum", "", hex, sizeof hex);
   ovl_json_free(&d);
   if (rc != OVL_OK) return rc;
+  uint64_t v = 0;
+  if (hex[0]) {
+    size_t k = 0;
+    for (; hex[k]; k++) {
+      char c = hex[k];
+      int x = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (x < 0) break;
+      v = (v << 4) | (uint64_t)x;
+    }
+    if (k != 16 || hex[k])
+      return ovl_err_set(OVL_ERR_FORMAT,
+                         "sidecar '%s' is not valid: \"checksum\" must be 16 lowercase hexadecimal digits", what);
+  }
   if (mt.symmetric && mt.rows != mt.cols)
     return ovl_err_set(OVL_ERR_FORMAT,
                        "sidecar '%s' is not valid: it declares a symmetric %" PRId64 " x %" PRId64
@@ -36,7 +54,20 @@ ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_ma
     return ovl_err_set(OVL_ERR_FORMAT, "sidecar '%s' is not valid: %" PRId64 " x %" PRId64 " is too large", what,
                        mt.rows, mt.cols);
   *meta = mt;
+  if (has_sum) *has_sum = hex[0] != '\0';
+  if (sum) *sum = v;
   return OVL_OK;
+}
+
+ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta) {
+  return ovl_io_parse_sidecar(text, len, what, meta, NULL, NULL);
+}
+
+int ovl_io_format_sidecar(char *buf, size_t size, const ovl_matrix_meta *meta, uint64_t sum) {
+  return snprintf(buf, size,
+                  "{\"rows\": %" PRId64 ", \"cols\": %" PRId64 ", \"symmetric\": %s, \"checksum\": \"%016" PRIx64
+                  "\"}\n",
+                  meta->rows, meta->cols, meta->symmetric ? "true" : "false", sum);
 }
 
 int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta) {
@@ -44,16 +75,20 @@ int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta) {
                   meta->cols, meta->symmetric ? "true" : "false");
 }
 
-ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
+ovl_err ovl_io_read_sidecar_file(const char *path, ovl_matrix_meta *meta, int *has_sum, uint64_t *sum) {
   char *name = NULL, *text = NULL;
   size_t len = 0;
   OVL_TRY(ovl_io_concat(path, ".json", &name));
   ovl_err rc = ovl_file_read_all(name, "file", OVL_IO_SIDECAR_MAX, &text, &len);
   if (rc == OVL_ERR_IO) rc = ovl_io_prefix_msg(rc, "cannot read the sidecar of a raw matrix file");
-  if (rc == OVL_OK) rc = ovl_io_parse_meta(text, len, name, meta);
+  if (rc == OVL_OK) rc = ovl_io_parse_sidecar(text, len, name, meta, has_sum, sum);
   ovl_free(&text);
   ovl_free(&name);
   return rc;
+}
+
+ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta) {
+  return ovl_io_read_sidecar_file(path, meta, NULL, NULL);
 }
 
 ovl_err ovl_io_meta_share(MPI_Comm comm, ovl_err rc, const ovl_matrix_meta *found, ovl_matrix_meta *meta) {
@@ -77,97 +112,12 @@ ovl_err ovl_io_concat(const char *path, const char *suffix, char **out) {
   return OVL_OK;
 }
 
-ovl_err ovl_io_tmp_name(const char *path, long pid, char **out) {
-  char suffix[48];
-  snprintf(suffix, sizeof suffix, ".tmp.%ld", pid);
-  return ovl_io_concat(path, suffix, out);
-}
-
-ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes) {
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  if (fd < 0) {
-    int e = errno;
-    return ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path, tmp,
-                       strerror(e));
-  }
+ovl_err ovl_io_reserve(int fd, const char *tmp, const char *path, int64_t bytes) {
   int e = bytes > 0 ? posix_fallocate(fd, 0, (off_t)bytes) : 0;
-  if (e != 0 && e != EINVAL && e != EOPNOTSUPP) {
-    close(fd);
-    unlink(tmp);
+  if (e != 0 && e != EINVAL && e != EOPNOTSUPP)
     return ovl_err_set(OVL_ERR_IO, "cannot write '%s': reserving %" PRId64 " bytes for '%s' failed: %s", path, bytes,
                        tmp, strerror(e));
-  }
-  if (close(fd) != 0) {
-    e = errno;
-    unlink(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", path, tmp, strerror(e));
-  }
   return OVL_OK;
-}
-
-ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path) {
-  w->f = NULL;
-  w->tmp = NULL;
-  w->path = path;
-  OVL_TRY(ovl_file_check_write(path, "output", NULL, 0));
-  OVL_TRY(ovl_io_tmp_name(path, (long)getpid(), &w->tmp));
-  int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-  if (fd < 0) {
-    int e = errno;
-    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path, w->tmp,
-                             strerror(e));
-    ovl_free(&w->tmp);
-    return rc;
-  }
-  w->f = fdopen(fd, "wb");
-  if (w->f == NULL) {
-    int e = errno;
-    close(fd);
-    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': fdopen failed: %s", path, strerror(e));
-    unlink(w->tmp);
-    ovl_free(&w->tmp);
-    return rc;
-  }
-  return OVL_OK;
-}
-
-void ovl_io_atomic_abort(ovl_io_atomic *w) {
-  if (w->f) fclose(w->f);
-  w->f = NULL;
-  if (w->tmp) unlink(w->tmp);
-  ovl_free(&w->tmp);
-}
-
-ovl_err ovl_io_atomic_commit(ovl_io_atomic *w) {
-  ovl_err rc = OVL_OK;
-  if (w->f == NULL || w->tmp == NULL) return ovl_err_set(OVL_ERR_INTERNAL, "atomic writer is not open");
-  if (fflush(w->f) != 0 || ferror(w->f)) {
-    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", w->path, w->tmp, strerror(errno));
-  } else if (fsync(fileno(w->f)) != 0 && errno != EINVAL && errno != EROFS) {
-    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': fsync of '%s' failed: %s", w->path, w->tmp, strerror(errno));
-  }
-  int cl = fclose(w->f);
-  int e = errno;
-  w->f = NULL;
-  if (rc == OVL_OK && cl != 0)
-    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", w->path, w->tmp, strerror(e));
-  if (rc == OVL_OK && rename(w->tmp, w->path) != 0)
-    rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", w->path, w->tmp,
-                     strerror(errno));
-  if (rc != OVL_OK) unlink(w->tmp);
-  ovl_free(&w->tmp);
-  return rc;
-}
-
-ovl_err ovl_io_write_file_atomic(const char *path, const void *data, size_t len) {
-  ovl_io_atomic w;
-  OVL_TRY(ovl_io_atomic_open(&w, path));
-  if (len > 0 && fwrite(data, 1, len, w.f) != len) {
-    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", path, w.tmp, strerror(errno));
-    ovl_io_atomic_abort(&w);
-    return rc;
-  }
-  return ovl_io_atomic_commit(&w);
 }
 
 /* ---- byte order ------------------------------------------------------------- */
@@ -217,6 +167,29 @@ ovl_err ovl_io_prefix_msg(ovl_err code, const char *prefix) {
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", ovl_errmsg());
   return ovl_err_set(code, "%s: %s", prefix, msg);
+}
+
+/* ---- checksum ---------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+ovl_err ovl_dmat_checksum(ovl_dmat A, uint64_t *out) {
+  if (A == NULL || out == NULL) return ovl_err_set(OVL_ERR_ARG, "ovl_dmat_checksum needs a matrix and an output");
+  uint64_t s = 0;
+  for (int64_t c = 0; c < A->ln; c++)
+    for (int64_t r = 0; r < A->lm; r++) {
+      double v = A->data[r + c * A->ld];
+      uint64_t bits;
+      memcpy(&bits, &v, sizeof bits);
+      s += mix64(bits ^ mix64((uint64_t)((A->roff + r) * A->n + A->coff + c)));
+    }
+  OVL_MPI(MPI_Allreduce(&s, out, 1, MPI_UINT64_T, MPI_SUM, ovl_grid2d_parent(A->grid)));
+  return OVL_OK;
 }
 
 /* ---- checks ------------------------------------------------------------------ */

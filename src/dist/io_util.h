@@ -21,6 +21,12 @@ enum { OVL_IO_SIDECAR_MAX = 65536 };
  * the file in messages. Errors: OVL_ERR_FORMAT, OVL_ERR_NOMEM. */
 ovl_err ovl_io_parse_meta(const char *text, size_t len, const char *what, ovl_matrix_meta *meta);
 
+/* The same, with the optional key "checksum" (a string of 16 hex digits,
+ * ovl_dmat_checksum of the data, written by ovl since 0.x): *has_sum is 1
+ * and *sum its value when present, 0 otherwise. */
+ovl_err ovl_io_parse_sidecar(const char *text, size_t len, const char *what, ovl_matrix_meta *meta, int *has_sum,
+                             uint64_t *sum);
+
 /* Parse a Matrix Market stream (header, size line, entries) into a new
  * m x n column-major array *g (ovl_free it); *sym is 1 for a symmetric file
  * (expanded to full storage). what names the file in messages. max_elems > 0
@@ -32,10 +38,14 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
 
 /* Sidecar text of meta, with a trailing newline; returns snprintf's value. */
 int ovl_io_format_meta(char *buf, size_t size, const ovl_matrix_meta *meta);
+/* The same with the data's checksum as the key "checksum". */
+int ovl_io_format_sidecar(char *buf, size_t size, const ovl_matrix_meta *meta, uint64_t sum);
 
 /* Read and parse "<path>.json". Errors: OVL_ERR_IO, OVL_ERR_FORMAT,
  * OVL_ERR_NOMEM. */
 ovl_err ovl_io_read_meta_file(const char *path, ovl_matrix_meta *meta);
+/* The same, with the sidecar's checksum when it has one (ovl_io_parse_sidecar). */
+ovl_err ovl_io_read_sidecar_file(const char *path, ovl_matrix_meta *meta, int *has_sum, uint64_t *sum);
 /* Rank 0 read a matrix's sizes into *found with verdict rc: every rank of
  * comm learns the verdict and, when it is OVL_OK, the sizes in *meta.
  * COLLECTIVE over comm. */
@@ -49,34 +59,13 @@ ovl_err ovl_io_check_regular(const char *path, const char *what);
 /* "<path><suffix>" in new memory (ovl_free it). Errors: OVL_ERR_NOMEM. */
 ovl_err ovl_io_concat(const char *path, const char *suffix, char **out);
 
-/* "<path>.tmp.<pid>" in new memory (ovl_free it). Errors: OVL_ERR_NOMEM. */
-ovl_err ovl_io_tmp_name(const char *path, long pid, char **out);
-
-/* Create (or truncate) the file tmp and reserve bytes of disk space for it
- * (posix_fallocate; skipped where the file system cannot), so that failures
- * to create it give strerror in the message and a disk or quota too small for
- * the data fails here, before any data moves: MPI-IO writes into a sized file
- * on a full file system can succeed without storing the data (seen with Open
- * MPI 4.1 on tmpfs). path is the final name, for messages.
- * Errors: OVL_ERR_IO (unlinks tmp). */
-ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes);
-
-/* An atomic text/binary writer: open checks path (ovl_file_check_write:
- * a special file or a directory is never replaced), writes "<path>.tmp.<pid>", commit
- * flushes, fsyncs, closes and renames it to path; any failure (and abort)
- * closes and unlinks the temporary, so no partial file remains. */
-typedef struct ovl_io_atomic {
-  FILE *f;
-  char *tmp;
-  const char *path; /* borrowed */
-} ovl_io_atomic;
-
-ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path);
-ovl_err ovl_io_atomic_commit(ovl_io_atomic *w);
-void ovl_io_atomic_abort(ovl_io_atomic *w);
-
-/* Write len bytes to path atomically. Errors: OVL_ERR_IO, OVL_ERR_NOMEM. */
-ovl_err ovl_io_write_file_atomic(const char *path, const void *data, size_t len);
+/* Reserve bytes of disk space for the open temporary fd (posix_fallocate;
+ * skipped where the file system cannot), so that a disk or quota too small
+ * for the data fails here, before any data moves: MPI-IO writes into a sized
+ * file on a full file system can succeed without storing the data (seen with
+ * Open MPI 4.1 on tmpfs). tmp and path name the temporary and the target in
+ * messages. LOCAL. Errors: OVL_ERR_IO. */
+ovl_err ovl_io_reserve(int fd, const char *tmp, const char *path, int64_t bytes);
 
 /* 1 on a little-endian host. */
 int ovl_io_host_le(void);

@@ -123,20 +123,18 @@ static ovl_err machine_record(const ovl_machine *m, ovl_record *r) {
 }
 
 ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return ovl_err_set(OVL_ERR_ARG, "machine file path too long");
   OVL_TRY(ovl_file_check_write(path, "machine file", NULL, 0));
   ovl_record *r = NULL;
   OVL_TRY(ovl_record_create("machine", &r));
   ovl_err rc = machine_record(m, r);
-  FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
-  if (rc == OVL_OK && !f) rc = ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-  if (rc == OVL_OK) rc = ovl_record_fprint(r, f, 1);
+  ovl_file_writer w = {0};
+  w.fd = -1;
+  if (rc == OVL_OK) rc = ovl_file_writer_open(&w, path, "machine file");
+  if (rc == OVL_OK) rc = ovl_record_fprint(r, w.f, 1);
   ovl_record_destroy(&r);
   if (rc != OVL_OK) {
-    if (f) fclose(f), remove(tmp);
+    ovl_file_writer_abort(&w);
     return rc;
   }
-  return ovl_file_commit(f, tmp, path);
+  return ovl_file_writer_commit(&w);
 }

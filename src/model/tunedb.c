@@ -143,28 +143,23 @@ ovl_err ovl_tunedb_store(const char *path, ovl_family f, const ovl_plan *c, doub
                        "n=%lld",
                        OVL_LANES_MAX, c->ndup, c->P, (long long)c->n);
   OVL_TRY(ovl_file_check_write(path, "tune file", NULL, 0));
-  char tmp[4096];
-  if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp)
-    return ovl_err_set(OVL_ERR_ARG, "tune file path too long: '%.64s...'", path);
   keep_ctx x = {(int)f, c->P, c->n, NULL, 0, 0};
   struct stat st;
   ovl_err rc = OVL_OK;
   if (stat(path, &st) == 0) rc = ovl_json_lines_read(path, "tune file", (size_t)OVL_TUNEDB_MAX_BYTES, keep_line, &x);
   ovl_record *e = NULL;
   if (rc == OVL_OK) rc = entry_record(f, c, t_median, machine, &e);
-  FILE *o = NULL;
-  if (rc == OVL_OK && !(o = fopen(tmp, "w")))
-    rc = ovl_err_set(OVL_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-  if (rc == OVL_OK && x.len > 0 && fwrite(x.text, 1, x.len, o) != x.len)
-    rc = ovl_err_set(OVL_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-  if (rc == OVL_OK) rc = ovl_record_print(e, o);
+  ovl_file_writer w = {0};
+  w.fd = -1;
+  if (rc == OVL_OK) rc = ovl_file_writer_open(&w, path, "tune file");
+  if (rc == OVL_OK && x.len > 0 && fwrite(x.text, 1, x.len, w.f) != x.len)
+    rc = ovl_err_set(OVL_ERR_IO, "cannot write tune file '%s': %s", path, strerror(errno ? errno : EIO));
+  if (rc == OVL_OK) rc = ovl_record_print(e, w.f);
   ovl_record_destroy(&e);
   free(x.text);
-  if (o && rc != OVL_OK) {
-    fclose(o);
-    remove(tmp);
+  if (rc != OVL_OK) {
+    ovl_file_writer_abort(&w);
     return rc;
   }
-  if (rc != OVL_OK) return rc;
-  return ovl_file_commit(o, tmp, path);
+  return ovl_file_writer_commit(&w);
 }

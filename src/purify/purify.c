@@ -242,8 +242,8 @@ static int skip_digits(const char **p, long *v) {
 /* Remove what earlier writers of this prefix left behind: the data of
  * iterations other than `keep` (PREFIX.itK.raw and its sidecar, which no
  * state file names once the state names iteration keep) and temporaries of
- * other processes (PREFIX.itK.raw[.json].tmp.PID, PREFIX.state.json.tmp.PID:
- * a writer killed mid-write). Rank 0 of plane 0, after the state is in
+ * other processes (PREFIX.itK.raw[.json].tmp.PID.RANDOM,
+ * PREFIX.state.json.tmp.PID.RANDOM: a writer killed mid-write). Rank 0 of plane 0, after the state is in
  * place. Best effort: a file that cannot be removed stays. */
 static void ckpt_sweep(const char *prefix, int keep) {
   char dir[4096];
@@ -267,10 +267,12 @@ static void ckpt_sweep(const char *prefix, int keep) {
     } else {
       continue;
     }
-    if (!strncmp(r, ".tmp.", 5)) {
-      r += 5;
-      if (!skip_digits(&r, &pid) || *r || pid == (long)getpid()) continue;
-    } else if (*r || !data || it == keep) {
+    if (*r) {
+      /* a temporary of this target (ovl_file_tmp_create's name) */
+      char target[4096];
+      snprintf(target, sizeof target, "%.*s", (int)(r - e->d_name), e->d_name);
+      if (!ovl_file_is_tmp_name(e->d_name, target, &pid) || pid == (long)getpid()) continue;
+    } else if (!data || it == keep) {
       continue;
     }
     char path[8192];
@@ -338,33 +340,10 @@ static ovl_err ckpt_same_problem(const ovl_json *d, const ckpt_field want[CKPT_N
   return OVL_OK;
 }
 
-/* A checksum of F's values that does not depend on the grid: the sum mod
- * 2^64 of a hash of every entry's global position and bits. COLLECTIVE over
- * the plane (plane-0 ranks). */
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-static ovl_err f_checksum(ovl_dmat F, uint64_t *out) {
-  lblock bf = lblock_of(F);
-  uint64_t s = 0;
-  for (int64_t c = 0; c < bf.ln; c++)
-    for (int64_t r = 0; r < bf.lm; r++) {
-      double v = bf.data[r + c * bf.ld];
-      uint64_t bits;
-      memcpy(&bits, &v, sizeof bits);
-      s += mix64(bits ^ mix64((uint64_t)((bf.roff + r) * bf.n + bf.coff + c)));
-    }
-  OVL_MPI(MPI_Allreduce(&s, out, 1, MPI_UINT64_T, MPI_SUM, ovl_grid2d_parent(ovl_dmat_grid(F))));
-  return OVL_OK;
-}
-
 /* Write D (iteration it) and then the state file that points to it; remove
  * the previous iteration's data. Plane-0 ranks; errors agreed by the caller. */
 static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_purify_opts *o, uint64_t fsum) {
-  char data[4096], state[4096], tmp[4160];
+  char data[4096], state[4096];
   ckpt_data_path(prefix, it, data, sizeof data);
   OVL_TRY(ovl_dmat_write_raw(D, data, 1));
   int rank = 0;
@@ -377,26 +356,23 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
     for (int k = 0; k < CKPT_NFIELDS; k++)
       snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "\"%s\": %s, ", pf[k].key, pf[k].val);
     snprintf(state, sizeof state, "%s.state.json", prefix);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", state, (long)getpid());
-    rc = ovl_file_check_write(state, "checkpoint state", NULL, 0);
-    FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
     cJSON *dj = cJSON_CreateString(data); /* the path, escaped as JSON */
     char *dq = dj ? cJSON_PrintUnformatted(dj) : NULL;
-    int ok = f && dq && fprintf(f, "{\"iteration\": %d, %s\"data\": %s}\n", it, fields, dq) > 0;
+    ovl_file_writer w;
+    /* the state reaches the disk before it is renamed into place
+     * (ovl_file_writer_commit syncs), so that it never names data that a
+     * crash could lose */
+    rc = ovl_file_writer_open(&w, state, "checkpoint state");
+    if (rc == OVL_OK && (!dq || fprintf(w.f, "{\"iteration\": %d, %s\"data\": %s}\n", it, fields, dq) < 0)) {
+      rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s': %s", state,
+                       dq ? strerror(errno) : "out of memory");
+      ovl_file_writer_abort(&w);
+    } else if (rc == OVL_OK) {
+      rc = ovl_file_writer_commit(&w);
+    }
     cJSON_free(dq);
     cJSON_Delete(dj);
-    /* the state reaches the disk before it is renamed into place, so that it
-     * never names data that a crash could lose */
-    if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
-    if (f) ok = (fclose(f) == 0) && ok;
-    int e = errno;
-    if (rc == OVL_OK && (!ok || rename(tmp, state) != 0)) {
-      e = ok ? errno : e;
-      unlink(tmp);
-      rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s': %s", state, strerror(e));
-    } else if (rc == OVL_OK) {
-      ckpt_sweep(prefix, it);
-    }
+    if (rc == OVL_OK) { ckpt_sweep(prefix, it); }
   }
   return ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(D)), rc);
 }
@@ -588,7 +564,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;
   uint64_t fsum = 0; /* F's checksum, recorded in checkpoints */
-  if (rc == OVL_OK && on0 && (opts->restart || opts->checkpoint_every > 0)) rc = f_checksum(F, &fsum);
+  if (rc == OVL_OK && on0 && (opts->restart || opts->checkpoint_every > 0)) rc = ovl_dmat_checksum(F, &fsum);
   rc = ovl_err_agree(parent, rc);
   /* ---- D0 ---- */
   if (rc == OVL_OK && opts->restart) {
