@@ -94,3 +94,14 @@ if(NOT OVL_SANITIZE)
   set_tests_properties(hard_valgrind PROPERTIES TIMEOUT ${OVL_HARD_VG_TIMEOUT} ENVIRONMENT "${OVL_TEST_ENV}"
                        PROCESSORS 2 SKIP_RETURN_CODE 77)
 endif()
+
+# Every writer against symlinks, FIFOs and directories planted at every name
+# it could use (the targets, and the temporaries' names of earlier versions
+# for every pid of a run in a new PID namespace). Release build only.
+if(NOT OVL_SANITIZE)
+  math(EXPR OVL_HARD_SAFE_WRITE_TIMEOUT "600 * ${OVL_TIMEOUT_SCALE}")
+  add_test(NAME hard_safe_write COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/safe_write_test.sh $<TARGET_FILE:ovl_cli>
+           ${PROJECT_SOURCE_DIR}/tools/ovl-plot ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS})
+  set_tests_properties(hard_safe_write PROPERTIES TIMEOUT ${OVL_HARD_SAFE_WRITE_TIMEOUT} ENVIRONMENT "${OVL_TEST_ENV}"
+                       PROCESSORS 2)
+endif()
