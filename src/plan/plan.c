@@ -119,12 +119,17 @@ static ovl_err shape(ovl_plan *p, int P) {
     if (p->p <= 0 && p->q <= 0) p->p = gp, p->q = gq;
     else if (p->p <= 0) p->p = P / p->q > 0 ? P / p->q : 1;
     else if (p->q <= 0) p->q = P / p->p > 0 ? P / p->p : 1;
+    int dims[2] = {p->p, p->q}, need = 0;
+    OVL_TRY(ovl_ranks_product(dims, 2, "grid", &need));
     p->s = p->c = 0;
     if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i <= 0 || p->groups_j <= 0)) {
       if (p->G <= 0) ovl_hgroups_default(p->p, p->q, &p->groups_i, &p->groups_j);
       else OVL_TRY(ovl_hgroups_auto_dims(p->p, p->q, p->G, &p->groups_i, &p->groups_j));
     }
-    if (p->algo == OVL_ALGO_HSUMMA && p->groups_i > 0) p->G = p->groups_i * p->groups_j;
+    if (p->algo == OVL_ALGO_HSUMMA && p->groups_i > 0) {
+      int gd[2] = {p->groups_i, p->groups_j};
+      OVL_TRY(ovl_ranks_product(gd, 2, "HSUMMA groups", &p->G));
+    }
   } else {
     if (p->s <= 0 && p->c <= 0) p->s = gs, p->c = gc;
     else if (p->s <= 0) p->s = P / p->c > 1 ? ovl_isqrt(P / p->c) : 1;
@@ -146,11 +151,12 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
     return ovl_err_set(OVL_ERR_ARG, "panel width b must be > 0, got %" PRId64, p->b);
   if (p->outer > 0 && p->outer < p->b)
     return ovl_err_set(OVL_ERR_ARG, "outer block %" PRId64 " must be >= the panel width %" PRId64, p->outer, p->b);
-  int need = is_2d(p->algo) ? p->p * p->q : p->s * p->s * p->c;
+  int need = 0, dims[3] = {p->p, p->q, 0}, d3[3] = {p->s, p->s, p->c};
   if (is_2d(p->algo) && (p->p < 1 || p->q < 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d grid", ovl_algo_name(p->algo), p->p, p->q);
   if (!is_2d(p->algo) && (p->s < 1 || p->c < 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d x %d grid", ovl_algo_name(p->algo), p->s, p->s, p->c);
+  OVL_TRY(is_2d(p->algo) ? ovl_ranks_product(dims, 2, "grid", &need) : ovl_ranks_product(d3, 3, "grid", &need));
   if (p->algo == OVL_ALGO_CANNON && p->p != p->q)
     return ovl_err_set(OVL_ERR_GRID, "Cannon needs a square grid, got %d x %d", p->p, p->q);
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
@@ -159,6 +165,9 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if (has_c(p->algo) && p->s % p->c != 0)
     return ovl_err_set(OVL_ERR_GRID, "%s: the replication c = %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);
+  int gd[2] = {p->groups_i, p->groups_j}, ng = 0;
+  if (p->algo == OVL_ALGO_HSUMMA && p->groups_i >= 1 && p->groups_j >= 1)
+    OVL_TRY(ovl_ranks_product(gd, 2, "HSUMMA groups", &ng));
   if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i < 1 || p->groups_j < 1 || p->p % p->groups_i || p->q % p->groups_j))
     return ovl_err_set(OVL_ERR_ARG, "HSUMMA: G = %d groups cannot tile the %d x %d grid", p->G, p->p, p->q);
   if (ranks == 0 || p->P <= 0) return OVL_OK;
@@ -354,6 +363,8 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     if (!is3 && nd != 2)
       return ovl_err_set(OVL_ERR_ARG, "--grid is PxQ, got '%s' (%s runs on a p x q grid)", v->grid,
                          ovl_algo_name(p->algo));
+    int ranks = 0; /* the grid's processes must fit in an int: exit 2, before any communicator */
+    OVL_TRY(ovl_ranks_product(dims, nd, "--grid", &ranks));
     if (is3) p->s = dims[0], p->c = dims[2];
     else p->p = dims[0], p->q = dims[1];
   }
@@ -368,7 +379,8 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     if (p->algo != OVL_ALGO_HSUMMA) return ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
     int gd[3], gn = 0;
     OVL_TRY(ovl_parse_dims(v->groups, gd, &gn));
-    if (gn == 2) p->groups_i = gd[0], p->groups_j = gd[1], p->G = gd[0] * gd[1];
+    if (gn == 2) OVL_TRY(ovl_ranks_product(gd, 2, "--groups", &p->G));
+    if (gn == 2) p->groups_i = gd[0], p->groups_j = gd[1];
     else if (gn == 1) p->G = gd[0];
     else return ovl_err_set(OVL_ERR_ARG, "--groups is IxJ or a count, got '%s'", v->groups);
   }

@@ -100,28 +100,6 @@ static int64_t str_hash(const char *s) {
   return (int64_t)(h >> 1);
 }
 
-/* OVL_ERR_ARG (agreed over comm) unless the k values v of this rank equal
- * rank 0's, naming the first that differs. rc: this rank's verdict so far. */
-static ovl_err same_as_rank0(MPI_Comm comm, ovl_err rc, const int64_t *v, const char *const *names, int k) {
-  int64_t r0[16];
-  OVL_TRY(ovl_err_agree(comm, rc));
-  memcpy(r0, v, sizeof(int64_t) * (size_t)k);
-  OVL_MPI(MPI_Bcast(r0, k, MPI_INT64_T, 0, comm));
-  int rank = 0;
-  OVL_MPI(MPI_Comm_rank(comm, &rank));
-  for (int i = 0; i < k && rc == OVL_OK; i++)
-    if (v[i] != r0[i]) {
-      if (names[i][0] == '=') /* a string, compared by its hash */
-        rc = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)",
-                         names[i] + 1, rank);
-      else
-        rc = ovl_err_set(OVL_ERR_ARG,
-                         "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)",
-                         names[i], v[i], rank, r0[i]);
-    }
-  return ovl_err_agree(comm, rc);
-}
-
 /* The row offsets (P + 1 of them, in off) of the row counts of every rank
  * (nrows: this rank's), which must sum to m. what names the matrix and
  * count the argument ("F", "nrows"). COLLECTIVE over comm; the same verdict
@@ -276,7 +254,7 @@ ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const
                    max_iter > 0 ? max_iter : 200};
   memcpy(&key[6], &tol, sizeof tol);
   static const char *const names[] = {"n", "nocc", "=method", "=algo", "ndup", "=prec", "=tol", "max_iter"};
-  OVL_TRY(same_as_rank0(comm, rc, key, names, (int)(sizeof key / sizeof key[0])));
+  OVL_TRY(ovl_err_agree_same(comm, rc, key, names, (int)(sizeof key / sizeof key[0])));
   int64_t *off = NULL, coff[2] = {0, n};
   OVL_TRY(ovl_err_agree(comm, ovl_malloc(sizeof(int64_t) * (size_t)(P + 1), &off)));
   rc = row_offsets(comm, nrows, n, "F", "row counts (nrows)", off);
@@ -396,7 +374,7 @@ ovl_err ovl_gemm_rows(const void *comm_handle, int64_t m, int64_t n, int64_t k, 
                      mrows, krows);
   int64_t key[] = {m, n, k, str_hash(algo ? algo : "auto")};
   static const char *const names[] = {"m", "n", "k", "=algo"};
-  OVL_TRY(same_as_rank0(comm, rc, key, names, 4));
+  OVL_TRY(ovl_err_agree_same(comm, rc, key, names, 4));
   int64_t *off = NULL, coff[4] = {0, k, 0, n};
   OVL_TRY(ovl_err_agree(comm, ovl_malloc(sizeof(int64_t) * (size_t)(2 * P + 2), &off)));
   rc = row_offsets(comm, mrows, m, "A", "row counts of A (mrows)", off);
