@@ -203,6 +203,8 @@ ovl_stats ovl_stats_of(const double *x, int n) {
 }
 
 ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n, ovl_stats *out) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_stats_max_over_ranks"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_stats_max_over_ranks", "out"));
   if (n > 0) OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, comm));
   *out = ovl_stats_of(t, n);
   return OVL_OK;

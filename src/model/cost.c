@@ -70,6 +70,7 @@ static int name_index(const char *const *t, int n, const char *name) {
 }
 
 ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_mcoll_parse", "out"));
   int c = name_index(k_mcoll, OVL_MC_N, name);
   if (c >= 0) {
     *out = (ovl_mcoll)c;
@@ -80,6 +81,9 @@ ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out) {
 }
 
 ovl_err ovl_machine_set_fbw(ovl_machine *m, ovl_mcoll coll, int p, const double *size, const double *bw, int npts) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_machine_set_fbw", "m"));
+  OVL_TRY(ovl_check_ptr(size, "ovl_machine_set_fbw", "size"));
+  OVL_TRY(ovl_check_ptr(bw, "ovl_machine_set_fbw", "bw"));
   if (coll < 0 || coll >= OVL_MC_N || p < 2 || npts < 1 || npts > OVL_FBW_MAXPTS)
     return ovl_err_set(OVL_ERR_ARG, "f_BW table: collective %d, p = %d, %d points (1..%d)", (int)coll, p, npts,
                        OVL_FBW_MAXPTS);
@@ -299,6 +303,9 @@ static double overlap(double comm, double comp, double steps) {
 }
 
 ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_cost *out) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_model_predict", "the machine"));
+  OVL_TRY(ovl_check_ptr(cfg, "ovl_model_predict", "cfg"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_model_predict", "out"));
   memset(out, 0, sizeof *out);
   ovl_plan c = *cfg;
   if (c.n < 0 || c.P < 1)
@@ -316,7 +323,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_CANNON: {
     int p = c.p, q = c.q, s0, c0;
     if (p <= 0 || q <= 0) ovl_grid_shape(c.algo, c.P, &p, &q, &s0, &c0); /* the shape rules */
-    if ((int64_t)p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
+    if ((int64_t)p * q != c.P)
+      return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
     comp = flops / c.P * g;
     /* rank = i q + j: a row (over q) is consecutive ranks, a column strided */
     double off_r = ovl_model_offnode(q, 1, p, k), off_c = ovl_model_offnode(p, q, q, k);
@@ -378,7 +386,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_SSC5: {
     int s = c.s, p0, q0, c0;
     if (s <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &c0); /* the shape rules */
-    if (s > 1290 || s * s * s != c.P) /* 1291^3 > 2^31: more ranks than an int holds */
+    if (s > 1290 || s * s * s != c.P)                           /* 1291^3 > 2^31: more ranks than an int holds */
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
                          ovl_algo_name(c.algo), c.P);
     /* rank = j + s i + s^2 k: grd (over k) strided by s^2, row (over i) by s,

@@ -26,6 +26,7 @@ int ovl_plan_is_open(const ovl_plan *p) {
 }
 
 ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t nsource) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_plan_machine", "m"));
   const char *env = getenv("OVL_MACHINE");
   if (!path && env && *env) path = env;
   if (!path) {
@@ -192,6 +193,7 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
 }
 
 ovl_err ovl_plan_check(const ovl_plan *p, ovl_family f, int allow_idle) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_check", "plan"));
   return check_plan(p, f, allow_idle ? -1 : 1);
 }
 
@@ -232,10 +234,16 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
 }
 
 ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_resolve"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_plan_resolve", "plan"));
   return resolve(comm, f, plan, plan->ppn > 1 ? plan->ppn : 0, 0, 0, src, why, nwhy);
 }
 
 ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *g2, ovl_grid3d *g3) {
+  OVL_TRY(ovl_check_ptr(g2, "ovl_plan_grids", "g2"));
+  OVL_TRY(ovl_check_ptr(g3, "ovl_plan_grids", "g3"));
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_grids"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_grids", "plan"));
   *g2 = NULL, *g3 = NULL;
   int size = 1;
   OVL_MPI(MPI_Comm_size(comm, &size));
@@ -253,6 +261,7 @@ ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *
 }
 
 int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
+  if (p == NULL) return snprintf(buf, n, "(no plan)");
   char grid[48] = "", rest[192];
   if (is_2d(p->algo) && p->p > 0) snprintf(grid, sizeof grid, " grid=%dx%d", p->p, p->q);
   else if (!is_2d(p->algo) && p->s > 0) snprintf(grid, sizeof grid, " grid=%dx%dx%d", p->s, p->s, p->c);
@@ -266,6 +275,7 @@ int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
 }
 
 int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
+  if (c == NULL) return snprintf(buf, n, "(no plan)");
   const char *k = ovl_algo_name(c->algo);
   switch (c->algo) {
   case OVL_ALGO_SUMMA:
@@ -336,6 +346,8 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
 }
 
 ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p) {
+  OVL_TRY(ovl_check_ptr(v, "ovl_plan_opts_apply", "v"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_opts_apply", "plan"));
   const int gemm = f == OVL_FAMILY_GEMM;
   int is_auto = !v->algo || strcmp(v->algo, "auto") == 0;
   if (is_auto) p->algo = OVL_ALGO_AUTO;
@@ -391,6 +403,9 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
 
 ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *ppn, const ovl_plan_src *src, char *why,
                              size_t nwhy) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_resolve_ppn"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_plan_resolve_ppn", "plan"));
+  OVL_TRY(ovl_check_ptr(ppn, "ovl_plan_resolve_ppn", "ppn"));
   int P = 0, rank = 0, rpn = 1, nodes = 1, consec = 1, cores = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
   OVL_MPI(MPI_Comm_rank(comm, &rank));

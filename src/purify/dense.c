@@ -208,6 +208,7 @@ ovl_err ovl_purify_dense(const void *comm_handle, int64_t n, const double *F, in
                          const char *algo, int ndup, const char *prec, double tol, int max_iter, double *D,
                          const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_purify_dense"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0;
@@ -226,6 +227,7 @@ ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const
                         const char *method, const char *algo, int ndup, const char *prec, double tol, int max_iter,
                         double *D, int64_t ldd, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_purify_rows"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0, P = 0;
@@ -335,6 +337,7 @@ static ovl_err gemm_sizes(int64_t m, int64_t n, int64_t k) {
 ovl_err ovl_gemm_dense(const void *comm_handle, int64_t m, int64_t n, int64_t k, const double *A, const double *B,
                        double *C, const char *algo, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_gemm_dense"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0;
@@ -352,6 +355,7 @@ ovl_err ovl_gemm_rows(const void *comm_handle, int64_t m, int64_t n, int64_t k, 
                       int64_t lda, int64_t krows, const double *B, int64_t ldb, double *C, int64_t ldc,
                       const char *algo, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_gemm_rows"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0, P = 0;
