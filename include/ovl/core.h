@@ -223,10 +223,10 @@ int ovl_icbrt(int x);
  *    0 (*out is then left unchanged);
  *  - ovl_ranks_product: the product of the n dimensions dims (a grid, groups)
  *    in *out when it fits in an int (the largest size of an MPI
- *    communicator); else OVL_ERR_ARG naming what ("grid", "groups") and the
- *    dimensions ("grid 65536 x 65536 has 4294967296 processes, more than
- *    an MPI communicator can hold (2147483647)"). A dimension < 0 is
- *    OVL_ERR_ARG too; n in [1, 3]. */
+ *    communicator); else OVL_ERR_ARG naming what ("grid", "--groups") and
+ *    the dimensions ("grid 65536 x 65536: the product 4294967296 exceeds
+ *    2147483647, the most processes an MPI communicator holds"). A
+ *    dimension < 0 is OVL_ERR_ARG too; n in [1, 3]. */
 int ovl_mul_i64(int64_t a, int64_t b, int64_t *out);
 ovl_err ovl_ranks_product(const int *dims, int n, const char *what, int *out);
 /* Index of the part that holds item g. */

@@ -139,6 +139,7 @@ ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *r
 #define BLOCKING(L, icall)                                                                                             \
   do {                                                                                                                 \
     ovl_req reqs[OVL_LANES_MAX];                                                                                       \
+    OVL_TRY(ovl_check_handle((L), __func__, "the lane set"));                                                          \
     OVL_TRY(icall);                                                                                                    \
     return ovl_req_waitall((L)->ndup, reqs);                                                                           \
   } while (0)

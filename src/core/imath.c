@@ -38,7 +38,8 @@ ovl_err ovl_ranks_product(const int *dims, int n, const char *what, int *out) {
   }
   if (ok < 0) return ovl_err_set(OVL_ERR_ARG, "%s %s: dimensions must be >= 0", what, shape);
   if (!ok || prod > INT32_MAX)
-    return ovl_err_set(OVL_ERR_ARG, "%s %s has %s%.0f processes, more than an MPI communicator can hold (%d)", what,
+    return ovl_err_set(OVL_ERR_ARG,
+                       "%s %s: the product %s%.0f exceeds %d, the most processes an MPI communicator holds", what,
                        shape, ok ? "" : "about ", approx, INT32_MAX);
   *out = (int)prod;
   return OVL_OK;

@@ -425,7 +425,7 @@ ovl_err ovl_grid2d_hgroups(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
 ovl_err ovl_hgroups_lanes(ovl_hgroups h, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
   OVL_TRY(ovl_check_ptr(out, "ovl_hgroups_lanes", "out"));
   *out = NULL;
-  OVL_TRY(ovl_check_handle(h, "ovl_hgroups_lanes", "the groups"));
+  OVL_TRY(ovl_check_handle(h, "ovl_hgroups_lanes", "h"));
   MPI_Comm c = dir == OVL_DIR_OUTER_ROW   ? h->outer_row
                : dir == OVL_DIR_OUTER_COL ? h->outer_col
                : dir == OVL_DIR_INNER_ROW ? h->inner_row
