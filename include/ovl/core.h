@@ -6,7 +6,14 @@
  *    communicator must call it) or LOCAL;
  *  - a collective function that validates input agrees on the verdict with
  *    one reduction before any data moves, so every rank returns the same
- *    code and ovl_errmsg() holds the same text on every rank.
+ *    code and ovl_errmsg() holds the same text on every rank;
+ *  - a NULL handle (never created, or nulled by its destroy), a NULL output
+ *    pointer and MPI_COMM_NULL are OVL_ERR_ARG naming the function and the
+ *    argument (ovl_check_handle, ovl_check_ptr, ovl_check_comm), never a
+ *    crash or MPI's error handler; accessors that return a value answer a
+ *    NULL handle as an idle rank (0, -1, NULL or MPI_COMM_NULL);
+ *  - a collective constructor refuses arguments that differ between ranks
+ *    with the same OVL_ERR_ARG on every rank (ovl_err_agree_same).
  */
 #ifndef OVL_CORE_H
 #define OVL_CORE_H
