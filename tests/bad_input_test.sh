@@ -191,6 +191,11 @@ PLAIN=1 case_ "purify: no cube"  1 "idle" "2 3" purify --fock "$f/good.raw" --no
 case_ "purify grid 1x2x1"       2 "--grid is SxSxC, got '1x2x1'" "$P" purify --fock "$f/good.raw" --nocc 5 --grid 1x2x1 "${o[@]}"
 case_ "gemm grid 2x3"           1 "needs 6 ranks" "1 4" gemm -n 16 --grid 2x3
 case_ "gemm grid 0x2"           2 "expected positive integers" "$P3" gemm -n 16 --grid 0x2
+# grids and groups whose product does not fit in an int: an argument error, not a wrapped rank count
+case_ "gemm grid 65536x65536"   2 "--grid 65536 x 65536: the product 4294967296 exceeds 2147483647" "$P" gemm -n 16 --algo summa --grid 65536x65536
+case_ "gemm grid 2048^2 x 1024" 2 "--grid 2048 x 2048 x 1024: the product 4294967296 exceeds" "$P3" gemm -n 16 --algo 2.5d --grid 2048x2048x1024
+case_ "gemm groups 20857x411849" 2 "--groups 20857 x 411849: the product 8589934593 exceeds" "$P" gemm -n 16 --algo hsumma --groups 20857x411849
+case_ "purify grid 2048^3"      2 "--grid 2048 x 2048 x 2048: the product 8589934592 exceeds" "$P3" purify --fock "$f/good.raw" --nocc 5 --grid 2048x2048x2048 "${o[@]}"
 # N_DUP
 case_ "purify ndup 0"           2 "--ndup(: value 0 is outside \[1, 64\]| expects an integer in \[1, 64\].*got '0')" "$P" purify --fock "$f/good.raw" --nocc 5 --ndup 0 "${o[@]}"
 case_ "purify ndup -3"          2 "--ndup(: value -3 is outside \[1, 64\]| expects an integer in \[1, 64\].*got '-3')" "$P3" purify --fock "$f/good.raw" --nocc 5 --ndup -3 "${o[@]}"

@@ -1,4 +1,5 @@
-/* core: error agreement, option parsing, sizes, statistics, block partition, integer roots. */
+/* core: error agreement, option parsing, sizes, statistics, block partition, integer roots, checked
+ * products. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -255,6 +256,62 @@ static void test_backend_names(void) {
   T_CHECK(b == OVL_BACKEND_OWN, "failed parse leaves the output");
 }
 
+/* Checked products: ovl_mul_i64 at the edges of int64, ovl_ranks_product
+ * at the edge of int (the largest communicator). */
+static void test_checked_products(void) {
+  int64_t r = 42;
+  T_CHECK(ovl_mul_i64(3037000499, 3037000499, &r) && r == 9223372030926249001LL, "3037000499^2 fits: %lld",
+          (long long)r);
+  r = 42;
+  T_CHECK(!ovl_mul_i64(3037000500, 3037000500, &r) && r == 42, "3037000500^2 overflows, output untouched");
+  T_CHECK(!ovl_mul_i64(INT64_MIN, -1, &r) && ovl_mul_i64(INT64_MIN, 1, &r) && r == INT64_MIN, "INT64_MIN x -1");
+  T_CHECK(ovl_mul_i64(-4, 5, &r) && r == -20 && ovl_mul_i64(0, INT64_MAX, &r) && r == 0, "signs and zero");
+  int n = -1;
+  const int fits[3] = {1290, 1290, 1290}, edge[2] = {46341, 46340}, wide[2] = {65536, 65536};
+  T_OK(ovl_ranks_product(fits, 3, "grid", &n));
+  T_CHECK(n == 1290 * 1290 * 1290, "1290^3 = %d", n);
+  T_OK(ovl_ranks_product(edge, 2, "grid", &n));
+  T_CHECK(n == 2147441940, "46341 x 46340 = %d", n);
+  n = -1;
+  T_ERR(ovl_ranks_product(wide, 2, "--grid", &n), OVL_ERR_ARG);
+  T_CHECK(n == -1 && strstr(ovl_errmsg(), "--grid 65536 x 65536: the product 4294967296 exceeds 2147483647") != NULL,
+          "65536^2: %s", ovl_errmsg());
+  const int huge[3] = {INT_MAX, INT_MAX, INT_MAX}, neg[2] = {4, -2}, one[1] = {INT_MAX};
+  T_ERR(ovl_ranks_product(huge, 3, "grid", &n), OVL_ERR_ARG); /* beyond int64 too */
+  T_CHECK(strstr(ovl_errmsg(), "the product about ") != NULL, "INT_MAX^3: %s", ovl_errmsg());
+  T_ERR(ovl_ranks_product(neg, 2, "groups", &n), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "groups 4 x -2: dimensions must be >= 0") != NULL, "negative: %s", ovl_errmsg());
+  T_OK(ovl_ranks_product(one, 1, "grid", &n));
+  T_CHECK(n == INT_MAX, "one dimension");
+  T_ERR(ovl_ranks_product(one, 0, "grid", &n), OVL_ERR_ARG);
+}
+
+/* ovl_err_agree_same: values that differ from rank 0's are OVL_ERR_ARG on
+ * every rank, named, before any local error. */
+static void test_agree_same(void) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  static const char *const names[] = {"n", "=method"};
+  int64_t v[2] = {12, 777};
+  T_OK(ovl_err_agree_same(MPI_COMM_WORLD, OVL_OK, v, names, 2));
+  ovl_err local = rank == 0 ? ovl_err_set(OVL_ERR_IO, "rank 0 cannot read") : OVL_OK;
+  T_ERR(ovl_err_agree_same(MPI_COMM_WORLD, local, v, names, 2), OVL_ERR_IO); /* the same values: local's verdict */
+  T_CHECK(strcmp(ovl_errmsg(), "rank 0 cannot read") == 0, "local message: %s", ovl_errmsg());
+  T_CHECK(ovl_err_agree_same(MPI_COMM_NULL, OVL_ERR_SIZE, v, names, 2) == OVL_ERR_SIZE, "COMM_NULL: local");
+  if (size < 2) return;
+  v[0] = rank == size - 1 ? 13 : 12;
+  local = rank == 0 ? ovl_err_set(OVL_ERR_IO, "rank 0 cannot read") : OVL_OK;
+  T_ERR(ovl_err_agree_same(MPI_COMM_WORLD, local, v, names, 2), OVL_ERR_ARG);
+  char want[96];
+  snprintf(want, sizeof want, "n = 13 on rank %d but 12 on rank 0 (every rank must pass the same)", size - 1);
+  T_CHECK(strcmp(ovl_errmsg(), want) == 0, "message '%s', want '%s'", ovl_errmsg(), want);
+  v[0] = 12, v[1] = rank == 1 ? 778 : 777;
+  T_ERR(ovl_err_agree_same(MPI_COMM_WORLD, OVL_OK, v, names, 2), OVL_ERR_ARG);
+  T_CHECK(strcmp(ovl_errmsg(), "method differs between rank 1 and rank 0 (every rank must pass the same)") == 0,
+          "string: %s", ovl_errmsg());
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   test_agree();
@@ -263,6 +320,8 @@ int main(int argc, char **argv) {
   test_blocks_stats();
   test_iroots();
   test_backend_names();
+  test_checked_products();
+  test_agree_same();
   int rc = t_finish("test_core");
   MPI_Finalize();
   return rc;

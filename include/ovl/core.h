@@ -6,7 +6,14 @@
  *    communicator must call it) or LOCAL;
  *  - a collective function that validates input agrees on the verdict with
  *    one reduction before any data moves, so every rank returns the same
- *    code and ovl_errmsg() holds the same text on every rank.
+ *    code and ovl_errmsg() holds the same text on every rank;
+ *  - a NULL handle (never created, or nulled by its destroy), a NULL output
+ *    pointer and MPI_COMM_NULL are OVL_ERR_ARG naming the function and the
+ *    argument (ovl_check_handle, ovl_check_ptr, ovl_check_comm), never a
+ *    crash or MPI's error handler; accessors that return a value answer a
+ *    NULL handle as an idle rank (0, -1, NULL or MPI_COMM_NULL);
+ *  - a collective constructor refuses arguments that differ between ranks
+ *    with the same OVL_ERR_ARG on every rank (ovl_err_agree_same).
  */
 #ifndef OVL_CORE_H
 #define OVL_CORE_H
@@ -63,6 +70,29 @@ void ovl_err_clear(void);
  * code. Costs one MPI_Allreduce, plus one MPI_Bcast only when an error was
  * found. comm == MPI_COMM_NULL returns local unchanged. */
 ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local);
+
+/* Agree that k values are the same on every rank of comm, then agree on
+ * local as ovl_err_agree does. COLLECTIVE over comm. v[i] is named names[i]
+ * in the message; a name that starts with '=' marks a hash of a string (the
+ * message then does not print the values). Every rank returns the same
+ * code: OVL_ERR_ARG naming the first value that differs from rank 0's
+ * ("n = 13 on rank 1 but 12 on rank 0 (every rank must pass the same)"),
+ * else local's agreement. k <= 16. comm == MPI_COMM_NULL returns local
+ * unchanged. The collective constructors (grids, matrices, lane sets, ...)
+ * and the row-block entries check their arguments with it. */
+ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const char *const *names, int k);
+
+/* The checks of arguments every public function makes first, before any
+ * communication. LOCAL. Each returns OVL_OK, or OVL_ERR_ARG with a message
+ * that names fn (the function) and name (the argument):
+ *  - ovl_check_handle: h is NULL ("never created, or destroyed": destroy
+ *    functions null the caller's handle);
+ *  - ovl_check_ptr: p is NULL (an output pointer or a required array);
+ *  - ovl_check_comm: comm is MPI_COMM_NULL (refused before MPI sees it, so
+ *    MPI's error handler does not abort the job). */
+ovl_err ovl_check_handle(const void *h, const char *fn, const char *name);
+ovl_err ovl_check_ptr(const void *p, const char *fn, const char *name);
+ovl_err ovl_check_comm(MPI_Comm comm, const char *fn);
 
 /* Print "ovl: fatal: <message>" on this rank and MPI_Abort(comm). For
  * failures after data has started moving, when a clean return could leave
@@ -251,6 +281,18 @@ static inline int64_t ovl_block_off(int64_t n, int p, int i) {
  * overflow). LOCAL; pure functions. */
 int ovl_isqrt(int x);
 int ovl_icbrt(int x);
+/* Overflow-checked products of sizes given by a user (grid dimensions, group
+ * counts, n x n, bytes of a block). LOCAL; pure functions.
+ *  - ovl_mul_i64: 1 and *out = a * b when the product fits in int64_t, else
+ *    0 (*out is then left unchanged);
+ *  - ovl_ranks_product: the product of the n dimensions dims (a grid, groups)
+ *    in *out when it fits in an int (the largest size of an MPI
+ *    communicator); else OVL_ERR_ARG naming what ("grid", "--groups") and
+ *    the dimensions ("grid 65536 x 65536: the product 4294967296 exceeds
+ *    2147483647, the most processes an MPI communicator holds"). A
+ *    dimension < 0 is OVL_ERR_ARG too; n in [1, 3]. */
+int ovl_mul_i64(int64_t a, int64_t b, int64_t *out);
+ovl_err ovl_ranks_product(const int *dims, int n, const char *what, int *out);
 /* Index of the part that holds item g. */
 static inline int ovl_block_owner(int64_t n, int p, int64_t g) {
   int64_t q = n / p, r = n % p;

@@ -35,7 +35,8 @@ typedef struct ovl_dmat_s *ovl_dmat;
 
 /* Create an m x n matrix (zero-filled) on grid g. On idle ranks of g the
  * handle is valid and owns no data. COLLECTIVE over the grid's parent.
- * Errors: OVL_ERR_ARG (negative sizes), OVL_ERR_NOMEM (agreed). */
+ * Errors: OVL_ERR_ARG (a NULL grid or out; agreed: negative sizes, m or n
+ * that differ between ranks), OVL_ERR_NOMEM (agreed). */
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out);
 /* A handle over caller memory: the local block of an m x n matrix on grid g,
  * stored at data (column-major, ld = max(1, local rows), at least
@@ -56,7 +57,9 @@ ovl_err ovl_dmat_destroy(ovl_dmat *A);
  * more. LOCAL; pure function. */
 int64_t ovl_dmat_memory(int64_t m, int64_t n, int p, int q);
 
-/* Accessors. LOCAL. */
+/* Accessors. LOCAL. A NULL handle gives NULL (grid, data) or -1 (sizes,
+ * offsets). Every function below that takes a handle returns OVL_ERR_ARG
+ * for a NULL one ("A is NULL"), and for a NULL output pointer. */
 ovl_grid2d ovl_dmat_grid(ovl_dmat A);
 int64_t ovl_dmat_rows(ovl_dmat A);
 int64_t ovl_dmat_cols(ovl_dmat A);

@@ -43,14 +43,18 @@ typedef struct ovl_grid2d_s *ovl_grid2d;
 /* Create a p x q grid over parent. p = q = 0 picks the most square shape
  * with p <= q and p*q = size(parent) (any P works: a prime P gives 1 x P).
  * Exactly one of p, q zero derives it from size(parent). COLLECTIVE over
- * parent. Errors: OVL_ERR_ARG (negative dims), OVL_ERR_GRID (does not fit). */
+ * parent. Errors: OVL_ERR_ARG (out NULL, parent MPI_COMM_NULL; agreed:
+ * negative dims, p, q or flags that differ between ranks, p q beyond an int),
+ * OVL_ERR_GRID (does not fit). */
 ovl_err ovl_grid2d_create(MPI_Comm parent, int p, int q, int flags, ovl_grid2d *out);
 
 /* Free the grid and its communicators; NULL-safe, nulls *g. COLLECTIVE over
  * the parent communicator. */
 ovl_err ovl_grid2d_destroy(ovl_grid2d *g);
 
-/* Accessors (LOCAL). Communicators are MPI_COMM_NULL on idle ranks.
+/* Accessors (LOCAL). Communicators are MPI_COMM_NULL on idle ranks; a NULL
+ * handle answers as an idle rank (not active, dims 0, coords -1, no
+ * communicators), here and for the 3D grid and the groups.
  *   comm     : the p*q active ranks, rank = i*q + j
  *   row_comm : ranks with the same i (size q, rank = j)
  *   col_comm : ranks with the same j (size p, rank = i)
@@ -86,7 +90,9 @@ typedef struct ovl_grid3d_s *ovl_grid3d;
  *   grd_comm = P(i,j,:)  (size c, rank k)
  *   plane    = P(:,:,k) as a 2D s x s grid (ovl_grid3d_plane), the layout
  *              of matrices that live on plane k = 0.
- * COLLECTIVE over parent. Errors: OVL_ERR_ARG, OVL_ERR_GRID. */
+ * COLLECTIVE over parent. Errors: OVL_ERR_ARG (out NULL, parent
+ * MPI_COMM_NULL; agreed: negative dims, s, c or flags that differ between
+ * ranks, s s c beyond an int), OVL_ERR_GRID. */
 ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out);
 ovl_err ovl_grid3d_destroy(ovl_grid3d *g);
 /* The 2.5D grid for P ranks: the largest c with c | s and s * s * c == P
@@ -125,7 +131,7 @@ ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *ou
  * Like ovl_grid3d_lanes (active ranks; collective over the communicators
  * the first time a count is asked for). */
 ovl_err ovl_grid3d_lanes3(ovl_grid3d g, int ndup, ovl_lanes *row, ovl_lanes *col, ovl_lanes *grd);
-/* Rank in ovl_grid3d_comm of P(i,j,k). LOCAL. */
+/* Rank in ovl_grid3d_comm of P(i,j,k); -1 outside the grid. LOCAL. */
 int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k);
 
 /* ---- HSUMMA groups -------------------------------------------------------- */
@@ -141,7 +147,8 @@ typedef struct ovl_hgroups_s *ovl_hgroups;
  *   inner_row : same i, inside the group                    (size q/J, rank lj)
  *   inner_col : same j, inside the group                    (size p/I, rank li)
  * G = 1 makes the outer communicators of size 1; G = P makes the inner ones
- * of size 1. COLLECTIVE over the grid's parent. Errors: OVL_ERR_ARG. */
+ * of size 1. COLLECTIVE over the grid's parent. Errors: OVL_ERR_ARG (agreed;
+ * I or J that differ between ranks too). */
 ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out);
 ovl_err ovl_hgroups_destroy(ovl_hgroups *h);
 /* The I x J groups of g, made on first use and owned by g (cached per

@@ -42,7 +42,8 @@ typedef struct ovl_sq_s *ovl_sq;
 /* Plan and allocate for an s x s x c grid (c divides s; c = s is the
  * p x p x p grid, c = 1 the 2D grid; or s = 1 and any c, see
  * ovl_sq_grid_dims). COLLECTIVE over the grid's parent.
- * Errors (agreed on every rank): OVL_ERR_ARG (n < 0, ndup), OVL_ERR_GRID,
+ * Errors (agreed on every rank): OVL_ERR_ARG (n < 0, ndup; n or ndup that
+ * differ between ranks; a NULL grid or out: local), OVL_ERR_GRID,
  * OVL_ERR_NOMEM. */
 ovl_err ovl_sq_create(ovl_grid3d g, int64_t n, int ndup, const ovl_coll_cfg *cfg, ovl_sq *out);
 /* NULL-safe, nulls *s. LOCAL. */

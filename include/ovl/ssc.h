@@ -40,7 +40,8 @@ typedef struct ovl_ssc_s *ovl_ssc;
 
 /* Allocate for plan->n with plan->algo (OVL_ALGO_SSC3..6), plan->ndup and
  * plan->coll (the other fields are not used: the grid is g). COLLECTIVE over
- * the grid's parent. Errors (agreed): OVL_ERR_ARG (algorithm, ndup, n),
+ * the grid's parent. Errors (agreed): OVL_ERR_ARG (algorithm, ndup, n; any
+ * of the three differing between ranks; a NULL grid or out: local),
  * OVL_ERR_GRID (grid shape), OVL_ERR_NOMEM. */
 ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out);
 /* NULL-safe, nulls *s. LOCAL (frees memory; the grid's lanes stay). */

@@ -31,7 +31,14 @@ Communicator. ``comm`` is an mpi4py communicator, or None for
 MPI.COMM_WORLD. Every call is collective over it.
 
 Errors. A failure raises OvlError with ovl's message on every rank of the
-communicator (never on some ranks only).
+communicator (never on some ranks only). Arguments that ctypes would change
+on their way to C are refused first, with the same exception on every rank
+and a message naming the argument: TypeError for a value that is not an
+integer (nocc, ndup, max_iter) or not a real number (tol), and for a matrix
+of complex or non-numeric dtype (its imaginary part would be dropped);
+ValueError for a count that is not integral (nocc=4.9; 4.0 and numpy
+integers are taken) and for an integer beyond the C type it is passed as
+(nocc: int64; ndup, max_iter: int), which ctypes would wrap (2**64 + 3 to 3).
 
 Threads. The library is called through ctypes.CDLL, which releases the GIL
 for the duration of each call (scatter or exchange, kernel, gather): other
@@ -40,6 +47,7 @@ layouts). Calls are not thread-safe among themselves (one call
 at a time per process, as for MPI collectives on one communicator).
 """
 import ctypes
+import operator
 
 import numpy as np
 from mpi4py import MPI
@@ -70,28 +78,100 @@ def _check(rc):
         raise OvlError(rc, lib.ovl_err_name(rc).decode(), lib.ovl_errmsg().decode(errors="replace"))
 
 
+_RAISE = {"TypeError": TypeError, "ValueError": ValueError}
+
+
+def _pack(err):
+    """An error to send: (kind, text) for an exception or a message (OvlError), None for none."""
+    if err is None:
+        return None
+    if isinstance(err, Exception):
+        return (type(err).__name__, str(err))
+    return ("OvlError", err)
+
+
+def _raise(packed):
+    kind, text = packed
+    if kind in _RAISE:
+        raise _RAISE[kind](text)
+    raise OvlError(1, "OVL_ERR_ARG", text)
+
+
 def _agree(comm, msg):
-    """Raise msg (rank 0's check of its arrays) on every rank."""
-    msg = comm.bcast(msg, root=0)
+    """Raise msg (rank 0's check of its arrays: a message or an exception) on every rank."""
+    msg = comm.bcast(_pack(msg), root=0)
     if msg:
-        raise OvlError(1, "OVL_ERR_ARG", msg)
+        _raise(msg)
 
 
 def _agree_any(comm, msg):
-    """Raise the lowest rank's message, if any rank has one, on every rank."""
-    msgs = [m for m in comm.allgather(msg) if m]
+    """Raise the lowest rank's error, if any rank has one, on every rank."""
+    msgs = [m for m in comm.allgather(_pack(msg)) if m]
     if msgs:
-        raise OvlError(1, "OVL_ERR_ARG", msgs[0])
+        _raise(msgs[0])
+
+
+_INT64 = (-2**63, 2**63 - 1)
+_CINT = (-2**31, 2**31 - 1)
+
+
+def _integer(value, name, bounds):
+    """value as a Python int that fits the C type of bounds; TypeError or ValueError naming name."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, not {value!r}")
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value) or value != int(value):
+            raise ValueError(f"{name} must be an integral count, not {value!r}")
+        value = int(value)
+    else:
+        try:
+            value = operator.index(value)
+        except TypeError:
+            raise TypeError(f"{name} must be an integer, not {value!r}") from None
+    lo, hi = bounds
+    if not lo <= value <= hi:
+        raise ValueError(f"{name} = {value} is out of range: it must be in [{lo}, {hi}]")
+    return value
+
+
+def _real(value, name):
+    """value as a float; TypeError naming name for complex or non-numeric values."""
+    if isinstance(value, (complex, np.complexfloating, bool, np.bool_)) or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a real number, not {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a real number, not {value!r}") from None
+
+
+def _scalars(ndup, tol, max_iter):
+    """(ndup, tol, max_iter) checked for C, or the error (an exception) on this rank."""
+    try:
+        return (0 if ndup is None else _integer(ndup, "ndup", _CINT), _real(tol, "tol"),
+                _integer(max_iter, "max_iter", _CINT)), None
+    except (TypeError, ValueError) as e:
+        return None, e
+
+
+def _real_array(X, what):
+    """X as a float64 array; TypeError naming what for complex or non-numeric dtypes."""
+    a = np.asarray(X)
+    if a.dtype.kind == "c":
+        raise TypeError(f"{what} is complex ({a.dtype}): ovl computes with real matrices, and converting it would "
+                        f"drop the imaginary part (pass {what}.real if that is meant)")
+    if a.dtype.kind not in "fiu":
+        raise TypeError(f"{what} has dtype {a.dtype}: ovl needs a real numeric array (float or integer)")
+    return a.astype(np.float64, copy=False)
 
 
 def _block(X, what, rank):
-    """(this rank's rows of X in column-major order or None, error message or None)."""
+    """(this rank's rows of X in column-major order or None, error message or exception, or None)."""
     if X is None:
         return None, None
     try:
-        a = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        return None, f"{what} on rank {rank} is not a numeric array: {e}"
+        a = _real_array(X, f"{what} on rank {rank}")
+    except TypeError as e:
+        return None, e
     if a.ndim != 2:
         return None, f"{what} on rank {rank} must be a 2D block of rows, not of shape {a.shape}"
     return np.asfortranarray(a), None
@@ -123,9 +203,9 @@ def _square(F, what):
     if F is None:
         return None, f"{what} must be given on rank 0"
     try:
-        a = np.asarray(F, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        return None, f"{what} is not a numeric array: {e}"
+        a = _real_array(F, what)
+    except TypeError as e:
+        return None, e
     if a.ndim != 2 or a.shape[0] != a.shape[1] or a.shape[0] < 1:
         return None, f"{what} must be a square matrix, not of shape {a.shape}"
     return np.asfortranarray(a), None
@@ -156,24 +236,27 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     """
     _check_layout(layout)
     comm = _comm(comm)
+    sc, err = _scalars(ndup, tol, max_iter)
+    _agree_any(comm, err)
+    ndup, tol, max_iter = sc
     if layout == "rows":
         return _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, options)
     rank = comm.Get_rank()
     a, msg, n = None, None, 0
     if rank == 0:
-        a, msg = _square(F, "F")
+        try:
+            nocc = _integer(nocc, "nocc", _INT64)
+        except (TypeError, ValueError) as e:
+            msg = e
+        if msg is None:
+            a, msg = _square(F, "F")
         if msg is None:
             n = a.shape[0]
-            try:
-                nocc = int(nocc)
-            except (TypeError, ValueError):
-                msg = f"nocc must be an integer, not {nocc!r}"
     _agree(comm, msg)
     D = np.empty((n, n), order="F") if rank == 0 else None
     info = DenseInfo()
-    rc = lib.ovl_purify_dense(_handle(comm), n, _dptr(a), int(nocc) if rank == 0 else 0, _enc(method), _enc(algo),
-                              int(ndup or 0), _enc(precision), float(tol), int(max_iter), _dptr(D),
-                              _enc(options), ctypes.byref(info))
+    rc = lib.ovl_purify_dense(_handle(comm), n, _dptr(a), nocc if rank == 0 else 0, _enc(method), _enc(algo), ndup,
+                              _enc(precision), tol, max_iter, _dptr(D), _enc(options), ctypes.byref(info))
     _check(rc)
     if bcast:
         n = comm.bcast(n, root=0)
@@ -183,12 +266,13 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
 
 def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, options):
     rank = comm.Get_rank()
-    a, msg = _block(F, "F", rank)
+    a, msg = None, None
+    try:
+        nocc = _integer(nocc, "nocc", _INT64)
+    except (TypeError, ValueError) as e:
+        msg = e
     if msg is None:
-        try:
-            nocc = int(nocc)
-        except (TypeError, ValueError):
-            msg = f"nocc must be an integer, not {nocc!r}"
+        a, msg = _block(F, "F", rank)
     _agree_any(comm, msg)
     n = comm.allreduce(a.shape[1] if a is not None else -1, op=MPI.MAX)
     if a is None:  # no rows here: the columns are the others'
@@ -196,8 +280,7 @@ def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, op
     D = np.empty(a.shape, order="F")
     info = DenseInfo()
     rc = lib.ovl_purify_rows(_handle(comm), a.shape[1], a.shape[0], _dptr(a), _ld(a), nocc, _enc(method), _enc(algo),
-                             int(ndup or 0), _enc(precision), float(tol), int(max_iter), _dptr(D), _ld(D),
-                             _enc(options), ctypes.byref(info))
+                             ndup, _enc(precision), tol, max_iter, _dptr(D), _ld(D), _enc(options), ctypes.byref(info))
     _check(rc)
     return D, info.as_dict()
 
@@ -225,10 +308,10 @@ def gemm(A, B, comm=None, algo="auto", bcast=True, layout="root", options=None):
     msg, dims = None, (0, 0, 0)
     if rank == 0:
         try:
-            a = np.asfortranarray(np.asarray(A, dtype=np.float64))
-            b = np.asfortranarray(np.asarray(B, dtype=np.float64))
-        except (TypeError, ValueError) as e:
-            msg = f"A and B must be numeric arrays: {e}"
+            a = np.asfortranarray(_real_array(A, "A"))
+            b = np.asfortranarray(_real_array(B, "B"))
+        except TypeError as e:
+            msg = e
         if msg is None and (a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or a.size == 0 or b.size == 0):
             msg = f"A {np.shape(A)} and B {np.shape(B)} are not non-empty matrices with A's columns = B's rows"
         if msg is None:

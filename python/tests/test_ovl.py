@@ -236,3 +236,79 @@ def test_options_string(comm, layout):
         ovl.purify(arg, nocc, comm=comm, layout=layout, options="--tol 1")
     C = ovl.gemm(F if comm.rank == 0 else None, F if comm.rank == 0 else None, comm=comm, options="--algo summa --ndup 2")
     assert np.allclose(C, F @ F)
+
+
+def raises_same_everywhere(world, exc, match, fn, *args, **kw):
+    """fn raises exc itself (not an OvlError) matching match, with the same message on every rank."""
+    with pytest.raises(exc, match=match) as e:
+        fn(*args, **kw)
+    assert not isinstance(e.value, ovl.OvlError), repr(e.value)
+    assert len(set(world.allgather(str(e.value)))) == 1, str(e.value)
+
+
+def my_part(F, comm, layout):
+    """The F this rank passes: rank 0's whole matrix (None elsewhere), or this rank's rows."""
+    if layout == "root":
+        return F if comm.rank == 0 else None
+    off = row_split("even", F.shape[0], comm.size)
+    return F[off[comm.rank]:off[comm.rank + 1]]
+
+
+@pytest.mark.parametrize("layout", ["root", "rows"])
+def test_integers_never_wrap(comm, layout):
+    """Counts that ctypes would wrap (2**64 + 5 to 5) or truncate (4.9 to 4) are refused, naming the argument."""
+    F, nocc = read_case("water_ccpvdz")
+    mine, last = my_part(F, comm, layout), comm.size - 1
+    kw = dict(comm=comm, layout=layout)
+    raises_same_everywhere(comm, ValueError, rf"nocc = {2**64 + nocc} is out of range", ovl.purify, mine, 2**64 + nocc,
+                           **kw)
+    raises_same_everywhere(comm, ValueError, r"nocc = -9223372036854775809 is out of range", ovl.purify, mine,
+                           -2**63 - 1, **kw)
+    raises_same_everywhere(comm, ValueError, rf"max_iter = {2**32 + 1} is out of range", ovl.purify, mine, nocc,
+                           max_iter=2**32 + 1, **kw)
+    raises_same_everywhere(comm, ValueError, r"nocc must be an integral count, not 4.9", ovl.purify, mine, 4.9, **kw)
+    raises_same_everywhere(comm, ValueError, r"nocc must be an integral count, not nan", ovl.purify, mine, np.nan,
+                           **kw)
+    raises_same_everywhere(comm, TypeError, r"nocc must be an integer, not 'five'", ovl.purify, mine, "five", **kw)
+    raises_same_everywhere(comm, TypeError, r"max_iter must be an integer, not 1.5j", ovl.purify, mine, nocc,
+                           max_iter=1.5j, **kw)
+    raises_same_everywhere(comm, TypeError, r"tol must be a real number, not \(1e-10\+1j\)", ovl.purify, mine, nocc,
+                           tol=1e-10 + 1j, **kw)
+    # ndup too large on the last rank only: every rank raises the same
+    raises_same_everywhere(comm, ValueError, rf"ndup = {2**40} is out of range", ovl.purify, mine, nocc,
+                           ndup=2**40 if comm.rank == last else None, **kw)
+    # integral floats and numpy integers are counts: the same D as with int
+    ref = eig_density(F, nocc)
+    for k, it in ((float(nocc), np.int32(200)), (np.int64(nocc), 200.0), (np.uint8(nocc), np.int64(200))):
+        D, info = ovl.purify(mine, k, max_iter=it, ndup=np.int16(2), **kw)
+        want = ref if layout == "root" else my_part(ref, comm, layout)
+        assert np.abs(D - want).max(initial=0.0) <= 1e-8, (k, it)
+
+
+@pytest.mark.parametrize("layout", ["root", "rows"])
+def test_complex_and_non_numeric_refused(comm, layout):
+    """A complex matrix would lose its imaginary part and a string one be parsed: both are refused."""
+    F, nocc = read_case("water_ccpvdz")
+    mine, r, last = my_part(F, comm, layout), comm.rank, comm.size - 1
+    kw = dict(comm=comm, layout=layout)
+    where = "F" if layout == "root" else f"F on rank {last}"
+    # a Hermitian F: its real part is a valid input, which is what the old conversion ran
+    H = F + 1e-3j * (np.triu(np.ones_like(F), 1) - np.tril(np.ones_like(F), -1))
+    Hmine = my_part(H, comm, layout)
+    bad = Hmine if layout == "root" or r == last else mine
+    raises_same_everywhere(comm, TypeError, rf"{where} is complex \(complex128\)", ovl.purify, bad, nocc, **kw)
+    bad = (mine.astype(str) if mine is not None else None) if layout == "root" or r == last else mine
+    raises_same_everywhere(comm, TypeError, rf"{where} has dtype <U", ovl.purify, bad, nocc, **kw)
+    bad = (mine.astype(object) if mine is not None else None) if layout == "root" or r == last else mine
+    raises_same_everywhere(comm, TypeError, rf"{where} has dtype object", ovl.purify, bad, nocc, **kw)
+    A = np.arange(6.0).reshape(2, 3)
+    if layout == "root":
+        raises_same_everywhere(comm, TypeError, r"B is complex", ovl.gemm, A if r == 0 else None,
+                               A.T * (1 + 1j) if r == 0 else None, comm=comm)
+    else:
+        raises_same_everywhere(comm, TypeError, rf"A on rank {last} is complex", ovl.gemm,
+                               A * 1j if r == last else A, A.T, comm=comm, layout="rows")
+    # integer and unsigned matrices are real numbers: taken
+    C = ovl.gemm(np.arange(6).reshape(2, 3) if r == 0 else None, np.ones((3, 2), dtype=np.uint16) if r == 0 else None,
+                 comm=comm)
+    assert np.array_equal(C, np.arange(6).reshape(2, 3) @ np.ones((3, 2))), C

@@ -138,6 +138,9 @@ static ovl_err coll_check(const ovl_bench_coll_params *p, int P) {
 }
 
 ovl_err ovl_bench_coll(const ovl_bench_coll_params *p, ovl_bench_coll_result *res) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_coll", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_coll", "res"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_bench_coll"));
   memset(res, 0, sizeof *res);
   coll_ctx x;
   memset(&x, 0, sizeof x);

@@ -63,6 +63,9 @@ static void mach_fit(const ovl_bench_pingpong_row *rows, int n, double *alpha, d
 }
 
 ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, double *gflops) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_machine", "p"));
+  OVL_TRY(ovl_check_ptr(m, "ovl_bench_machine", "m"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_bench_machine"));
   MPI_Comm comm = p->comm;
   int P = 0, rank = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));

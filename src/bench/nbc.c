@@ -195,6 +195,9 @@ static ovl_err nbc_check(const ovl_bench_nbc_params *p) {
 }
 
 ovl_err ovl_bench_nbc(const ovl_bench_nbc_params *p, ovl_bench_nbc_result *res) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_nbc", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_nbc", "res"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_bench_nbc"));
   memset(res, 0, sizeof *res);
   OVL_TRY(ovl_err_agree(p->comm, nbc_check(p)));
   nbc_ctx x;

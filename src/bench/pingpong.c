@@ -87,6 +87,9 @@ static ovl_err pp_check(const ovl_bench_pingpong_params *p, int P, int half) {
 }
 
 ovl_err ovl_bench_pingpong(const ovl_bench_pingpong_params *p, ovl_bench_pingpong_result *res) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_pingpong", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_pingpong", "res"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_bench_pingpong"));
   memset(res, 0, sizeof *res);
   MPI_Comm comm = p->comm;
   int P, rank;

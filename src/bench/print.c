@@ -62,6 +62,9 @@ static ovl_err stats_record(ovl_record *parent, const char *key, const ovl_stats
 
 ovl_err ovl_bench_pingpong_print(FILE *out, const ovl_bench_pingpong_params *p, const ovl_bench_pingpong_result *res,
                                  const ovl_bench_fit *f, const ovl_bench_print_opts *po) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_bench_pingpong_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_pingpong_print", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_pingpong_print", "res"));
   PRINT_ARGS_CHECK(out, p, res, po);
   if (!f) return ovl_err_set(OVL_ERR_ARG, "ovl_bench_pingpong_print: no fit");
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -142,6 +145,9 @@ static const char *const k_case_keys[OVL_BENCH_NCASES] = {"blocking", "ndup_over
 
 ovl_err ovl_bench_coll_print(FILE *out, const ovl_bench_coll_params *p, const ovl_bench_coll_result *res,
                              const ovl_bench_print_opts *po) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_bench_coll_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_coll_print", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_coll_print", "res"));
   PRINT_ARGS_CHECK(out, p, res, po);
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
   OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));
@@ -225,6 +231,9 @@ static ovl_err nbc_part(ovl_record *rec, const char *key, const char *const *nam
 
 ovl_err ovl_bench_nbc_print(FILE *out, const ovl_bench_nbc_params *p, const ovl_bench_nbc_result *res,
                             const ovl_bench_print_opts *po) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_bench_nbc_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_nbc_print", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_nbc_print", "res"));
   PRINT_ARGS_CHECK(out, p, res, po);
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
   OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));
@@ -323,6 +332,9 @@ ovl_err ovl_bench_nbc_print(FILE *out, const ovl_bench_nbc_params *p, const ovl_
 
 ovl_err ovl_bench_progress_print(FILE *out, const ovl_bench_progress_params *p, const ovl_bench_progress_result *res,
                                  const ovl_bench_print_opts *po) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_bench_progress_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_progress_print", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_progress_print", "res"));
   PRINT_ARGS_CHECK(out, p, res, po);
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
   OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));
@@ -365,6 +377,9 @@ ovl_err ovl_bench_progress_print(FILE *out, const ovl_bench_progress_params *p, 
 
 ovl_err ovl_bench_ssc_print(FILE *out, const ovl_bench_ssc_params *p, const ovl_bench_ssc_result *res,
                             const ovl_bench_print_opts *po) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_bench_ssc_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_ssc_print", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_ssc_print", "res"));
   PRINT_ARGS_CHECK(out, p, res, po);
   char mpi[MPI_MAX_LIBRARY_VERSION_STRING], cube_s[32] = "-", g25_s[32] = "-";
   OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));

@@ -55,6 +55,9 @@ static ovl_err prog_check(const ovl_bench_progress_params *p) {
 }
 
 ovl_err ovl_bench_progress(const ovl_bench_progress_params *p, ovl_bench_progress_result *res) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_progress", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_progress", "res"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_bench_progress"));
   memset(res, 0, sizeof *res);
   OVL_TRY(ovl_err_agree(p->comm, prog_check(p)));
   int64_t n = p->bytes / 8;

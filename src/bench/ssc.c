@@ -127,6 +127,8 @@ ovl_err ovl_bench_ssc_open(MPI_Comm comm, ovl_algo alg, int ndup, int s, int c, 
 }
 
 ovl_err ovl_bench_ssc_once(ovl_bench_ssc_h h, double *t) {
+  OVL_TRY(ovl_check_handle(h, "ovl_bench_ssc_once", "the benchmark handle"));
+  OVL_TRY(ovl_check_ptr(t, "ovl_bench_ssc_once", "t"));
   OVL_CHECK(h != NULL, OVL_ERR_ARG, "ovl_bench_ssc_once: NULL handle");
   MPI_Barrier(h->comm);
   double t0 = ovl_time();
@@ -189,6 +191,9 @@ static ovl_err ssc_check_params(const ovl_bench_ssc_params *p) {
 }
 
 ovl_err ovl_bench_ssc(const ovl_bench_ssc_params *p, ovl_bench_ssc_result *res) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_bench_ssc", "p"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_bench_ssc", "res"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_bench_ssc"));
   memset(res, 0, sizeof *res);
   MPI_Comm comm = p->comm;
   int P = 0;

@@ -57,6 +57,7 @@ void ovl_i_bprogress(ovl_bench_progress_fn fn, void *ctx, int done, int total, c
 /* ---- sizes, node, memory ------------------------------------------------------- */
 
 ovl_err ovl_bench_sizes(int64_t lo, int64_t hi, int64_t *out, int cap, int *n) {
+  OVL_TRY(ovl_check_ptr(n, "ovl_bench_sizes", "n"));
   *n = 0;
   OVL_CHECK(cap >= 0, OVL_ERR_ARG, "ovl_bench_sizes: cap must be >= 0, got %d", cap);
   int k = 0;
@@ -92,6 +93,7 @@ static int64_t read_cache_size(const char *path) {
 }
 
 ovl_err ovl_bench_llc_bytes(int64_t *bytes) {
+  OVL_TRY(ovl_check_ptr(bytes, "ovl_bench_llc_bytes", "bytes"));
   int64_t best = 0;
   for (int i = 0; i < 8; i++) {
     char path[128];
@@ -110,6 +112,7 @@ ovl_err ovl_bench_llc_bytes(int64_t *bytes) {
 }
 
 ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_bench_node_info"));
   MPI_Comm node = MPI_COMM_NULL;
   int rank, P, k, lrank;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
@@ -132,6 +135,8 @@ ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *
 }
 
 ovl_err ovl_bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, int *capped) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_bench_default_cache_bytes"));
+  OVL_TRY(ovl_check_ptr(bytes, "ovl_bench_default_cache_bytes", "bytes"));
   int k, nodes, cons;
   OVL_TRY(ovl_bench_node_info(comm, &k, &nodes, &cons));
 #ifdef OVL_SMPI
@@ -158,6 +163,7 @@ ovl_err ovl_bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, 
 }
 
 ovl_err ovl_bench_check_memory(MPI_Comm comm, double bytes, int64_t limit) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_bench_check_memory"));
   if (limit < 0) return OVL_OK; /* the caller's choice: no gate */
   if (!(bytes < 4611686018427387904.0))
     return ovl_err_agree(comm, ovl_err_set(OVL_ERR_NOMEM, "this run needs 2^62 bytes or more per rank"));
@@ -208,6 +214,7 @@ void ovl_i_brot_destroy(brot *r) {
 const char *const ovl_bench_op_names[] = {"bcast", "reduce", "allreduce", "allgather", "alltoall", NULL};
 
 ovl_err ovl_bench_op_parse(const char *name, ovl_bench_op *op) {
+  OVL_TRY(ovl_check_ptr(op, "ovl_bench_op_parse", "op"));
   for (int i = 0; name && ovl_bench_op_names[i]; i++)
     if (strcmp(ovl_bench_op_names[i], name) == 0) {
       *op = (ovl_bench_op)i;
@@ -218,6 +225,7 @@ ovl_err ovl_bench_op_parse(const char *name, ovl_bench_op *op) {
 }
 
 ovl_err ovl_bench_op_set_alg(ovl_bench_op op, ovl_alg alg, ovl_coll_cfg *cfg) {
+  OVL_TRY(ovl_check_ptr(cfg, "ovl_bench_op_set_alg", "cfg"));
   switch (op) {
   case OVL_BENCH_BCAST: cfg->bcast = alg; return OVL_OK;
   case OVL_BENCH_REDUCE: cfg->reduce = alg; return OVL_OK;

@@ -37,6 +37,9 @@ const char *ovl_alg_name(ovl_alg a) {
 }
 
 ovl_err ovl_alg_parse(const char *coll, const char *name, ovl_alg *out) {
+  OVL_TRY(ovl_check_ptr(coll, "ovl_alg_parse", "coll"));
+  OVL_TRY(ovl_check_ptr(name, "ovl_alg_parse", "name"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_alg_parse", "out"));
   int known = 0;
   for (int i = 0; i < N_ALGS; i++) known |= strcmp(k_algs[i].coll, coll) == 0;
   if (known && strcmp(name, "auto") == 0) {
@@ -68,6 +71,7 @@ const char *ovl_backend_name(ovl_backend b) {
 }
 
 ovl_err ovl_backend_parse(const char *name, ovl_backend *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_backend_parse", "out"));
   char list[64] = "";
   for (int i = 0; i < N_BACKENDS; i++) {
     if (name != NULL && strcmp(name, ovl_backend_names[i]) == 0) {
@@ -170,6 +174,7 @@ static int pow2(int p) { return (p & (p - 1)) == 0; }
 
 ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg, ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   cfg = cfg_or_default(cfg);
   OVL_TRY(check_cfg(cfg));
@@ -186,6 +191,7 @@ ovl_err ovl_ibcast(double *buf, int64_t n, int root, MPI_Comm comm, const ovl_co
 ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_Comm comm, const ovl_coll_cfg *cfg,
                     ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   cfg = cfg_or_default(cfg);
   OVL_TRY(check_cfg(cfg));
@@ -203,6 +209,7 @@ ovl_err ovl_ireduce(const double *sbuf, double *rbuf, int64_t n, int root, MPI_C
 ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm comm, const ovl_coll_cfg *cfg,
                        ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   cfg = cfg_or_default(cfg);
   OVL_TRY(check_cfg(cfg));
@@ -219,30 +226,34 @@ ovl_err ovl_iallreduce(const double *sbuf, double *rbuf, int64_t n, MPI_Comm com
 ovl_err ovl_iallgather(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
                        ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   cfg = cfg_or_default(cfg);
   OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
+  int64_t np = 0;
   if (cfg->backend == OVL_BACKEND_MPI) {
-    OVL_TRY(check_int(n * p));
+    OVL_TRY(check_int(ovl_mul_i64(n, p, &np) ? np : INT64_MAX));
     const void *s = sbuf == rbuf + rank * n ? MPI_IN_PLACE : (const void *)sbuf;
     START_MPI(MPI_Iallgather(s, (int)n, MPI_DOUBLE, rbuf, (int)n, MPI_DOUBLE, comm, mreq), "MPI_Iallgather");
   }
   ovl_alg a = cfg->allgather;
-  if (a == OVL_ALG_AUTO) a = pow2(p) && n * 8 * p < 524288 ? OVL_ALLGATHER_RECDBL : OVL_ALLGATHER_RING;
+  if (a == OVL_ALG_AUTO) a = pow2(p) && 8.0 * (double)n * p < 524288 ? OVL_ALLGATHER_RECDBL : OVL_ALLGATHER_RING;
   BUILD_OWN(comm, OVL_VOL_OTHER, ovl_i_own_allgather(&r_->s, a, sbuf, rbuf, n, n, p, rank));
 }
 
 ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm, const ovl_coll_cfg *cfg,
                       ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   cfg = cfg_or_default(cfg);
   OVL_TRY(check_cfg(cfg));
   OVL_TRY(check_common(comm, n, 0, 0, &p, &rank));
   OVL_CHECK(sbuf != rbuf || n == 0, OVL_ERR_ARG, "alltoall cannot run in place");
+  int64_t np = 0;
   if (cfg->backend == OVL_BACKEND_MPI) {
-    OVL_TRY(check_int(n * p));
+    OVL_TRY(check_int(ovl_mul_i64(n, p, &np) ? np : INT64_MAX));
     START_MPI(MPI_Ialltoall(sbuf, (int)n, MPI_DOUBLE, rbuf, (int)n, MPI_DOUBLE, comm, mreq), "MPI_Ialltoall");
   }
   ovl_alg a = cfg->alltoall;
@@ -252,6 +263,7 @@ ovl_err ovl_ialltoall(const double *sbuf, int64_t n, double *rbuf, MPI_Comm comm
 
 ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm, ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   OVL_TRY(check_common(comm, n, dest, 1, &p, &rank));
   OVL_TRY(check_tag(tag));
@@ -262,6 +274,7 @@ ovl_err ovl_isend(const double *buf, int64_t n, int dest, int tag, MPI_Comm comm
 
 ovl_err ovl_irecv(double *buf, int64_t n, int src, int tag, MPI_Comm comm, ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   OVL_TRY(check_common(comm, n, src, 1, &p, &rank));
   OVL_TRY(check_tag(tag));
@@ -274,6 +287,7 @@ ovl_err ovl_irecv(double *buf, int64_t n, int src, int tag, MPI_Comm comm, ovl_r
 ovl_err ovl_i_coll_iallgather_strided(const double *sbuf, double *base, int64_t len, int64_t stride, MPI_Comm comm,
                                       const ovl_coll_cfg *cfg, ovl_req *req) {
   int p, rank;
+  OVL_TRY(ovl_check_ptr(req, __func__, "req"));
   *req = NULL;
   cfg = cfg_or_default(cfg);
   OVL_TRY(check_cfg(cfg));

@@ -27,7 +27,10 @@ void ovl_lanes_part_blocks(int64_t nblk, int64_t blk, int ndup, int c, int64_t *
 
 ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out) {
   ovl_err rc = OVL_OK;
+  OVL_TRY(ovl_check_ptr(out, "ovl_lanes_create", "out"));
   *out = NULL;
+  const int64_t key[] = {ndup};
+  static const char *const names[] = {"N_DUP"};
   if (ndup < 1 || ndup > OVL_LANES_MAX)
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
   ovl_lanes L = NULL;
@@ -35,7 +38,7 @@ ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out) {
     L = calloc(1, sizeof *L);
     if (!L) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a lane set");
   }
-  if (comm != MPI_COMM_NULL) rc = ovl_err_agree(comm, rc);
+  if (comm != MPI_COMM_NULL) rc = ovl_err_agree_same(comm, rc, key, names, 1);
   if (rc != OVL_OK) {
     free(L);
     return rc;
@@ -64,10 +67,12 @@ ovl_err ovl_lanes_destroy(ovl_lanes *Lp) {
   return OVL_OK;
 }
 
-int ovl_lanes_count(ovl_lanes L) { return L->ndup; }
-MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane) { return lane >= 0 && lane < L->ndup ? L->comm[lane] : MPI_COMM_NULL; }
-int ovl_lanes_size(ovl_lanes L) { return L->size; }
-int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
+int ovl_lanes_count(ovl_lanes L) { return L ? L->ndup : 0; }
+MPI_Comm ovl_lanes_comm(ovl_lanes L, int lane) {
+  return L && lane >= 0 && lane < L->ndup ? L->comm[lane] : MPI_COMM_NULL;
+}
+int ovl_lanes_size(ovl_lanes L) { return L ? L->size : 0; }
+int ovl_lanes_rank(ovl_lanes L) { return L ? L->rank : -1; }
 
 /* Post one operation per non-empty part (parts of whole blocks of blk
  * elements, n blocks); on failure, wait for what was
@@ -76,6 +81,8 @@ int ovl_lanes_rank(ovl_lanes L) { return L->rank; }
  * while it was posted (an own schedule whose messages had all arrived). */
 #define FOR_PARTS(L, n, blk, NAME, body)                                                                               \
   do {                                                                                                                 \
+    OVL_TRY(ovl_check_handle((L), __func__, "the lane set"));                                                          \
+    OVL_TRY(ovl_check_ptr(reqs, __func__, "reqs"));                                                                    \
     for (int c = 0; c < (L)->ndup; c++) reqs[c] = OVL_REQ_NULL;                                                        \
     for (int c = 0; c < (L)->ndup; c++) {                                                                              \
       int64_t off, len;                                                                                                \
@@ -132,6 +139,7 @@ ovl_err ovl_lanes_irecv(ovl_lanes L, double *buf, int64_t n, int src, ovl_req *r
 #define BLOCKING(L, icall)                                                                                             \
   do {                                                                                                                 \
     ovl_req reqs[OVL_LANES_MAX];                                                                                       \
+    OVL_TRY(ovl_check_handle((L), __func__, "the lane set"));                                                          \
     OVL_TRY(icall);                                                                                                    \
     return ovl_req_waitall((L)->ndup, reqs);                                                                           \
   } while (0)

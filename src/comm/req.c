@@ -101,6 +101,8 @@ void ovl_i_req_free(ovl_req *rp) {
 }
 
 ovl_err ovl_req_test(ovl_req *req, int *done) {
+  OVL_TRY(ovl_check_ptr(req, "ovl_req_test", "req"));
+  OVL_TRY(ovl_check_ptr(done, "ovl_req_test", "done"));
   ovl_req r = *req;
   *done = 1;
   if (r == NULL) return OVL_OK;
@@ -115,6 +117,7 @@ ovl_err ovl_req_test(ovl_req *req, int *done) {
 }
 
 ovl_err ovl_req_wait(ovl_req *req) {
+  OVL_TRY(ovl_check_ptr(req, "ovl_req_wait", "req"));
   ovl_req r = *req;
   if (r == NULL) return OVL_OK;
   if (r->kind == REQ_MPI && g_nsched == 0) {
@@ -131,12 +134,14 @@ ovl_err ovl_req_wait(ovl_req *req) {
 }
 
 ovl_err ovl_req_waitall(int n, ovl_req *reqs) {
+  if (n > 0) OVL_TRY(ovl_check_ptr(reqs, "ovl_req_waitall", "reqs"));
   for (int i = 0; i < n; i++) OVL_TRY(ovl_req_wait(&reqs[i]));
   return OVL_OK;
 }
 
 ovl_err ovl_req_progress(int n, ovl_req *reqs, int *ncomplete) {
   int c = 0;
+  if (n > 0) OVL_TRY(ovl_check_ptr(reqs, "ovl_req_progress", "reqs"));
   for (int i = 0; i < n; i++) {
     if (reqs[i] == NULL) continue;
     int done = 0;
@@ -149,7 +154,9 @@ ovl_err ovl_req_progress(int n, ovl_req *reqs, int *ncomplete) {
 
 ovl_err ovl_req_waitany(int n, ovl_req *reqs, int *index) {
   int live = 0, all_mpi = 1;
+  OVL_TRY(ovl_check_ptr(index, "ovl_req_waitany", "index"));
   *index = -1;
+  if (n > 0) OVL_TRY(ovl_check_ptr(reqs, "ovl_req_waitany", "reqs"));
   for (int i = 0; i < n; i++)
     if (reqs[i]) {
       live++;

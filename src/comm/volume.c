@@ -20,6 +20,7 @@ ovl_err ovl_volume_stop(void) {
 }
 
 ovl_err ovl_volume_start(MPI_Comm comm) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_volume_start"));
   OVL_TRY(ovl_volume_stop());
   int p, rank, wrank;
   OVL_MPI(MPI_Comm_size(comm, &p));

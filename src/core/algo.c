@@ -14,6 +14,7 @@ const char *ovl_algo_name(ovl_algo a) {
 }
 
 ovl_err ovl_algo_parse(const char *name, ovl_algo *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_algo_parse", "out"));
   for (int a = 0; name && a < OVL_ALGO_N; a++)
     if (strcmp(name, k_algo_names[a]) == 0) {
       *out = (ovl_algo)a;
@@ -53,6 +54,7 @@ int ovl_algo_is_3d(ovl_algo a) { return a == OVL_ALGO_3D || a == OVL_ALGO_25D ||
 const char *ovl_family_name(ovl_family f) { return f == OVL_FAMILY_SSC ? "ssc" : "gemm"; }
 
 ovl_err ovl_family_parse(const char *name, ovl_family *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_family_parse", "out"));
   for (int f = 0; name && f < 2; f++)
     if (strcmp(name, k_family_names[f]) == 0) {
       *out = (ovl_family)f;

@@ -2,6 +2,7 @@
 #include "ovl/core.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,47 @@ ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local) {
   buf[OVL_MSG_MAX - 1] = '\0';
   memcpy(g_msg, buf, sizeof buf);
   return (ovl_err)out.code;
+}
+
+ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const char *const *names, int k) {
+  int64_t r0[16];
+  int rank = 0;
+  ovl_err same = OVL_OK;
+  if (comm == MPI_COMM_NULL) return local;
+  /* values that differ come first: they are the cause of what else fails */
+  if (k < 0 || k > 16) same = ovl_err_set(OVL_ERR_INTERNAL, "ovl_err_agree_same: %d values (at most 16)", k);
+  else {
+    memcpy(r0, v, sizeof(int64_t) * (size_t)k);
+    OVL_MPI(MPI_Bcast(r0, k, MPI_INT64_T, 0, comm));
+    OVL_MPI(MPI_Comm_rank(comm, &rank));
+  }
+  for (int i = 0; i < k && i < 16 && same == OVL_OK; i++)
+    if (v[i] != r0[i]) {
+      if (names[i][0] == '=') /* a string, compared by its hash */
+        same = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)",
+                           names[i] + 1, rank);
+      else
+        same = ovl_err_set(OVL_ERR_ARG,
+                           "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)",
+                           names[i], v[i], rank, r0[i]);
+    }
+  OVL_TRY(ovl_err_agree(comm, same));
+  return ovl_err_agree(comm, local);
+}
+
+ovl_err ovl_check_handle(const void *h, const char *fn, const char *name) {
+  if (h != NULL) return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG, "%s: %s is NULL (a handle never created, or already destroyed)", fn, name);
+}
+
+ovl_err ovl_check_ptr(const void *p, const char *fn, const char *name) {
+  if (p != NULL) return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG, "%s: %s is NULL", fn, name);
+}
+
+ovl_err ovl_check_comm(MPI_Comm comm, const char *fn) {
+  if (comm != MPI_COMM_NULL) return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG, "%s: the communicator is MPI_COMM_NULL", fn);
 }
 
 void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) {
@@ -161,6 +203,8 @@ ovl_stats ovl_stats_of(const double *x, int n) {
 }
 
 ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n, ovl_stats *out) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_stats_max_over_ranks"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_stats_max_over_ranks", "out"));
   if (n > 0) OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, comm));
   *out = ovl_stats_of(t, n);
   return OVL_OK;

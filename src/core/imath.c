@@ -16,3 +16,31 @@ static int iroot(int x, int e, int64_t hi) {
 int ovl_isqrt(int x) { return x < 1 ? 0 : iroot(x, 2, 46341); }
 
 int ovl_icbrt(int x) { return x < 1 ? 0 : iroot(x, 3, 1291); }
+
+int ovl_mul_i64(int64_t a, int64_t b, int64_t *out) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return 0;
+  *out = r;
+  return 1;
+}
+
+ovl_err ovl_ranks_product(const int *dims, int n, const char *what, int *out) {
+  char shape[64] = "";
+  int64_t prod = 1;
+  double approx = 1.0;
+  int ok = 1, len = 0;
+  if (dims == NULL || n < 1 || n > 3) return ovl_err_set(OVL_ERR_ARG, "%s: no dimensions", what);
+  for (int k = 0; k < n; k++) {
+    len += snprintf(shape + len, sizeof shape - (size_t)len, k ? " x %d" : "%d", dims[k]);
+    approx *= dims[k];
+    if (dims[k] < 0) ok = -1;
+    else if (ok == 1) ok = ovl_mul_i64(prod, dims[k], &prod);
+  }
+  if (ok < 0) return ovl_err_set(OVL_ERR_ARG, "%s %s: dimensions must be >= 0", what, shape);
+  if (!ok || prod > INT32_MAX)
+    return ovl_err_set(OVL_ERR_ARG,
+                       "%s %s: the product %s%.0f exceeds %d, the most processes an MPI communicator holds", what,
+                       shape, ok ? "" : "about ", approx, INT32_MAX);
+  *out = (int)prod;
+  return OVL_OK;
+}

@@ -70,6 +70,7 @@ static ovl_err clock_offset(MPI_Comm comm, double *offset) {
 }
 
 ovl_err ovl_trace_start(MPI_Comm comm, int64_t capacity) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_trace_start"));
   ovl_err rc = OVL_OK;
   if (ovl_trace_on_) rc = ovl_err_set(OVL_ERR_ARG, "tracing is already on");
   else if (capacity < 1 || capacity > ((int64_t)1 << 32))

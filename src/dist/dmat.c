@@ -27,10 +27,14 @@ static void dmat_layout(ovl_dmat A, ovl_grid2d g, int64_t m, int64_t n) {
 }
 
 ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_create", "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_dmat_create", "the grid"));
   MPI_Comm parent = ovl_grid2d_parent(g);
   ovl_err rc = OVL_OK;
   ovl_dmat A = NULL;
-  *out = NULL;
+  const int64_t key[] = {m, n};
+  static const char *const names[] = {"the matrix's rows m", "the matrix's columns n"};
   if (m < 0 || n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix sizes must be >= 0, got %" PRId64 " x %" PRId64, m, n);
   if (rc == OVL_OK) {
     A = calloc(1, sizeof *A);
@@ -48,7 +52,7 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
                        A->lm, A->ln, m, n, 8.0 * (double)A->lm * (double)A->ln / 1048576.0);
     }
   }
-  rc = ovl_err_agree(parent, rc);
+  rc = ovl_err_agree_same(parent, rc, key, names, 2);
   if (rc != OVL_OK) {
     if (A) ovl_free(&A->data);
     free(A);
@@ -59,9 +63,9 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out) {
 }
 
 ovl_err ovl_dmat_wrap(ovl_grid2d g, int64_t m, int64_t n, double *data, ovl_dmat *out) {
-  OVL_CHECK(out != NULL, OVL_ERR_ARG, "ovl_dmat_wrap: out is NULL");
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_wrap", "out"));
   *out = NULL;
-  OVL_CHECK(g != NULL, OVL_ERR_ARG, "ovl_dmat_wrap: no grid given");
+  OVL_TRY(ovl_check_handle(g, "ovl_dmat_wrap", "the grid"));
   OVL_CHECK(m >= 0 && n >= 0, OVL_ERR_ARG, "matrix sizes must be >= 0, got %" PRId64 " x %" PRId64, m, n);
   ovl_dmat A = calloc(1, sizeof *A);
   OVL_CHECK(A != NULL, OVL_ERR_NOMEM, "cannot allocate a matrix handle");
@@ -94,15 +98,16 @@ ovl_err ovl_dmat_destroy(ovl_dmat *Ap) {
   return OVL_OK;
 }
 
-ovl_grid2d ovl_dmat_grid(ovl_dmat A) { return A->grid; }
-int64_t ovl_dmat_rows(ovl_dmat A) { return A->m; }
-int64_t ovl_dmat_cols(ovl_dmat A) { return A->n; }
-double *ovl_dmat_data(ovl_dmat A) { return A->data; }
-int64_t ovl_dmat_local_rows(ovl_dmat A) { return A->lm; }
-int64_t ovl_dmat_local_cols(ovl_dmat A) { return A->ln; }
-int64_t ovl_dmat_ld(ovl_dmat A) { return A->ld; }
-int64_t ovl_dmat_row_off(ovl_dmat A) { return A->roff; }
-int64_t ovl_dmat_col_off(ovl_dmat A) { return A->coff; }
+/* The accessors answer NULL or -1 for a NULL handle (dist.h). */
+ovl_grid2d ovl_dmat_grid(ovl_dmat A) { return A ? A->grid : NULL; }
+int64_t ovl_dmat_rows(ovl_dmat A) { return A ? A->m : -1; }
+int64_t ovl_dmat_cols(ovl_dmat A) { return A ? A->n : -1; }
+double *ovl_dmat_data(ovl_dmat A) { return A ? A->data : NULL; }
+int64_t ovl_dmat_local_rows(ovl_dmat A) { return A ? A->lm : -1; }
+int64_t ovl_dmat_local_cols(ovl_dmat A) { return A ? A->ln : -1; }
+int64_t ovl_dmat_ld(ovl_dmat A) { return A ? A->ld : -1; }
+int64_t ovl_dmat_row_off(ovl_dmat A) { return A ? A->roff : -1; }
+int64_t ovl_dmat_col_off(ovl_dmat A) { return A ? A->coff : -1; }
 
 /* ---- fill ---------------------------------------------------------------- */
 
@@ -119,6 +124,8 @@ double ovl_fill_value(uint64_t seed, int64_t i, int64_t j) {
 }
 
 ovl_err ovl_dmat_fill(ovl_dmat A, ovl_fill_kind kind, uint64_t seed) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_fill", "A"));
+  if ((unsigned)kind > (unsigned)OVL_FILL_IDENTITY) return ovl_err_set(OVL_ERR_ARG, "unknown fill kind %d", (int)kind);
   for (int64_t c = 0; c < A->ln; c++) {
     double *col = A->data + c * A->ld;
     int64_t gj = A->coff + c;
@@ -137,6 +144,8 @@ ovl_err ovl_dmat_fill(ovl_dmat A, ovl_fill_kind kind, uint64_t seed) {
 }
 
 ovl_err ovl_dmat_copy(ovl_dmat dst, ovl_dmat src) {
+  OVL_TRY(ovl_check_handle(dst, "ovl_dmat_copy", "dst"));
+  OVL_TRY(ovl_check_handle(src, "ovl_dmat_copy", "src"));
   OVL_CHECK(dst->m == src->m && dst->n == src->n && dst->grid == src->grid, OVL_ERR_SIZE,
             "copy needs matrices of the same size on the same grid");
   for (int64_t c = 0; c < src->ln; c++)
@@ -199,8 +208,14 @@ static ovl_err scatter_gather(ovl_dmat A, double *global, int gather) {
   return OVL_OK;
 }
 
-ovl_err ovl_dmat_scatter(ovl_dmat A, const double *global) { return scatter_gather(A, (double *)global, 0); }
-ovl_err ovl_dmat_gather(ovl_dmat A, double *global) { return scatter_gather(A, global, 1); }
+ovl_err ovl_dmat_scatter(ovl_dmat A, const double *global) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_scatter", "A"));
+  return scatter_gather(A, (double *)global, 0);
+}
+ovl_err ovl_dmat_gather(ovl_dmat A, double *global) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_gather", "A"));
+  return scatter_gather(A, global, 1);
+}
 
 /* ---- remap: redistribution and transposition ------------------------------- */
 
@@ -311,12 +326,21 @@ done:
   return rc;
 }
 
-ovl_err ovl_dmat_redistribute(ovl_dmat src, ovl_dmat dst) { return remap(src, dst, 0); }
-ovl_err ovl_dmat_transpose(ovl_dmat src, ovl_dmat dst) { return remap(src, dst, 1); }
+ovl_err ovl_dmat_redistribute(ovl_dmat src, ovl_dmat dst) {
+  OVL_TRY(ovl_check_handle(src, "ovl_dmat_redistribute", "src"));
+  OVL_TRY(ovl_check_handle(dst, "ovl_dmat_redistribute", "dst"));
+  return remap(src, dst, 0);
+}
+ovl_err ovl_dmat_transpose(ovl_dmat src, ovl_dmat dst) {
+  OVL_TRY(ovl_check_handle(src, "ovl_dmat_transpose", "src"));
+  OVL_TRY(ovl_check_handle(dst, "ovl_dmat_transpose", "dst"));
+  return remap(src, dst, 1);
+}
 
 /* ---- checks and reductions -------------------------------------------------- */
 
 ovl_err ovl_dmat_check_finite(ovl_dmat A) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_check_finite", "A"));
   ovl_err rc = OVL_OK;
   for (int64_t c = 0; c < A->ln && rc == OVL_OK; c++)
     for (int64_t r = 0; r < A->lm; r++) {
@@ -331,6 +355,7 @@ ovl_err ovl_dmat_check_finite(ovl_dmat A) {
 }
 
 ovl_err ovl_dmat_check_symmetric(ovl_dmat A, double tol) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_check_symmetric", "A"));
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
   OVL_TRY(ovl_err_agree(
       parent, A->m == A->n ? OVL_OK
@@ -360,6 +385,8 @@ ovl_err ovl_dmat_check_symmetric(ovl_dmat A, double tol) {
 }
 
 ovl_err ovl_dmat_norm_fro(ovl_dmat A, double *out) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_norm_fro", "A"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_norm_fro", "out"));
   double s = 0.0;
   for (int64_t c = 0; c < A->ln; c++)
     for (int64_t r = 0; r < A->lm; r++) s += A->data[r + c * A->ld] * A->data[r + c * A->ld];
@@ -369,6 +396,8 @@ ovl_err ovl_dmat_norm_fro(ovl_dmat A, double *out) {
 }
 
 ovl_err ovl_dmat_trace(ovl_dmat A, double *out) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_trace", "A"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_trace", "out"));
   double s = 0.0;
   for (int64_t c = 0; c < A->ln; c++) {
     int64_t r = A->coff + c - A->roff;
@@ -380,14 +409,18 @@ ovl_err ovl_dmat_trace(ovl_dmat A, double *out) {
 }
 
 ovl_err ovl_dmat_matvec(ovl_dmat A, const double *x, double *y) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_matvec", "A"));
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
   double *part = NULL;
-  OVL_TRY(ovl_err_agree(parent, ovl_calloc(sizeof(double) * (size_t)(A->m > 0 ? A->m : 1), &part)));
+  ovl_err rc = A->m > 0 && A->n > 0 ? ovl_check_ptr(x, "ovl_dmat_matvec", "x") : OVL_OK;
+  if (rc == OVL_OK && A->m > 0) rc = ovl_check_ptr(y, "ovl_dmat_matvec", "y");
+  if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(A->m > 0 ? A->m : 1), &part);
+  OVL_TRY(ovl_err_agree(parent, rc));
   if (A->lm > 0 && A->ln > 0)
     cblas_dgemv(CblasColMajor, CblasNoTrans, (int)A->lm, (int)A->ln, 1.0, A->data, (int)A->ld, x + A->coff, 1, 0.0,
                 part + A->roff, 1);
-  int rc = A->m > 0 ? MPI_Allreduce(part, y, (int)A->m, MPI_DOUBLE, MPI_SUM, parent) : MPI_SUCCESS;
+  int mrc = A->m > 0 ? MPI_Allreduce(part, y, (int)A->m, MPI_DOUBLE, MPI_SUM, parent) : MPI_SUCCESS;
   ovl_free(&part);
-  if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Allreduce (matvec)");
+  if (mrc != MPI_SUCCESS) return ovl_err_mpi(mrc, "MPI_Allreduce (matvec)");
   return OVL_OK;
 }

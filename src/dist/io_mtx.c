@@ -252,6 +252,7 @@ ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *
 ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
   int rank = 0;
   ovl_matrix_meta mt = {0, 0, 0};
+  OVL_TRY(ovl_check_comm(comm, "ovl_mtx_read_meta"));
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0' || meta == NULL)
@@ -287,7 +288,10 @@ ovl_err ovl_dmat_read_mtx(ovl_grid2d g, const char *path, int require_symmetric,
   int64_t v[3] = {0, 0, 0};
   double *global = NULL;
   ovl_dmat A = NULL;
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_read_mtx", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_dmat_read_mtx", "the grid"));
+  OVL_TRY(ovl_check_comm(parent, "ovl_dmat_read_mtx (an idle grid)"));
   OVL_MPI(MPI_Comm_rank(parent, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0') rc = ovl_err_set(OVL_ERR_ARG, "ovl_dmat_read_mtx needs a non-empty path");
@@ -334,6 +338,7 @@ static ovl_err mm_write(const char *path, int64_t m, int64_t n, int sym, const d
 }
 
 ovl_err ovl_dmat_write_mtx(ovl_dmat A, const char *path, int symmetric) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_write_mtx", "A"));
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
   int rank = 0;
   double *global = NULL;

@@ -32,6 +32,7 @@ static ovl_err mpi_io_err(int mpi_rc, const char *call, const char *path) {
 ovl_err ovl_raw_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta) {
   int rank = 0;
   ovl_matrix_meta mt = {0, 0, 0};
+  OVL_TRY(ovl_check_comm(comm, "ovl_raw_read_meta"));
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0' || meta == NULL)
@@ -165,7 +166,10 @@ ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric,
   ovl_dmat A = NULL;
   int rank = 0, has_sum = 0;
   uint64_t sum = 0;
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_read_raw", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_dmat_read_raw", "the grid"));
+  OVL_TRY(ovl_check_comm(parent, "ovl_dmat_read_raw (an idle grid)"));
   OVL_MPI(MPI_Comm_rank(parent, &rank));
   ovl_err rc = OVL_OK;
   if (path == NULL || path[0] == '\0') rc = ovl_err_set(OVL_ERR_ARG, "ovl_dmat_read_raw needs a non-empty path");
@@ -196,6 +200,7 @@ ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric,
 }
 
 ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
+  OVL_TRY(ovl_check_handle(A, "ovl_dmat_write_raw", "A"));
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
   int rank = 0, fd = -1;
   char *tmp = NULL, *side = NULL;
@@ -243,6 +248,7 @@ static int is_mtx(const char *path) {
 }
 
 ovl_err ovl_dmat_read(ovl_grid2d g, const char *path, int require_symmetric, ovl_dmat *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_dmat_read", "out"));
   if (is_mtx(path)) return ovl_dmat_read_mtx(g, path, require_symmetric, out);
   return ovl_dmat_read_raw(g, path, require_symmetric, out);
 }

@@ -242,9 +242,11 @@ done:
 }
 
 ovl_err ovl_dmat_import(ovl_dmat X, const ovl_axis *rows, const ovl_axis *cols, const double *a, int64_t lld) {
+  OVL_TRY(ovl_check_handle(X, "ovl_dmat_import", "X"));
   return exchange(X, rows, cols, (double *)a, lld, 0);
 }
 
 ovl_err ovl_dmat_export(ovl_dmat X, const ovl_axis *rows, const ovl_axis *cols, double *a, int64_t lld) {
+  OVL_TRY(ovl_check_handle(X, "ovl_dmat_export", "X"));
   return exchange(X, rows, cols, a, lld, 1);
 }

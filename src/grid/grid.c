@@ -67,10 +67,11 @@ static void cache_free(lane_cache *lc) {
 
 void ovl_grid2d_auto_dims(int P, int *p, int *q) {
   int best = 1;
+  if (P < 1) P = 1;
   for (int d = 1; (long)d * d <= P; d++)
     if (P % d == 0) best = d;
-  *p = best;
-  *q = P / best;
+  if (p) *p = best;
+  if (q) *q = P / best;
 }
 
 static ovl_err fit_check(int need, int P, int flags, const char *what) {
@@ -95,9 +96,10 @@ static ovl_err grid2d_validate(int P, int *p, int *q, int flags) {
   }
   if (*p == 0 || *q == 0)
     return ovl_err_set(OVL_ERR_GRID, "a grid with a dimension of %d cannot fit %d ranks", *p ? *p : *q, P);
-  if ((long)*p * *q > (1L << 30)) return ovl_err_set(OVL_ERR_ARG, "grid %d x %d is absurdly large", *p, *q);
+  int dims[2] = {*p, *q}, need = 0;
+  OVL_TRY(ovl_ranks_product(dims, 2, "grid", &need));
   snprintf(what, sizeof what, "a %d x %d grid", *p, *q);
-  return fit_check(*p * *q, P, flags, what);
+  return fit_check(need, P, flags, what);
 }
 
 static ovl_err grid2d_alloc_idle(ovl_grid2d *out) {
@@ -111,13 +113,17 @@ static ovl_err grid2d_alloc_idle(ovl_grid2d *out) {
 
 ovl_err ovl_grid2d_create(MPI_Comm parent, int p, int q, int flags, ovl_grid2d *out) {
   int P = 0, rank = 0;
+  OVL_TRY(ovl_check_ptr(out, "ovl_grid2d_create", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_comm(parent, "ovl_grid2d_create"));
   OVL_MPI(MPI_Comm_size(parent, &P));
   OVL_MPI(MPI_Comm_rank(parent, &rank));
+  const int64_t key[] = {p, q, flags};
+  static const char *const names[] = {"the grid's p", "the grid's q", "the grid's flags"};
   ovl_err rc = grid2d_validate(P, &p, &q, flags);
   ovl_grid2d g = NULL;
   if (rc == OVL_OK) rc = grid2d_alloc_idle(&g);
-  if ((rc = ovl_err_agree(parent, rc)) != OVL_OK) {
+  if ((rc = ovl_err_agree_same(parent, rc, key, names, 3)) != OVL_OK) {
     free(g);
     return rc;
   }
@@ -150,21 +156,25 @@ ovl_err ovl_grid2d_destroy(ovl_grid2d *gp) {
   return OVL_OK;
 }
 
-int ovl_grid2d_active(ovl_grid2d g) { return g->active; }
+/* The accessors take a NULL handle as an idle one (grid.h). */
+int ovl_grid2d_active(ovl_grid2d g) { return g ? g->active : 0; }
 void ovl_grid2d_dims(ovl_grid2d g, int *p, int *q) {
-  if (p) *p = g->p;
-  if (q) *q = g->q;
+  if (p) *p = g ? g->p : 0;
+  if (q) *q = g ? g->q : 0;
 }
 void ovl_grid2d_coords(ovl_grid2d g, int *i, int *j) {
-  if (i) *i = g->i;
-  if (j) *j = g->j;
+  if (i) *i = g ? g->i : -1;
+  if (j) *j = g ? g->j : -1;
 }
-MPI_Comm ovl_grid2d_comm(ovl_grid2d g) { return g->comm; }
-MPI_Comm ovl_grid2d_row_comm(ovl_grid2d g) { return g->row; }
-MPI_Comm ovl_grid2d_col_comm(ovl_grid2d g) { return g->col; }
-MPI_Comm ovl_grid2d_parent(ovl_grid2d g) { return g->parent; }
+MPI_Comm ovl_grid2d_comm(ovl_grid2d g) { return g ? g->comm : MPI_COMM_NULL; }
+MPI_Comm ovl_grid2d_row_comm(ovl_grid2d g) { return g ? g->row : MPI_COMM_NULL; }
+MPI_Comm ovl_grid2d_col_comm(ovl_grid2d g) { return g ? g->col : MPI_COMM_NULL; }
+MPI_Comm ovl_grid2d_parent(ovl_grid2d g) { return g ? g->parent : MPI_COMM_NULL; }
 
 ovl_err ovl_grid2d_lanes(ovl_grid2d g, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_grid2d_lanes", "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_grid2d_lanes", "the grid"));
   OVL_CHECK(dir == OVL_DIR_ROW || dir == OVL_DIR_COL, OVL_ERR_ARG, "a 2D grid has row and column lanes only");
   return cache_lanes(&g->lc, g->active, dir == OVL_DIR_ROW ? g->row : g->col, dir, ndup, out);
 }
@@ -182,19 +192,19 @@ static ovl_err grid3d_validate(int P, int *s, int *c, int flags) {
   } else if (*c == 0) {
     *c = *s;
   }
-  if (*s > (1 << 12) || *c > (1 << 12))
-    return ovl_err_set(OVL_ERR_ARG, "grid %d x %d x %d is absurdly large", *s, *s, *c);
+  int dims[3] = {*s, *s, *c}, need = 0;
+  OVL_TRY(ovl_ranks_product(dims, 3, "grid", &need));
   if (*c > *s && *s != 1) /* 1 x 1 x c: a stack of single ranks (ovl_sq splits the inner dimension over it) */
     return ovl_err_set(OVL_ERR_ARG, "replication c = %d exceeds the plane side s = %d (a 3D grid has c = s)", *c, *s);
   snprintf(what, sizeof what, "a %d x %d x %d grid", *s, *s, *c);
-  return fit_check(*s * *s * *c, P, flags, what);
+  return fit_check(need, P, flags, what);
 }
 
 void ovl_grid25d_dims(int P, int *s, int *c) {
   *s = *c = 0;
   for (int cc = 1; cc <= ovl_icbrt(P); cc++) {
     int ss = ovl_isqrt(P / cc); /* the largest ss with ss^2 cc <= P */
-    if (ss * ss * cc == P && ss % cc == 0) *s = ss, *c = cc;
+    if ((int64_t)ss * ss * cc == P && ss % cc == 0) *s = ss, *c = cc;
   }
 }
 
@@ -217,16 +227,20 @@ void ovl_grid_shape(ovl_algo a, int P, int *p, int *q, int *s, int *c) {
 
 ovl_err ovl_grid3d_create(MPI_Comm parent, int s, int c, int flags, ovl_grid3d *out) {
   int P = 0, rank = 0;
+  OVL_TRY(ovl_check_ptr(out, "ovl_grid3d_create", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_comm(parent, "ovl_grid3d_create"));
   OVL_MPI(MPI_Comm_size(parent, &P));
   OVL_MPI(MPI_Comm_rank(parent, &rank));
+  const int64_t key[] = {s, c, flags};
+  static const char *const names[] = {"the grid's s", "the grid's c", "the grid's flags"};
   ovl_err rc = grid3d_validate(P, &s, &c, flags);
   ovl_grid3d g = NULL;
   if (rc == OVL_OK) {
     g = calloc(1, sizeof *g);
     if (!g) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a grid handle");
   }
-  if ((rc = ovl_err_agree(parent, rc)) != OVL_OK) {
+  if ((rc = ovl_err_agree_same(parent, rc, key, names, 3)) != OVL_OK) {
     free(g);
     return rc;
   }
@@ -269,23 +283,26 @@ ovl_err ovl_grid3d_destroy(ovl_grid3d *gp) {
   return OVL_OK;
 }
 
-int ovl_grid3d_active(ovl_grid3d g) { return g->active; }
+int ovl_grid3d_active(ovl_grid3d g) { return g ? g->active : 0; }
 void ovl_grid3d_dims(ovl_grid3d g, int *s, int *c) {
-  if (s) *s = g->s;
-  if (c) *c = g->c;
+  if (s) *s = g ? g->s : 0;
+  if (c) *c = g ? g->c : 0;
 }
 void ovl_grid3d_coords(ovl_grid3d g, int *i, int *j, int *k) {
-  if (i) *i = g->i;
-  if (j) *j = g->j;
-  if (k) *k = g->k;
+  if (i) *i = g ? g->i : -1;
+  if (j) *j = g ? g->j : -1;
+  if (k) *k = g ? g->k : -1;
 }
-MPI_Comm ovl_grid3d_comm(ovl_grid3d g) { return g->comm; }
-MPI_Comm ovl_grid3d_row_comm(ovl_grid3d g) { return g->row; }
-MPI_Comm ovl_grid3d_col_comm(ovl_grid3d g) { return g->col; }
-MPI_Comm ovl_grid3d_grd_comm(ovl_grid3d g) { return g->grd; }
-MPI_Comm ovl_grid3d_parent(ovl_grid3d g) { return g->parent; }
+MPI_Comm ovl_grid3d_comm(ovl_grid3d g) { return g ? g->comm : MPI_COMM_NULL; }
+MPI_Comm ovl_grid3d_row_comm(ovl_grid3d g) { return g ? g->row : MPI_COMM_NULL; }
+MPI_Comm ovl_grid3d_col_comm(ovl_grid3d g) { return g ? g->col : MPI_COMM_NULL; }
+MPI_Comm ovl_grid3d_grd_comm(ovl_grid3d g) { return g ? g->grd : MPI_COMM_NULL; }
+MPI_Comm ovl_grid3d_parent(ovl_grid3d g) { return g ? g->parent : MPI_COMM_NULL; }
 
 ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_grid3d_lanes", "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_grid3d_lanes", "the grid"));
   OVL_CHECK(dir == OVL_DIR_ROW || dir == OVL_DIR_COL || dir == OVL_DIR_GRD, OVL_ERR_ARG, "unknown grid direction %d",
             (int)dir);
   MPI_Comm c = dir == OVL_DIR_ROW ? g->row : dir == OVL_DIR_COL ? g->col : g->grd;
@@ -293,19 +310,26 @@ ovl_err ovl_grid3d_lanes(ovl_grid3d g, ovl_grid_dir dir, int ndup, ovl_lanes *ou
 }
 
 ovl_err ovl_grid3d_lanes3(ovl_grid3d g, int ndup, ovl_lanes *row, ovl_lanes *col, ovl_lanes *grd) {
+  OVL_TRY(ovl_check_handle(g, "ovl_grid3d_lanes3", "the grid"));
   if (row) OVL_TRY(ovl_grid3d_lanes(g, OVL_DIR_ROW, ndup, row));
   if (col) OVL_TRY(ovl_grid3d_lanes(g, OVL_DIR_COL, ndup, col));
   if (grd) OVL_TRY(ovl_grid3d_lanes(g, OVL_DIR_GRD, ndup, grd));
   return OVL_OK;
 }
-ovl_grid2d ovl_grid3d_plane(ovl_grid3d g) { return g->plane; }
-int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k) { return k * g->s * g->s + i * g->s + j; }
+ovl_grid2d ovl_grid3d_plane(ovl_grid3d g) { return g ? g->plane : NULL; }
+int ovl_grid3d_rank_of(ovl_grid3d g, int i, int j, int k) {
+  if (g == NULL || i < 0 || j < 0 || k < 0 || i >= g->s || j >= g->s || k >= g->c) return -1;
+  return k * g->s * g->s + i * g->s + j;
+}
 
 /* ---- HSUMMA groups --------------------------------------------------------- */
 
 ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
   int bestI = 0;
   double bestd = 1e300;
+  OVL_TRY(ovl_check_ptr(gI, "ovl_hgroups_auto_dims", "gI"));
+  OVL_TRY(ovl_check_ptr(gJ, "ovl_hgroups_auto_dims", "gJ"));
+  if (p < 1 || q < 1) return ovl_err_set(OVL_ERR_ARG, "ovl_hgroups_auto_dims: a %d x %d grid", p, q);
   if (G <= 0) return ovl_err_set(OVL_ERR_ARG, "number of groups G must be > 0, got %d", G);
   for (int i = 1; i <= G; i++) {
     if (G % i || p % i || q % (G / i)) continue;
@@ -324,14 +348,19 @@ ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
 }
 
 void ovl_hgroups_default(int p, int q, int *gI, int *gJ) {
-  int G = ovl_isqrt(p * q > 0 ? p * q : 1);
+  int64_t pq = (int64_t)p * q; /* a grid's processes fit in an int (ovl_ranks_product); clamp anyway */
+  int G = ovl_isqrt(pq > INT32_MAX ? INT32_MAX : pq > 0 ? (int)pq : 1);
   while (G > 1 && ovl_hgroups_auto_dims(p, q, G, gI, gJ) != OVL_OK) G--;
   if (G <= 1) *gI = *gJ = 1;
 }
 
 ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
   ovl_err rc = OVL_OK;
+  OVL_TRY(ovl_check_ptr(out, "ovl_hgroups_create", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_hgroups_create", "the grid"));
+  const int64_t key[] = {gI, gJ};
+  static const char *const names[] = {"the groups' I", "the groups' J"};
   if (gI <= 0 || gJ <= 0) rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA group dimensions must be > 0, got %d x %d", gI, gJ);
   else if (g->p % gI || g->q % gJ)
     rc = ovl_err_set(OVL_ERR_ARG, "%d x %d groups do not tile a %d x %d grid (I must divide %d, J must divide %d)", gI,
@@ -341,7 +370,7 @@ ovl_err ovl_hgroups_create(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
     h = calloc(1, sizeof *h);
     if (!h) rc = ovl_err_set(OVL_ERR_NOMEM, "cannot allocate a group handle");
   }
-  if ((rc = ovl_err_agree(g->parent, rc)) != OVL_OK) {
+  if ((rc = ovl_err_agree_same(g->parent, rc, key, names, 2)) != OVL_OK) {
     free(h);
     return rc;
   }
@@ -375,7 +404,9 @@ ovl_err ovl_hgroups_destroy(ovl_hgroups *hp) {
 }
 
 ovl_err ovl_grid2d_hgroups(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_grid2d_hgroups", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_grid2d_hgroups", "the grid"));
   for (int k = 0; k < g->nhg; k++)
     if (g->hg[k]->nI == gI && g->hg[k]->nJ == gJ) {
       *out = g->hg[k];
@@ -392,6 +423,9 @@ ovl_err ovl_grid2d_hgroups(ovl_grid2d g, int gI, int gJ, ovl_hgroups *out) {
 }
 
 ovl_err ovl_hgroups_lanes(ovl_hgroups h, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_hgroups_lanes", "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(h, "ovl_hgroups_lanes", "h"));
   MPI_Comm c = dir == OVL_DIR_OUTER_ROW   ? h->outer_row
                : dir == OVL_DIR_OUTER_COL ? h->outer_col
                : dir == OVL_DIR_INNER_ROW ? h->inner_row
@@ -402,10 +436,10 @@ ovl_err ovl_hgroups_lanes(ovl_hgroups h, ovl_grid_dir dir, int ndup, ovl_lanes *
 }
 
 void ovl_hgroups_dims(ovl_hgroups h, int *gI, int *gJ) {
-  if (gI) *gI = h->nI;
-  if (gJ) *gJ = h->nJ;
+  if (gI) *gI = h ? h->nI : 0;
+  if (gJ) *gJ = h ? h->nJ : 0;
 }
-MPI_Comm ovl_hgroups_outer_row(ovl_hgroups h) { return h->outer_row; }
-MPI_Comm ovl_hgroups_outer_col(ovl_hgroups h) { return h->outer_col; }
-MPI_Comm ovl_hgroups_inner_row(ovl_hgroups h) { return h->inner_row; }
-MPI_Comm ovl_hgroups_inner_col(ovl_hgroups h) { return h->inner_col; }
+MPI_Comm ovl_hgroups_outer_row(ovl_hgroups h) { return h ? h->outer_row : MPI_COMM_NULL; }
+MPI_Comm ovl_hgroups_outer_col(ovl_hgroups h) { return h ? h->outer_col : MPI_COMM_NULL; }
+MPI_Comm ovl_hgroups_inner_row(ovl_hgroups h) { return h ? h->inner_row : MPI_COMM_NULL; }
+MPI_Comm ovl_hgroups_inner_col(ovl_hgroups h) { return h ? h->inner_col : MPI_COMM_NULL; }

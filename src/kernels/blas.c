@@ -33,6 +33,8 @@ int ovl_blas_threads_share(int cores, int ranks, int *restore) {
 }
 
 ovl_err ovl_node_cores(MPI_Comm comm, int *cores) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_node_cores"));
+  OVL_TRY(ovl_check_ptr(cores, "ovl_node_cores", "cores"));
   cpu_set_t mine;
   CPU_ZERO(&mine);
   if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_SET(0, &mine); /* at least one */

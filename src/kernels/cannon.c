@@ -89,6 +89,10 @@ done:
 
 ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
+  OVL_TRY(ovl_check_handle(A, "ovl_cannon", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_cannon", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_cannon", "C"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_cannon", "plan"));
   MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_kstats st;
   memset(&st, 0, sizeof st);
@@ -123,6 +127,11 @@ ovl_err ovl_cannon(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
 
 ovl_err ovl_mm25d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats) {
+  OVL_TRY(ovl_check_handle(g, "ovl_mm25d", "the 3D grid"));
+  OVL_TRY(ovl_check_handle(A, "ovl_mm25d", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_mm25d", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_mm25d", "C"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_mm25d", "plan"));
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_kstats st;
   memset(&st, 0, sizeof st);

@@ -12,6 +12,9 @@ static ovl_err transposed(ovl_dmat X, char trans, ovl_dmat *out, int *made) {
 
 ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
                  const ovl_plan *plan, ovl_grid3d g3, ovl_kstats *stats) {
+  OVL_TRY(ovl_check_handle(A, "ovl_gemm", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_gemm", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_gemm", "C"));
   int is3 = plan && (plan->algo == OVL_ALGO_3D || plan->algo == OVL_ALGO_25D);
   MPI_Comm parent = is3 && g3 ? ovl_grid3d_parent(g3) : ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_err rc = OVL_OK;

@@ -130,6 +130,10 @@ static void hs_progress(void *ctx) {
 
 ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
+  OVL_TRY(ovl_check_handle(A, "ovl_hsumma", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_hsumma", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_hsumma", "C"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_hsumma", "plan"));
   MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_kstats st;
   memset(&st, 0, sizeof st);

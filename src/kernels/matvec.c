@@ -31,6 +31,7 @@ static ovl_err mv_post(void *vctx, int c, int stage, ovl_req *req) {
 
 ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, int ndup, const ovl_coll_cfg *cfg,
                    ovl_pipe_event *events) {
+  OVL_TRY(ovl_check_handle(A, "ovl_matvec", "A"));
   MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(A));
   int p, q, i, j;
   ovl_grid2d_dims(ovl_dmat_grid(A), &p, &q);

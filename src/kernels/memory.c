@@ -66,6 +66,7 @@ int64_t ovl_ssc_memory(int64_t n, int s, int c, ovl_algo alg) {
 }
 
 ovl_err ovl_mem_available(int64_t *bytes) {
+  OVL_TRY(ovl_check_ptr(bytes, "ovl_mem_available", "bytes"));
   *bytes = -1;
   FILE *f = fopen("/proc/meminfo", "r");
   if (!f) return OVL_OK;
@@ -86,6 +87,7 @@ static const char *size_str(double bytes, char *buf, size_t n) {
 }
 
 ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_check_memory"));
   ovl_err rc = OVL_OK;
   MPI_Comm node = MPI_COMM_NULL;
   int local = 1;

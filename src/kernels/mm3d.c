@@ -96,6 +96,11 @@ static ovl_err post_c(void *vx, int c, int stage, ovl_req *req) {
 
 ovl_err ovl_mm3d(ovl_grid3d g, double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                  ovl_kstats *stats) {
+  OVL_TRY(ovl_check_handle(g, "ovl_mm3d", "the 3D grid"));
+  OVL_TRY(ovl_check_handle(A, "ovl_mm3d", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_mm3d", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_mm3d", "C"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_mm3d", "plan"));
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_kstats st;
   memset(&st, 0, sizeof st);

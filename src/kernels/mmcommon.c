@@ -22,6 +22,7 @@ ovl_plan ovl_plan_gemm(ovl_algo algo, int64_t b) {
 }
 
 int ovl_plan_str(const ovl_plan *p, char *buf, size_t n) {
+  if (p == NULL) return snprintf(buf, n, "(no plan)");
   char extra[96] = "";
   if (p->algo == OVL_ALGO_HSUMMA)
     snprintf(extra, sizeof extra, " G=%dx%d M=%" PRId64, p->groups_i, p->groups_j, p->outer > 0 ? p->outer : p->b);
@@ -31,6 +32,9 @@ int ovl_plan_str(const ovl_plan *p, char *buf, size_t n) {
 }
 
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
+  OVL_TRY(ovl_check_handle(A, "ovl_kernel_check_gemm_shapes", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_kernel_check_gemm_shapes", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_kernel_check_gemm_shapes", "C"));
   if (ovl_dmat_grid(A) != ovl_dmat_grid(B) || ovl_dmat_grid(A) != ovl_dmat_grid(C))
     return ovl_err_set(OVL_ERR_SIZE, "A, B and C must be distributed on the same grid");
   if (ovl_dmat_cols(A) != ovl_dmat_rows(B) || ovl_dmat_rows(A) != ovl_dmat_rows(C) ||

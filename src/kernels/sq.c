@@ -96,6 +96,7 @@ const char *ovl_prec_name(ovl_prec p) {
 }
 
 ovl_err ovl_prec_parse(const char *name, ovl_prec *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_prec_parse", "out"));
   for (int p = 0; p < 2; p++)
     if (name && strcmp(name, k_prec_names[p]) == 0) {
       *out = (ovl_prec)p;
@@ -105,6 +106,7 @@ ovl_err ovl_prec_parse(const char *name, ovl_prec *out) {
 }
 
 int ovl_sq_str(ovl_sq s, char *buf, size_t n) {
+  if (s == NULL) return snprintf(buf, n, "sq (none)");
   return snprintf(buf, n, "sq ndup=%d grid=%dx%dx%d n=%" PRId64 " backend=%s", s->ndup, s->s, s->s, s->c, s->n,
                   ovl_backend_name(s->cfg.backend));
 }
@@ -120,8 +122,12 @@ ovl_err ovl_sq_destroy(ovl_sq *sp) {
 }
 
 ovl_err ovl_sq_create(ovl_grid3d g, int64_t n, int ndup, const ovl_coll_cfg *cfg, ovl_sq *out) {
-  MPI_Comm parent = ovl_grid3d_parent(g);
+  OVL_TRY(ovl_check_ptr(out, "ovl_sq_create", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_sq_create", "the 3D grid"));
+  MPI_Comm parent = ovl_grid3d_parent(g);
+  const int64_t key[] = {n, ndup};
+  static const char *const names[] = {"n", "N_DUP"};
   ovl_sq s = NULL;
   ovl_err rc = ovl_calloc(sizeof *s, &s);
   int sd = 0, cd = 0;
@@ -146,7 +152,7 @@ ovl_err ovl_sq_create(ovl_grid3d g, int64_t n, int ndup, const ovl_coll_cfg *cfg
     if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(s->q.hm * s->q.hn + 1), &s->H);
     if (rc == OVL_OK && s->i != s->j) rc = ovl_calloc(sizeof(double) * (size_t)(s->q.tm * s->q.tn + 1), &s->T);
   }
-  rc = ovl_err_agree(parent, rc);
+  rc = ovl_err_agree_same(parent, rc, key, names, 2);
   if (rc == OVL_OK && s->active) {
     s->comm = ovl_grid3d_comm(g);
     rc = ovl_grid3d_lanes3(g, ndup, &s->row, &s->col, &s->grd);

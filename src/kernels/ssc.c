@@ -41,6 +41,7 @@ struct ovl_ssc_s {
 };
 
 int ovl_ssc_str(ovl_ssc s, char *buf, size_t n) {
+  if (s == NULL) return snprintf(buf, n, "ssc (none)");
   return snprintf(buf, n, "%s ndup=%d grid=%dx%dx%d n=%" PRId64 " backend=%s", ovl_algo_name(s->alg), s->ndup, s->s,
                   s->s, s->c, s->n, ovl_backend_name(s->cfg.backend));
 }
@@ -61,13 +62,17 @@ static ovl_err ws_alloc(ovl_ssc s, double **p, int64_t elems) {
 }
 
 ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out) {
-  MPI_Comm parent = ovl_grid3d_parent(g);
+  OVL_TRY(ovl_check_ptr(out, "ovl_ssc_create", "out"));
   *out = NULL;
+  OVL_TRY(ovl_check_handle(g, "ovl_ssc_create", "the 3D grid"));
+  MPI_Comm parent = ovl_grid3d_parent(g);
   if (!plan) return ovl_err_agree(parent, ovl_err_set(OVL_ERR_ARG, "ovl_ssc_create: no plan given"));
   int64_t n = plan->n;
   ovl_algo alg = plan->algo;
   int ndup = plan->ndup;
   const ovl_coll_cfg *cfg = &plan->coll;
+  const int64_t key[] = {n, alg, ndup};
+  static const char *const names[] = {"n", "the algorithm", "N_DUP"};
   ovl_ssc s = NULL;
   ovl_err rc = ovl_calloc(sizeof *s, &s);
   int sd = 0, cd = 0;
@@ -100,7 +105,7 @@ ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out) {
       if (rc == OVL_OK) rc = ws_alloc(s, &s->D3r, s->ni * s->nk);
     }
   }
-  rc = ovl_err_agree(parent, rc);
+  rc = ovl_err_agree_same(parent, rc, key, names, 3);
   if (rc == OVL_OK && s->active) {
     s->comm = ovl_grid3d_comm(g);
     rc = ovl_grid3d_lanes3(g, ndup, &s->row, &s->col, &s->grd);

@@ -151,6 +151,10 @@ static double panel_by_arrival(summa_ws *w, const kern_panel *pn, int s, const k
 
 ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                   ovl_kstats *stats) {
+  OVL_TRY(ovl_check_handle(A, "ovl_summa", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_summa", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_summa", "C"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_summa", "plan"));
   MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   ovl_kstats st;
   memset(&st, 0, sizeof st);

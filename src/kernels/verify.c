@@ -101,6 +101,10 @@ static ovl_err verify_prob(double alpha, ovl_dmat A, ovl_dmat B, double beta, ov
 
 ovl_err ovl_verify_gemm(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C,
                         ovl_verify_mode mode, double tol, double *relerr) {
+  OVL_TRY(ovl_check_handle(A, "ovl_verify_gemm", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_verify_gemm", "B"));
+  OVL_TRY(ovl_check_handle(C, "ovl_verify_gemm", "C"));
+  OVL_TRY(ovl_check_ptr(relerr, "ovl_verify_gemm", "relerr"));
   MPI_Comm parent = ovl_grid2d_parent(ovl_dmat_grid(C));
   OVL_TRY(ovl_err_agree(parent, ovl_kernel_check_gemm_shapes(A, B, C)));
   if (mode == OVL_VERIFY_AUTO)
@@ -162,6 +166,7 @@ double ovl_cpu_peak_gflops(void) {
 }
 
 double ovl_check_local_blas(MPI_Comm comm, int quiet) {
+  if (ovl_check_comm(comm, "ovl_check_local_blas") != OVL_OK) return 0.0;
   double g = ovl_local_dgemm_gflops(512, 3), peak = ovl_cpu_peak_gflops();
   MPI_Allreduce(MPI_IN_PLACE, &g, 1, MPI_DOUBLE, MPI_MIN, comm);
   /* With more ranks on a node than cores the rate is shared: no verdict. */

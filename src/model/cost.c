@@ -70,6 +70,7 @@ static int name_index(const char *const *t, int n, const char *name) {
 }
 
 ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_mcoll_parse", "out"));
   int c = name_index(k_mcoll, OVL_MC_N, name);
   if (c >= 0) {
     *out = (ovl_mcoll)c;
@@ -80,6 +81,9 @@ ovl_err ovl_mcoll_parse(const char *name, ovl_mcoll *out) {
 }
 
 ovl_err ovl_machine_set_fbw(ovl_machine *m, ovl_mcoll coll, int p, const double *size, const double *bw, int npts) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_machine_set_fbw", "m"));
+  OVL_TRY(ovl_check_ptr(size, "ovl_machine_set_fbw", "size"));
+  OVL_TRY(ovl_check_ptr(bw, "ovl_machine_set_fbw", "bw"));
   if (coll < 0 || coll >= OVL_MC_N || p < 2 || npts < 1 || npts > OVL_FBW_MAXPTS)
     return ovl_err_set(OVL_ERR_ARG, "f_BW table: collective %d, p = %d, %d points (1..%d)", (int)coll, p, npts,
                        OVL_FBW_MAXPTS);
@@ -299,6 +303,9 @@ static double overlap(double comm, double comp, double steps) {
 }
 
 ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_cost *out) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_model_predict", "the machine"));
+  OVL_TRY(ovl_check_ptr(cfg, "ovl_model_predict", "cfg"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_model_predict", "out"));
   memset(out, 0, sizeof *out);
   ovl_plan c = *cfg;
   if (c.n < 0 || c.P < 1)
@@ -316,7 +323,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_CANNON: {
     int p = c.p, q = c.q, s0, c0;
     if (p <= 0 || q <= 0) ovl_grid_shape(c.algo, c.P, &p, &q, &s0, &c0); /* the shape rules */
-    if (p * q != c.P) return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
+    if ((int64_t)p * q != c.P)
+      return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
     comp = flops / c.P * g;
     /* rank = i q + j: a row (over q) is consecutive ranks, a column strided */
     double off_r = ovl_model_offnode(q, 1, p, k), off_c = ovl_model_offnode(p, q, q, k);
@@ -344,7 +352,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
      * together. G = 1 leaves the outer level empty, G = P the inner one:
      * SUMMA with panel b or M. */
     int gI = 0, gJ = 0, G = c.G > 0 ? c.G : 1;
-    if (c.groups_i >= 1 && c.groups_j >= 1 && c.groups_i * c.groups_j == G && p % c.groups_i == 0 &&
+    if (c.groups_i >= 1 && c.groups_j >= 1 && (int64_t)c.groups_i * c.groups_j == G && p % c.groups_i == 0 &&
         q % c.groups_j == 0)
       gI = c.groups_i, gJ = c.groups_j;
     else if (ovl_hgroups_auto_dims(p, q, G, &gI, &gJ) != OVL_OK)
@@ -378,7 +386,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_SSC5: {
     int s = c.s, p0, q0, c0;
     if (s <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &c0); /* the shape rules */
-    if (s * s * s != c.P)
+    if (s > 1290 || s * s * s != c.P)                           /* 1291^3 > 2^31: more ranks than an int holds */
       return ovl_err_set(OVL_ERR_GRID, "model: %s needs a p x p x p grid; %d ranks are not a cube",
                          ovl_algo_name(c.algo), c.P);
     /* rank = j + s i + s^2 k: grd (over k) strided by s^2, row (over i) by s,
@@ -412,7 +420,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   case OVL_ALGO_SSC6: {
     int s = c.s, rc = c.c, p0, q0;
     if (s <= 0 || rc <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &rc); /* the shape rules */
-    if (s <= 0 || rc <= 0 || s * s * rc != c.P)
+    if (s <= 0 || rc <= 0 || s > 46340 || (int64_t)s * s * rc != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: no 2.5D grid s x s x c with %d ranks", c.P);
     if (s % rc) return ovl_err_set(OVL_ERR_GRID, "model: c = %d must divide s = %d", rc, s);
     double nb = ceil(n / s), blk = 8.0 * nb * nb, steps = s / rc, lp = 0;
@@ -515,7 +523,7 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
   /* 2.5D: every c with c | s and s * s * c = P */
   for (int cc = 1; cc <= P; cc++) {
     int s = (int)lround(sqrt((double)P / cc));
-    if (s * s * cc != P || s % cc) continue;
+    if ((int64_t)s * s * cc != P || s % cc) continue;
     for (int d = 0; d < 3; d++) {
       if (cc == 1 && d > 0) continue; /* no collectives to split */
       ovl_plan c = ovl_plan_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D : OVL_ALGO_SSC6, n, P);

@@ -41,6 +41,8 @@ static void fit_centred(const double *size, const double *time, const double *we
 }
 
 ovl_err ovl_hockney_fit(const double *size, const double *time, int n, double *alpha, double *beta) {
+  OVL_TRY(ovl_check_ptr(alpha, "ovl_hockney_fit", "alpha"));
+  OVL_TRY(ovl_check_ptr(beta, "ovl_hockney_fit", "beta"));
   OVL_TRY(check_inputs(size, time, n));
   fit_centred(size, time, NULL, 0, n, alpha, beta);
   return OVL_OK;
@@ -48,6 +50,8 @@ ovl_err ovl_hockney_fit(const double *size, const double *time, int n, double *a
 
 ovl_err ovl_hockney_fit_weighted(const double *size, const double *time, const double *weight, int n, double *alpha,
                                  double *beta) {
+  OVL_TRY(ovl_check_ptr(alpha, "ovl_hockney_fit_weighted", "alpha"));
+  OVL_TRY(ovl_check_ptr(beta, "ovl_hockney_fit_weighted", "beta"));
   OVL_TRY(check_inputs(size, time, n));
   for (int i = 0; i < n; i++) {
     if (weight)

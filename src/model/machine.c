@@ -82,6 +82,7 @@ static ovl_err machine_of(ovl_json *d, ovl_machine *m) {
 }
 
 ovl_err ovl_machine_read(const char *path, ovl_machine *m) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_machine_read", "m"));
   memset(m, 0, sizeof *m);
   ovl_json d;
   OVL_TRY(ovl_json_load(path, "machine file", MACHINE_MAX_BYTES, &d));
@@ -123,6 +124,7 @@ static ovl_err machine_record(const ovl_machine *m, ovl_record *r) {
 }
 
 ovl_err ovl_machine_write(const ovl_machine *m, const char *path) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_machine_write", "m"));
   OVL_TRY(ovl_file_check_write(path, "machine file", NULL, 0));
   ovl_record *r = NULL;
   OVL_TRY(ovl_record_create("machine", &r));

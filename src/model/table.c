@@ -85,7 +85,7 @@ static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const cha
   } else if (!strcmp(sweep, "c")) { /* 2.5D (Alg. 6 for SymmSquareCube) for every c with s*s*c = P, c | s */
     for (int cc = 1; cc <= P && !rc; cc++) {
       int s = (int)lround(sqrt((double)P / cc));
-      if (s * s * cc != P || s % cc) continue;
+      if ((int64_t)s * s * cc != P || s % cc) continue;
       c.s = s, c.c = cc;
       if (k != OVL_ALGO_25D && k != OVL_ALGO_SSC6) c.algo = is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
       rc = row(out, m, c, json);

@@ -34,6 +34,9 @@ static ovl_err check_params(const ovl_plan_bench_params *p) {
 }
 
 ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_bench", "p"));
+  OVL_TRY(ovl_check_ptr(r, "ovl_plan_bench", "r"));
+  OVL_TRY(ovl_check_comm(p->comm, "ovl_plan_bench"));
   memset(r, 0, sizeof *r);
   r->relerr = r->tol = NAN;
   MPI_Comm comm = p->comm;
@@ -132,6 +135,9 @@ ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r)
 
 ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ovl_plan_bench_result *r,
                              double blas_gflops, const ovl_bench_print_opts *po) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_plan_bench_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_bench_print", "p"));
+  OVL_TRY(ovl_check_ptr(r, "ovl_plan_bench_print", "r"));
   if (!out || !p || !r || !po) return ovl_err_set(OVL_ERR_ARG, "ovl_plan_bench_print: a NULL argument");
   char planstr[192], mpi[MPI_MAX_LIBRARY_VERSION_STRING], ta[2] = {p->transa, 0}, tb[2] = {p->transb, 0};
   OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));

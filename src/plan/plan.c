@@ -26,6 +26,7 @@ int ovl_plan_is_open(const ovl_plan *p) {
 }
 
 ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t nsource) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_plan_machine", "m"));
   const char *env = getenv("OVL_MACHINE");
   if (!path && env && *env) path = env;
   if (!path) {
@@ -119,12 +120,17 @@ static ovl_err shape(ovl_plan *p, int P) {
     if (p->p <= 0 && p->q <= 0) p->p = gp, p->q = gq;
     else if (p->p <= 0) p->p = P / p->q > 0 ? P / p->q : 1;
     else if (p->q <= 0) p->q = P / p->p > 0 ? P / p->p : 1;
+    int dims[2] = {p->p, p->q}, need = 0;
+    OVL_TRY(ovl_ranks_product(dims, 2, "grid", &need));
     p->s = p->c = 0;
     if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i <= 0 || p->groups_j <= 0)) {
       if (p->G <= 0) ovl_hgroups_default(p->p, p->q, &p->groups_i, &p->groups_j);
       else OVL_TRY(ovl_hgroups_auto_dims(p->p, p->q, p->G, &p->groups_i, &p->groups_j));
     }
-    if (p->algo == OVL_ALGO_HSUMMA && p->groups_i > 0) p->G = p->groups_i * p->groups_j;
+    if (p->algo == OVL_ALGO_HSUMMA && p->groups_i > 0) {
+      int gd[2] = {p->groups_i, p->groups_j};
+      OVL_TRY(ovl_ranks_product(gd, 2, "HSUMMA groups", &p->G));
+    }
   } else {
     if (p->s <= 0 && p->c <= 0) p->s = gs, p->c = gc;
     else if (p->s <= 0) p->s = P / p->c > 1 ? ovl_isqrt(P / p->c) : 1;
@@ -146,11 +152,12 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
     return ovl_err_set(OVL_ERR_ARG, "panel width b must be > 0, got %" PRId64, p->b);
   if (p->outer > 0 && p->outer < p->b)
     return ovl_err_set(OVL_ERR_ARG, "outer block %" PRId64 " must be >= the panel width %" PRId64, p->outer, p->b);
-  int need = is_2d(p->algo) ? p->p * p->q : p->s * p->s * p->c;
+  int need = 0, dims[3] = {p->p, p->q, 0}, d3[3] = {p->s, p->s, p->c};
   if (is_2d(p->algo) && (p->p < 1 || p->q < 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d grid", ovl_algo_name(p->algo), p->p, p->q);
   if (!is_2d(p->algo) && (p->s < 1 || p->c < 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d x %d grid", ovl_algo_name(p->algo), p->s, p->s, p->c);
+  OVL_TRY(is_2d(p->algo) ? ovl_ranks_product(dims, 2, "grid", &need) : ovl_ranks_product(d3, 3, "grid", &need));
   if (p->algo == OVL_ALGO_CANNON && p->p != p->q)
     return ovl_err_set(OVL_ERR_GRID, "Cannon needs a square grid, got %d x %d", p->p, p->q);
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
@@ -159,6 +166,9 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if (has_c(p->algo) && p->s % p->c != 0)
     return ovl_err_set(OVL_ERR_GRID, "%s: the replication c = %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);
+  int gd[2] = {p->groups_i, p->groups_j}, ng = 0;
+  if (p->algo == OVL_ALGO_HSUMMA && p->groups_i >= 1 && p->groups_j >= 1)
+    OVL_TRY(ovl_ranks_product(gd, 2, "HSUMMA groups", &ng));
   if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i < 1 || p->groups_j < 1 || p->p % p->groups_i || p->q % p->groups_j))
     return ovl_err_set(OVL_ERR_ARG, "HSUMMA: G = %d groups cannot tile the %d x %d grid", p->G, p->p, p->q);
   if (ranks == 0 || p->P <= 0) return OVL_OK;
@@ -183,6 +193,7 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
 }
 
 ovl_err ovl_plan_check(const ovl_plan *p, ovl_family f, int allow_idle) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_check", "plan"));
   return check_plan(p, f, allow_idle ? -1 : 1);
 }
 
@@ -223,10 +234,16 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
 }
 
 ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_resolve"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_plan_resolve", "plan"));
   return resolve(comm, f, plan, plan->ppn > 1 ? plan->ppn : 0, 0, 0, src, why, nwhy);
 }
 
 ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *g2, ovl_grid3d *g3) {
+  OVL_TRY(ovl_check_ptr(g2, "ovl_plan_grids", "g2"));
+  OVL_TRY(ovl_check_ptr(g3, "ovl_plan_grids", "g3"));
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_grids"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_grids", "plan"));
   *g2 = NULL, *g3 = NULL;
   int size = 1;
   OVL_MPI(MPI_Comm_size(comm, &size));
@@ -244,6 +261,7 @@ ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *
 }
 
 int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
+  if (p == NULL) return snprintf(buf, n, "(no plan)");
   char grid[48] = "", rest[192];
   if (is_2d(p->algo) && p->p > 0) snprintf(grid, sizeof grid, " grid=%dx%d", p->p, p->q);
   else if (!is_2d(p->algo) && p->s > 0) snprintf(grid, sizeof grid, " grid=%dx%dx%d", p->s, p->s, p->c);
@@ -257,6 +275,7 @@ int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
 }
 
 int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
+  if (c == NULL) return snprintf(buf, n, "(no plan)");
   const char *k = ovl_algo_name(c->algo);
   switch (c->algo) {
   case OVL_ALGO_SUMMA:
@@ -327,6 +346,8 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
 }
 
 ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p) {
+  OVL_TRY(ovl_check_ptr(v, "ovl_plan_opts_apply", "v"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_plan_opts_apply", "plan"));
   const int gemm = f == OVL_FAMILY_GEMM;
   int is_auto = !v->algo || strcmp(v->algo, "auto") == 0;
   if (is_auto) p->algo = OVL_ALGO_AUTO;
@@ -354,6 +375,8 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     if (!is3 && nd != 2)
       return ovl_err_set(OVL_ERR_ARG, "--grid is PxQ, got '%s' (%s runs on a p x q grid)", v->grid,
                          ovl_algo_name(p->algo));
+    int ranks = 0; /* the grid's processes must fit in an int: exit 2, before any communicator */
+    OVL_TRY(ovl_ranks_product(dims, nd, "--grid", &ranks));
     if (is3) p->s = dims[0], p->c = dims[2];
     else p->p = dims[0], p->q = dims[1];
   }
@@ -368,7 +391,8 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     if (p->algo != OVL_ALGO_HSUMMA) return ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
     int gd[3], gn = 0;
     OVL_TRY(ovl_parse_dims(v->groups, gd, &gn));
-    if (gn == 2) p->groups_i = gd[0], p->groups_j = gd[1], p->G = gd[0] * gd[1];
+    if (gn == 2) OVL_TRY(ovl_ranks_product(gd, 2, "--groups", &p->G));
+    if (gn == 2) p->groups_i = gd[0], p->groups_j = gd[1];
     else if (gn == 1) p->G = gd[0];
     else return ovl_err_set(OVL_ERR_ARG, "--groups is IxJ or a count, got '%s'", v->groups);
   }
@@ -379,6 +403,9 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
 
 ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *ppn, const ovl_plan_src *src, char *why,
                              size_t nwhy) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_resolve_ppn"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_plan_resolve_ppn", "plan"));
+  OVL_TRY(ovl_check_ptr(ppn, "ovl_plan_resolve_ppn", "ppn"));
   int P = 0, rank = 0, rpn = 1, nodes = 1, consec = 1, cores = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
   OVL_MPI(MPI_Comm_rank(comm, &rank));

@@ -137,6 +137,9 @@ static ovl_err candidates(const ovl_tune_params *p, int P, ovl_plan *cand, ovl_m
 }
 
 ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_tune"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_tune", "p"));
+  OVL_TRY(ovl_check_ptr(r, "ovl_tune", "r"));
   memset(r, 0, sizeof *r);
   r->auto_row = -1;
   int rank = 0, P = 1;
@@ -284,6 +287,9 @@ static ovl_err print_sweep(FILE *out, const ovl_tune_params *p, const ovl_tune_r
 }
 
 ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_tune_print", "out"));
+  OVL_TRY(ovl_check_ptr(p, "ovl_tune_print", "p"));
+  OVL_TRY(ovl_check_ptr(r, "ovl_tune_print", "r"));
   if (!out || !p || !r || !r->rows) return ovl_err_set(OVL_ERR_ARG, "ovl_tune_print: a NULL argument or no rows");
   const ovl_tune_row *c = &r->rows[r->choice];
   if (!json) {

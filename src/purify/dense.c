@@ -100,28 +100,6 @@ static int64_t str_hash(const char *s) {
   return (int64_t)(h >> 1);
 }
 
-/* OVL_ERR_ARG (agreed over comm) unless the k values v of this rank equal
- * rank 0's, naming the first that differs. rc: this rank's verdict so far. */
-static ovl_err same_as_rank0(MPI_Comm comm, ovl_err rc, const int64_t *v, const char *const *names, int k) {
-  int64_t r0[16];
-  OVL_TRY(ovl_err_agree(comm, rc));
-  memcpy(r0, v, sizeof(int64_t) * (size_t)k);
-  OVL_MPI(MPI_Bcast(r0, k, MPI_INT64_T, 0, comm));
-  int rank = 0;
-  OVL_MPI(MPI_Comm_rank(comm, &rank));
-  for (int i = 0; i < k && rc == OVL_OK; i++)
-    if (v[i] != r0[i]) {
-      if (names[i][0] == '=') /* a string, compared by its hash */
-        rc = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)",
-                         names[i] + 1, rank);
-      else
-        rc = ovl_err_set(OVL_ERR_ARG,
-                         "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)",
-                         names[i], v[i], rank, r0[i]);
-    }
-  return ovl_err_agree(comm, rc);
-}
-
 /* The row offsets (P + 1 of them, in off) of the row counts of every rank
  * (nrows: this rank's), which must sum to m. what names the matrix and
  * count the argument ("F", "nrows"). COLLECTIVE over comm; the same verdict
@@ -230,6 +208,7 @@ ovl_err ovl_purify_dense(const void *comm_handle, int64_t n, const double *F, in
                          const char *algo, int ndup, const char *prec, double tol, int max_iter, double *D,
                          const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_purify_dense"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0;
@@ -248,6 +227,7 @@ ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const
                         const char *method, const char *algo, int ndup, const char *prec, double tol, int max_iter,
                         double *D, int64_t ldd, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_purify_rows"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0, P = 0;
@@ -276,7 +256,7 @@ ovl_err ovl_purify_rows(const void *comm_handle, int64_t n, int64_t nrows, const
                    max_iter > 0 ? max_iter : 200};
   memcpy(&key[6], &tol, sizeof tol);
   static const char *const names[] = {"n", "nocc", "=method", "=algo", "ndup", "=prec", "=tol", "max_iter"};
-  OVL_TRY(same_as_rank0(comm, rc, key, names, (int)(sizeof key / sizeof key[0])));
+  OVL_TRY(ovl_err_agree_same(comm, rc, key, names, (int)(sizeof key / sizeof key[0])));
   int64_t *off = NULL, coff[2] = {0, n};
   OVL_TRY(ovl_err_agree(comm, ovl_malloc(sizeof(int64_t) * (size_t)(P + 1), &off)));
   rc = row_offsets(comm, nrows, n, "F", "row counts (nrows)", off);
@@ -357,6 +337,7 @@ static ovl_err gemm_sizes(int64_t m, int64_t n, int64_t k) {
 ovl_err ovl_gemm_dense(const void *comm_handle, int64_t m, int64_t n, int64_t k, const double *A, const double *B,
                        double *C, const char *algo, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_gemm_dense"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0;
@@ -374,6 +355,7 @@ ovl_err ovl_gemm_rows(const void *comm_handle, int64_t m, int64_t n, int64_t k, 
                       int64_t lda, int64_t krows, const double *B, int64_t ldb, double *C, int64_t ldc,
                       const char *algo, const char *options, ovl_dense_info *info) {
   MPI_Comm comm = comm_of(comm_handle);
+  OVL_TRY(ovl_check_comm(comm, "ovl_gemm_rows"));
   info_init(info);
   double t0 = ovl_time();
   int rank = 0, P = 0;
@@ -396,7 +378,7 @@ ovl_err ovl_gemm_rows(const void *comm_handle, int64_t m, int64_t n, int64_t k, 
                      mrows, krows);
   int64_t key[] = {m, n, k, str_hash(algo ? algo : "auto")};
   static const char *const names[] = {"m", "n", "k", "=algo"};
-  OVL_TRY(same_as_rank0(comm, rc, key, names, 4));
+  OVL_TRY(ovl_err_agree_same(comm, rc, key, names, 4));
   int64_t *off = NULL, coff[4] = {0, k, 0, n};
   OVL_TRY(ovl_err_agree(comm, ovl_malloc(sizeof(int64_t) * (size_t)(2 * P + 2), &off)));
   rc = row_offsets(comm, mrows, m, "A", "row counts of A (mrows)", off);

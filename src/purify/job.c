@@ -23,6 +23,8 @@ void ovl_fock_meta_path(const char *fock, char *path, size_t n) {
 }
 
 ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_fock_meta_read"));
+  OVL_TRY(ovl_check_ptr(m, "ovl_fock_meta_read", "m"));
   int rank = 0;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   double v[3] = {-1, NAN, NAN};
@@ -167,6 +169,9 @@ static ovl_err run_active(void *ctx) {
 }
 
 ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_purify_job_run"));
+  OVL_TRY(ovl_check_ptr(j, "ovl_purify_job_run", "j"));
+  OVL_TRY(ovl_check_ptr(r, "ovl_purify_job_run", "r"));
   memset(r, 0, sizeof *r);
   r->ref.relerr = r->ref.trace_err = r->ref.energy = r->ref.t_eig = NAN;
   int P = 0;
@@ -243,6 +248,8 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
 }
 
 ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) {
+  OVL_TRY(ovl_check_ptr(v, "ovl_purify_opts_apply", "v"));
+  OVL_TRY(ovl_check_ptr(po, "ovl_purify_opts_apply", "po"));
   OVL_TRY(ovl_purify_method_parse(v->method, &po->method));
   OVL_TRY(ovl_purify_prec_parse(v->precision, &po->prec));
   int mcw = po->method == OVL_PURIFY_MCWEENY;
@@ -265,12 +272,17 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
 }
 
 ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_result *r) {
+  OVL_TRY(ovl_check_ptr(j, "ovl_purify_job_verdict", "j"));
+  OVL_TRY(ovl_check_ptr(r, "ovl_purify_job_verdict", "r"));
   if (!j->check) return OVL_OK;
   if (r->ref.relerr <= 1e-8 && (j->po.method == OVL_PURIFY_MCWEENY || r->res.trace_err <= 1e-8)) return OVL_OK;
   return ovl_err_set(OVL_ERR_NUMERIC, "the density differs from dsyevd's by %.2e (tolerance 1e-8)", r->ref.relerr);
 }
 
 ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purify_job_result *jr, int ranks, int json) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_purify_job_print", "out"));
+  OVL_TRY(ovl_check_ptr(j, "ovl_purify_job_print", "j"));
+  OVL_TRY(ovl_check_ptr(jr, "ovl_purify_job_print", "jr"));
   if (!out || !j || !jr) return ovl_err_set(OVL_ERR_ARG, "ovl_purify_job_print: a NULL argument");
   const ovl_purify_result *r = &jr->res;
   const int mcw = j->po.method == OVL_PURIFY_MCWEENY, check = j->check;

@@ -96,6 +96,7 @@ ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown,
 }
 
 ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_options_runtime"));
   int rank = 0;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   /* rank 0's environment and string decide: the lengths (-1: none), then the text */

@@ -40,6 +40,7 @@ const char *ovl_purify_method_name(ovl_purify_method m) {
 }
 
 ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_purify_method_parse", "out"));
   for (int m = 0; m < NMETHODS; m++)
     if (strcmp(name, k_methods[m]) == 0) {
       *out = (ovl_purify_method)m;
@@ -57,6 +58,7 @@ static const char *const k_precs[] = {"double", "mixed"};
 const char *ovl_purify_prec_name(ovl_purify_prec p) { return (int)p >= 0 && (int)p < 2 ? k_precs[p] : "unknown"; }
 
 ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_purify_prec_parse", "out"));
   for (int p = 0; p < 2; p++)
     if (strcmp(name, k_precs[p]) == 0) {
       *out = (ovl_purify_prec)p;
@@ -421,6 +423,10 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *
 /* ---- the eigensolver's density, for comparison ---------------------------------- */
 
 ovl_err ovl_purify_reference(ovl_dmat F, ovl_dmat D, const ovl_purify_opts *o, ovl_purify_ref *res) {
+  OVL_TRY(ovl_check_handle(F, "ovl_purify_reference", "F"));
+  OVL_TRY(ovl_check_handle(D, "ovl_purify_reference", "D"));
+  OVL_TRY(ovl_check_ptr(o, "ovl_purify_reference", "opts"));
+  OVL_TRY(ovl_check_ptr(res, "ovl_purify_reference", "res"));
   MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(F));
   int rank = 0;
   MPI_Comm_rank(pc, &rank);
@@ -501,6 +507,7 @@ static int quadratic_bound_broken(double e, double e_ref, double K, double floor
 }
 
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
+  OVL_TRY(ovl_check_handle(g, "ovl_purify", "the 3D grid"));
   MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_purify_result R;
   memset(&R, 0, sizeof R);
@@ -514,6 +521,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   MPI_Allreduce(MPI_IN_PLACE, &n, 1, MPI_INT64_T, MPI_MAX, parent);
   int sqm = opts ? ovl_purify_uses_sq(opts->method) : 0;
   if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify: no options");
+  else if (active && (!F || !D)) rc = ovl_check_handle(NULL, "ovl_purify", F ? "D" : "F");
   else if (active && (ovl_dmat_rows(F) != ovl_dmat_cols(F) || ovl_dmat_rows(D) != ovl_dmat_rows(F) ||
                       ovl_dmat_cols(D) != ovl_dmat_cols(F)))
     rc =
