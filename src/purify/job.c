@@ -264,6 +264,16 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
   return OVL_OK;
 }
 
+ovl_err ovl_purify_option_applies(ovl_purify_method m, const char *option) {
+  if (!option) return ovl_err_set(OVL_ERR_ARG, "ovl_purify_option_applies: a NULL option");
+  if (!ovl_purify_uses_sq(m) || (strcmp(option, "--algo") != 0 && strcmp(option, "--arrival-order") != 0))
+    return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG,
+                     "%s does not apply to --method %s, which squares with the symmetric square, not with a "
+                     "SymmSquareCube algorithm: refused rather than ignored",
+                     option, ovl_purify_method_name(m));
+}
+
 ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_result *r) {
   if (!j->check) return OVL_OK;
   if (r->ref.relerr <= 1e-8 && (j->po.method == OVL_PURIFY_MCWEENY || r->res.trace_err <= 1e-8)) return OVL_OK;
