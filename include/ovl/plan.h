@@ -218,8 +218,12 @@ typedef struct ovl_tune_result {
 
 /* Defaults as documented above. LOCAL. */
 ovl_tune_params ovl_tune_default(ovl_family f, int64_t n);
+/* Check the parameters of ovl_tune without running anything (a command
+ * checks them before its first line of output): OVL_ERR_ARG naming the
+ * first one out of range. LOCAL. */
+ovl_err ovl_tune_check(const ovl_tune_params *p);
 /* Run the tuner on the ranks of comm. COLLECTIVE over comm. Errors (agreed):
- * OVL_ERR_ARG (parameters), OVL_ERR_GRID (no configuration fits),
+ * OVL_ERR_ARG (parameters: ovl_tune_check), OVL_ERR_GRID (no configuration fits),
  * OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file), OVL_ERR_NOMEM. */
 ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r);
 /* NULL-safe. LOCAL. */
