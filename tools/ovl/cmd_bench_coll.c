@@ -100,7 +100,7 @@ int cmd_bench_coll(int argc, char **argv) {
   if (!rc && P / ppn < 2)
     rc = ovl_err_set(OVL_ERR_ARG, "--ppn %d leaves %d rank per collective; the bandwidth needs p >= 2 (%d ranks)", ppn,
                      P / ppn, P);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("bench coll", rc);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench coll", rc);
   if (timeline) { /* the timeline's files, PREFIX.json and PREFIX.csv, before anything is measured */
     char pre[4096], tj[4200], tc[4200];
     snprintf(pre, sizeof pre, "%s", timeline);
