@@ -291,13 +291,16 @@ ovl_err ovl_mpi_library(char *buf, size_t n) {
 }
 
 ovl_err ovl_file_commit(FILE *f, const char *tmp, const char *path) {
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad) {
+  /* the reason travels with the error: a full disk, a file size limit (EFBIG), a quota */
+  errno = 0;
+  int bad = fflush(f) != 0 || ferror(f), e = errno;
+  if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+  if (bad) {
     remove(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write %s", tmp);
+    return ovl_err_set(OVL_ERR_IO, "cannot write %s: %s", tmp, e ? strerror(e) : "a write failed");
   }
   if (rename(tmp, path) != 0) {
-    int e = errno;
+    e = errno;
     remove(tmp);
     return ovl_err_set(OVL_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(e));
   }

@@ -36,7 +36,7 @@ ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m) {
       int64_t k = -1;
       rc = ovl_json_load(path, "metadata file", 1 << 20, &d);
       if (rc == OVL_OK) rc = ovl_json_root_object(&d, "");
-      if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", INT64_MIN, INT64_MAX, -1, &k);
+      if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", 0, INT64_MAX, -1, &k);
       if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_min", NAN, &v[1]);
       if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_max", NAN, &v[2]);
       ovl_json_free(&d);
