@@ -75,6 +75,15 @@ os.makedirs(os.path.join(d, "swapped"))
 raw(os.path.join("swapped", "fock.raw"), F.byteswap())
 open(os.path.join(d, "swapped", "meta.json"), "w").write(open(os.path.join(os.path.dirname(src), "meta.json")).read())
 PY
+# third round: messages and codes
+printf '%%%%MatrixMarket matrix array integer symmetric\n2 2\n1\n1.5\n2\n' >"$f/int.mtx"
+printf '{"alpha": 1e308, "beta": 1e308, "gamma": 1e308}\n' >"$f/huge.machine.json"
+printf '{"type": "note"}\nnot a tune entry\n' >"$f/notes.tune"
+mkdir -p "$f/negocc" "$f/hugeeig"; cp "$f/good.raw" "$f/good.raw.json" "$f/negocc/"; cp "$f/good.raw" "$f/good.raw.json" "$f/hugeeig/"
+printf '{"n": 24, "n_occ": -5}\n' >"$f/negocc/meta.json"
+printf '{"n": 24, "n_occ": 5, "eig_min": -1e400, "eig_max": 1}\n' >"$f/hugeeig/meta.json"
+esc=$(printf 'e\033[31m\377')                   # a file name with a terminal escape and a byte that is not UTF-8
+printf '%%%%MatrixMarket matrix array real general\n1 1\n\033[2J\377\n' >"$f/esc.mtx"
 mkfifo "$f/fifo.raw"; cp "$f/good.raw.json" "$f/fifo.raw.json"
 mkdir "$f/dir.raw"; cp "$f/good.raw.json" "$f/dir.raw.json"
 cp "$f/good.raw" "$f/dirjson.raw"; mkdir "$f/dirjson.raw.json"
@@ -127,6 +136,8 @@ one_run() { # ID NAME WANT PAT NP CMD ARGS... (ARGS may name @OUT@, the run's ou
   elif [ "$nl" -ne "$np" ]; then why="$nl error lines for $np ranks"
   elif [ "$ndistinct" -ne 1 ]; then why="ranks disagree"
   elif ! grep -qE -- "$pat" <<<"$lines"; then why="message does not match /$pat/"
+  elif LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f-\xff]' "$od.stderr"; then why="raw control or non-ASCII bytes in the messages"
+  elif [ "$want" -eq 2 ] && [ -s "$od.stdout" ]; then why="output before the usage error: $(head -c 200 "$od.stdout")"
   elif [ -n "$(ls -A "$od")" ]; then why="files left behind: $(ls -A "$od" | tr '\n' ' ')"
   fi
   {
@@ -266,7 +277,7 @@ case_ "bench machine --mem-limit" 1 "OVL_ERR_NOMEM.*above the limit of 1.0 MiB" 
 # restarts continue the same problem or nothing
 case_ "restart: other n_occ"    1 "different problem: .nocc. is 5 there but 7 in this run" "$P" purify --fock "$f/good.raw" --nocc 7 --checkpoint "$f/ck/real" --restart "${o[@]}"
 case_ "restart: other F, same n" 1 "different problem: .f_checksum." "$P3" purify --fock "$f/other.raw" --nocc 5 --checkpoint "$f/ck/real" --restart "${o[@]}"
-case_ "restart: other method"   1 "different problem: .method. is \"canonical\" there but \"sp2\"" "$P" purify --fock "$f/good.raw" --nocc 5 --method trs2 --checkpoint "$f/ck/real" --restart "${o[@]}"
+PLAIN=1 case_ "restart: other method"   1 "different problem: .method. is \"canonical\" there but \"sp2\"" "$P" purify --fock "$f/good.raw" --nocc 5 --method trs2 --checkpoint "$f/ck/real" --restart "${o[@]}"
 case_ "restart: state lacks fields" 1 "old.state.json. lacks .f_checksum." "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/old" --restart "${o[@]}"
 # results are reported for what was computed
 case_ "--tol inf"               2 "option --tol: 'inf' is not a finite number" "$P" purify --fock "$f/good.raw" --nocc 5 --tol inf "${o[@]}"
@@ -274,6 +285,41 @@ case_ "--tol 1e-20"             2 "--tol must be in \[1e-14, 0.01\]" "$P" purify
 case_ "--nocc with McWeeny"     2 "--nocc does not apply to --method mcweeny" "$P" purify --fock "$f/good.raw" --nocc 5 --method mcweeny --mu 0 "${o[@]}"
 case_ "--max-iter 1"            1 "did not converge in 1 iterations .*the iteration cap was reached while the error was still falling" "$P" purify --fock "$f/good.raw" --nocc 5 --max-iter 1 "${o[@]}"
 case_ "byte-swapped F"          1 "swapped/fock.raw. does not match its meta.json.*wrong byte order" "$P" purify --fock "$f/swapped/fock.raw" "${o[@]}"
+# ---- third round: messages and codes --------------------------------------
+# bad arguments exit 2 before any output (one_run checks that stdout is empty for exit 2)
+case_ "model --repl 3 on 8 ranks" 2 "--repl 3: 8 ranks are no 2.5D grid s x s x 3" "1" model --kernel 2.5d --repl 3 --ranks 8 -n 256
+case_ "model: no grid (alg5, 6 ranks)" 2 "no such configuration: .*6 ranks are not a cube" "1" model --kernel alg5 --ranks 6
+case_ "tune --band -1"          2 "band \(--band\) must be a finite number >= 0, got -1" "$P" tune --kernel ssc -n 64 --band -1
+case_ "gemm --tol -5"           2 "--tol must be > 0, got -5" "$P" gemm -n 16 --check --tol -5
+case_ "gemm --tol 0"            2 "--tol must be > 0, got 0" "1" gemm -n 16 --check --tol 0
+case_ "-n ' -18446744073709551615'" 2 "size: ' -18446744073709551615' is not a size \(it must start with a digit\)" "$P" gemm -n ' -18446744073709551615'
+case_ "-i ' 3'"                 2 "iterations: ' 3' is not an integer" "1" gemm -n 16 -i ' 3'
+case_ "--max-iter 2^64 + 1"     2 "max-iter: '18446744073709551617' is out of range" "1" purify --fock "$f/good.raw" --nocc 5 --max-iter 18446744073709551617 "${o[@]}"
+case_ "--alpha -1e400"          2 "alpha: '-1e400' is out of range" "1" gemm -n 16 --alpha -1e400
+case_ "bench coll: unknown -a"  2 "'ring' is not a bcast algorithm" "1" bench coll -m 8:64 -i 1 -x 0 -a ring
+# outputs of one run that are one file
+case_ "-o T.json -t T"          2 "the output .*T.json. and the trace .*T.json. are one file" "$P" purify --fock "$f/good.raw" --nocc 5 -o "@OUT@/T.json" -t "@OUT@/T"
+case_ "-o D.raw -t D.raw"       2 "the output sidecar .*D.raw.json. and the trace .*D.raw.json. are one file" "1" purify --fock "$f/good.raw" --nocc 5 -o "@OUT@/D.raw" -t "@OUT@/D.raw"
+# options that do not apply are refused, in every command
+case_ "gemm --lookahead with cannon" 2 "--lookahead applies to --algo summa and hsumma only, not cannon" "$P" gemm -n 16 --algo cannon --lookahead
+case_ "gemm -b with 3d"         2 "--block applies to --algo summa and hsumma only, not 3d" "1" gemm -n 16 --algo 3d -b 4
+case_ "gemm --tol without --check" 2 "--tol applies to --check only" "1" gemm -n 16 --tol 1e-3
+case_ "purify --algo alg3 with sp2" 2 "--algo does not apply to --method sp2" "$P" purify --fock "$f/good.raw" --nocc 5 --method sp2 --algo alg3 "${o[@]}"
+PLAIN=1 case_ "purify --arrival-order with alg4" 2 "--arrival-order applies to --algo summa and alg5 only, not alg4" "1" purify --fock "$f/good.raw" --nocc 5 --algo alg4 --arrival-order on "${o[@]}"
+case_ "model --lookahead with cannon" 2 "--lookahead applies to --algo summa and hsumma only, not cannon" "1" model --kernel cannon --lookahead
+case_ "model --max without a sweep" 2 "--max applies to --sweep ndup and ppn only" "1" model --max 4
+case_ "bench ssc --arrival-order with alg6" 2 "--arrival-order applies to alg5 only" "1" bench ssc -n 48 -a alg6 --arrival-order on
+case_ "bench progress --segment with binomial" 2 "--segment applies to --algo chain" "1" bench progress -n 64K -a binomial --segment 1K
+# bytes of arguments and files are escaped before they reach a terminal
+case_ "an escape in an option"  2 "unknown option '--e\\\\x1B\[31m\\\\xFF'" "1" gemm "--$esc"
+case_ "an escape in a file name" 1 "e\\\\x1B\[31m\\\\xFFnone.raw.*No such file" "$P" purify --fock "$f/${esc}none.raw" --nocc 5 "${o[@]}"
+case_ "an escape in a file"     1 "esc.mtx. line 3: .\\\\x1B\[2J\\\\xFF. is not a number" "1" purify --fock "$f/esc.mtx" --nocc 1 "${o[@]}"
+# the values of files: in range, of the declared type
+case_ ".mtx integer holding 1.5" 1 "int.mtx. line 4: '1.5' is not an integer" "$P" purify --fock "$f/int.mtx" --nocc 1 "${o[@]}"
+case_ "machine file of 1e308"   1 "huge.machine.json.: .alpha. must be in \[0, 1\] s, got 1e\+308" "1" model --machine "$f/huge.machine.json"
+PLAIN=1 case_ "--tune-file without an entry" 1 "tune file .*notes.tune. holds no tune entry" "$P" purify --fock "$f/good.raw" --nocc 5 --algo auto --tune-file "$f/notes.tune" "${o[@]}"
+case_ "meta.json n_occ -5"      1 "meta.json.: .n_occ. must be an integer >= 0, got -5" "$P" purify --fock "$f/negocc/good.raw" "${o[@]}"
+case_ "meta.json eig_min -1e400" 1 "eig_min. must be a finite number, got a number out of range" "1" purify --fock "$f/hugeeig/good.raw" "${o[@]}"
 wait
 for r in "$res"/*; do
   if [ "$(head -n 1 "$r")" = PASS ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi

@@ -22,7 +22,8 @@ for algo in hsumma cannon 3d 2.5d auto; do
     if [ "${OVL_TEST_QUICK:-0}" = 1 ]; then
       case $algo in 3d | 2.5d) [ "$np" = 8 ] || continue ;; *) [ "$np" = 4 ] || continue ;; esac
     fi
-    run "$np" gemm --algo "$algo" -n 61 --k 37 -b 4 --check -i 1 --allow-idle --transb T --beta -1 --ndup 3
+    bopt=(); case $algo in hsumma | auto) bopt=(-b 4) ;; esac # the panel width: SUMMA's and HSUMMA's only
+    run "$np" gemm --algo "$algo" -n 61 --k 37 "${bopt[@]}" --check -i 1 --allow-idle --transb T --beta -1 --ndup 3
     expect "gemm $algo np=$np" test "$rc" -eq 0
     expect "gemm $algo np=$np PASS" has "PASS" "$out"
   done
@@ -128,6 +129,19 @@ expect "model record" has '^{"type":"model","schema":1,"config":"summa P=4 b=64'
 
 run 1 version
 expect "version" has "ovl " "$out"
+
+# a file error carries the system's reason: the tune file written past a file size limit (ulimit -f, SIGXFSZ
+# ignored: EFBIG); 1 KiB, a tune file of more than that kept lines. One singleton rank (PMIx keeps its data
+# in memory, no shared-memory transport: MPI itself writes no file).
+mkdir -p "$tmp/fsz"
+for _ in $(seq 12); do echo '{"type":"note","text":"a line that a store keeps as it is, padding the tune file"}'; done   >"$tmp/fsz/t.json"
+cp "$tmp/fsz/t.json" "$tmp/fsz.before"
+err=$(PMIX_MCA_gds=hash OMPI_MCA_btl=self timeout 120 bash -c 'ulimit -f 1; trap "" XFSZ; exec "$0" "$@"'   "$OVL" tune --kernel ssc -n 48 --top 1 -i 1 -x 0 -q -j -o "$tmp/fsz/t.json" 2>&1 >/dev/null)
+rc=$?
+out=""
+expect "tune -o past a file size limit: exit 1" test "$rc" -eq 1
+expect "tune -o past a file size limit: the reason" has "cannot write .*: File too large" "$err"
+expect "tune -o past a file size limit: the old file kept, no temporary"   test "$(ls -A "$tmp/fsz")" = t.json -a "$(md5sum <"$tmp/fsz/t.json")" = "$(md5sum <"$tmp/fsz.before")"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

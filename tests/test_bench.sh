@@ -139,9 +139,9 @@ run 4 bench coll --ppn 3 -m 64
 expect "coll ppn not dividing refused" test "$rc" -eq 1
 expect "coll ppn message" has "does not divide" "$err"
 run 2 bench coll --algo ring -m 64
-expect "coll alg needs own" test "$rc" -eq 1
+expect "coll alg needs own" test "$rc" -eq 2
 run 2 bench coll --backend own --op bcast --algo recdbl -m 64
-expect "coll alg of another collective refused" test "$rc" -eq 1
+expect "coll alg of another collective refused" test "$rc" -eq 2
 run 2 bench coll --op scatter
 expect "coll unknown op exit 2" test "$rc" -eq 2
 run 2 bench coll --alg auto -m 64 -i 1 -x 0 "${small[@]}" -j -q
@@ -167,7 +167,7 @@ expect "nbc table rc" test "$rc" -eq 0
 expect "nbc table columns" has "osu_ovl%" "$out"
 expect "nbc table eff" has "speedup" "$out"
 run 2 bench nbc --compute-us -1
-expect "nbc negative compute refused" test "$rc" -eq 1
+expect "nbc negative compute refused" test "$rc" -eq 2
 
 # ---- 8 ranks: every benchmark (oversubscribed, tiny sizes; OVL_TEST_QUICK=1, the sanitizer build, keeps ssc) ----
 if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then

@@ -468,6 +468,10 @@ static void test_tunedb(void) {
   CHECK(found && out.algo == OVL_ALGO_SSC4 && out.ndup == 3, "the new entry");
   CHECK(access(path_of("old.jsonl.tmp"), F_OK) != 0, "no temporary left");
 
+  /* a file without a single tune entry is refused, never ignored */
+  put("notes.jsonl", "{\"type\":\"note\"}\ngarbage line\n");
+  EXPECT(ovl_tunedb_lookup(path_of("notes.jsonl"), OVL_FAMILY_GEMM, 100, 4, &out, &nf, &found), OVL_ERR_FORMAT,
+         "notes.jsonl", "holds no tune entry");
   /* errors: a directory, a missing directory, bad entries */
   EXPECT(ovl_tunedb_lookup(g_dir, OVL_FAMILY_SSC, 576, 8, &out, &nf, &found), OVL_ERR_IO, "tune file",
          "not a regular file");

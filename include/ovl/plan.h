@@ -218,8 +218,12 @@ typedef struct ovl_tune_result {
 
 /* Defaults as documented above. LOCAL. */
 ovl_tune_params ovl_tune_default(ovl_family f, int64_t n);
+/* Check the parameters of ovl_tune without running anything (a command
+ * checks them before its first line of output): OVL_ERR_ARG naming the
+ * first one out of range. LOCAL. */
+ovl_err ovl_tune_check(const ovl_tune_params *p);
 /* Run the tuner on the ranks of comm. COLLECTIVE over comm. Errors (agreed):
- * OVL_ERR_ARG (parameters), OVL_ERR_GRID (no configuration fits),
+ * OVL_ERR_ARG (parameters: ovl_tune_check), OVL_ERR_GRID (no configuration fits),
  * OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file), OVL_ERR_NOMEM. */
 ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r);
 /* NULL-safe. LOCAL. */
@@ -252,10 +256,16 @@ typedef struct ovl_plan_optvals {
 } ovl_plan_optvals;
 int ovl_plan_opts(ovl_family f, ovl_plan_optvals *po, ovl_opt *opts, int cap);
 /* Errors (OVL_ERR_ARG, naming the option): a value that does not parse, an
- * option that does not apply to the algorithm (--repl without 2.5d/alg6,
- * --groups without hsumma, --grid of the wrong rank), --outer < --block.
- * LOCAL. */
+ * option that does not apply to the algorithm (ovl_plan_option_applies),
+ * --grid of the wrong rank, --outer < --block. LOCAL. */
 ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *po, ovl_plan *plan);
+/* The one rule of options that apply to some algorithms only: OVL_OK when
+ * option ("--block", "--lookahead", "--outer", "--groups", "--repl",
+ * "--arrival-order"; any other option applies everywhere) applies to algo,
+ * else OVL_ERR_ARG saying which algorithms it applies to. Under
+ * OVL_ALGO_AUTO an option narrows auto's choice (OVL_OK), except --groups,
+ * which needs --algo hsumma named. LOCAL. */
+ovl_err ovl_plan_option_applies(const char *option, ovl_algo algo);
 
 #ifdef __cplusplus
 }

@@ -182,6 +182,12 @@ typedef struct ovl_purify_optvals {
 ovl_purify_optvals ovl_purify_optvals_default(void);
 int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap);
 ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po);
+/* The rule of options that do not apply (ovl_plan_option_applies) for the
+ * purification: sp2 and trs4 square with the symmetric square, not with a
+ * SymmSquareCube algorithm, so the plan's --algo and --arrival-order given
+ * with them are refused (OVL_ERR_ARG naming both); every other option
+ * applies (OVL_OK). LOCAL. */
+ovl_err ovl_purify_option_applies(ovl_purify_method m, const char *option);
 
 /* ---- options strings for the library's entries ---------------------------------
  * PETSc-like run-time options for the entries (ovl/dense.h, ovl_pdpurify):

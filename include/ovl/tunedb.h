@@ -32,7 +32,8 @@ extern "C" {
  * n it was measured at, *found = 1. *found = 0 (and *out, *nfound untouched)
  * when there is none, or when n <= 0. LOCAL. Errors: OVL_ERR_IO naming the
  * file (missing, unreadable, not a regular file), OVL_ERR_FORMAT (larger
- * than OVL_TUNEDB_MAX_BYTES), OVL_ERR_NOMEM. */
+ * than OVL_TUNEDB_MAX_BYTES, or no line of the file is a tune entry: a tune
+ * file named is never ignored silently), OVL_ERR_NOMEM. */
 ovl_err ovl_tunedb_lookup(const char *path, ovl_family f, int64_t n, int P, ovl_plan *out, int64_t *nfound, int *found);
 
 /* Add the entry (f, c->n, c->P) with configuration c, its measured median

@@ -32,7 +32,50 @@ const char *ovl_errmsg(void) { return g_msg; }
 
 void ovl_err_clear(void) { g_msg[0] = '\0'; }
 
-static void vset(const char *fmt, va_list ap) { vsnprintf(g_msg, sizeof g_msg, fmt, ap); }
+/* Length of the valid UTF-8 sequence that starts at s (1 to 4 bytes), or 0
+ * when s does not start one (overlong forms, surrogates and code points
+ * above U+10FFFF are invalid). */
+static int utf8_len(const unsigned char *s) {
+  unsigned c = s[0];
+  int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+  if (len == 0 || c > 0xF4) return 0;
+  for (int k = 1; k < len; k++)
+    if ((s[k] & 0xC0) != 0x80) return 0;
+  if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
+  if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
+  if (len == 2 && c == 0xC2 && s[1] < 0xA0) return 0; /* C1 controls (U+0080-U+009F) */
+  return len;
+}
+
+/* Copy src into dst (n bytes) with every byte a terminal could act on, or
+ * that is not UTF-8, written as \xNN: control characters (newlines and tabs
+ * too, unless keep_lines), DEL, C1 controls and invalid UTF-8. Printable
+ * ASCII and valid UTF-8 are copied as they are, so an escaped text escapes
+ * to itself. Messages carry bytes of file names and file contents; this is
+ * the one place they are made safe for a terminal. */
+static void escape_text(char *dst, size_t n, const char *src, int keep_lines) {
+  size_t o = 0;
+  const unsigned char *s = (const unsigned char *)src;
+  while (*s && o + 1 < n) {
+    int len = *s >= 0x80 ? utf8_len(s) : (*s >= 0x20 && *s != 0x7F) || (keep_lines && (*s == '\n' || *s == '\t'));
+    if (len > 0) {
+      if (o + (size_t)len >= n) break;
+      memcpy(dst + o, s, (size_t)len);
+      o += (size_t)len, s += len;
+    } else {
+      if (o + 4 >= n) break;
+      snprintf(dst + o, 5, "\\x%02X", *s);
+      o += 4, s++;
+    }
+  }
+  dst[o] = '\0';
+}
+
+static void vset(const char *fmt, va_list ap) {
+  char raw[OVL_MSG_MAX];
+  vsnprintf(raw, sizeof raw, fmt, ap);
+  escape_text(g_msg, sizeof g_msg, raw, 0);
+}
 
 ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) {
   va_list ap;
@@ -115,9 +158,10 @@ ovl_err ovl_check_comm(MPI_Comm comm, const char *fn) {
 void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char buf[OVL_MSG_MAX];
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  char raw[OVL_MSG_MAX], buf[OVL_MSG_MAX];
+  vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
+  escape_text(buf, sizeof buf, raw, 0);
   fprintf(stderr, "ovl: fatal (%s) on rank %d: %s\n", ovl_err_name(code), ovl_world_rank(), buf);
   fflush(stderr);
   fflush(stdout);
@@ -228,34 +272,48 @@ int ovl_world_rank(void) {
   return cached;
 }
 
+/* Format fmt, escape it (escape_text, lines kept) and print it on out. */
+static void vprint_escaped(FILE *out, const char *prefix, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  int len = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (len < 0) return;
+  size_t cap = (size_t)len + 1;
+  char *raw = malloc(cap), *esc = malloc(4 * cap);
+  if (raw && esc) {
+    vsnprintf(raw, cap, fmt, ap);
+    escape_text(esc, 4 * cap, raw, 1);
+    fprintf(out, "%s%s", prefix, esc);
+  }
+  free(raw);
+  free(esc);
+  fflush(out);
+}
+
 void ovl_log(ovl_log_level level, const char *fmt, ...) {
   if (level > g_level || ovl_world_rank() != 0) return;
   va_list ap;
   va_start(ap, fmt);
-  vfprintf(stdout, fmt, ap);
+  vprint_escaped(stdout, "", fmt, ap);
   va_end(ap);
-  fflush(stdout);
 }
 
 void ovl_warn(const char *fmt, ...) {
   if (ovl_world_rank() != 0) return;
-  char buf[OVL_MSG_MAX];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  vprint_escaped(stderr, "ovl: warning: ", fmt, ap);
   va_end(ap);
-  fprintf(stderr, "ovl: warning: %s", buf);
-  fflush(stderr);
 }
 
 void ovl_log_rank(const char *fmt, ...) {
-  char buf[OVL_MSG_MAX];
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "[rank %d] ", ovl_world_rank());
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  vprint_escaped(stderr, prefix, fmt, ap);
   va_end(ap);
-  fprintf(stderr, "[rank %d] %s", ovl_world_rank(), buf);
-  fflush(stderr);
 }
 
 const char *ovl_version(void) { return OVL_VERSION_STRING; }

@@ -134,6 +134,10 @@ ovl_err ovl_json_root_object(const ovl_json *doc, const char *shape) {
 
 void ovl_json_text(const cJSON *item, char *buf, size_t n) {
   if (n == 0) return;
+  if (cJSON_IsNumber(item) && !isfinite(item->valuedouble)) { /* cJSON prints such a number as null */
+    snprintf(buf, n, "a number out of range (beyond %s1.8e308)", item->valuedouble < 0 ? "-" : "");
+    return;
+  }
   char *s = item ? cJSON_PrintUnformatted(item) : NULL;
   const char *t = item ? (s ? s : "?") : "absent";
   size_t len = strlen(t);

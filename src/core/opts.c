@@ -8,13 +8,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* An integer is digits with at most a leading '-' (signed only): strtoll and
+ * strtoull also take leading white space and a sign, and strtoull negates a
+ * "-N" it then returns as a huge unsigned value (" -18446744073709551615" is
+ * 1). Returns 1 when s has that form. */
+static int integer_form(const char *s, int sign_ok) {
+  if (sign_ok && *s == '-') s++;
+  return isdigit((unsigned char)*s);
+}
+
 ovl_err ovl_parse_size(const char *s, int64_t *out) {
   if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty size");
   if (*s == '-') return ovl_err_set(OVL_ERR_ARG, "size '%s' is negative", s);
+  if (!integer_form(s, 0)) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size (it must start with a digit)", s);
   errno = 0;
   char *end = NULL;
   unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size", s);
+  if (end == s) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size", s);
+  if (errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "size '%s' is too large", s);
   int shift = 0;
   switch (toupper((unsigned char)*end)) {
   case 'K':
@@ -43,8 +54,9 @@ static ovl_err parse_i64(const char *s, int64_t *out) {
   if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty number");
   errno = 0;
   char *end = NULL;
-  long long v = strtoll(s, &end, 10);
-  if (end == s || *end != '\0' || errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is not an integer", s);
+  long long v = integer_form(s, 1) ? strtoll(s, &end, 10) : 0;
+  if (end == NULL || end == s || *end != '\0') return ovl_err_set(OVL_ERR_ARG, "'%s' is not an integer", s);
+  if (errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is out of range (beyond 64 bits)", s);
   *out = (int64_t)v;
   return OVL_OK;
 }
@@ -57,8 +69,8 @@ ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims) {
     if (n == 3) return ovl_err_set(OVL_ERR_ARG, "grid shape '%s' has more than 3 dimensions", s);
     errno = 0;
     char *end = NULL;
-    long v = strtol(p, &end, 10);
-    if (end == p || v <= 0 || v > (1 << 20) || errno == ERANGE)
+    long v = integer_form(p, 0) ? strtol(p, &end, 10) : 0;
+    if (end == NULL || end == p || v <= 0 || v > (1 << 20) || errno == ERANGE)
       return ovl_err_set(OVL_ERR_ARG, "grid shape '%s': expected positive integers like 2x3 or 2x2x2", s);
     dims[n++] = (int)v;
     if (*end == 'x' || *end == 'X') {
@@ -151,14 +163,14 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
   switch (o->type) {
   case OVL_OPT_FLAG: *(int *)o->dest = 1; return OVL_OK;
   case OVL_OPT_INT:
-    rc = parse_i64(val, &v);
-    if (rc == OVL_OK && (v < INT32_MIN || v > INT32_MAX)) rc = ovl_err_set(OVL_ERR_ARG, "out of range");
-    if (rc != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer", nm, val);
+    if (parse_i64(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
+    if (v < INT32_MIN || v > INT32_MAX)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is out of range (beyond 32 bits)", nm, val);
     *(int *)o->dest = (int)v;
     return OVL_OK;
   case OVL_OPT_I64:
-    if (parse_i64(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer", nm, val);
+    if (parse_i64(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
     *(int64_t *)o->dest = v;
     return OVL_OK;
@@ -194,9 +206,11 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
   case OVL_OPT_DOUBLE: {
     errno = 0;
     char *end = NULL;
-    double d = strtod(val, &end);
-    if (end == val || *end != '\0' || errno == ERANGE || d != d)
+    double d = isspace((unsigned char)val[0]) ? 0 : strtod(val, &end);
+    if (end == NULL || end == val || *end != '\0' || d != d)
       return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not a number", nm, val);
+    if (errno == ERANGE)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is out of range (beyond what a double holds)", nm, val);
     if (!isfinite(d)) return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not a finite number", nm, val);
     *(double *)o->dest = d;
     return OVL_OK;

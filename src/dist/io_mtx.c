@@ -24,6 +24,7 @@ typedef struct mm_reader {
   char *line;
   size_t cap;
   int64_t lineno;
+  int integer; /* the header's field is integer: every value must be one */
 } mm_reader;
 
 /* Read the next line (the next data line when skip is set: not blank, not a
@@ -104,6 +105,7 @@ static ovl_err mm_header(mm_reader *r, int *coord, int *sym) {
                        r->path, tok[3]);
   if (strcasecmp(tok[3], "real") != 0 && strcasecmp(tok[3], "integer") != 0 && strcasecmp(tok[3], "double") != 0)
     return ovl_err_set(OVL_ERR_FORMAT, "'%s' line 1: unknown field '%s'; expected '%s'", r->path, tok[3], mm_expected);
+  r->integer = strcasecmp(tok[3], "integer") == 0;
   if (strcasecmp(tok[4], "skew-symmetric") == 0 || strcasecmp(tok[4], "hermitian") == 0)
     return ovl_err_set(OVL_ERR_UNSUPPORTED,
                        "'%s': Matrix Market symmetry '%s' is not supported (only general and symmetric)", r->path,
@@ -125,6 +127,18 @@ static int64_t mm_bytes_left(FILE *f) {
 }
 
 /* Parse the entries into the m x n column-major array g (zeroed). */
+/* One value of an entry: a number, an integer in an integer file. */
+static ovl_err mm_value(const mm_reader *r, const char *t, double *v) {
+  int64_t i = 0;
+  if (r->integer && !parse_i64(t, &i))
+    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": '%s' is not an integer (the header's field is integer)",
+                       r->path, r->lineno, t);
+  if (r->integer) return *v = (double)i, OVL_OK;
+  if (!parse_f64(t, v))
+    return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": '%s' is not a number", r->path, r->lineno, t);
+  return OVL_OK;
+}
+
 static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n, int64_t count, double *g) {
   int64_t k = 0, ai = 0, aj = 0; /* array format: next position (ai, aj) */
   int eof = 0;
@@ -150,8 +164,7 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
       if (!parse_i64(tj, &cj) || cj < 1 || cj > n)
         return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": column index '%s' is not in 1..%" PRId64, r->path,
                            r->lineno, tj, n);
-      if (!parse_f64(tv, &v))
-        return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": '%s' is not a number", r->path, r->lineno, tv);
+      OVL_TRY(mm_value(r, tv, &v));
       if (sym && ri < cj)
         return ovl_err_set(OVL_ERR_FORMAT,
                            "'%s' line %" PRId64 ": entry (%" PRId64 ", %" PRId64
@@ -167,8 +180,7 @@ static ovl_err mm_entries(mm_reader *r, int coord, int sym, int64_t m, int64_t n
      * only when symmetric) */
     while (k < count && (t = mm_tok(&p)) != NULL) {
       double v = 0;
-      if (!parse_f64(t, &v))
-        return ovl_err_set(OVL_ERR_FORMAT, "'%s' line %" PRId64 ": '%s' is not a number", r->path, r->lineno, t);
+      OVL_TRY(mm_value(r, t, &v));
       g[ai + aj * m] = v;
       if (sym) g[aj + ai * m] = v;
       k++;
@@ -225,7 +237,7 @@ static ovl_err mm_sizes(mm_reader *r, int64_t max_elems, int *coord, int *sym, i
 }
 
 ovl_err ovl_io_mtx_parse(FILE *f, const char *what, int64_t max_elems, int64_t *m, int64_t *n, int *sym, double **g) {
-  mm_reader r = {f, what, NULL, 0, 0};
+  mm_reader r = {f, what, NULL, 0, 0, 0};
   int coord = 0;
   int64_t count = 0;
   const char *path = what;
@@ -261,7 +273,7 @@ ovl_err ovl_mtx_read_meta(MPI_Comm comm, const char *path, ovl_matrix_meta *meta
     FILE *f = NULL;
     rc = ovl_file_open_read(path, "Matrix Market file", &f);
     if (rc == OVL_OK) {
-      mm_reader r = {f, path, NULL, 0, 0};
+      mm_reader r = {f, path, NULL, 0, 0, 0};
       int coord = 0;
       int64_t count = 0;
       rc = mm_sizes(&r, 0, &coord, &mt.symmetric, &mt.rows, &mt.cols, &count);

@@ -39,6 +39,12 @@ static ovl_err fbw_entry(ovl_json *d, const cJSON *e, int k, ovl_machine *m) {
   if (ns != nb)
     return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': fbw[%d]: \"size\" and \"bw\" differ in length (%d, %d)",
                        d->path, k, ns, nb);
+  for (int i = 0; i < ns; i++) /* the ranges of the scalar parameters: the model's terms stay finite */
+    if (!(size[i] > 0 && size[i] <= 1e15 && bw[i] >= 1 && bw[i] <= 1e18))
+      return ovl_err_set(OVL_ERR_FORMAT,
+                         "machine file '%s': fbw[%d]: point %d (size %g B, bw %g B/s) is outside (0, 1e15] B x [1, "
+                         "1e18] B/s",
+                         d->path, k, i, size[i], bw[i]);
   if (ovl_machine_set_fbw(m, c, (int)p, size, bw, ns) != OVL_OK)
     return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': fbw[%d]: %s", d->path, k, ovl_errmsg());
   return OVL_OK;
@@ -46,18 +52,24 @@ static ovl_err fbw_entry(ovl_json *d, const cJSON *e, int k, ovl_machine *m) {
 
 static ovl_err machine_of(ovl_json *d, ovl_machine *m) {
   OVL_TRY(ovl_json_root_object(d, ""));
+  /* each parameter in a range no machine leaves (a second per message or byte or flop, an exabyte per
+   * second), so that the model's sums and products of them stay finite */
   const struct {
     const char *key;
     double *dst;
     int required;
-  } nums[] = {{"alpha", &m->alpha, 0}, {"beta", &m->beta, 1},   {"alpha_r", &m->alpha_r, 0}, {"beta_r", &m->beta_r, 0},
-              {"eager", &m->eager, 0}, {"gamma", &m->gamma, 1}, {"peak_bw", &m->peak_bw, 0}, {"shm_bw", &m->shm_bw, 0}};
+    double max;
+    const char *unit;
+  } nums[] = {{"alpha", &m->alpha, 0, 1.0, "s"},        {"beta", &m->beta, 1, 1.0, "s/B"},
+              {"alpha_r", &m->alpha_r, 0, 1.0, "s"},    {"beta_r", &m->beta_r, 0, 1.0, "s/B"},
+              {"eager", &m->eager, 0, 1e15, "B"},       {"gamma", &m->gamma, 1, 1.0, "s/flop"},
+              {"peak_bw", &m->peak_bw, 0, 1e18, "B/s"}, {"shm_bw", &m->shm_bw, 0, 1e18, "B/s"}};
   for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
     if (nums[k].required) OVL_TRY(ovl_json_num(d, d->root, nums[k].key, nums[k].dst));
     else OVL_TRY(ovl_json_num_opt(d, d->root, nums[k].key, 0, nums[k].dst));
-    if (*nums[k].dst < 0)
-      return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': \"%s\" must be >= 0, got %g", d->path, nums[k].key,
-                         *nums[k].dst);
+    if (!(*nums[k].dst >= 0 && *nums[k].dst <= nums[k].max))
+      return ovl_err_set(OVL_ERR_FORMAT, "machine file '%s': \"%s\" must be in [0, %g] %s, got %g", d->path,
+                         nums[k].key, nums[k].max, nums[k].unit, *nums[k].dst);
   }
   int64_t cores = 0, nics = 0; /* node properties: 0 = unknown (older files) */
   OVL_TRY(ovl_json_int_opt(d, d->root, "cores", 0, 1 << 20, 0, &cores));

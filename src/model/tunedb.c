@@ -44,7 +44,7 @@ static int parse_entry(const ovl_json *d, int *fam, int64_t *n, int *P, ovl_plan
 
 typedef struct lookup_ctx {
   int f, P;
-  int64_t n, nfound;
+  int64_t n, nfound, nentries;
   double best;
   int found;
   ovl_plan cfg;
@@ -56,14 +56,11 @@ static ovl_err lookup_line(void *ctx, const ovl_json *d, const char *line, int l
   int64_t en;
   ovl_plan c;
   (void)line, (void)lineno;
-  if (!parse_entry(d, &fam, &en, &eP, &c) || fam != x->f || eP != x->P || en <= 0) return OVL_OK;
+  if (!parse_entry(d, &fam, &en, &eP, &c)) return OVL_OK;
+  x->nentries++;
+  if (fam != x->f || eP != x->P || en <= 0 || x->n <= 0) return OVL_OK;
   double dist = fabs(log((double)en / (double)x->n));
   if (dist <= log(2.0) + 1e-12 && dist < x->best) x->best = dist, x->cfg = c, x->nfound = en, x->found = 1;
-  return OVL_OK;
-}
-
-static ovl_err skip_line(void *ctx, const ovl_json *d, const char *line, int lineno) {
-  (void)ctx, (void)d, (void)line, (void)lineno;
   return OVL_OK;
 }
 
@@ -71,9 +68,14 @@ ovl_err ovl_tunedb_lookup(const char *path, ovl_family f, int64_t n, int P, ovl_
                           int *found) {
   if (!found || !out || !nfound) return ovl_err_set(OVL_ERR_ARG, "ovl_tunedb_lookup: a NULL output");
   *found = 0;
-  lookup_ctx x = {(int)f, P, n, 0, INFINITY, 0, {0}};
+  lookup_ctx x = {(int)f, P, n, 0, 0, INFINITY, 0, {0}};
   /* the file is read (and so checked) even when n <= 0 cannot match */
-  OVL_TRY(ovl_json_lines_read(path, "tune file", (size_t)OVL_TUNEDB_MAX_BYTES, n > 0 ? lookup_line : skip_line, &x));
+  OVL_TRY(ovl_json_lines_read(path, "tune file", (size_t)OVL_TUNEDB_MAX_BYTES, lookup_line, &x));
+  if (x.nentries == 0) /* a tune file named but useless: refused, not ignored */
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "tune file '%s' holds no tune entry (a line {\"type\":\"tune\",\"family\":...} as `ovl tune "
+                       "-o` writes)",
+                       path);
   if (!x.found) return OVL_OK;
   *out = x.cfg;
   out->n = n;

@@ -345,6 +345,38 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
   return nt;
 }
 
+/* The one rule of options that some algorithms have no use for: an option
+ * given for an algorithm it does not apply to is refused, never ignored.
+ * Under --algo auto such an option narrows auto's choice instead (named: it
+ * needs the algorithm named even then). */
+#define A_(a) (1u << (a))
+static const struct {
+  const char *option;
+  unsigned algos;
+  int named;
+  const char *which;
+} k_applies[] = {
+    {"--block", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA), 0, "summa and hsumma"},
+    {"--lookahead", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA), 0, "summa and hsumma"},
+    {"--outer", A_(OVL_ALGO_HSUMMA), 0, "hsumma"},
+    {"--groups", A_(OVL_ALGO_HSUMMA), 1, "hsumma"},
+    {"--repl", A_(OVL_ALGO_25D) | A_(OVL_ALGO_SSC6), 0, "2.5d and alg6"},
+    {"--arrival-order", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_SSC5), 0, "summa and alg5"},
+};
+#undef A_
+
+ovl_err ovl_plan_option_applies(const char *option, ovl_algo algo) {
+  if (!option) return ovl_err_set(OVL_ERR_ARG, "ovl_plan_option_applies: a NULL option");
+  for (size_t k = 0; k < sizeof k_applies / sizeof k_applies[0]; k++) {
+    if (strcmp(k_applies[k].option, option) != 0) continue;
+    if (algo == OVL_ALGO_AUTO && !k_applies[k].named) return OVL_OK;
+    if (algo != OVL_ALGO_AUTO && (k_applies[k].algos >> algo) & 1u) return OVL_OK;
+    return ovl_err_set(OVL_ERR_ARG, "%s applies to --algo %s only, not %s: refused rather than ignored", option,
+                       k_applies[k].which, algo == OVL_ALGO_AUTO ? "auto" : ovl_algo_name(algo));
+  }
+  return OVL_OK;
+}
+
 ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p) {
   OVL_TRY(ovl_check_ptr(v, "ovl_plan_opts_apply", "v"));
   OVL_TRY(ovl_check_ptr(p, "ovl_plan_opts_apply", "plan"));
@@ -363,6 +395,12 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
   p->arrival = v->arrival && strcmp(v->arrival, "on") == 0;
   if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));
+  if (v->b > 0) OVL_TRY(ovl_plan_option_applies("--block", p->algo));
+  if (v->lookahead) OVL_TRY(ovl_plan_option_applies("--lookahead", p->algo));
+  if (v->outer > 0) OVL_TRY(ovl_plan_option_applies("--outer", p->algo));
+  if (v->groups) OVL_TRY(ovl_plan_option_applies("--groups", p->algo));
+  if (v->repl > 0) OVL_TRY(ovl_plan_option_applies("--repl", p->algo));
+  if (v->arrival) OVL_TRY(ovl_plan_option_applies("--arrival-order", p->algo));
   int is3 = !is_auto && !is_2d(p->algo);
   if (v->grid) {
     int dims[3] = {0, 0, 0}, nd = 0;
@@ -381,14 +419,11 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     else p->p = dims[0], p->q = dims[1];
   }
   if (v->repl > 0) {
-    if (!is_auto && !has_c(p->algo))
-      return ovl_err_set(OVL_ERR_ARG, "--repl applies to --algo 2.5d only (or alg6), not %s", ovl_algo_name(p->algo));
     if (v->grid && p->c != v->repl)
       return ovl_err_set(OVL_ERR_ARG, "--repl %d conflicts with --grid %s", v->repl, v->grid);
     p->c = v->repl;
   }
   if (v->groups) {
-    if (p->algo != OVL_ALGO_HSUMMA) return ovl_err_set(OVL_ERR_ARG, "--groups applies to --algo hsumma only");
     int gd[3], gn = 0;
     OVL_TRY(ovl_parse_dims(v->groups, gd, &gn));
     if (gn == 2) OVL_TRY(ovl_ranks_product(gd, 2, "--groups", &p->G));

@@ -136,6 +136,19 @@ static ovl_err candidates(const ovl_tune_params *p, int P, ovl_plan *cand, ovl_m
   return OVL_OK;
 }
 
+ovl_err ovl_tune_check(const ovl_tune_params *p) {
+  if (!p) return ovl_err_set(OVL_ERR_ARG, "tune: NULL parameters");
+  if (p->n < 1) return ovl_err_set(OVL_ERR_ARG, "tune: n must be >= 1, got %lld", (long long)p->n);
+  if (p->top < 1) return ovl_err_set(OVL_ERR_ARG, "tune: top (--top) must be >= 1, got %d", p->top);
+  if (p->rounds < 1) return ovl_err_set(OVL_ERR_ARG, "tune: rounds (--iterations) must be >= 1, got %d", p->rounds);
+  if (p->sweep_rounds < 1)
+    return ovl_err_set(OVL_ERR_ARG, "tune: sweep rounds (--rounds) must be >= 1, got %d", p->sweep_rounds);
+  if (p->warmup < 0) return ovl_err_set(OVL_ERR_ARG, "tune: warm-up (--warmup) must be >= 0, got %d", p->warmup);
+  if (!(p->band >= 0) || !isfinite(p->band))
+    return ovl_err_set(OVL_ERR_ARG, "tune: band (--band) must be a finite number >= 0, got %g", p->band);
+  return OVL_OK;
+}
+
 ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r) {
   OVL_TRY(ovl_check_comm(comm, "ovl_tune"));
   OVL_TRY(ovl_check_ptr(p, "ovl_tune", "p"));
@@ -146,11 +159,8 @@ ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r) {
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   OVL_MPI(MPI_Comm_size(comm, &P));
   r->ranks = P;
+  OVL_TRY(ovl_err_agree(comm, ovl_tune_check(p)));
   ovl_err rc = OVL_OK;
-  if (p->n < 1) rc = ovl_err_set(OVL_ERR_ARG, "tune: n must be >= 1, got %lld", (long long)p->n);
-  else if (p->top < 1 || p->rounds < 1 || p->warmup < 0 || p->sweep_rounds < 1 || !(p->band >= 0))
-    rc = ovl_err_set(OVL_ERR_ARG, "tune: top, rounds and sweep rounds must be >= 1, warm-up and band >= 0");
-  OVL_TRY(ovl_err_agree(comm, rc));
   ovl_plan *cand = calloc(TUNE_MAXCAND, sizeof *cand);
   ovl_model_cost *pred = calloc(TUNE_MAXCAND, sizeof *pred);
   r->rows = calloc(TUNE_MAXCAND, sizeof *r->rows);

@@ -38,7 +38,7 @@ ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m) {
       int64_t k = -1;
       rc = ovl_json_load(path, "metadata file", 1 << 20, &d);
       if (rc == OVL_OK) rc = ovl_json_root_object(&d, "");
-      if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", INT64_MIN, INT64_MAX, -1, &k);
+      if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", 0, INT64_MAX, -1, &k);
       if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_min", NAN, &v[1]);
       if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_max", NAN, &v[2]);
       ovl_json_free(&d);
@@ -269,6 +269,16 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
   po->nocc = v->nocc, po->mu = v->mu, po->max_iter = v->max_iter, po->tol = isnan(v->tol) ? 0.0 : v->tol;
   po->checkpoint = v->checkpoint, po->checkpoint_every = v->checkpoint_every, po->restart = v->restart;
   return OVL_OK;
+}
+
+ovl_err ovl_purify_option_applies(ovl_purify_method m, const char *option) {
+  if (!option) return ovl_err_set(OVL_ERR_ARG, "ovl_purify_option_applies: a NULL option");
+  if (!ovl_purify_uses_sq(m) || (strcmp(option, "--algo") != 0 && strcmp(option, "--arrival-order") != 0))
+    return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG,
+                     "%s does not apply to --method %s, which squares with the symmetric square, not with a "
+                     "SymmSquareCube algorithm: refused rather than ignored",
+                     option, ovl_purify_method_name(m));
 }
 
 ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_result *r) {

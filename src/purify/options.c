@@ -88,6 +88,10 @@ ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown,
     rc = ovl_purify_opts_apply(&uv, &s);
     if (rc == OVL_OK) s.plan = po->plan, *po = s;
   }
+  /* the plan's options the method has no use for: given in this string */
+  if (rc == OVL_OK && po && given_name(t, given, nplan, "algo")) rc = ovl_purify_option_applies(po->method, "--algo");
+  if (rc == OVL_OK && po && given_name(t, given, nplan, "arrival-order"))
+    rc = ovl_purify_option_applies(po->method, "--arrival-order");
   free(words);
   if (rc == OVL_OK) return OVL_OK;
   char msg[1024];

@@ -29,7 +29,8 @@ int cmd_bench(int argc, char **argv) {
     return CLI_OK;
   }
   if (ovl_world_rank() == 0) {
-    fprintf(stderr, "ovl bench: error: %s benchmark '%s'\n\n", *name ? "unknown" : "missing", name);
+    ovl_err_set(OVL_ERR_ARG, "%s benchmark '%s'", *name ? "unknown" : "missing", name); /* escapes name */
+    fprintf(stderr, "ovl bench: error: %s\n\n", ovl_errmsg());
     bench_usage(stderr);
   }
   return CLI_USAGE;

@@ -96,11 +96,13 @@ int cmd_bench_coll(int argc, char **argv) {
   if (!rc && a != OVL_ALG_AUTO && p.cfg.backend != OVL_BACKEND_OWN)
     rc = ovl_err_set(OVL_ERR_ARG, "--algo %s needs --backend own (the MPI library picks its own algorithms)", alg);
   if (!rc) rc = ovl_bench_op_set_alg(p.op, a, &p.cfg);
-  if (!rc && P % ppn != 0) rc = ovl_err_set(OVL_ERR_ARG, "--ppn %d does not divide the %d ranks", ppn, P);
+  /* a --ppn that does not fit the ranks of this launch is a run-time error (exit 1), as a --grid is */
+  if (!rc && P % ppn != 0) rc = ovl_err_set(OVL_ERR_GRID, "--ppn %d does not divide the %d ranks", ppn, P);
   if (!rc && P / ppn < 2)
-    rc = ovl_err_set(OVL_ERR_ARG, "--ppn %d leaves %d rank per collective; the bandwidth needs p >= 2 (%d ranks)", ppn,
+    rc = ovl_err_set(OVL_ERR_GRID, "--ppn %d leaves %d rank per collective; the bandwidth needs p >= 2 (%d ranks)", ppn,
                      P / ppn, P);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("bench coll", rc);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK)
+    return rc == OVL_ERR_ARG ? cli_usage_fail("bench coll", rc) : cli_fail("bench coll", rc);
   if (timeline) { /* the timeline's files, PREFIX.json and PREFIX.csv, before anything is measured */
     char pre[4096], tj[4200], tc[4200];
     snprintf(pre, sizeof pre, "%s", timeline);

@@ -94,7 +94,7 @@ int cmd_bench_nbc(int argc, char **argv) {
   if (!rc && !(compute_us >= 0 && compute_us <= 1e9))
     rc = ovl_err_set(OVL_ERR_ARG, "--compute-us must be in [0, 1e9], got %g", compute_us);
   if (!rc) rc = ovl_bench_op_set_alg(p.op, a, &p.cfg);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("bench nbc", rc);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench nbc", rc);
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   int do_osu = !strcmp(mode, "all") || !strcmp(mode, "osu"), do_imb = !strcmp(mode, "all") || !strcmp(mode, "imb");
   int do_eff = !strcmp(mode, "all") || !strcmp(mode, "eff");

@@ -43,8 +43,13 @@ int cmd_bench_progress(int argc, char **argv) {
   p.bytes = size, p.chunks = chunks, p.nb = nb, p.every = every, p.segment = segment, p.iters = iters;
   p.warmup = warmup, p.mem_limit = mem_limit;
   ovl_alg_parse("bcast", alg, &p.alg);
+  ovl_err rc = OVL_OK;
+  if (segment > 0 && p.alg != OVL_BCAST_CHAIN && p.alg != OVL_ALG_AUTO)
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "--segment applies to --algo chain (or auto) only, not %s: refused rather than ignored", alg);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench progress", rc);
   ovl_bench_progress_result res;
-  ovl_err rc = ovl_bench_progress(&p, &res);
+  rc = ovl_bench_progress(&p, &res);
   if (rc) return cli_fail("bench progress", rc);
   const ovl_bench_print_opts po = {.json = json, .header = 1};
   if (ovl_world_rank() == 0) rc = ovl_bench_progress_print(stdout, &p, &res, &po);

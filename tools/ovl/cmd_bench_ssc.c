@@ -42,17 +42,37 @@ int cmd_bench_ssc(int argc, char **argv) {
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
+  enum { NOPTS = sizeof opts / sizeof opts[0] };
+  const int nopts = NOPTS;
+  unsigned char given[NOPTS];
   int prc = cli_parse("usage: mpiexec -n P ovl bench ssc [options]\n\n"
                       "Times SymmSquareCube (D -> D^2, D^3; Huang-Chow Algorithms 3-6) for each algorithm and, for\n"
                       "alg5 and alg6, each N_DUP, on a random symmetric D. alg3-alg5 use a p x p x p grid, alg6 a\n"
                       "2.5D s x s x c grid. Rounds interleave the configurations; time = MAX over ranks, min/median\n"
                       "over rounds; GFLOP/s = 4 n^3 / t_median; speedup = alg4's median / this median. Every result\n"
                       "is checked against repeated matrix-vector products (relerr).",
-                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 3, &help, NULL);
+                      opts, nopts, argc, argv, 3, &help, given);
   if (prc >= 0) return prc;
   ovl_bench_ssc_params p = ovl_bench_ssc_default();
   int g25[3] = {0, 0, 0}, ngd = 0;
   ovl_err rc = ovl_algo_parse_list(algs_s, p.algs, 4, &p.nalgs);
+  /* an option that none of the algorithms uses is refused (--arrival-order: ovl_plan_option_applies) */
+  int uses_ndup = 0, uses_grid = 0, uses_arrival = 0;
+  for (int k = 0; k < p.nalgs && !rc; k++) {
+    uses_ndup |= p.algs[k] == OVL_ALGO_SSC5 || p.algs[k] == OVL_ALGO_SSC6;
+    uses_grid |= p.algs[k] == OVL_ALGO_SSC6;
+    uses_arrival |= ovl_plan_option_applies("--arrival-order", p.algs[k]) == OVL_OK;
+  }
+  for (int o = 0; o < nopts && !rc; o++) {
+    if (!given[o]) continue;
+    const char *why = opts[o].dest == ndups.v && !uses_ndup       ? "alg5 and alg6"
+                      : opts[o].dest == &grid25 && !uses_grid     ? "alg6"
+                      : opts[o].dest == &arrival && !uses_arrival ? "alg5"
+                                                                  : NULL;
+    if (why)
+      rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to %s only, none of --algo %s: refused rather than ignored",
+                       opts[o].lname, why, algs_s);
+  }
   if (!rc && grid25) {
     rc = ovl_parse_dims(grid25, g25, &ngd);
     if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s'", grid25);

@@ -11,7 +11,7 @@ static const char *const k_trans[] = {"N", "T", NULL};
 int cmd_gemm(int argc, char **argv) {
   int help = 0, check = 0, json = 0, quiet = 0, allow_idle = 0, iters = 5, warmup = 1, no_blas_check = 0;
   int64_t n = 1024, m = -1, k = -1, seed = 42, mem_limit = 0;
-  double alpha = 1.0, beta = 0.0, tol = -1.0;
+  double alpha = 1.0, beta = 0.0, tol = NAN;
   const char *check_mode = "auto", *ta = "N", *tb = "N", *trace = NULL;
   ovl_plan_optvals pv = {.algo = "summa", .backend = "mpi", .bcast = "auto"};
   const ovl_opt own[] = {
@@ -42,14 +42,22 @@ int cmd_gemm(int argc, char **argv) {
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
   ovl_opt opts[64];
+  unsigned char given[64];
   int nopts = ovl_plan_opts(OVL_FAMILY_GEMM, &pv, opts, 64);
   for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
   int prc = cli_parse("usage: mpiexec -n P ovl gemm [options]\n\n"
                       "Computes C = alpha*op(A)*op(B) + beta*C for random A, B, C with the chosen algorithm and\n"
                       "reports the time per repetition (MAX over ranks; min/median/max over repetitions), GFLOP/s,\n"
                       "and the seconds spent communicating and in local dgemm.",
-                      opts, nopts, argc, argv, 2, &help, NULL);
+                      opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
+  ovl_err rc = OVL_OK;
+  for (int o = 0; o < nopts && !rc; o++) /* the verification's options need it */
+    if (given[o] && !check && (opts[o].dest == &tol || opts[o].dest == &check_mode))
+      rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to --check only: refused rather than ignored", opts[o].lname);
+  if (!rc && !isnan(tol) && !(tol > 0))
+    rc = ovl_err_set(OVL_ERR_ARG, "--tol must be > 0, got %g (leave it out for the default, 16 k eps)", tol);
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("gemm", rc);
   if (m < 0) m = n;
   if (k < 0) k = n;
   int P = 1;
@@ -58,7 +66,7 @@ int cmd_gemm(int argc, char **argv) {
   /* ---- the plan: the options are constraints, the planner completes them ---- */
   int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
   ovl_plan plan = ovl_plan_auto(OVL_FAMILY_GEMM, big);
-  ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, ovl_plan_opts_apply(OVL_FAMILY_GEMM, &pv, &plan));
+  rc = ovl_err_agree(MPI_COMM_WORLD, ovl_plan_opts_apply(OVL_FAMILY_GEMM, &pv, &plan));
   if (rc != OVL_OK) return cli_usage_fail("gemm", rc);
   int was_auto = plan.algo == OVL_ALGO_AUTO;
   {
@@ -86,7 +94,7 @@ int cmd_gemm(int argc, char **argv) {
   bp.check_mode = !strcmp(check_mode, "exact")  ? OVL_VERIFY_EXACT
                   : !strcmp(check_mode, "prob") ? OVL_VERIFY_PROBABILISTIC
                                                 : OVL_VERIFY_AUTO;
-  bp.tol = tol, bp.trace = trace;
+  bp.tol = isnan(tol) ? -1.0 : tol, bp.trace = trace;
   ovl_plan_bench_result r;
   if ((rc = ovl_plan_bench(&bp, &r)) != OVL_OK) return cli_fail("gemm", rc);
   const ovl_bench_print_opts po = {.json = json, .header = !quiet};

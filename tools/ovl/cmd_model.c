@@ -1,7 +1,9 @@
 /* ovl model: predicted time of a kernel configuration, split into latency,
  * bandwidth and computation, and sweeps over G, N_DUP, c, PPN, P or the
  * algorithm. Runs on rank 0 only (the models are pure functions). */
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -33,21 +35,49 @@ int cmd_model(int argc, char **argv) {
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
+  enum { NOPTS = sizeof opts / sizeof opts[0] };
+  const int nopts = NOPTS;
+  unsigned char given[NOPTS];
   int prc = cli_parse("usage: ovl model [options]\n\n"
                       "Predicts the time of one kernel run from the cost models (docs/models.md): latency (alpha\n"
                       "terms), bandwidth (beta or measured f_BW terms), computation (gamma) and the total with the\n"
                       "overlaps the algorithm has. --sweep prints a table over G, N_DUP, c, PPN, P or the algorithm.",
-                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
+                      opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
-  ovl_machine m;
-  char src[512];
-  ovl_err rc = ovl_plan_machine(machine, &m, src, sizeof src);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_fail("model", rc);
-  if (ovl_world_rank() != 0) return CLI_OK;
   ovl_algo k;
   ovl_algo_parse(kernel, &k);
   ovl_plan c = ovl_plan_default(k, n, P);
-  c.b = b, c.outer = outer, c.G = G, c.ndup = ndup, c.c = repl, c.ppn = ppn, c.lookahead = lookahead;
+  c.b = b, c.outer = outer, c.G = G, c.ndup = ndup, c.ppn = ppn, c.lookahead = lookahead;
+  /* the options that do not apply to the kernel or the sweep are refused (one rule: ovl_plan_option_applies) */
+  ovl_err rc = OVL_OK;
+  for (int o = 0; o < nopts && !rc; o++) {
+    if (!given[o] || !opts[o].lname) continue;
+    const char *name = opts[o].dest == &b ? "--block" : opts[o].dest == &G ? "--groups" : NULL;
+    char buf[64];
+    snprintf(buf, sizeof buf, "--%s", opts[o].lname);
+    rc = ovl_plan_option_applies(name ? name : buf, k);
+    if (!rc && opts[o].dest == &maxv && strcmp(sweep, "ndup") != 0 && strcmp(sweep, "ppn") != 0)
+      rc = ovl_err_set(OVL_ERR_ARG, "--max applies to --sweep ndup and ppn only, not %s: refused rather than ignored",
+                       sweep);
+  }
+  if (!rc && repl > 0) { /* c given: the grid s x s x c on P ranks, c | s */
+    c.c = repl, c.s = (int)lround(sqrt((double)P / repl));
+    if (c.s < 1 || (int64_t)c.s * c.s * repl != P || c.s % repl)
+      rc = ovl_err_set(OVL_ERR_ARG, "--repl %d: %d ranks are no 2.5D grid s x s x %d with %d | s", repl, P, repl, repl);
+  }
+  ovl_machine m;
+  char src[512];
+  if (!rc) rc = ovl_plan_machine(machine, &m, src, sizeof src);
+  /* one configuration (or its N_DUP sweep) that the model cannot place is a usage error, before any output */
+  ovl_model_cost cost;
+  if (!rc && (!strcmp(sweep, "none") || !strcmp(sweep, "ndup")) && ovl_model_predict(&m, &c, &cost) != OVL_OK) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", ovl_errmsg());
+    rc = ovl_err_set(OVL_ERR_ARG, "no such configuration: %s", why);
+  }
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK)
+    return rc == OVL_ERR_ARG ? cli_usage_fail("model", rc) : cli_fail("model", rc);
+  if (ovl_world_rank() != 0) return CLI_OK;
   rc = ovl_model_print(stdout, &m, src, &c, sweep, maxv, json);
   return rc ? cli_fail("model", rc) : CLI_OK;
 }

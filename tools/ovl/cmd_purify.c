@@ -77,6 +77,7 @@ int cmd_purify(int argc, char **argv) {
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
   ovl_opt opts[64];
+  unsigned char given[64];
   int nopts = ovl_plan_opts(OVL_FAMILY_SSC, &pv, opts, 64);
   nopts += ovl_purify_opts_table(&uv, opts + nopts, 64 - nopts);
   for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
@@ -85,7 +86,7 @@ int cmd_purify(int argc, char **argv) {
                       "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2 and trs4\n"
                       "on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid. Reports iterations,\n"
                       "idempotency and trace errors, the energy tr(D F), what stopped the run and timings.",
-                      opts, nopts, argc, argv, 2, &help, NULL);
+                      opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
   ovl_purify_job j;
   memset(&j, 0, sizeof j);
@@ -96,6 +97,12 @@ int cmd_purify(int argc, char **argv) {
   if (!rc) rc = ovl_purify_opts_apply(&uv, &j.po);
   j.po.plan = ovl_plan_auto(OVL_FAMILY_SSC, 0);
   if (!rc) rc = ovl_plan_opts_apply(OVL_FAMILY_SSC, &pv, &j.po.plan);
+  for (int k = 0; k < nopts && !rc; k++) /* the plan's options the method has no use for */
+    if (given[k] && opts[k].lname) {
+      char name[64];
+      snprintf(name, sizeof name, "--%s", opts[k].lname);
+      rc = ovl_purify_option_applies(j.po.method, name);
+    }
   j.have_grid = pv.grid != NULL;
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   /* with --restart the state is an input first: the input check names it as such */

@@ -48,6 +48,8 @@ int cmd_tune(int argc, char **argv) {
   ovl_family_parse(family, &p.family);
   const char *env = getenv("OVL_TUNE_FILE");
   if (!p.src.tune_file && env && *env) p.src.tune_file = env;
+  ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, ovl_tune_check(&p)); /* before the first line of output */
+  if (rc != OVL_OK) return cli_usage_fail("tune", rc);
   {
     const char *inputs[] = {p.src.machine};
     const cli_out outs[] = {{p.src.tune_file, "tune file"}};
@@ -66,7 +68,7 @@ int cmd_tune(int argc, char **argv) {
             "in the model's order\n",
             family, p.n, P, cli_mpi_library());
   ovl_tune_result r;
-  ovl_err rc = ovl_tune(MPI_COMM_WORLD, &p, &r);
+  rc = ovl_tune(MPI_COMM_WORLD, &p, &r);
   if (rc) return cli_fail("tune", rc);
   if (ovl_world_rank() == 0) rc = ovl_tune_print(stdout, &p, &r, json);
   ovl_tune_result_free(&r);

@@ -45,7 +45,8 @@ int main(int argc, char **argv) {
     if (ovl_world_rank() == 0) usage(stdout);
   } else {
     if (ovl_world_rank() == 0) {
-      fprintf(stderr, "ovl: error: unknown command '%s'\n\n", cmd);
+      ovl_err_set(OVL_ERR_ARG, "unknown command '%s'", cmd); /* the message escapes the bytes of cmd */
+      fprintf(stderr, "ovl: error: %s\n\n", ovl_errmsg());
       usage(stderr);
     }
     rc = CLI_USAGE;
