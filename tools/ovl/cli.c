@@ -82,12 +82,13 @@ static const char *dir_of(const char *path, char *buf, size_t n) {
   return buf;
 }
 
-/* 1 when the paths a and b name one file: the same text, the same existing
- * file, or the same name in the same directory. */
+/* 1 when the paths a and b are one target: the same text, or the same name
+ * in the same directory. Outputs are renamed into place (ovl_file_writer), so
+ * two names that are links to one file are two targets: each link is
+ * replaced, the file they point to is not written. */
 static int same_target(const char *a, const char *b) {
   if (strcmp(a, b) == 0) return 1;
   struct stat sa, sb;
-  if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
   const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
   na = na ? na + 1 : a, nb = nb ? nb + 1 : b;
   char da[4096], db[4096];
