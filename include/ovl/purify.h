@@ -98,9 +98,12 @@ typedef struct ovl_purify_opts {
    * checkpoint is set) and ovl_purify returns OVL_OK with result.stopped set
    * to that value. D is then an unconverged iterate. */
   const volatile sig_atomic_t *stop;
-  /* Set to 1 when the iterations start (NULL: not reported): before that
-   * point nothing has been written, so a caller may end the process at once
-   * on a signal; after it, stop above ends the run cleanly. */
+  /* Set to 1 when the iterations start and to 2 when they are over (NULL:
+   * not reported): before the start nothing has been written, so a caller
+   * may end the process at once on a signal; during the iterations, stop
+   * above ends the run cleanly at the next boundary; after them only the
+   * outputs remain to be written, which a caller may abandon at once (the
+   * writers' temporaries are tracked for that: ovl_tmp_exit). */
   volatile sig_atomic_t *started;
 } ovl_purify_opts;
 

@@ -163,14 +163,16 @@ static ovl_err write_atomic(const char *path, const char *head, const char *body
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
   FILE *f = fopen(tmp, "w");
   if (!f) return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", tmp, strerror(errno));
+  ovl_tmp_track(tmp); /* removed by a signal that ends the process */
   int ok = fputs(head, f) >= 0 && (len == 0 || fwrite(body, 1, (size_t)len, f) == (size_t)len) && fputs(tail, f) >= 0;
   int e = ok ? 0 : errno;
   if (fclose(f) != 0 && ok) ok = 0, e = errno;
+  ovl_tmp_hold(1);
   if (ok && rename(tmp, path) != 0) ok = 0, e = errno;
-  if (!ok) {
-    unlink(tmp);
-    return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", path, strerror(e));
-  }
+  if (!ok) unlink(tmp);
+  ovl_tmp_untrack(tmp);
+  ovl_tmp_hold(0);
+  if (!ok) { return ovl_err_set(OVL_ERR_IO, "cannot write trace '%s': %s", path, strerror(e)); }
   return OVL_OK;
 }
 

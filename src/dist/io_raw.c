@@ -180,7 +180,7 @@ ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric,
 
 ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
-  int rank = 0, created = 0;
+  int rank = 0, created = 0, held = 0;
   char *tmp = NULL;
   OVL_MPI(MPI_Comm_rank(parent, &rank));
   ovl_err rc = OVL_OK;
@@ -201,6 +201,10 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   if (rc == OVL_OK) rc = ovl_io_bcast_string(parent, &tmp);
   if (rc == OVL_OK) rc = raw_transfer(A, tmp, path, 1);
   if (rc == OVL_OK && rank == 0) {
+    /* the sidecar (a few bytes) and the data are put in place together: a
+     * signal that ends the process waits for both renames */
+    ovl_tmp_hold(1);
+    held = 1;
     char text[160], *side = NULL;
     ovl_matrix_meta meta = {A->m, A->n, symmetric ? 1 : 0};
     int len = ovl_io_format_meta(text, sizeof text, &meta);
@@ -211,10 +215,11 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
           ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", path, tmp, strerror(errno));
       unlink(side); /* do not leave a sidecar that describes no data */
     }
-    if (rc == OVL_OK) created = 0;
+    if (rc == OVL_OK) created = 0, ovl_tmp_untrack(tmp);
     ovl_free(&side);
   }
-  if (created) unlink(tmp);
+  if (created) unlink(tmp), ovl_tmp_untrack(tmp);
+  if (held) ovl_tmp_hold(0);
   ovl_free(&tmp);
   return ovl_err_agree(parent, rc);
 }

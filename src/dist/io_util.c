@@ -90,16 +90,19 @@ ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes) {
     return ovl_err_set(OVL_ERR_IO, "cannot write '%s': cannot create the temporary file '%s': %s", path, tmp,
                        strerror(e));
   }
+  ovl_tmp_track(tmp); /* removed by a signal that ends the process; the caller untracks it */
   int e = bytes > 0 ? posix_fallocate(fd, 0, (off_t)bytes) : 0;
   if (e != 0 && e != EINVAL && e != EOPNOTSUPP) {
     close(fd);
     unlink(tmp);
+    ovl_tmp_untrack(tmp);
     return ovl_err_set(OVL_ERR_IO, "cannot write '%s': reserving %" PRId64 " bytes for '%s' failed: %s", path, bytes,
                        tmp, strerror(e));
   }
   if (close(fd) != 0) {
     e = errno;
     unlink(tmp);
+    ovl_tmp_untrack(tmp);
     return ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", path, tmp, strerror(e));
   }
   return OVL_OK;
@@ -119,12 +122,14 @@ ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path) {
     ovl_free(&w->tmp);
     return rc;
   }
+  ovl_tmp_track(w->tmp);
   w->f = fdopen(fd, "wb");
   if (w->f == NULL) {
     int e = errno;
     close(fd);
     ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': fdopen failed: %s", path, strerror(e));
     unlink(w->tmp);
+    ovl_tmp_untrack(w->tmp);
     ovl_free(&w->tmp);
     return rc;
   }
@@ -134,7 +139,7 @@ ovl_err ovl_io_atomic_open(ovl_io_atomic *w, const char *path) {
 void ovl_io_atomic_abort(ovl_io_atomic *w) {
   if (w->f) fclose(w->f);
   w->f = NULL;
-  if (w->tmp) unlink(w->tmp);
+  if (w->tmp) unlink(w->tmp), ovl_tmp_untrack(w->tmp);
   ovl_free(&w->tmp);
 }
 
@@ -151,10 +156,13 @@ ovl_err ovl_io_atomic_commit(ovl_io_atomic *w) {
   w->f = NULL;
   if (rc == OVL_OK && cl != 0)
     rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': closing '%s' failed: %s", w->path, w->tmp, strerror(e));
+  ovl_tmp_hold(1);
   if (rc == OVL_OK && rename(w->tmp, w->path) != 0)
     rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': renaming '%s' into place failed: %s", w->path, w->tmp,
                      strerror(errno));
   if (rc != OVL_OK) unlink(w->tmp);
+  ovl_tmp_untrack(w->tmp);
+  ovl_tmp_hold(0);
   ovl_free(&w->tmp);
   return rc;
 }

@@ -380,6 +380,7 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", state, (long)getpid());
     rc = ovl_file_check_write(state, "checkpoint state", NULL, 0);
     FILE *f = rc == OVL_OK ? fopen(tmp, "w") : NULL;
+    if (f) ovl_tmp_track(tmp);            /* removed by a signal that ends the process */
     cJSON *dj = cJSON_CreateString(data); /* the path, escaped as JSON */
     char *dq = dj ? cJSON_PrintUnformatted(dj) : NULL;
     int ok = f && dq && fprintf(f, "{\"iteration\": %d, %s\"data\": %s}\n", it, fields, dq) > 0;
@@ -390,13 +391,15 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
     if (f) ok = fflush(f) == 0 && fsync(fileno(f)) == 0 && ok;
     if (f) ok = (fclose(f) == 0) && ok;
     int e = errno;
+    ovl_tmp_hold(1);
     if (rc == OVL_OK && (!ok || rename(tmp, state) != 0)) {
       e = ok ? errno : e;
       unlink(tmp);
       rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s': %s", state, strerror(e));
-    } else if (rc == OVL_OK) {
-      ckpt_sweep(prefix, it);
     }
+    ovl_tmp_untrack(tmp);
+    ovl_tmp_hold(0);
+    if (rc == OVL_OK) ckpt_sweep(prefix, it);
   }
   return ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(D)), rc);
 }
@@ -784,6 +787,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     }
   }
 #undef SQUARE
+  if (opts->started && *opts->started) *opts->started = 2; /* the iterations are over */
   R.checkpoint = prev_ckpt;
   R.iterations = it;
   R.idem_err = v[V_ERR];
