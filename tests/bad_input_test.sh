@@ -267,7 +267,7 @@ case_ "restart: state lacks fields" 1 "old.state.json. lacks .f_checksum." "$P" 
 case_ "--tol inf"               2 "option --tol: 'inf' is not a finite number" "$P" purify --fock "$f/good.raw" --nocc 5 --tol inf "${o[@]}"
 case_ "--tol 1e-20"             2 "--tol must be in \[1e-14, 0.01\]" "$P" purify --fock "$f/good.raw" --nocc 5 --tol 1e-20 "${o[@]}"
 case_ "--nocc with McWeeny"     2 "--nocc does not apply to --method mcweeny" "$P" purify --fock "$f/good.raw" --nocc 5 --method mcweeny --mu 0 "${o[@]}"
-case_ "--max-iter 1"            1 "did not converge in 1 iterations .*the iteration cap was reached while the error was still falling" "$P" purify --fock "$f/good.raw" --nocc 5 --max-iter 1 "${o[@]}"
+case_ "--max-iter 1"            1 "did not converge: the iteration limit was reached \(--max-iter 1\) .*; raise --max-iter" "$P" purify --fock "$f/good.raw" --nocc 5 --max-iter 1 "${o[@]}"
 case_ "byte-swapped F"          1 "swapped/fock.raw. does not match its meta.json.*wrong byte order" "$P" purify --fock "$f/swapped/fock.raw" "${o[@]}"
 wait
 for r in "$res"/*; do

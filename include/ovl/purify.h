@@ -33,8 +33,10 @@
  * result.stop_reason names the criterion. A run whose D is then idempotent
  * but whose trace is not n_occ (|tr D - n_occ| > max(1e-6, sqrt(tol)); all
  * methods but McWeeny) fails: it is not the density asked for. A run that
- * reaches max_iter fails with a message that says whether the error was still
- * falling (the cap is too low) or had stopped (a small HOMO-LUMO gap, or an
+ * reaches max_iter fails with a message that says so first ("the iteration
+ * limit was reached (--max-iter N)"), then whether the error was still
+ * falling or too few iterations ran to tell (raise the limit), or it had not
+ * fallen by 10% over the last 10 iterations (a small HOMO-LUMO gap, or an
  * input that is not what it should be).
  *
  * Checkpoints record what defines the problem: a checksum of F, n, n_occ,
