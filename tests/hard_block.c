@@ -37,8 +37,7 @@ static void block_forever(void) {
   char buf[4096];
   memset(buf, 'x', sizeof buf);
   fcntl(p[1], F_SETFL, O_NONBLOCK);
-  while (write(p[1], buf, sizeof buf) > 0) {
-  }
+  while (write(p[1], buf, sizeof buf) > 0) {}
   fcntl(p[1], F_SETFL, 0);
   const char *mark = getenv("OVL_BLOCK_MARK");
   if (mark) {
