@@ -83,7 +83,11 @@ printf '{"iteration": oops}\n' >"$f/ck/bad.state.json"
 # a real checkpoint of iteration 2 (the run itself stops at its cap of 3), and states derived from it
 "$OVL" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/real" --checkpoint-every 2 --max-iter 3 -q >/dev/null 2>&1
 [ -f "$f/ck/real.state.json" ] || { echo "FAIL: no checkpoint to restart from"; exit 1; }
-for v in trunc rect; do sed -E "s|\"data\": \"[^\"]*\"|\"data\": \"$f/$v.raw\"|" "$f/ck/real.state.json" >"$f/ck/$v.state.json"; done
+# (the data of a state is its prefix's file of its iteration: a restart refuses another)
+for v in trunc rect; do
+  cp "$f/$v.raw" "$f/ck/$v.it2.raw"; cp "$f/$v.raw.json" "$f/ck/$v.it2.raw.json"
+  sed -E "s|\"data\": \"[^\"]*\"|\"data\": \"$f/ck/$v.it2.raw\"|" "$f/ck/real.state.json" >"$f/ck/$v.state.json"
+done
 # the state of an older ovl: no checksum of F, no mu, no precision
 printf '{"iteration": 2, "method": "canonical", "n": 24, "nocc": 5, "data": "%s"}\n' "$f/ck/real.it2.raw" >"$f/ck/old.state.json"
 # special files: nodes made here (never /dev/null itself)
@@ -221,8 +225,8 @@ case_ "flag with a value"       2 "option '--check=1' takes no value" "$P" gemm 
 # checkpoints to restart from
 case_ "restart: no checkpoint"  1 "cannot open checkpoint state .*none.state.json.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/none" --restart "${o[@]}"
 case_ "restart: malformed state" 1 "checkpoint state .*bad.state.json. is not valid JSON" "$P3" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/bad" --restart "${o[@]}"
-case_ "restart: truncated data" 1 "trunc.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
-case_ "restart: wrong size"     1 "rect.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
+case_ "restart: truncated data" 1 "trunc.it2.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
+case_ "restart: wrong size"     1 "rect.it2.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
 # outputs that cannot be written
 case_ "output in a missing dir" 1 "cannot write .*nodir/D.raw" "$P" purify --fock "$f/good.raw" --nocc 5 -o "@OUT@/nodir/D.raw"
 mkdir -p "$tmp/isdir"
