@@ -57,14 +57,18 @@ ovl_err ovl_io_tmp_name(const char *path, long pid, char **out);
  * to create it give strerror in the message and a disk or quota too small for
  * the data fails here, before any data moves: MPI-IO writes into a sized file
  * on a full file system can succeed without storing the data (seen with Open
- * MPI 4.1 on tmpfs). path is the final name, for messages.
+ * MPI 4.1 on tmpfs). path is the final name, for messages. On success tmp
+ * is tracked (ovl_tmp_track: a signal that ends the process removes it);
+ * the caller untracks it once it is renamed or removed.
  * Errors: OVL_ERR_IO (unlinks tmp). */
 ovl_err ovl_io_create_sized(const char *tmp, const char *path, int64_t bytes);
 
 /* An atomic text/binary writer: open checks path (ovl_file_check_write:
  * a special file or a directory is never replaced), writes "<path>.tmp.<pid>", commit
- * flushes, fsyncs, closes and renames it to path; any failure (and abort)
- * closes and unlinks the temporary, so no partial file remains. */
+ * flushes, fsyncs, closes and renames it to path (ovl_tmp_hold around the
+ * rename); any failure (and abort) closes and unlinks the temporary, so no
+ * partial file remains. The temporary is tracked while it exists
+ * (ovl_tmp_track). */
 typedef struct ovl_io_atomic {
   FILE *f;
   char *tmp;
