@@ -92,7 +92,11 @@ printf '{"iteration": oops}\n' >"$f/ck/bad.state.json"
 # a real checkpoint of iteration 2 (the run itself stops at its cap of 3), and states derived from it
 "$OVL" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/real" --checkpoint-every 2 --max-iter 3 -q >/dev/null 2>&1
 [ -f "$f/ck/real.state.json" ] || { echo "FAIL: no checkpoint to restart from"; exit 1; }
-for v in trunc rect; do sed -E "s|\"data\": \"[^\"]*\"|\"data\": \"$f/$v.raw\"|" "$f/ck/real.state.json" >"$f/ck/$v.state.json"; done
+# (the data of a state is its prefix's file of its iteration: a restart refuses another)
+for v in trunc rect; do
+  cp "$f/$v.raw" "$f/ck/$v.it2.raw"; cp "$f/$v.raw.json" "$f/ck/$v.it2.raw.json"
+  sed -E "s|\"data\": \"[^\"]*\"|\"data\": \"$f/ck/$v.it2.raw\"|" "$f/ck/real.state.json" >"$f/ck/$v.state.json"
+done
 # the state of an older ovl: no checksum of F, no mu, no precision
 printf '{"iteration": 2, "method": "canonical", "n": 24, "nocc": 5, "data": "%s"}\n' "$f/ck/real.it2.raw" >"$f/ck/old.state.json"
 # special files: nodes made here (never /dev/null itself)
@@ -237,8 +241,8 @@ case_ "flag with a value"       2 "option '--check=1' takes no value" "$P" gemm 
 # checkpoints to restart from
 case_ "restart: no checkpoint"  1 "cannot open checkpoint state .*none.state.json.: No such file" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/none" --restart "${o[@]}"
 case_ "restart: malformed state" 1 "checkpoint state .*bad.state.json. is not valid JSON" "$P3" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/bad" --restart "${o[@]}"
-case_ "restart: truncated data" 1 "trunc.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
-case_ "restart: wrong size"     1 "rect.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
+case_ "restart: truncated data" 1 "trunc.it2.raw.*truncated" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/trunc" --restart "${o[@]}"
+case_ "restart: wrong size"     1 "rect.it2.raw" "$P" purify --fock "$f/good.raw" --nocc 5 --checkpoint "$f/ck/rect" --restart "${o[@]}"
 # outputs that cannot be written
 case_ "output in a missing dir" 1 "cannot write .*nodir/D.raw" "$P" purify --fock "$f/good.raw" --nocc 5 -o "@OUT@/nodir/D.raw"
 mkdir -p "$tmp/isdir"
@@ -283,7 +287,7 @@ case_ "restart: state lacks fields" 1 "old.state.json. lacks .f_checksum." "$P" 
 case_ "--tol inf"               2 "option --tol: 'inf' is not a finite number" "$P" purify --fock "$f/good.raw" --nocc 5 --tol inf "${o[@]}"
 case_ "--tol 1e-20"             2 "--tol must be in \[1e-14, 0.01\]" "$P" purify --fock "$f/good.raw" --nocc 5 --tol 1e-20 "${o[@]}"
 case_ "--nocc with McWeeny"     2 "--nocc does not apply to --method mcweeny" "$P" purify --fock "$f/good.raw" --nocc 5 --method mcweeny --mu 0 "${o[@]}"
-case_ "--max-iter 1"            1 "did not converge in 1 iterations .*the iteration cap was reached while the error was still falling" "$P" purify --fock "$f/good.raw" --nocc 5 --max-iter 1 "${o[@]}"
+case_ "--max-iter 1"            1 "did not converge: the iteration limit was reached \(--max-iter 1\) .*; raise --max-iter" "$P" purify --fock "$f/good.raw" --nocc 5 --max-iter 1 "${o[@]}"
 case_ "byte-swapped F"          1 "swapped/fock.raw. does not match its meta.json.*wrong byte order" "$P" purify --fock "$f/swapped/fock.raw" "${o[@]}"
 # ---- third round: messages and codes --------------------------------------
 # bad arguments exit 2 before any output (one_run checks that stdout is empty for exit 2)

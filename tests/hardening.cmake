@@ -82,6 +82,22 @@ if(NOT OVL_SANITIZE)
                        PROCESSORS 2)
 endif()
 
+if(NOT OVL_SANITIZE AND Python3_Interpreter_FOUND)
+  # A first signal ends `ovl purify` within a bounded time in every phase,
+  # also with rank 0 blocked (tests/hard_block.c, preloaded: a write or a
+  # check that does not end; a full pipe): exit 128 + N, earlier outputs
+  # byte-identical, no temporary left.
+  add_library(hard_block SHARED hard_block.c)
+  target_link_libraries(hard_block PRIVATE MPI::MPI_C ${OVL_LAPACKE_LIB} ${CMAKE_DL_LIBS})
+  target_include_directories(hard_block PRIVATE ${OVL_LAPACKE_INCLUDE})
+  math(EXPR OVL_HARD_SIGNAL_TIMEOUT "300 * ${OVL_TIMEOUT_SCALE}")
+  add_test(NAME hard_signals COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/signal_test.py
+           $<TARGET_FILE:ovl_cli> $<TARGET_FILE:hard_block> ${PROJECT_SOURCE_DIR}/data ${MPIEXEC_EXECUTABLE}
+           ${OVL_MPIEXEC_FLAGS})
+  set_tests_properties(hard_signals PROPERTIES TIMEOUT ${OVL_HARD_SIGNAL_TIMEOUT} ENVIRONMENT "${OVL_TEST_ENV}"
+                       PROCESSORS 2)
+endif()
+
 if(NOT OVL_SANITIZE)
   # valgrind memcheck over three MPI runs, with MPI handle accounting
   # (tests/hard_handles.c, preloaded: communicators, windows, requests,

@@ -135,6 +135,36 @@ run 8 --fock "$H" -q --checkpoint "$tmp/ck" --restart -o "$tmp/restarted.raw"
 ok test "$rc" -eq 0
 ok cmp -s "$tmp/full.raw" "$tmp/restarted.raw"
 ok test ! -e "$tmp/ck.it12.raw.tmp.4194305"
+# a restart validates the state before it reads or removes anything: an
+# iteration beyond any run's, one not below --max-iter, one that is not the
+# iteration of the data the state names (the sweep would remove that data);
+# each fails with exit 1 and a message, and every checkpoint file stays
+run 1 --fock "$A" -q --checkpoint "$tmp/rs" --checkpoint-every 4 --max-iter 9
+name="restart state: made"; ok test "$rc" -eq 1 -a -f "$tmp/rs.it8.raw"
+cp "$tmp/rs.state.json" "$tmp/rs.good"
+ck_sum() { (cd "$tmp" && md5sum rs.it8.raw rs.it8.raw.json && ls rs.*); }
+sum0=$(ck_sum)
+bad_state() { # NAME ITERATION PATTERN [options]
+  name="restart state: $1"; local it=$2 pat=$3; shift 3
+  sed "s/\"iteration\": [0-9]*/\"iteration\": $it/" "$tmp/rs.good" >"$tmp/rs.state.json"
+  run 1 --fock "$A" -q --checkpoint "$tmp/rs" --restart -o "$tmp/rs_out.raw" "$@"
+  ok test "$rc" -eq 1; ok has "$pat" "$err"; ok test "$(ck_sum)" = "$sum0"; ok test ! -e "$tmp/rs_out.raw"
+}
+bad_state "iteration 2147483647" 2147483647 "is damaged: its \"iteration\" 2147483647 lies beyond any run's"
+bad_state "iteration 300, --max-iter 200" 300 "is of iteration 300, not below --max-iter 200: raise --max-iter"
+bad_state "iteration 8, --max-iter 8" 8 "not below --max-iter 8" --max-iter 8
+bad_state "iteration 4 naming iteration 8's data" 4 "is inconsistent: it is of iteration 4 but names the data"
+cp "$tmp/rs.good" "$tmp/rs.state.json"
+name="restart state: intact after the refusals"
+run 1 --fock "$A" -q --checkpoint "$tmp/rs" --restart -o "$tmp/rs_out.raw"
+ok test "$rc" -eq 0 -a -f "$tmp/rs_out.raw"
+# a run stopped by --max-iter says so and asks for more iterations, at any
+# cap (before, caps up to about 14 blamed the gap or the input)
+for cap in 2 5 9 14; do
+  name="--max-iter $cap"; run 1 --fock "$H" --max-iter "$cap"
+  ok test "$rc" -eq 1; ok has "the iteration limit was reached (--max-iter $cap) .*raise --max-iter" "$err"
+  ok test "$(grep -c "gap\|input" <<<"$err")" -eq 0
+done
 # bad input: one message, exit 1, no output written
 name="nocc > n"; run 8 --fock "$W" --nocc 25 -o "$tmp/bad.raw"; ok test "$rc" -eq 1; ok has "occupied" "$err"; ok test ! -e "$tmp/bad.raw"
 name="missing"; run 8 --fock "$tmp/none.raw" --nocc 1; ok test "$rc" -eq 1; ok test "$(grep -c error <<<"$err")" -eq 1

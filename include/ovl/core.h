@@ -227,6 +227,24 @@ void ovl_file_writer_abort(ovl_file_writer *w);
  * writer's. */
 ovl_err ovl_file_write_atomic(const char *path, const char *what, const void *data, size_t len);
 
+/* ---- temporaries and signals ------------------------------------------- */
+
+/* The temporaries this process is writing, for a signal handler that ends
+ * the process (tools/ovl/cmd_purify.c). A writer calls ovl_tmp_track(tmp)
+ * once the temporary exists and ovl_tmp_untrack(tmp) once it is renamed
+ * into place or removed (up to 16 at once and paths below 4096 bytes; one
+ * that does not fit is simply not removed on a signal). The renames that
+ * put an output in place (data and sidecar) run between ovl_tmp_hold(1) and
+ * ovl_tmp_hold(0). ovl_tmp_exit(code) removes every tracked temporary and
+ * ends the process with _exit(code) (a code of 0 becomes 1); during a
+ * commit it returns at once, and the commit's ovl_tmp_hold(0) ends the
+ * process when the output is whole. ovl_tmp_exit is async-signal-safe;
+ * the others are LOCAL and called by one thread. */
+void ovl_tmp_track(const char *path);
+void ovl_tmp_untrack(const char *path);
+void ovl_tmp_hold(int on);
+void ovl_tmp_exit(int code);
+
 /* ---- timers ------------------------------------------------------------ */
 
 /* Wall-clock seconds (MPI_Wtime). LOCAL. */

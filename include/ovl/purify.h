@@ -33,8 +33,10 @@
  * result.stop_reason names the criterion. A run whose D is then idempotent
  * but whose trace is not n_occ (|tr D - n_occ| > max(1e-6, sqrt(tol)); all
  * methods but McWeeny) fails: it is not the density asked for. A run that
- * reaches max_iter fails with a message that says whether the error was still
- * falling (the cap is too low) or had stopped (a small HOMO-LUMO gap, or an
+ * reaches max_iter fails with a message that says so first ("the iteration
+ * limit was reached (--max-iter N)"), then whether the error was still
+ * falling or too few iterations ran to tell (raise the limit), or it had not
+ * fallen by 10% over the last 10 iterations (a small HOMO-LUMO gap, or an
  * input that is not what it should be).
  *
  * Checkpoints record what defines the problem: a checksum of F, n, n_occ,
@@ -98,9 +100,12 @@ typedef struct ovl_purify_opts {
    * checkpoint is set) and ovl_purify returns OVL_OK with result.stopped set
    * to that value. D is then an unconverged iterate. */
   const volatile sig_atomic_t *stop;
-  /* Set to 1 when the iterations start (NULL: not reported): before that
-   * point nothing has been written, so a caller may end the process at once
-   * on a signal; after it, stop above ends the run cleanly. */
+  /* Set to 1 when the iterations start and to 2 when they are over (NULL:
+   * not reported): before the start nothing has been written, so a caller
+   * may end the process at once on a signal; during the iterations, stop
+   * above ends the run cleanly at the next boundary; after them only the
+   * outputs remain to be written, which a caller may abandon at once (the
+   * writers' temporaries are tracked for that: ovl_tmp_exit). */
   volatile sig_atomic_t *started;
 } ovl_purify_opts;
 

@@ -213,6 +213,7 @@ ovl_err ovl_file_tmp_create(const char *path, const char *what, char **tmp, int 
     int f = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
     if (f >= 0) {
       *tmp = name, *fd = f;
+      ovl_tmp_track(name); /* removed by a signal that ends the process */
       return OVL_OK;
     }
     if (errno != EEXIST) break;
@@ -304,7 +305,7 @@ void ovl_file_writer_abort(ovl_file_writer *w) {
   else if (w->fd >= 0) close(w->fd);
   w->f = NULL;
   w->fd = -1;
-  if (w->tmp) unlink(w->tmp);
+  if (w->tmp) unlink(w->tmp), ovl_tmp_untrack(w->tmp);
   ovl_free(&w->tmp);
 }
 
@@ -314,11 +315,15 @@ ovl_err ovl_file_writer_commit(ovl_file_writer *w) {
   if (fflush(w->f) != 0 || ferror(w->f))
     rc = ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': writing '%s' failed: %s", w->what, w->path, w->tmp,
                      strerror(errno ? errno : EIO));
+  ovl_tmp_hold(1); /* a signal that ends the process waits for the rename */
   if (rc == OVL_OK) rc = ovl_file_tmp_commit(w->tmp, w->fd, w->path, w->what);
   if (rc != OVL_OK) {
     ovl_file_writer_abort(w);
+    ovl_tmp_hold(0);
     return rc;
   }
+  ovl_tmp_untrack(w->tmp);
+  ovl_tmp_hold(0);
   int cl = fclose(w->f);
   int e = errno;
   w->f = NULL;

@@ -202,7 +202,7 @@ ovl_err ovl_dmat_read_raw(ovl_grid2d g, const char *path, int require_symmetric,
 ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   OVL_TRY(ovl_check_handle(A, "ovl_dmat_write_raw", "A"));
   MPI_Comm parent = ovl_grid2d_parent(A->grid);
-  int rank = 0, fd = -1;
+  int rank = 0, fd = -1, held = 0;
   char *tmp = NULL, *side = NULL;
   uint64_t sum = 0;
   OVL_MPI(MPI_Comm_rank(parent, &rank));
@@ -223,7 +223,10 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
   if (rc == OVL_OK) rc = raw_transfer(A, tmp, path, 1);
   if (rc == OVL_OK && rank == 0) {
     /* the sidecar first, then the data (the sidecar's checksum tells a
-     * reader that finds the new sidecar beside the old data) */
+     * reader that finds the new sidecar beside the old data); a signal that
+     * ends the process waits for both renames (ovl_tmp_hold) */
+    ovl_tmp_hold(1);
+    held = 1;
     char text[256];
     ovl_matrix_meta meta = {A->m, A->n, symmetric ? 1 : 0};
     int len = ovl_io_format_sidecar(text, sizeof text, &meta, sum);
@@ -232,10 +235,11 @@ ovl_err ovl_dmat_write_raw(ovl_dmat A, const char *path, int symmetric) {
       rc = ovl_file_tmp_commit(tmp, fd, path, "output");
       if (rc != OVL_OK) unlink(side); /* do not leave a sidecar that describes no data */
     }
-    if (rc == OVL_OK) ovl_free(&tmp);
+    if (rc == OVL_OK) ovl_tmp_untrack(tmp), ovl_free(&tmp);
   }
   if (fd >= 0) close(fd);
-  if (rank == 0 && tmp) unlink(tmp);
+  if (rank == 0 && tmp) unlink(tmp), ovl_tmp_untrack(tmp);
+  if (held) ovl_tmp_hold(0);
   ovl_free(&tmp);
   ovl_free(&side);
   return ovl_err_agree(parent, rc);

@@ -145,18 +145,21 @@ static ovl_err purify_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
   int traced = 0;
   if (!rc && j->trace) rc = ovl_trace_start(parent, (int64_t)1 << 20), traced = rc == OVL_OK;
   if (!rc) rc = ovl_purify(g, F, D, &j->po, &r->res);
-  if (traced) { /* a failed run writes no trace: nothing is left behind by a failure */
-    ovl_err trc = ovl_trace_write(rc == OVL_OK ? j->trace : NULL);
-    if (!rc) rc = trc;
-  }
-  if (!rc && j->out && on0 && !r->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
-  rc = ovl_err_agree(parent, rc);
+  /* the check comes before the outputs, which are written last: a signal
+   * that ends the process during the check leaves files of their names as
+   * they were (the check emits no trace events) */
   if (!rc && j->check && !r->res.stopped) {
     if (on0) rc = ovl_purify_reference(F, D, &j->po, &r->ref);
     rc = ovl_err_agree(parent, rc);
     MPI_Bcast(&r->ref, (int)sizeof r->ref, MPI_BYTE, 0, parent);
     r->checked = 1;
   }
+  if (traced) { /* a failed run writes no trace: nothing is left behind by a failure */
+    ovl_err trc = ovl_trace_write(rc == OVL_OK ? j->trace : NULL);
+    if (!rc) rc = trc;
+  }
+  if (!rc && j->out && on0 && !r->res.stopped) rc = ovl_dmat_write_raw(D, j->out, 1);
+  rc = ovl_err_agree(parent, rc);
   ovl_dmat_destroy(&F);
   ovl_dmat_destroy(&D);
   ovl_grid3d_destroy(&g);

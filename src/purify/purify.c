@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -379,8 +380,39 @@ static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_puri
   return ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(D)), rc);
 }
 
-/* Read the state file (rank 0), check that it continues this problem, and
- * load D from the data it names. */
+/* OVL_OK when the state of iteration `it` naming `data` can be continued by
+ * a run of at most max_iter iterations: it lies in [0, max_iter) and data is
+ * the file of that iteration of this prefix (PREFIX.itK.raw, the same file by
+ * device and inode), so that the sweep after the read keeps what the state
+ * names. LOCAL. */
+static ovl_err ckpt_check_state(const char *state, const char *prefix, int64_t it, const char *data, int max_iter) {
+  if (it >= 100000)
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "checkpoint state '%s' is damaged: its \"iteration\" %" PRId64
+                       " lies beyond any run's (--max-iter is at most 100000)",
+                       state, it);
+  if (it >= max_iter)
+    return ovl_err_set(OVL_ERR_ARG,
+                       "checkpoint state '%s' is of iteration %" PRId64
+                       ", not below --max-iter %d: raise --max-iter to continue it",
+                       state, it, max_iter);
+  char want[4096];
+  ckpt_data_path(prefix, (int)it, want, sizeof want);
+  struct stat sd, sw;
+  if (stat(data, &sd) != 0)
+    return ovl_err_set(OVL_ERR_IO, "checkpoint state '%s' names the data '%s', which cannot be opened: %s", state, data,
+                       strerror(errno));
+  if (stat(want, &sw) != 0 || sd.st_dev != sw.st_dev || sd.st_ino != sw.st_ino)
+    return ovl_err_set(OVL_ERR_FORMAT,
+                       "checkpoint state '%s' is inconsistent: it is of iteration %" PRId64
+                       " but names the data '%s', not '%s'",
+                       state, it, data, want);
+  return OVL_OK;
+}
+
+/* Read the state file (rank 0), check that it continues this problem and
+ * names the data of its iteration, whole and of this n, and load D from it.
+ * Nothing is removed unless all of that holds. */
 static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *o, uint64_t fsum, int *it) {
   MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(D));
   int rank = 0;
@@ -400,11 +432,19 @@ static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *
     ckpt_field pf[CKPT_NFIELDS];
     ckpt_problem(o, ovl_dmat_rows(D), fsum, pf);
     if (rc == OVL_OK) rc = ckpt_same_problem(&d, pf);
+    if (rc == OVL_OK) rc = ckpt_check_state(state, prefix, i64, data, o->max_iter);
     ovl_json_free(&d);
   }
   OVL_TRY(ovl_err_agree(pc, rc));
   OVL_MPI(MPI_Bcast(&iter, 1, MPI_INT, 0, pc));
   OVL_MPI(MPI_Bcast(data, (int)sizeof data, MPI_CHAR, 0, pc));
+  /* the data's shape before its bytes: a sidecar of another n is named as such */
+  ovl_matrix_meta mm;
+  OVL_TRY(ovl_matrix_read_meta(pc, data, &mm));
+  if (mm.rows != ovl_dmat_rows(D) || mm.cols != ovl_dmat_cols(D))
+    return ovl_err_set(OVL_ERR_SIZE,
+                       "checkpoint '%s' holds a %" PRId64 " x %" PRId64 " matrix, expected %" PRId64 " x %" PRId64,
+                       data, mm.rows, mm.cols, ovl_dmat_rows(D), ovl_dmat_cols(D));
   ovl_dmat X = NULL;
   OVL_TRY(ovl_dmat_read_raw(ovl_dmat_grid(D), data, 1, &X));
   rc = ovl_dmat_rows(X) == ovl_dmat_rows(D) && ovl_dmat_cols(X) == ovl_dmat_cols(D)
@@ -608,7 +648,12 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   ovl_prec prec = sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
-  int converged = 0, stalled = 0, failed = 0, falling = 0;
+  int converged = 0, stalled = 0, failed = 0;
+  /* the errors of this run's last ERR_WINDOW iterations, for the message
+   * of a run that reaches the iteration cap: still falling, or stuck */
+  enum { ERR_WINDOW = 10 };
+  double e_win[ERR_WINDOW] = {0}, e_back = NAN;
+  const int it0 = it;
   /* a converged D is a projector: its trace is an integer, n_occ unless the
    * problem is not the one stated (n_occ, or a restart of another problem) */
   const double trace_tol = fmax(1e-6, sqrt(tol > 0 ? tol : 1e-12));
@@ -670,7 +715,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     /* an exactly idempotent iterate (a diagonal F, for example) is a fixed point of every map: no bound can
      * break any more */
     if (err == 0.0) floor_hit = 1;
-    falling = err < 0.5 * e_hist[0];
+    e_back = it - it0 > ERR_WINDOW ? e_win[(it - it0) % ERR_WINDOW] : NAN; /* ERR_WINDOW iterations ago */
+    e_win[(it - it0) % ERR_WINDOW] = err;
     e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
     if (err < best) best = err;
     if (prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
@@ -768,6 +814,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     }
   }
 #undef SQUARE
+  if (opts->started && *opts->started) *opts->started = 2; /* the iterations are over */
   R.checkpoint = prev_ckpt;
   R.iterations = it;
   R.idem_err = v[V_ERR];
@@ -783,17 +830,18 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
                      "its range, which happens when F is not what it should be (values, byte order) or n_occ "
                      "splits a degenerate level",
                      it, v[V_ERR]);
-  else if (rc == OVL_OK && failed && falling)
+  else if (rc == OVL_OK && failed && (isnan(e_back) || v[V_ERR] < 0.9 * e_back)) /* falling, or too early to tell */
     rc = ovl_err_set(OVL_ERR_NUMERIC,
-                     "purification did not converge in %d iterations (||D^2 - D||_F = %.3e): the iteration cap was "
-                     "reached while the error was still falling; raise the cap",
-                     it, v[V_ERR]);
+                     "purification did not converge: the iteration limit was reached (--max-iter %d) with "
+                     "||D^2 - D||_F = %.3e%s; raise --max-iter",
+                     opts->max_iter, v[V_ERR], isnan(e_back) ? "" : ", still falling");
   else if (rc == OVL_OK && failed)
     rc = ovl_err_set(OVL_ERR_NUMERIC,
-                     "purification did not converge in %d iterations (||D^2 - D||_F = %.3e) and the error had stopped "
-                     "falling: the HOMO-LUMO gap may be too small relative to the spectral width, or F is not what it "
-                     "should be (n_occ, values, byte order); raise the cap or check the input",
-                     it, v[V_ERR]);
+                     "purification did not converge: the iteration limit was reached (--max-iter %d) with "
+                     "||D^2 - D||_F = %.3e, which had not fallen by 10%% over the last %d iterations: the HOMO-LUMO "
+                     "gap may be too small relative to the spectral width, or F is not what it should be (n_occ, "
+                     "values, byte order); check the input, or raise --max-iter",
+                     opts->max_iter, v[V_ERR], (int)ERR_WINDOW);
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && converged) {
     double s[2] = {0, 0};

@@ -1,4 +1,5 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,48 +8,146 @@
 
 #include "cli.h"
 
-/* SIGINT, SIGTERM and SIGUSR1 during a run: the handler records the signal;
- * the purification stops at the next iteration boundary (all ranks agree
- * there), writes a final checkpoint when --checkpoint is given, and the
- * command exits with 128 + the signal number (130, 143, 138) without writing
- * -o. A second signal kills the process (the handler resets itself).
+/* SIGINT, SIGTERM and SIGUSR1 during a run end it within a bounded time,
+ * by phase (g_phase: 0 before the iterations, 1 during, 2 after; the
+ * library reports the transitions through ovl_purify_opts.started):
+ * - before the iterations nothing has been written: the first signal ends
+ *   the process at once, wherever it is blocked (reading input, waiting for
+ *   another rank);
+ * - during the iterations the first signal is recorded; the purification
+ *   stops at the next iteration boundary (all ranks agree there), writes a
+ *   final checkpoint when --checkpoint is given, and the command exits with
+ *   128 + the signal number (130, 143, 138) without writing -o. A watchdog
+ *   (alarm) ends the process if that clean stop has not finished
+ *   OVL_STOP_GRACE seconds (default 30) after the signal: an iteration or a
+ *   checkpoint write that does not end, progress lines into a full pipe;
+ * - after the iterations (the --check, the trace, -o, the report) the first
+ *   signal ends the process at once.
+ * A process ended by a signal removes the temporaries it was writing and
+ * never half replaces an output (ovl_tmp_exit waits for a rename in
+ * progress): every file of an output's name is either as it was or the
+ * complete new one, and a checkpoint state always names complete data. A
+ * second signal ends the process at once in every phase.
  * Batch systems (scancel, time limits) send SIGTERM to every rank directly.
  * Open MPI's mpiexec passes SIGUSR1 on to the ranks at once; on SIGINT or
  * SIGTERM it sends the ranks SIGTERM only after odls_base_sigkill_timeout
  * seconds (default 1) and SIGKILL as long again after that. */
-static volatile sig_atomic_t g_stop, g_started;
+static volatile sig_atomic_t g_stop, g_phase;
 static int g_rank0;
-/* Before the iterations start nothing has been written: the first signal
- * ends the process at once (with a message on rank 0), wherever it is
- * blocked (reading input, waiting for another rank). Async-signal-safe. */
-static void on_stop_signal(int sig) {
-  if (!g_started) {
-    static const char m_int[] = "ovl purify: stopped by SIGINT before the iterations started; nothing written\n";
-    static const char m_term[] = "ovl purify: stopped by SIGTERM before the iterations started; nothing written\n";
-    static const char m_usr1[] = "ovl purify: stopped by SIGUSR1 before the iterations started; nothing written\n";
-    const char *m = sig == SIGINT ? m_int : sig == SIGTERM ? m_term : m_usr1;
-    size_t len = sig == SIGINT ? sizeof m_int - 1 : sig == SIGTERM ? sizeof m_term - 1 : sizeof m_usr1 - 1;
-    if (g_rank0) {
-      ssize_t w = write(STDERR_FILENO, m, len);
+static unsigned g_grace = 30;
+
+/* Async-signal-safe message building (no stdio in a handler). */
+static size_t put(char *buf, size_t at, const char *s) {
+  while (*s && at < 511) buf[at++] = *s++;
+  return at;
+}
+static const char *sig_text(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal";
+}
+/* The message on rank 0's stderr, written only when it does not block (a
+ * full pipe must not hold the process), then the end: the temporaries are
+ * removed and the process exits with 128 + sig. Async-signal-safe. */
+static void end_now(int sig, const char *what) {
+  if (g_rank0) {
+    char m[512];
+    size_t k = put(m, 0, "ovl purify: stopped by ");
+    k = put(m, k, sig_text(sig));
+    k = put(m, k, what);
+    struct pollfd p = {STDERR_FILENO, POLLOUT, 0};
+    if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT)) {
+      ssize_t w = write(STDERR_FILENO, m, k);
       (void)w;
     }
-    _exit(128 + sig);
   }
-  g_stop = sig;
+  ovl_tmp_exit(128 + sig);
+}
+
+static void on_stop_signal(int sig) {
+  int phase = (int)g_phase;
+  if (phase == 0) {
+    end_now(sig, " before the iterations started; nothing written\n");
+  } else if (g_stop) {
+    end_now(sig, " (a second signal); ended at once: outputs not complete were discarded, a file of their name is "
+                 "as it was; the last checkpoint is complete\n");
+  } else if (phase == 1) {
+    g_stop = sig;
+    alarm(g_grace); /* the watchdog of the clean stop */
+    return;
+  } else {
+    g_stop = sig;
+    end_now(sig, " after the iterations, before the outputs were all written: outputs not complete were "
+                 "discarded, a file of their name is as it was\n");
+  }
+  /* here only when a rename is in progress: ovl_tmp_hold ends the process after it */
+}
+
+static void on_watchdog(int s) {
+  (void)s;
+  int sig = (int)g_stop ? (int)g_stop : SIGTERM;
+  end_now(sig, ", but the run did not end within OVL_STOP_GRACE seconds of it (an iteration or a write that "
+               "does not end); ended: outputs not complete were discarded, a file of their name is as it was; the "
+               "last checkpoint is complete\n");
 }
 
 static void stop_signals(int install) {
-  static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1};
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sigemptyset(&sa.sa_mask);
-  sa.sa_handler = install ? on_stop_signal : SIG_DFL;
-  sa.sa_flags = install ? SA_RESTART | SA_RESETHAND : 0;
-  for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) sigaction(sigs[k], &sa, NULL);
+  static const int sigs[] = {SIGINT, SIGTERM, SIGUSR1, SIGALRM};
+  if (!install) alarm(0);
+  for (size_t k = 0; k < sizeof sigs / sizeof sigs[0]; k++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = !install ? SIG_DFL : sigs[k] == SIGALRM ? on_watchdog : on_stop_signal;
+    /* SA_RESTART: during the iterations a recorded signal must not make an
+     * I/O call fail (the watchdog bounds a call that does not end) */
+    sa.sa_flags = install ? SA_RESTART : 0;
+    sigaction(sigs[k], &sa, NULL);
+  }
 }
 
-static const char *signal_name(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGUSR1 ? "SIGUSR1" : "a signal";
+/* OVL_STOP_GRACE: seconds from a signal during the iterations to the end of
+ * the process when the clean stop has not finished (1 to 86400). */
+static ovl_err stop_grace(void) {
+  const char *e = getenv("OVL_STOP_GRACE");
+  if (!e) return OVL_OK;
+  char *end = NULL;
+  long v = strtol(e, &end, 10);
+  if (end == e || *end || v < 1 || v > 86400)
+    return ovl_err_set(OVL_ERR_ARG, "OVL_STOP_GRACE must be a whole number of seconds in [1, 86400], got '%s'", e);
+  g_grace = (unsigned)v;
+  return OVL_OK;
+}
+
+/* What the run did, on rank 0; the exit code. */
+static int purify_report(const ovl_purify_job *j, const ovl_purify_job_result *jr, ovl_err rc, int P, int json,
+                         const char *ckpt) {
+  /* a signal that arrived after the last iteration boundary still ends the
+   * command with 128 + its number: every rank learns the largest */
+  int sig = (int)g_stop;
+  MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rc) return cli_fail("purify", rc);
+  const ovl_purify_result *r = &jr->res;
+  if (!json) ovl_log(OVL_LOG_INFO, "# memory: %.1f MiB per rank (estimate)\n", (double)jr->mem_estimate / 1048576.0);
+  if (r->stopped) {
+    if (ovl_world_rank() == 0) {
+      fprintf(stderr, "ovl purify: stopped by %s after %d iterations (||D^2-D||_F %.2e); no output written; ",
+              sig_text(r->stopped), r->iterations, r->idem_err);
+      if (ckpt && r->checkpoint >= 0)
+        fprintf(stderr, "checkpoint of iteration %d in %s.state.json: continue with --checkpoint %s --restart\n",
+                r->checkpoint, ckpt, ckpt);
+      else fprintf(stderr, "no checkpoint (--checkpoint PREFIX --checkpoint-every K keeps one)\n");
+    }
+    return 128 + r->stopped;
+  }
+  if (ovl_world_rank() == 0 && (rc = ovl_purify_job_print(stdout, j, jr, P, json)) != OVL_OK)
+    return cli_fail("purify", rc);
+  if ((rc = ovl_purify_job_verdict(j, jr)) != OVL_OK) return cli_fail("purify", rc);
+  if (sig) {
+    if (ovl_world_rank() == 0)
+      fprintf(stderr, "ovl purify: %s arrived after the purification had finished; the outputs are complete\n",
+              sig_text(sig));
+    return 128 + sig;
+  }
+  return CLI_OK;
 }
 
 int cmd_purify(int argc, char **argv) {
@@ -95,6 +194,7 @@ int cmd_purify(int argc, char **argv) {
   ovl_err rc = OVL_OK;
   if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
   if (!rc) rc = ovl_purify_opts_apply(&uv, &j.po);
+  if (!rc) rc = stop_grace();
   j.po.plan = ovl_plan_auto(OVL_FAMILY_SSC, 0);
   if (!rc) rc = ovl_plan_opts_apply(OVL_FAMILY_SSC, &pv, &j.po.plan);
   for (int k = 0; k < nopts && !rc; k++) /* the plan's options the method has no use for */
@@ -135,7 +235,7 @@ int cmd_purify(int argc, char **argv) {
   }
   j.po.nocc = nocc < 0 ? 0 : nocc, j.po.verbose = !quiet && !json;
   j.po.stop = &g_stop;
-  j.po.started = &g_started;
+  j.po.started = &g_phase;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   int was_open = ovl_plan_is_open(&j.po.plan) || ppn == OVL_OPT_AUTO;
   char why[OVL_PLAN_WHY] = "";
@@ -157,38 +257,13 @@ int cmd_purify(int argc, char **argv) {
     ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# MPI: %s\n", fock,
             method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
             cli_mpi_library());
-  g_stop = 0, g_started = 0, g_rank0 = ovl_world_rank() == 0;
+  g_stop = 0, g_phase = 0, g_rank0 = ovl_world_rank() == 0;
   stop_signals(1);
   j.ppn = ppn;
   ovl_purify_job_result jr;
   rc = ovl_purify_job_run(MPI_COMM_WORLD, &j, &jr);
+  /* the handlers stay until the report is printed (into a full pipe, say) */
+  int code = purify_report(&j, &jr, rc, P, json, ckpt);
   stop_signals(0);
-  /* a signal that arrived after the last iteration boundary still ends the
-   * command with 128 + its number: every rank learns the largest */
-  int sig = (int)g_stop;
-  MPI_Allreduce(MPI_IN_PLACE, &sig, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rc) return cli_fail("purify", rc);
-  ovl_purify_result *r = &jr.res;
-  if (!json) ovl_log(OVL_LOG_INFO, "# memory: %.1f MiB per rank (estimate)\n", (double)jr.mem_estimate / 1048576.0);
-  if (r->stopped) {
-    if (ovl_world_rank() == 0) {
-      fprintf(stderr, "ovl purify: stopped by %s after %d iterations (||D^2-D||_F %.2e); no output written; ",
-              signal_name(r->stopped), r->iterations, r->idem_err);
-      if (ckpt && r->checkpoint >= 0)
-        fprintf(stderr, "checkpoint of iteration %d in %s.state.json: continue with --checkpoint %s --restart\n",
-                r->checkpoint, ckpt, ckpt);
-      else fprintf(stderr, "no checkpoint (--checkpoint PREFIX --checkpoint-every K keeps one)\n");
-    }
-    return 128 + r->stopped;
-  }
-  if (ovl_world_rank() == 0 && (rc = ovl_purify_job_print(stdout, &j, &jr, P, json)) != OVL_OK)
-    return cli_fail("purify", rc);
-  if ((rc = ovl_purify_job_verdict(&j, &jr)) != OVL_OK) return cli_fail("purify", rc);
-  if (sig) {
-    if (ovl_world_rank() == 0)
-      fprintf(stderr, "ovl purify: %s arrived after the purification had finished; the outputs are complete\n",
-              signal_name(sig));
-    return 128 + sig;
-  }
-  return CLI_OK;
+  return code;
 }
