@@ -232,6 +232,10 @@ static void part_purify(void) {
       continue;
     }
     MPI_Bcast(Dw, (int)(n * n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double asym = 0; /* every method's D is symmetric by construction: exactly */
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < j; i++) asym = fmax(asym, fabs(Dw[i + j * n] - Dw[j + i * n]));
+    T_CHECK(asym == 0.0, "%s: ovl_purify_dense's D is not exactly symmetric: max |D - D^T| = %.3e", methods[mi], asym);
     for (int kind = 0; kind < 3; kind++) {
       split(kind, n, P, cnt);
       int64_t r0 = 0, nr = cnt[g_rank], pad = kind, ld = (nr > 1 ? nr : 1) + pad;

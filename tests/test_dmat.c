@@ -146,6 +146,54 @@ static void test_checks(ovl_grid2d g) {
   (void)size;
 }
 
+/* ovl_dmat_symmetrize on the most square grid, on an s x s grid (idle ranks
+ * beyond s^2) and on 1 x P: every entry is exactly (A(i,j) + A(j,i)) / 2,
+ * with and without the workspace; misuse refused. */
+static void test_symmetrize(MPI_Comm world, int P) {
+  int s = 1;
+  while ((s + 1) * (s + 1) <= P) s++;
+  ovl_grid2d gs[3] = {NULL, NULL, NULL};
+  T_OK(ovl_grid2d_create(world, 0, 0, 0, &gs[0]));
+  T_OK(ovl_grid2d_create(world, s, s, OVL_GRID_ALLOW_IDLE, &gs[1]));
+  T_OK(ovl_grid2d_create(world, 1, P, 0, &gs[2]));
+  const int64_t ns[] = {1, 13, 31, 64};
+  for (int k = 0; k < 3; k++)
+    for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++)
+      for (int withw = 0; withw < 2; withw++) {
+        int64_t n = ns[x];
+        ovl_dmat A = NULL, W = NULL;
+        T_OK(ovl_dmat_create(gs[k], n, n, &A));
+        if (withw) T_OK(ovl_dmat_create(gs[k], n, n, &W));
+        T_OK(ovl_dmat_fill(A, OVL_FILL_RANDOM, 5));
+        T_OK(ovl_dmat_symmetrize(A, W));
+        int bad = 0;
+        for (int64_t c = 0; c < ovl_dmat_local_cols(A); c++)
+          for (int64_t r = 0; r < ovl_dmat_local_rows(A); r++) {
+            int64_t i = ovl_dmat_row_off(A) + r, j = ovl_dmat_col_off(A) + c;
+            double want = 0.5 * (ovl_fill_value(5, i, j) + ovl_fill_value(5, j, i));
+            bad += ovl_dmat_data(A)[r + c * ovl_dmat_ld(A)] != want;
+          }
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, world);
+        T_CHECK(bad == 0, "symmetrize grid %d n=%lld W=%d: %d entries are not (A + A^T)/2", k, (long long)n, withw,
+                bad);
+        T_OK(ovl_dmat_check_symmetric(A, 0.0));
+        ovl_dmat_destroy(&A);
+        ovl_dmat_destroy(&W);
+      }
+  ovl_dmat A = NULL, W = NULL;
+  T_OK(ovl_dmat_create(gs[0], 5, 6, &A));
+  T_ERR(ovl_dmat_symmetrize(A, NULL), OVL_ERR_SIZE);
+  ovl_dmat_destroy(&A);
+  T_OK(ovl_dmat_create(gs[0], 6, 6, &A));
+  T_OK(ovl_dmat_create(gs[0], 5, 5, &W));
+  T_ERR(ovl_dmat_symmetrize(A, W), OVL_ERR_ARG);
+  T_ERR(ovl_dmat_symmetrize(A, A), OVL_ERR_ARG);
+  T_ERR(ovl_dmat_symmetrize(NULL, NULL), OVL_ERR_ARG);
+  ovl_dmat_destroy(&A);
+  ovl_dmat_destroy(&W);
+  for (int k = 0; k < 3; k++) ovl_grid2d_destroy(&gs[k]);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int P;
@@ -160,6 +208,7 @@ int main(int argc, char **argv) {
     test_redistribute(MPI_COMM_WORLD, P, sizes[s][0], sizes[s][1]);
   }
   test_checks(g);
+  test_symmetrize(MPI_COMM_WORLD, P);
   ovl_grid2d_destroy(&g);
   ovl_grid2d_destroy(&g1);
   int rc = t_finish("test_dmat");

@@ -133,6 +133,16 @@ ovl_err ovl_dmat_import(ovl_dmat X, const ovl_axis *rows, const ovl_axis *cols, 
  * Errors as ovl_dmat_import. */
 ovl_err ovl_dmat_export(ovl_dmat X, const ovl_axis *rows, const ovl_axis *cols, double *a, int64_t lld);
 
+/* A := (A + A^T) / 2, exactly symmetric: A(i,j) and A(j,i) become the same
+ * double (the same two values summed, then halved). On a p x p grid the
+ * blocks (i, j) and (j, i) swap with one MPI_Sendrecv (diagonal blocks stay
+ * local); other grids go through ovl_dmat_transpose. W: NULL, or another
+ * matrix of A's size on A's grid used as scratch (its values are lost),
+ * which spares allocating a block. COLLECTIVE over the parent. Errors
+ * (agreed): OVL_ERR_SIZE (A not square), OVL_ERR_ARG (A NULL, a W that does
+ * not fit), OVL_ERR_NOMEM. */
+ovl_err ovl_dmat_symmetrize(ovl_dmat A, ovl_dmat W);
+
 /* ---- checks and norms (COLLECTIVE over the parent) ---- */
 /* OVL_ERR_NUMERIC naming the first non-finite entry, if any. */
 ovl_err ovl_dmat_check_finite(ovl_dmat A);

@@ -142,6 +142,8 @@ typedef struct ovl_purify_result {
                               "iteration cap" (a static string) */
   int stopped;             /* the agreed *opts.stop that ended the run early, else 0 */
   int checkpoint;          /* iteration of the last checkpoint written or read, else -1 */
+  double t_symm;           /* seconds in making D exactly symmetric, (D + D^T) / 2 (ovl_dmat_symmetrize): D0, and
+                              after every step of canonical and mcweeny, whose D^2 and D^3 are rounded apart */
 } ovl_purify_result;
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the

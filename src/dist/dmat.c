@@ -424,3 +424,82 @@ ovl_err ovl_dmat_matvec(ovl_dmat A, const double *x, double *y) {
   if (mrc != MPI_SUCCESS) return ovl_err_mpi(mrc, "MPI_Allreduce (matvec)");
   return OVL_OK;
 }
+
+/* ---- symmetrization ------------------------------------------------------------ */
+
+/* dst(r, c) := (dst(r, c) + t(c, r)) / 2 for the lm x ln block dst (leading
+ * dimension ld) and the ln x lm column-major block t (leading dimension lt),
+ * in tiles so that the transposed reads stay in cache. */
+static void average_transposed(double *dst, int64_t ld, const double *t, int64_t lt, int64_t lm, int64_t ln) {
+  enum { TILE = 64 };
+  for (int64_t c0 = 0; c0 < ln; c0 += TILE)
+    for (int64_t r0 = 0; r0 < lm; r0 += TILE) {
+      int64_t c1 = c0 + TILE < ln ? c0 + TILE : ln, r1 = r0 + TILE < lm ? r0 + TILE : lm;
+      for (int64_t c = c0; c < c1; c++)
+        for (int64_t r = r0; r < r1; r++) dst[r + c * ld] = 0.5 * (dst[r + c * ld] + t[c + r * lt]);
+    }
+}
+
+ovl_err ovl_dmat_symmetrize(ovl_dmat A, ovl_dmat W) {
+  OVL_CHECK(A != NULL, OVL_ERR_ARG, "ovl_dmat_symmetrize: no matrix given");
+  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  int p = 0, q = 0, i = -1, j = -1;
+  ovl_grid2d_dims(A->grid, &p, &q);
+  ovl_grid2d_coords(A->grid, &i, &j);
+  ovl_err rc = OVL_OK;
+  if (A->m != A->n)
+    rc = ovl_err_set(OVL_ERR_SIZE, "only a square matrix can be symmetrized, got %" PRId64 " x %" PRId64, A->m, A->n);
+  else if (W && (W == A || W->grid != A->grid || W->m != A->m || W->n != A->n))
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "ovl_dmat_symmetrize: the workspace must be another %" PRId64 " x %" PRId64
+                     " matrix on the grid of A",
+                     A->m, A->n);
+  if (p != q) { /* any grid: through the general transpose */
+    ovl_dmat T = W;
+    OVL_TRY(ovl_err_agree(parent, rc));
+    if (!T) OVL_TRY(ovl_dmat_create(A->grid, A->n, A->m, &T));
+    rc = ovl_dmat_transpose(A, T);
+    for (int64_t c = 0; rc == OVL_OK && c < A->ln; c++) /* T has A's layout: T(r, c) = A(c, r) */
+      for (int64_t r = 0; r < A->lm; r++)
+        A->data[r + c * A->ld] = 0.5 * (A->data[r + c * A->ld] + T->data[r + c * T->ld]);
+    if (T != W) ovl_dmat_destroy(&T);
+    return rc;
+  }
+  /* a p x p grid: the blocks (i, j) and (j, i) are each other's transpose in
+   * shape; the pair swaps them and both average, the same sums in both */
+  int64_t cnt = A->lm * A->ln;
+  double *buf = NULL;
+  if (rc == OVL_OK && i != j && cnt > 0)
+    rc = W ? (buf = W->data, OVL_OK) : ovl_malloc(sizeof(double) * (size_t)cnt, &buf);
+  rc = ovl_err_agree(parent, rc);
+  if (rc != OVL_OK) {
+    if (!W) ovl_free(&buf);
+    return rc;
+  }
+  if (i == j) { /* a diagonal block: both halves here, in tiles of the lower triangle */
+    enum { TILE = 64 };
+    double *a = A->data;
+    int64_t ld = A->ld, nb = A->lm;
+    for (int64_t c0 = 0; c0 < nb; c0 += TILE)
+      for (int64_t r0 = c0; r0 < nb; r0 += TILE) {
+        int64_t c1 = c0 + TILE < nb ? c0 + TILE : nb, r1 = r0 + TILE < nb ? r0 + TILE : nb;
+        for (int64_t c = c0; c < c1; c++)
+          for (int64_t r = r0 > c + 1 ? r0 : c + 1; r < r1; r++) {
+            double v = 0.5 * (a[r + c * ld] + a[c + r * ld]);
+            a[r + c * ld] = a[c + r * ld] = v;
+          }
+      }
+  } else if (cnt > 0) {
+    MPI_Comm comm = ovl_grid2d_comm(A->grid);
+    const int64_t chunk = (int64_t)1 << 30;
+    for (int64_t off = 0; off < cnt; off += chunk) { /* the block is contiguous: ld == lm */
+      int len = (int)(cnt - off < chunk ? cnt - off : chunk);
+      int mrc = MPI_Sendrecv(A->data + off, len, MPI_DOUBLE, j * q + i, 7302, buf + off, len, MPI_DOUBLE, j * q + i,
+                             7302, comm, MPI_STATUS_IGNORE);
+      if (mrc != MPI_SUCCESS) ovl_fatal(parent, OVL_ERR_MPI, "ovl_dmat_symmetrize: MPI_Sendrecv failed");
+    }
+    average_transposed(A->data, A->ld, buf, A->ln, A->lm, A->ln);
+  }
+  if (!W) ovl_free(&buf);
+  return OVL_OK;
+}

@@ -130,21 +130,6 @@ static ovl_err exchange(const bcarr *b, ovl_dmat X, int dir, const bgrid *G) {
   return dir == 0 ? ovl_dmat_import(X, &r, &c, b->a, b->lld) : ovl_dmat_export(X, &r, &c, b->a, b->lld);
 }
 
-/* A := (A + A^T) / 2. COLLECTIVE over A's parent. */
-static ovl_err symmetrize(ovl_dmat A) {
-  ovl_dmat T = NULL;
-  OVL_TRY(ovl_dmat_create(ovl_dmat_grid(A), ovl_dmat_rows(A), ovl_dmat_cols(A), &T));
-  ovl_err rc = ovl_dmat_transpose(A, T);
-  if (rc == OVL_OK && ovl_grid2d_active(ovl_dmat_grid(A))) {
-    double *a = ovl_dmat_data(A), *t = ovl_dmat_data(T);
-    int64_t ld = ovl_dmat_ld(A);
-    for (int64_t c = 0; c < ovl_dmat_local_cols(A); c++)
-      for (int64_t r = 0; r < ovl_dmat_local_rows(A); r++) a[r + c * ld] = 0.5 * (a[r + c * ld] + t[r + c * ld]);
-  }
-  ovl_dmat_destroy(&T);
-  return rc;
-}
-
 /* ---- HOMO and LUMO by Lanczos ------------------------------------------- */
 
 /* Eigenvalues of the k x k symmetric tridiagonal (a, b) below x (Sturm). */
@@ -428,7 +413,7 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
       pdtrsm_("R", "U", "N", "N", &ni, &ni, &alpha, m.sw, &one, &one, descw_, m.fw, &one, &one, descw_);
       rc = exchange(&bw, m.F0, 0, G);
     }
-    if (rc == OVL_OK) rc = symmetrize(m.F0);
+    if (rc == OVL_OK) rc = ovl_dmat_symmetrize(m.F0, m.D0); /* D0 is free until the purification */
     info->t_overlap += ovl_time() - t1;
   }
   if (rc != OVL_OK) {
@@ -480,7 +465,7 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
       pdtrsm_("R", "U", "T", "N", &ni, &ni, &alpha, m.sw, &one, &one, descw_, m.fw, &one, &one, descw_);
       rc = exchange(&bw, m.D0, 0, G);
     }
-    if (rc == OVL_OK) rc = symmetrize(m.D0);
+    if (rc == OVL_OK) rc = ovl_dmat_symmetrize(m.D0, m.F0); /* F0 (F') is no longer needed */
     info->t_overlap += ovl_time() - t4;
   }
   double t5 = ovl_time();
@@ -496,7 +481,7 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
     plan.ndup = 1;
     if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, Fc, m.D0, 0.0, m.T0, &plan, NULL);
     if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, m.D0, m.T0, 0.0, m.W0, &plan, NULL);
-    if (rc == OVL_OK) rc = symmetrize(m.W0);
+    if (rc == OVL_OK) rc = ovl_dmat_symmetrize(m.W0, m.T0);
     double t6 = ovl_time();
     bcarr bww = bc_of(descw, w);
     if (rc == OVL_OK) rc = exchange(&bww, m.W0, 1, G);

@@ -321,6 +321,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_str(o, "trace_error_of", mcw ? "round(tr D)" : "n_occ");
     ovl_record_set_num(o, "energy", r->energy), ovl_record_set_num(o, "t_total", jr->t_wall);
     ovl_record_set_num(o, "t_ssc", r->t_ssc), ovl_record_set_num(o, "ssc_gflops", r->ssc_gflops);
+    ovl_record_set_num(o, "t_symm", r->t_symm);
     ovl_record_set_str(o, "check", check ? (pass ? "PASS" : "FAIL") : "not checked");
     ovl_record_set_num(o, "ref_relerr", check ? jr->ref.relerr : NAN); /* null when not checked */
     ovl_record_set_num(o, "t_eig", check ? jr->ref.t_eig : NAN);
@@ -337,11 +338,11 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
           "purify: n=%" PRId64
           " %s grid %s (%d active, %d BLAS thread%s each): %d iterations (%d in float32), stopped at the "
           "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
-          "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s)%s%s\n",
+          "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s), symmetrization %.4f s%s%s\n",
           jr->n, occ, jr->grid, jr->active, jr->threads, jr->threads == 1 ? "" : "s", r->iterations, r->iter_single,
           r->stop_reason, r->idem_err, mcw ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy,
           jr->t_wall, ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
-          r->ssc_gflops, j->out ? ", D written to " : "", j->out ? j->out : "");
+          r->ssc_gflops, r->t_symm, j->out ? ", D written to " : "", j->out ? j->out : "");
   if (check)
     fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
             jr->ref.relerr, jr->ref.energy, jr->ref.t_eig, pass ? "PASS" : "FAIL");

@@ -546,6 +546,21 @@ static int quadratic_bound_broken(double e, double e_ref, double K, double floor
   return isfinite(e_ref) && e < floor_guard && e > K * e_ref * e_ref;
 }
 
+/* D := (D + D^T) / 2 on plane 0 (W: scratch of D's layout), timed into *t;
+ * the verdict agreed over the parent. Every D that leaves an iteration (and
+ * so every checkpoint and the result) is exactly symmetric: SymmSquareCube's
+ * D^2 and D^3 come from general products, whose rounding differs between
+ * (i, j) and (j, i), and the step combines them; the symmetric square
+ * computes each pair once, so SP2 and TRS4 need this for D0 only. */
+static ovl_err symmetrize_d(ovl_dmat D, ovl_dmat W, int on0, MPI_Comm parent, double *t) {
+  double t0 = ovl_time();
+  OVL_TRACE_BEGIN("purify.symmetrize");
+  ovl_err rc = on0 ? ovl_dmat_symmetrize(D, W) : OVL_OK;
+  OVL_TRACE_END("purify.symmetrize", 0);
+  *t += ovl_time() - t0;
+  return ovl_err_agree(parent, rc);
+}
+
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(g, "ovl_purify", "the 3D grid"));
   MPI_Comm parent = ovl_grid3d_parent(g);
@@ -644,6 +659,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     }
   }
   rc = ovl_err_agree(parent, rc);
+  /* F (and so D0) or a checkpoint may be symmetric only to 1e-12 */
+  if (rc == OVL_OK) rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
   /* ---- iterate ---- */
   ovl_prec prec = sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
@@ -792,6 +809,10 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       }
     }
     branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
+    if (!sqm) { /* D^2 and D^3 are symmetric only to rounding: D (D^2 is free now) made exactly so */
+      rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
+      if (rc != OVL_OK) break;
+    }
     if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
       if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts, fsum);
       rc = ovl_err_agree(parent, rc);
