@@ -71,7 +71,7 @@ def load(path):
     side = json.load(open(path + ".json"))
     n = side["rows"]
     a = np.fromfile(path, dtype="<f8")
-    if a.size != n * n or side != {"rows": n, "cols": n, "symmetric": True}:
+    if a.size != n * n or {k: side.get(k) for k in ("rows", "cols", "symmetric")} != {"rows": n, "cols": n, "symmetric": True}:
         return None, side
     return a.reshape(n, n), side
 for d in dirs:
