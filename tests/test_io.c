@@ -612,6 +612,39 @@ static void test_atomic(void) {
   T_CHECK(exists("ok.bin") && exists("ok.bin.json") && exists("ok.mtx"), "written files missing");
   T_CHECK(!exists("ok.mtx.json"), "a Matrix Market file got a sidecar");
   T_CHECK(count_tmp() == 0, "temporary files left after successful writes");
+
+  /* a data file and a sidecar that were not written together: the new
+   * sidecar of a 4 x 6 matrix beside the old data of the 6 x 4 one (same
+   * size, another shape), or one changed value, is refused by its checksum */
+  ovl_dmat T = NULL, B = NULL;
+  char q[512], side[600], keep[600];
+  tpath(q, sizeof q, "pair.bin");
+  T_OK(ovl_dmat_create(g_grids[0], 4, 6, &T));
+  if (T) {
+    T_OK(ovl_dmat_fill(T, OVL_FILL_RANDOM, 12));
+    T_OK(ovl_dmat_write_raw(T, q, 0));
+    snprintf(side, sizeof side, "%s.json", q);
+    snprintf(keep, sizeof keep, "%s/keep.json", g_dir);
+    if (g_rank == 0) T_CHECK(rename(side, keep) == 0, "cannot move %s", side);
+    T_OK(ovl_dmat_write_raw(A, q, 0)); /* 6 x 4: the same number of bytes */
+    if (g_rank == 0) T_CHECK(rename(keep, side) == 0, "cannot move %s back", keep);
+    MPI_Barrier(MPI_COMM_WORLD);
+    T_ERR_ALL(ovl_dmat_read_raw(g_grids[g_ngrids - 1], q, 0, &B), OVL_ERR_FORMAT, "not written together");
+    T_CHECK(B == NULL, "a mismatched pair gave a matrix");
+    /* the matching pair reads; one value changed in place is refused */
+    T_OK(ovl_dmat_write_raw(T, q, 0));
+    T_OK(ovl_dmat_read_raw(g_grids[0], q, 0, &B));
+    ovl_dmat_destroy(&B);
+    if (g_rank == 0) {
+      FILE *f = fopen(q, "r+b");
+      double v = 0.5;
+      T_CHECK(f && fseek(f, 8 * 7, SEEK_SET) == 0 && fwrite(&v, 8, 1, f) == 1, "cannot change %s", q);
+      if (f) fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    T_ERR_ALL(ovl_dmat_read_raw(g_grids[0], q, 0, &B), OVL_ERR_FORMAT, "checksum");
+    ovl_dmat_destroy(&T);
+  }
   ovl_dmat_destroy(&A);
 }
 
