@@ -415,7 +415,11 @@ ovl_err ovl_dmat_matvec(ovl_dmat A, const double *x, double *y) {
   ovl_err rc = A->m > 0 && A->n > 0 ? ovl_check_ptr(x, "ovl_dmat_matvec", "x") : OVL_OK;
   if (rc == OVL_OK && A->m > 0) rc = ovl_check_ptr(y, "ovl_dmat_matvec", "y");
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(A->m > 0 ? A->m : 1), &part);
-  OVL_TRY(ovl_err_agree(parent, rc));
+  rc = ovl_err_agree(parent, rc);
+  if (rc != OVL_OK) {
+    ovl_free(&part); /* another rank's argument was refused */
+    return rc;
+  }
   if (A->lm > 0 && A->ln > 0)
     cblas_dgemv(CblasColMajor, CblasNoTrans, (int)A->lm, (int)A->ln, 1.0, A->data, (int)A->ld, x + A->coff, 1, 0.0,
                 part + A->roff, 1);
