@@ -406,7 +406,6 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   if (v->groups) OVL_TRY(ovl_plan_option_applies("--groups", p->algo));
   if (v->repl > 0) OVL_TRY(ovl_plan_option_applies("--repl", p->algo));
   if (v->arrival) OVL_TRY(ovl_plan_option_applies("--arrival-order", p->algo));
-  if (v->backend && p->coll.backend == OVL_BACKEND_OWN) OVL_TRY(ovl_plan_option_applies("--backend own", p->algo));
   if (v->bcast && strcmp(v->bcast, "auto") != 0) { /* an algorithm of ovl's own broadcast */
     if (p->coll.backend != OVL_BACKEND_OWN)
       return ovl_err_set(OVL_ERR_ARG,
@@ -415,6 +414,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
                          v->bcast);
     OVL_TRY(ovl_plan_option_applies("--bcast-alg", p->algo));
   }
+  if (v->backend && p->coll.backend == OVL_BACKEND_OWN) OVL_TRY(ovl_plan_option_applies("--backend own", p->algo));
   int is3 = !is_auto && !is_2d(p->algo);
   if (v->grid) {
     int dims[3] = {0, 0, 0}, nd = 0;
