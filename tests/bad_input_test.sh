@@ -314,6 +314,17 @@ case_ "model --lookahead with cannon" 2 "--lookahead applies to --algo summa and
 case_ "model --max without a sweep" 2 "--max applies to --sweep ndup and ppn only" "1" model --max 4
 case_ "bench ssc --arrival-order with alg6" 2 "--arrival-order applies to alg5 only" "1" bench ssc -n 48 -a alg6 --arrival-order on
 case_ "bench progress --segment with binomial" 2 "--segment applies to --algo chain" "1" bench progress -n 64K -a binomial --segment 1K
+case_ "tune --rounds without --exhaustive" 2 "--rounds applies to --exhaustive only" "$P" tune -n 48 --top 1 -i 1 -x 0 -r 2
+case_ "gemm --bcast-alg with --backend mpi" 2 "--bcast-alg chain applies to --backend own only" "$P" gemm -n 16 --bcast-alg chain
+case_ "gemm --bcast-alg with cannon" 2 "--bcast-alg applies to --algo summa, hsumma, 3d and 2.5d only, not cannon" "1" gemm -n 16 --algo cannon --backend own --bcast-alg hier
+case_ "gemm --backend own with cannon" 2 "--backend own applies to --algo .* only, not cannon" "1" gemm -n 16 --algo cannon --backend own
+case_ "bench coll --timeline-size without --timeline" 2 "--timeline-size applies to --timeline only" "1" bench coll -m 8:64 -i 1 -x 0 --timeline-size 64
+case_ "bench nbc --num-tests with imb" 2 "--num-tests applies to --mode osu and eff \(or all\) only, not imb" "1" bench nbc -m 8:64 --mode imb --num-tests 3
+case_ "bench nbc --compute-us with osu" 2 "--compute-us applies to --mode eff \(or all\) only, not osu" "1" bench nbc -m 8:64 --mode osu --compute-us 5
+case_ "bench nbc --full with eff" 2 "--full applies to --mode osu \(or all\) only, not eff" "1" bench nbc -m 8:64 --mode eff -f
+case_ "model --ndup with --sweep ndup" 2 "--ndup is what --sweep ndup varies" "1" model --ndup 3 --sweep ndup
+case_ "model --sweep G with alg5" 2 "--sweep G varies HSUMMA's groups: --kernel alg5 has none" "1" model --kernel alg5 --sweep G
+case_ "model --sweep c with summa" 2 "--sweep c varies the replication of 2.5d and alg6: --kernel summa" "1" model --kernel summa --sweep c
 # bytes of arguments and files are escaped before they reach a terminal
 case_ "an escape in an option"  2 "unknown option '--e\\\\x1B\[31m\\\\xFF'" "1" gemm "--$esc"
 case_ "an escape in a file name" 1 "e\\\\x1B\[31m\\\\xFFnone.raw.*No such file" "$P" purify --fock "$f/${esc}none.raw" --nocc 5 "${o[@]}"

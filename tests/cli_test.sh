@@ -143,5 +143,40 @@ expect "tune -o past a file size limit: exit 1" test "$rc" -eq 1
 expect "tune -o past a file size limit: the reason" has "cannot write .*: File too large" "$err"
 expect "tune -o past a file size limit: the old file kept, no temporary"   test "$(ls -A "$tmp/fsz")" = t.json -a "$(md5sum <"$tmp/fsz/t.json")" = "$(md5sum <"$tmp/fsz.before")"
 
+# bytes of paths and of files reach a terminal escaped (ovl_escape), in results and JSON records as in messages:
+# a directory named with a terminal escape and a byte that is not UTF-8, a machine file whose "name" holds an
+# escape and a C1 control (JSON's \u escapes: a strict reader refuses raw control bytes and invalid UTF-8)
+esc=$(printf 'e\033[31m\377'); ed="$tmp/$esc"; mkdir -p "$ed"
+printf '%%%%MatrixMarket matrix array real symmetric\n2 2\n-1\n0\n1\n' >"$ed/f.mtx"
+sed -E 's/"name": *"[^"]*"/"name": "m\\u001b[2J\\u009b"/' "$(dirname "$0")/../bench/machines/stampede2-table4.json" >"$ed/m.json"
+clean() { # the output holds no control byte but newlines and tabs, only valid UTF-8, and JSON lines that parse
+  python3 -c 'import json, re, sys
+t = open(sys.argv[1], "rb").read().decode("utf-8")  # strict: raises on a byte that is not UTF-8
+assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", t), "a control character"
+[json.loads(l) for l in t.splitlines() if l.startswith("{")]' "$1" 2>/dev/null
+}
+escaped='e\\x1B\[31m\\xFF'
+run 1 purify --fock "$ed/f.mtx" --nocc 1 -o "$ed/D.raw"
+cat "$tmp/out" "$tmp/err" >"$tmp/all"
+expect "escaped: purify -o in a named directory" test "$rc" -eq 0
+expect "escaped: the result line names D's path" has "D written to .*/$escaped/D.raw" "$out"
+expect "escaped: purify's output holds no raw byte" clean "$tmp/all"
+run 1 purify --fock "$ed/f.mtx" --nocc 1 -j
+cat "$tmp/out" "$tmp/err" >"$tmp/all"
+expect "escaped: purify -j's record" has "\"fock\":\"[^\"]*/e\\\\\\\\x1B\\[31m" "$out"
+expect "escaped: purify -j is valid JSON, no raw byte" clean "$tmp/all"
+for j in "" -j; do
+  run 1 tune --kernel ssc -n 48 --top 1 -i 1 -x 0 $j --machine "$ed/m.json" -o "$ed/t$j.json"
+  cat "$tmp/out" "$tmp/err" >"$tmp/all"
+  expect "escaped: tune $j with the machine file" test "$rc" -eq 0
+  expect "escaped: tune $j prints no raw byte" clean "$tmp/all"
+  expect "escaped: tune $j's tune file holds the name escaped" clean "$ed/t$j.json"
+  [ -z "$j" ] && expect "escaped: tune names where it stored" has "stored in .*/$escaped/t.json" "$out"
+done
+run 1 model --machine "$ed/m.json" -n 256
+cat "$tmp/out" "$tmp/err" >"$tmp/all"
+expect "escaped: model names the machine file" has "machine .*/$escaped/m.json" "$out"
+expect "escaped: model prints no raw byte" clean "$tmp/all"
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -132,7 +132,7 @@ CMDS = {
         "--machine": IN_FILES, "-b": SIZES, "--outer": SIZES, "-G": INTS, "-d": INTS, "--repl": INTS, "--ppn": INTS,
         "--lookahead": None, "--sweep": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
         "-j": None}),
-    "tune": (["-n", "48", "--top", "1", "-i", "1", "-x", "0", "-r", "1", "-q", "-o", "@OUT@/t.json"], {
+    "tune": (["-n", "48", "--top", "1", "-i", "1", "-x", "0", "-q", "-o", "@OUT@/t.json"], {
         "--kernel": ["gemm", "ssc", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"], "--machine": IN_FILES,
         "--top": SMALL,
         "--band": DOUBLES, "-i": SMALL, "-r": SMALL, "-x": SMALL, "-o": OUT_FILES, "-j": None}),

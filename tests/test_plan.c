@@ -80,6 +80,31 @@ static void test_opts(void) {
   memset(&v, 0, sizeof v);
   v.algo = "alg5";
   T_ERR(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p), OVL_ERR_ARG);
+  /* the collectives' options: a broadcast algorithm needs the own back end (the caller's or given), cannon none */
+  memset(&v, 0, sizeof v);
+  v.algo = "summa", v.bcast = "chain";
+  p = ovl_plan_auto(OVL_FAMILY_GEMM, 100);
+  T_ERR(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "--bcast-alg chain applies to --backend own only") != NULL, "%s", ovl_errmsg());
+  v.backend = "own";
+  T_OK(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p));
+  T_CHECK(p.coll.backend == OVL_BACKEND_OWN && p.coll.bcast == OVL_BCAST_CHAIN, "own chain");
+  v.backend = NULL; /* the caller's plan has the own back end already */
+  T_OK(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p));
+  v.algo = "cannon";
+  T_ERR(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "--bcast-alg applies to --algo summa, hsumma, 3d and 2.5d only, not cannon") != NULL,
+          "%s", ovl_errmsg());
+  v.bcast = "auto", v.backend = "own";
+  T_ERR(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "--backend own applies") != NULL, "%s", ovl_errmsg());
+  v.backend = "mpi";
+  T_OK(ovl_plan_opts_apply(OVL_FAMILY_GEMM, &v, &p));
+  /* an options string: the same rule */
+  ovl_plan q = ovl_plan_default(OVL_ALGO_SUMMA, 100, 1);
+  T_ERR(ovl_options_apply("--bcast-alg hier", "options", 0, OVL_FAMILY_GEMM, &q, NULL), OVL_ERR_ARG);
+  T_OK(ovl_options_apply("--backend own --bcast-alg hier", "options", 0, OVL_FAMILY_GEMM, &q, NULL));
+  T_CHECK(q.coll.backend == OVL_BACKEND_OWN && q.coll.bcast == OVL_BCAST_HIER, "options string: own hier");
 }
 
 /* Checks of complete plans, and the printed forms. */

@@ -282,6 +282,20 @@ void ovl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* printf to stderr with a "[rank r] " prefix, on any rank. LOCAL. */
 void ovl_log_rank(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The one escaping of text for a terminal: src copied into dst (n bytes,
+ * always terminated, cut at a whole character) with control characters
+ * (newlines and tabs too), DEL, C1 controls and bytes that are not valid
+ * UTF-8 written as \xNN; printable ASCII and valid UTF-8 pass unchanged.
+ * Messages (ovl_err_set, ovl_log, ovl_warn, ovl_fatal), ovl_fprintf and the
+ * strings of records (ovl_record_set_str) go through it. Returns dst. LOCAL. */
+const char *ovl_escape(char *dst, size_t n, const char *src);
+
+/* fprintf whose formatted text is escaped as ovl_escape does, newlines and
+ * tabs kept: for every line that carries a file name, a path or a string
+ * read from a file. Returns the bytes written, or -1 (a write error or no
+ * memory). LOCAL. */
+int ovl_fprintf(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Rank in MPI_COMM_WORLD (cached). LOCAL. */
 int ovl_world_rank(void);
 

@@ -257,11 +257,13 @@ typedef struct ovl_plan_optvals {
 int ovl_plan_opts(ovl_family f, ovl_plan_optvals *po, ovl_opt *opts, int cap);
 /* Errors (OVL_ERR_ARG, naming the option): a value that does not parse, an
  * option that does not apply to the algorithm (ovl_plan_option_applies),
+ * --bcast-alg other than auto without the own back end,
  * --grid of the wrong rank, --outer < --block. LOCAL. */
 ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *po, ovl_plan *plan);
 /* The one rule of options that apply to some algorithms only: OVL_OK when
  * option ("--block", "--lookahead", "--outer", "--groups", "--repl",
- * "--arrival-order"; any other option applies everywhere) applies to algo,
+ * "--arrival-order", "--backend own" (not Cannon, whose shifts are point to
+ * point), "--bcast-alg"; any other option applies everywhere) applies to algo,
  * else OVL_ERR_ARG saying which algorithms it applies to. Under
  * OVL_ALGO_AUTO an option narrows auto's choice (OVL_OK), except --groups,
  * which needs --algo hsumma named. LOCAL. */

@@ -213,8 +213,8 @@ ovl_err ovl_bench_coll_print(FILE *out, const ovl_bench_coll_params *p, const ov
     rc = finish_record(out, &rec, rc, mpi);
   }
   if (!rc && p->timeline && po->header && !po->json)
-    fprintf(out, "# timeline: %d repetitions of each case at %" PRId64 " B written to %s (and .csv)\n",
-            p->timeline_reps, res->timeline_bytes, p->timeline);
+    ovl_fprintf(out, "# timeline: %d repetitions of each case at %" PRId64 " B written to %s (and .csv)\n",
+                p->timeline_reps, res->timeline_bytes, p->timeline);
   fflush(out);
   return rc;
 }

@@ -24,8 +24,8 @@ ovl_err ovl_bench_reporter_start(ovl_bench_reporter *r, const char *what, int to
 static void reporter_line(ovl_bench_reporter *r, int total, const char *text) {
   r->done++;
   if (!r->on) return;
-  fprintf(stderr, "ovl bench %s: [%d/%d] %s (%.1f s)\n", r->what, r->done, r->total > 0 ? r->total : total, text,
-          ovl_time() - r->t0);
+  ovl_fprintf(stderr, "ovl bench %s: [%d/%d] %s (%.1f s)\n", r->what, r->done, r->total > 0 ? r->total : total, text,
+              ovl_time() - r->t0);
   fflush(stderr);
 }
 

@@ -146,7 +146,7 @@ static double sched_sumrate(void) {
     errno = 0;
     double v = e && *e ? strtod(e, &end) : 0;
     if (e && *e && (errno || *end || !(v >= 0))) {
-      fprintf(stderr, "ovl: OVL_SMPI_SUMRATE='%s' is not a rate in bytes per second\n", e);
+      ovl_fprintf(stderr, "ovl: OVL_SMPI_SUMRATE='%s' is not a rate in bytes per second\n", e);
       abort();
     }
     rate = v;

@@ -71,6 +71,11 @@ static void escape_text(char *dst, size_t n, const char *src, int keep_lines) {
   dst[o] = '\0';
 }
 
+const char *ovl_escape(char *dst, size_t n, const char *src) {
+  if (dst && n > 0) escape_text(dst, n, src ? src : "", 0);
+  return dst;
+}
+
 static void vset(const char *fmt, va_list ap) {
   char raw[OVL_MSG_MAX];
   vsnprintf(raw, sizeof raw, fmt, ap);
@@ -272,30 +277,41 @@ int ovl_world_rank(void) {
   return cached;
 }
 
-/* Format fmt, escape it (escape_text, lines kept) and print it on out. */
-static void vprint_escaped(FILE *out, const char *prefix, const char *fmt, va_list ap) {
+/* Format fmt, escape it (escape_text, lines kept) and print it on out;
+ * flush when asked. Returns the bytes written or -1. */
+static int vprint_escaped(FILE *out, const char *prefix, int flush, const char *fmt, va_list ap) {
   va_list aq;
   va_copy(aq, ap);
-  int len = vsnprintf(NULL, 0, fmt, aq);
+  int len = vsnprintf(NULL, 0, fmt, aq), w = -1;
   va_end(aq);
-  if (len < 0) return;
+  if (len < 0) return -1;
   size_t cap = (size_t)len + 1;
   char *raw = malloc(cap), *esc = malloc(4 * cap);
   if (raw && esc) {
     vsnprintf(raw, cap, fmt, ap);
     escape_text(esc, 4 * cap, raw, 1);
-    fprintf(out, "%s%s", prefix, esc);
+    w = fprintf(out, "%s%s", prefix, esc);
   }
   free(raw);
   free(esc);
-  fflush(out);
+  if (flush) fflush(out);
+  return w;
+}
+
+int ovl_fprintf(FILE *out, const char *fmt, ...) {
+  if (!out || !fmt) return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vprint_escaped(out, "", 0, fmt, ap);
+  va_end(ap);
+  return w;
 }
 
 void ovl_log(ovl_log_level level, const char *fmt, ...) {
   if (level > g_level || ovl_world_rank() != 0) return;
   va_list ap;
   va_start(ap, fmt);
-  vprint_escaped(stdout, "", fmt, ap);
+  vprint_escaped(stdout, "", 1, fmt, ap);
   va_end(ap);
 }
 
@@ -303,7 +319,7 @@ void ovl_warn(const char *fmt, ...) {
   if (ovl_world_rank() != 0) return;
   va_list ap;
   va_start(ap, fmt);
-  vprint_escaped(stderr, "ovl: warning: ", fmt, ap);
+  vprint_escaped(stderr, "ovl: warning: ", 1, fmt, ap);
   va_end(ap);
 }
 
@@ -312,7 +328,7 @@ void ovl_log_rank(const char *fmt, ...) {
   snprintf(prefix, sizeof prefix, "[rank %d] ", ovl_world_rank());
   va_list ap;
   va_start(ap, fmt);
-  vprint_escaped(stderr, prefix, fmt, ap);
+  vprint_escaped(stderr, prefix, 1, fmt, ap);
   va_end(ap);
 }
 

@@ -130,7 +130,7 @@ ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char *
       break;
     }
     if (r == 0) {
-      if (ferror(f)) rc = ovl_err_set(OVL_ERR_IO, "cannot read %s '%s': %s", what, path, strerror(errno));
+      if (ferror(f)) rc = ovl_err_set(OVL_ERR_IO, "cannot read %s '%s': %s", what, path, strerror(errno ? errno : EIO));
       break;
     }
   }

@@ -410,7 +410,7 @@ static void current_value(const ovl_opt *o, char *buf, size_t n) {
 }
 
 void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts) {
-  fprintf(out, "%s\n\nOptions:\n", usage);
+  ovl_fprintf(out, "%s\n\nOptions:\n", usage);
   for (int k = 0; k < nopts; k++) {
     const ovl_opt *o = &opts[k];
     if (o->help == NULL) continue; /* an alias (another name of a listed option): parsed, not listed */
@@ -434,7 +434,7 @@ void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts)
     fprintf(out, "%-30s %s%s", left, o->help ? o->help : "", choices);
     /* a help text that states its default in words keeps it; an unset number (NaN) has none */
     if (def[0] && !(o->help && strstr(o->help, "default")) && strcmp(def, "nan") != 0)
-      fprintf(out, " [default: %s]", def);
+      ovl_fprintf(out, " [default: %s]", def);
     fputc('\n', out);
   }
 }

@@ -77,7 +77,14 @@ ovl_err ovl_record_set_int(ovl_record *r, const char *key, int64_t v) {
 }
 
 ovl_err ovl_record_set_str(ovl_record *r, const char *key, const char *s) {
-  return put(r, key, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+  if (!s) return put(r, key, cJSON_CreateNull());
+  /* paths and names from files: valid UTF-8 without a byte a terminal acts on (ovl_escape), then JSON's escapes */
+  size_t cap = 4 * strlen(s) + 1;
+  char *esc = malloc(cap);
+  if (!esc) return ovl_err_set(OVL_ERR_NOMEM, "ovl_record_set_str: no memory for %zu bytes", cap);
+  ovl_err rc = put(r, key, cJSON_CreateString(ovl_escape(esc, cap, s)));
+  free(esc);
+  return rc;
 }
 
 ovl_err ovl_record_set_bool(ovl_record *r, const char *key, int v) { return put(r, key, cJSON_CreateBool(v != 0)); }

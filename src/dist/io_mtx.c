@@ -33,7 +33,7 @@ static ovl_err mm_next(mm_reader *r, int skip, int *eof) {
   for (;;) {
     ssize_t n = getline(&r->line, &r->cap, r->f);
     if (n < 0) {
-      if (ferror(r->f)) return ovl_err_set(OVL_ERR_IO, "cannot read '%s': %s", r->path, strerror(errno));
+      if (ferror(r->f)) return ovl_err_set(OVL_ERR_IO, "cannot read '%s': %s", r->path, strerror(errno ? errno : EIO));
       *eof = 1;
       return OVL_OK;
     }
@@ -342,7 +342,8 @@ static ovl_err mm_write(const char *path, int64_t m, int64_t n, int sym, const d
         break;
       }
   if (bad) {
-    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", path, w.tmp, strerror(errno));
+    ovl_err rc = ovl_err_set(OVL_ERR_IO, "cannot write '%s': writing '%s' failed: %s", path, w.tmp,
+                             strerror(errno ? errno : EIO));
     ovl_file_writer_abort(&w);
     return rc;
   }

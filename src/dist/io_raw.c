@@ -133,8 +133,11 @@ static ovl_err raw_transfer(ovl_dmat A, const char *fname, const char *path, int
     } else if (cnt > 0) {
       mrc = MPI_Get_count(&st, t, &got);
       if (mrc != MPI_SUCCESS || got != cnt)
-        rc = ovl_err_set(writing ? OVL_ERR_IO : OVL_ERR_FORMAT, "short %s on '%s': %d of %d rows of the local block",
-                         writing ? "write" : "read", fname, got, cnt);
+        rc = ovl_err_set(writing ? OVL_ERR_IO : OVL_ERR_FORMAT, "short %s on '%s': %d of %d rows of the local block%s",
+                         writing ? "write" : "read", fname, got, cnt,
+                         writing ? " (MPI-IO reported no error: the file system took fewer bytes, a full disk or a "
+                                   "quota)"
+                                 : " (the file ends early)");
     }
     rc = ovl_err_agree(parent, rc);
   }

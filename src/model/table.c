@@ -37,7 +37,7 @@ static ovl_err row_on(FILE *out, const ovl_machine *m, ovl_plan c, int nodes, in
   if (nodes > 0) snprintf(cfg + l, sizeof cfg - l, " nodes=%d", nodes);
   double gf = rc == OVL_OK && r.total > 0 ? kernel_flops(c.algo, c.n) / r.total * 1e-9 : 0;
   if (!json) {
-    if (rc) fprintf(out, "  %-44s %s\n", cfg, msg);
+    if (rc) ovl_fprintf(out, "  %-44s %s\n", cfg, msg);
     else
       fprintf(out, "  %-44s %11.4e %11.4e %11.4e %11.4e %10.2f\n", cfg, r.latency, r.bandwidth, r.compute, r.total, gf);
     return OVL_OK;
@@ -126,15 +126,15 @@ ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, con
                         int maxv, int json) {
   if (!out || !m || !base || !sweep) return ovl_err_set(OVL_ERR_ARG, "ovl_model_print: a NULL argument");
   if (!json)
-    fprintf(out,
-            "# ovl model: %s n=%" PRId64 " P=%d, machine %s\n"
-            "# alpha %.3e s, beta %.3e s/B (eager <= %.0f B), alpha_r %.3e s, beta_r %.3e s/B, gamma %.3e s/flop "
-            "(%.1f GFLOP/s per %s), peak %.3e B/s, %d cores and %d NIC(s) per node, %d f_BW tables\n"
-            "# %-44s %11s %11s %11s %11s %10s\n",
-            ovl_algo_name(base->algo), base->n, base->P, source ? source : m->name, m->alpha, m->beta, m->eager,
-            m->alpha_r, m->beta_r, m->gamma, m->gamma > 0 ? 1e-9 / m->gamma : 0, m->cores > 0 ? "core" : "rank",
-            m->peak_bw, m->cores, m->nics > 0 ? m->nics : 1, m->nfbw, "configuration", "latency(s)", "bandw.(s)",
-            "compute(s)", "total(s)", "GFLOP/s");
+    ovl_fprintf(out,
+                "# ovl model: %s n=%" PRId64 " P=%d, machine %s\n"
+                "# alpha %.3e s, beta %.3e s/B (eager <= %.0f B), alpha_r %.3e s, beta_r %.3e s/B, gamma %.3e s/flop "
+                "(%.1f GFLOP/s per %s), peak %.3e B/s, %d cores and %d NIC(s) per node, %d f_BW tables\n"
+                "# %-44s %11s %11s %11s %11s %10s\n",
+                ovl_algo_name(base->algo), base->n, base->P, source ? source : m->name, m->alpha, m->beta, m->eager,
+                m->alpha_r, m->beta_r, m->gamma, m->gamma > 0 ? 1e-9 / m->gamma : 0, m->cores > 0 ? "core" : "rank",
+                m->peak_bw, m->cores, m->nics > 0 ? m->nics : 1, m->nfbw, "configuration", "latency(s)", "bandw.(s)",
+                "compute(s)", "total(s)", "GFLOP/s");
   ovl_err rc = sweep_rows(out, m, *base, sweep, maxv, json);
   fflush(out);
   return rc;

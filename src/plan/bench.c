@@ -163,12 +163,12 @@ ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ov
     return rc;
   }
   if (po->header)
-    fprintf(out,
-            "# ovl gemm: m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " op=%s%s, grid %s (%d of %d ranks active)\n"
-            "# plan: %s\n# memory: %.1f MiB per rank (estimate)\n# MPI: %s; local dgemm %.1f GFLOP/s per rank\n"
-            "# time per repetition = MAX over ranks; %d warm-up + %d timed repetitions\n",
-            p->m, p->n, p->k, ta, tb, r->grid, r->active, r->ranks, planstr, (double)r->mem_estimate / 1048576.0, mpi,
-            isnan(blas_gflops) ? 0.0 : blas_gflops, p->warmup, p->iters);
+    ovl_fprintf(out,
+                "# ovl gemm: m=%" PRId64 " n=%" PRId64 " k=%" PRId64 " op=%s%s, grid %s (%d of %d ranks active)\n"
+                "# plan: %s\n# memory: %.1f MiB per rank (estimate)\n# MPI: %s; local dgemm %.1f GFLOP/s per rank\n"
+                "# time per repetition = MAX over ranks; %d warm-up + %d timed repetitions\n",
+                p->m, p->n, p->k, ta, tb, r->grid, r->active, r->ranks, planstr, (double)r->mem_estimate / 1048576.0,
+                mpi, isnan(blas_gflops) ? 0.0 : blas_gflops, p->warmup, p->iters);
   fprintf(out, "# %-8s %10s %10s %10s %12s %12s %10s %10s %s\n", "algo", "t_min(s)", "t_med(s)", "t_max(s)",
           "GFLOP/s_med", "GFLOP/s_best", "comm(s)", "comp(s)", "check");
   fprintf(out, "  %-8s %10.4e %10.4e %10.4e %12.2f %12.2f %10.3e %10.3e %s", an, r->st.min, r->st.median, r->st.max,

@@ -362,6 +362,11 @@ static const struct {
     {"--groups", A_(OVL_ALGO_HSUMMA), 1, "hsumma"},
     {"--repl", A_(OVL_ALGO_25D) | A_(OVL_ALGO_SSC6), 0, "2.5d and alg6"},
     {"--arrival-order", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_SSC5), 0, "summa and alg5"},
+    /* the collectives' options: Cannon shifts its blocks point to point, and
+     * only the broadcasts of SUMMA, HSUMMA, 3D and 2.5D have an algorithm */
+    {"--backend own", ~A_(OVL_ALGO_CANNON), 0, "summa, hsumma, 3d, 2.5d and alg3-alg6, whose collectives it runs,"},
+    {"--bcast-alg", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA) | A_(OVL_ALGO_3D) | A_(OVL_ALGO_25D), 0,
+     "summa, hsumma, 3d and 2.5d"},
 };
 #undef A_
 
@@ -401,6 +406,15 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   if (v->groups) OVL_TRY(ovl_plan_option_applies("--groups", p->algo));
   if (v->repl > 0) OVL_TRY(ovl_plan_option_applies("--repl", p->algo));
   if (v->arrival) OVL_TRY(ovl_plan_option_applies("--arrival-order", p->algo));
+  if (v->bcast && strcmp(v->bcast, "auto") != 0) { /* an algorithm of ovl's own broadcast */
+    if (p->coll.backend != OVL_BACKEND_OWN)
+      return ovl_err_set(OVL_ERR_ARG,
+                         "--bcast-alg %s applies to --backend own only (the MPI library picks its own broadcast): "
+                         "refused rather than ignored",
+                         v->bcast);
+    OVL_TRY(ovl_plan_option_applies("--bcast-alg", p->algo));
+  }
+  if (v->backend && p->coll.backend == OVL_BACKEND_OWN) OVL_TRY(ovl_plan_option_applies("--backend own", p->algo));
   int is3 = !is_auto && !is_2d(p->algo);
   if (v->grid) {
     int dims[3] = {0, 0, 0}, nd = 0;

@@ -274,11 +274,11 @@ static ovl_err print_sweep(FILE *out, const ovl_tune_params *p, const ovl_tune_r
   ovl_plan_short(&c->plan, bs, sizeof bs);
   double ar = r->auto_row >= 0 ? r->rows[r->auto_row].t_median / b->t_median : NAN;
   if (!json) {
-    fprintf(out,
-            "# sweep: best %s %.4e s; the model's first choice %.3fx the best; the tuner's %.3fx; auto (%s): %s "
-            "%s%.3fx the best\n",
-            be, b->t_median, r->rows[0].t_median / b->t_median, c->t_median / b->t_median, r->auto_why, as,
-            r->auto_row < 0 ? "(not a candidate) " : "", ar);
+    ovl_fprintf(out,
+                "# sweep: best %s %.4e s; the model's first choice %.3fx the best; the tuner's %.3fx; auto (%s): %s "
+                "%s%.3fx the best\n",
+                be, b->t_median, r->rows[0].t_median / b->t_median, c->t_median / b->t_median, r->auto_why, as,
+                r->auto_row < 0 ? "(not a candidate) " : "", ar);
     return OVL_OK;
   }
   ovl_record *o = NULL;
@@ -303,11 +303,12 @@ ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_resul
   if (!out || !p || !r || !r->rows) return ovl_err_set(OVL_ERR_ARG, "ovl_tune_print: a NULL argument or no rows");
   const ovl_tune_row *c = &r->rows[r->choice];
   if (!json) {
-    fprintf(out,
-            "# %d configurations; machine %s\n# tuner: the top %d and those predicted within %.0f%% of the best (%d), "
-            "%d rounds (+%d warm-up)%s\n",
-            r->nrows, r->machine, p->top, 100 * p->band, r->ntuned, p->rounds, p->warmup,
-            p->exhaustive ? "; then every configuration" : "");
+    ovl_fprintf(
+        out,
+        "# %d configurations; machine %s\n# tuner: the top %d and those predicted within %.0f%% of the best (%d), "
+        "%d rounds (+%d warm-up)%s\n",
+        r->nrows, r->machine, p->top, 100 * p->band, r->ntuned, p->rounds, p->warmup,
+        p->exhaustive ? "; then every configuration" : "");
     if (p->exhaustive)
       fprintf(out, "# exhaustive sweep: all %d, %d rounds (+%d warm-up)\n", r->nrows, p->sweep_rounds, p->warmup);
   }
@@ -315,7 +316,7 @@ ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_resul
   char bs[96];
   ovl_plan_short(&c->plan, bs, sizeof bs);
   if (!rc && !json) fprintf(out, "# choice: %s (%.4e s in the tuner's rounds)\n", bs, c->t_median_tuner);
-  if (!rc && !json && r->stored[0]) fprintf(out, "# stored in %s\n", r->stored);
+  if (!rc && !json && r->stored[0]) ovl_fprintf(out, "# stored in %s\n", r->stored);
   if (!rc && p->exhaustive) rc = print_sweep(out, p, r, json);
   fflush(out);
   return rc;

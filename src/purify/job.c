@@ -334,15 +334,15 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
   char occ[64];
   if (mcw) snprintf(occ, sizeof occ, "n_occ from mu=%g", j->po.mu);
   else snprintf(occ, sizeof occ, "n_occ=%" PRId64, j->po.nocc);
-  fprintf(out,
-          "purify: n=%" PRId64
-          " %s grid %s (%d active, %d BLAS thread%s each): %d iterations (%d in float32), stopped at the "
-          "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
-          "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s), symmetrization %.4f s%s%s\n",
-          jr->n, occ, jr->grid, jr->active, jr->threads, jr->threads == 1 ? "" : "s", r->iterations, r->iter_single,
-          r->stop_reason, r->idem_err, mcw ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy,
-          jr->t_wall, ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
-          r->ssc_gflops, r->t_symm, j->out ? ", D written to " : "", j->out ? j->out : "");
+  ovl_fprintf(out,
+              "purify: n=%" PRId64
+              " %s grid %s (%d active, %d BLAS thread%s each): %d iterations (%d in float32), stopped at the "
+              "%s, ||D^2-D||_F %.2e, %s %.2e, energy tr(DF) %.10f\n"
+              "purify: time %.4f s, %s %.4f s (%d calls, %.2f GFLOP/s), symmetrization %.4f s%s%s\n",
+              jr->n, occ, jr->grid, jr->active, jr->threads, jr->threads == 1 ? "" : "s", r->iterations, r->iter_single,
+              r->stop_reason, r->idem_err, mcw ? "|tr D - round(tr D)|" : "|tr D - n_occ|", r->trace_err, r->energy,
+              jr->t_wall, ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc,
+              r->products, r->ssc_gflops, r->t_symm, j->out ? ", D written to " : "", j->out ? j->out : "");
   if (check)
     fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
             jr->ref.relerr, jr->ref.energy, jr->ref.t_eig, pass ? "PASS" : "FAIL");

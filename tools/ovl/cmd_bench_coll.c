@@ -83,14 +83,18 @@ int cmd_bench_coll(int argc, char **argv) {
                       "comm layer. Rank 0 prints one progress line per size on stderr.",
                       opts, nopts, argc, argv, 3, &help, given);
   if (prc >= 0) return prc;
-  for (int o = 0; o < nopts; o++)
+  ovl_err rc = OVL_OK;
+  for (int o = 0; o < nopts; o++) {
     if (given[o] && opts[o].dest == &ppn) ppn_from = "explicit";
+    if (!rc && given[o] && !timeline && (opts[o].dest == &tl_size || opts[o].dest == &tl_reps))
+      rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to --timeline only: refused rather than ignored", opts[o].lname);
+  }
 
   ovl_bench_coll_params p = ovl_bench_coll_default();
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   ovl_alg a = OVL_ALG_AUTO;
-  ovl_err rc = ovl_bench_op_parse(op, &p.op);
+  if (!rc) rc = ovl_bench_op_parse(op, &p.op);
   if (!rc) rc = ovl_backend_parse(backend, &p.cfg.backend);
   if (!rc) rc = ovl_alg_parse(op, alg, &a);
   if (!rc && a != OVL_ALG_AUTO && p.cfg.backend != OVL_BACKEND_OWN)

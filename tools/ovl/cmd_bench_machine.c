@@ -67,9 +67,10 @@ int cmd_bench_machine(int argc, char **argv) {
   rc = ovl_err_agree(MPI_COMM_WORLD, rc);
   if (!rc) ovl_bench_reporter_step(&prog, "wrote %s", out);
   if (!rc && rank == 0)
-    printf("# ovl bench machine: %d ranks, %s\n# alpha %.3e s  beta %.3e s/B (<= %" PRId64 " B)   alpha_r %.3e s  "
-           "beta_r %.3e s/B   peak %.1f MB/s   gamma %.3e s/flop (%.1f GFLOP/s)   %d f_BW tables -> %s\n",
-           P, cli_mpi_library(), m.alpha, m.beta, eager, m.alpha_r, m.beta_r, m.peak_bw / 1e6, m.gamma, gf, m.nfbw,
-           out);
+    ovl_fprintf(stdout,
+                "# ovl bench machine: %d ranks, %s\n# alpha %.3e s  beta %.3e s/B (<= %" PRId64 " B)   alpha_r %.3e s  "
+                "beta_r %.3e s/B   peak %.1f MB/s   gamma %.3e s/flop (%.1f GFLOP/s)   %d f_BW tables -> %s\n",
+                P, cli_mpi_library(), m.alpha, m.beta, eager, m.alpha_r, m.beta_r, m.peak_bw / 1e6, m.gamma, gf, m.nfbw,
+                out);
   return rc ? cli_fail("bench machine", rc) : CLI_OK;
 }

@@ -70,6 +70,8 @@ int cmd_bench_nbc(int argc, char **argv) {
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "results only: no header lines, no progress on stderr", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
+  enum { NOPTS = sizeof opts / sizeof opts[0] };
+  unsigned char given[NOPTS];
   int prc = cli_parse("usage: mpiexec -n P ovl bench nbc [options]\n\n"
                       "Overlap of one nonblocking collective (over all ranks) with computation, three ways:\n"
                       "  osu  overlap% as the OSU micro-benchmarks define it:\n"
@@ -82,7 +84,7 @@ int cmd_bench_nbc(int argc, char **argv) {
                       "       with it (ovl); speedup = t_seq / t_ovl: above 1 overlapping pays, below 1 it costs.\n"
                       "       Per repetition MAX over ranks, median over repetitions.\n"
                       "Rank 0 prints one progress line per size on stderr.",
-                      opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 3, &help, NULL);
+                      opts, NOPTS, argc, argv, 3, &help, given);
   if (prc >= 0) return prc;
   ovl_bench_nbc_params p = ovl_bench_nbc_default();
   ovl_alg a = OVL_ALG_AUTO;
@@ -94,10 +96,20 @@ int cmd_bench_nbc(int argc, char **argv) {
   if (!rc && !(compute_us >= 0 && compute_us <= 1e9))
     rc = ovl_err_set(OVL_ERR_ARG, "--compute-us must be in [0, 1e9], got %g", compute_us);
   if (!rc) rc = ovl_bench_op_set_alg(p.op, a, &p.cfg);
-  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench nbc", rc);
-  if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   int do_osu = !strcmp(mode, "all") || !strcmp(mode, "osu"), do_imb = !strcmp(mode, "all") || !strcmp(mode, "imb");
   int do_eff = !strcmp(mode, "all") || !strcmp(mode, "eff");
+  for (int o = 0; o < NOPTS && !rc; o++) { /* the options of one measure need it */
+    if (!given[o]) continue;
+    const char *only = opts[o].dest == &ntests && !do_osu && !do_eff ? "osu and eff"
+                       : opts[o].dest == &compute_us && !do_eff      ? "eff"
+                       : opts[o].dest == &full && !do_osu            ? "osu"
+                                                                     : NULL;
+    if (only)
+      rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to --mode %s (or all) only, not %s: refused rather than ignored",
+                       opts[o].lname, only, mode);
+  }
+  if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench nbc", rc);
+  if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
   p.modes = (do_osu ? OVL_BENCH_OSU : 0) | (do_imb ? OVL_BENCH_IMB : 0) | (do_eff ? OVL_BENCH_EFF : 0);
   p.min_bytes = range[0], p.max_bytes = range[1], p.ntests = ntests, p.compute_us = compute_us, p.iters = iters;
   p.warmup = warmup, p.cache_bytes = cache, p.mem_limit = mem_limit;

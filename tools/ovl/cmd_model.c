@@ -59,6 +59,26 @@ int cmd_model(int argc, char **argv) {
     if (!rc && opts[o].dest == &maxv && strcmp(sweep, "ndup") != 0 && strcmp(sweep, "ppn") != 0)
       rc = ovl_err_set(OVL_ERR_ARG, "--max applies to --sweep ndup and ppn only, not %s: refused rather than ignored",
                        sweep);
+    /* a sweep sets the parameter it varies: a value given for it would be ignored */
+    const void *varied = !strcmp(sweep, "G")      ? (const void *)&G
+                         : !strcmp(sweep, "ndup") ? (const void *)&ndup
+                         : !strcmp(sweep, "c")    ? (const void *)&repl
+                         : !strcmp(sweep, "ppn")  ? (const void *)&ppn
+                                                  : NULL;
+    if (!rc && varied && opts[o].dest == varied)
+      rc =
+          ovl_err_set(OVL_ERR_ARG, "--%s is what --sweep %s varies: refused rather than ignored", opts[o].lname, sweep);
+    /* the sweeps of one algorithm's parameter run that algorithm: another one named would be replaced */
+    if (!rc && opts[o].dest == &kernel && !strcmp(sweep, "G") && k != OVL_ALGO_HSUMMA)
+      rc = ovl_err_set(OVL_ERR_ARG,
+                       "--sweep G varies HSUMMA's groups: --kernel %s has none (refused rather than "
+                       "replaced by hsumma)",
+                       kernel);
+    if (!rc && opts[o].dest == &kernel && !strcmp(sweep, "c") && k != OVL_ALGO_25D && k != OVL_ALGO_SSC6)
+      rc = ovl_err_set(OVL_ERR_ARG,
+                       "--sweep c varies the replication of 2.5d and alg6: --kernel %s has none (refused "
+                       "rather than replaced)",
+                       kernel);
   }
   if (!rc && repl > 0) { /* c given: the grid s x s x c on P ranks, c | s */
     c.c = repl, c.s = (int)lround(sqrt((double)P / repl));

@@ -132,8 +132,8 @@ static int purify_report(const ovl_purify_job *j, const ovl_purify_job_result *j
       fprintf(stderr, "ovl purify: stopped by %s after %d iterations (||D^2-D||_F %.2e); no output written; ",
               sig_text(r->stopped), r->iterations, r->idem_err);
       if (ckpt && r->checkpoint >= 0)
-        fprintf(stderr, "checkpoint of iteration %d in %s.state.json: continue with --checkpoint %s --restart\n",
-                r->checkpoint, ckpt, ckpt);
+        ovl_fprintf(stderr, "checkpoint of iteration %d in %s.state.json: continue with --checkpoint %s --restart\n",
+                    r->checkpoint, ckpt, ckpt);
       else fprintf(stderr, "no checkpoint (--checkpoint PREFIX --checkpoint-every K keeps one)\n");
     }
     return 128 + r->stopped;

@@ -35,6 +35,8 @@ int cmd_tune(int argc, char **argv) {
       {"quiet", 'q', OVL_OPT_FLAG, &quiet, NULL, "no progress lines", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
+  enum { NOPTS = sizeof opts / sizeof opts[0] };
+  unsigned char given[NOPTS];
   int prc =
       cli_parse("usage: mpiexec -n P ovl tune --kernel gemm|ssc -n N [options]\n\n"
                 "Ranks the configurations of a kernel (algorithm, N_DUP, G, c, panel width, lookahead) by the\n"
@@ -43,12 +45,17 @@ int cmd_tune(int argc, char **argv) {
                 "tune file, where `ovl gemm --algo auto` and `ovl purify --algo auto` find it. --exhaustive then\n"
                 "times every configuration in fresh interleaved rounds and reports how far the model's, the\n"
                 "tuner's and auto's choices are from the best one.",
-                opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 2, &help, NULL);
+                opts, NOPTS, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
   ovl_family_parse(family, &p.family);
   const char *env = getenv("OVL_TUNE_FILE");
   if (!p.src.tune_file && env && *env) p.src.tune_file = env;
-  ovl_err rc = ovl_err_agree(MPI_COMM_WORLD, ovl_tune_check(&p)); /* before the first line of output */
+  ovl_err rc = ovl_tune_check(&p);
+  for (int o = 0; o < NOPTS && !rc; o++) /* the sweep's rounds need the sweep */
+    if (given[o] && opts[o].dest == &p.sweep_rounds && !p.exhaustive)
+      rc = ovl_err_set(OVL_ERR_ARG, "--rounds applies to --exhaustive only (the rounds of its sweep; the tuner's own "
+                                    "rounds are --iterations): refused rather than ignored");
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc); /* before the first line of output */
   if (rc != OVL_OK) return cli_usage_fail("tune", rc);
   {
     const char *inputs[] = {p.src.machine};
