@@ -183,7 +183,11 @@ static long long smpi_shared_min(void) {
 #endif
 
 ovl_err ovl_malloc(size_t n, void *ptr_out) {
+  OVL_TRY(ovl_check_ptr(ptr_out, "ovl_malloc", "ptr_out"));
   void *p = NULL;
+  *(void **)ptr_out = NULL;
+  /* rounded up to 64 bytes: a size within 63 of SIZE_MAX would wrap to a small block */
+  if (n > SIZE_MAX - 63) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %zu bytes", n);
   size_t sz = (n + 63) / 64 * 64;
   if (sz == 0) sz = 64;
 #ifdef OVL_SMPI
@@ -249,6 +253,8 @@ ovl_stats ovl_stats_of(const double *x, int n) {
 ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n, ovl_stats *out) {
   OVL_TRY(ovl_check_comm(comm, "ovl_stats_max_over_ranks"));
   OVL_TRY(ovl_check_ptr(out, "ovl_stats_max_over_ranks", "out"));
+  if (n < 0) return ovl_err_set(OVL_ERR_ARG, "ovl_stats_max_over_ranks: n = %d is negative", n);
+  if (n > 0) OVL_TRY(ovl_check_ptr(t, "ovl_stats_max_over_ranks", "t"));
   if (n > 0) OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, comm));
   *out = ovl_stats_of(t, n);
   return OVL_OK;
