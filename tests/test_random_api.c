@@ -42,20 +42,67 @@ static int pick(int n) { return (int)(rnd() % (uint64_t)n); }
 #define PICK(arr) ((arr)[pick((int)(sizeof(arr) / sizeof((arr)[0])))])
 
 /* ---- pools ---- */
-static const int64_t k_i64[] = {0, 1, 2, 3, 8, 16, -1, -7, INT_MAX, (int64_t)INT_MAX + 1, INT64_MAX, INT64_MIN,
-                                (int64_t)1 << 40};
+static const int64_t k_i64[] = {
+    0, 1, 2, 3, 8, 16, -1, -7, INT_MAX, (int64_t)INT_MAX + 1, INT64_MAX, INT64_MIN, (int64_t)1 << 40};
 static const int k_int[] = {0, 1, 2, 3, 4, -1, -3, 64, 65, INT_MAX, INT_MIN};
 static const int k_enum[] = {0, 1, 2, 3, 5, 7, -1, 99, INT_MAX, INT_MIN};
 static const double k_dbl[] = {0, 1, -1, 0.5, 1e-12, 1e308, -1e308, DBL_MIN, -0.0, 4096, NAN, INFINITY, -INFINITY};
 static char k_long[5000];
-static const char *k_str[] = {NULL, "", "x", "auto", "summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg4",
-                              "alg5", "alg6", "double", "mixed", "canonical", "mcweeny", "sp2", "trs4", "bcast",
-                              "allreduce", "reduce", "allgather", "ring", "binomial", "mpi", "own", "1K", "8:64",
-                              "2x2", "2x2x1", "-1", "99999999999999999999", " 1", "1e400", "nan", "--ndup 2",
-                              "--block 0", "--bogus", "\x1b[31m\xff\xc3", k_long};
-static const char *k_json[] = {"{}", "[]", "{\"a\": 1}", "{\"a\": 1, \"a\": 2}", "{\"a\": 1e400}", "{\"a\": \"\x1b\xff\"}",
-                               "{", "", "null", "{\"a\": [1, 2, 3], \"b\": true, \"c\": null}", "\xff\xfe", "[[[[[[[[",
-                               "{\"a\": -9223372036854775809}", k_long};
+static const char *k_str[] = {NULL,
+                              "",
+                              "x",
+                              "auto",
+                              "summa",
+                              "hsumma",
+                              "cannon",
+                              "3d",
+                              "2.5d",
+                              "alg3",
+                              "alg4",
+                              "alg5",
+                              "alg6",
+                              "double",
+                              "mixed",
+                              "canonical",
+                              "mcweeny",
+                              "sp2",
+                              "trs4",
+                              "bcast",
+                              "allreduce",
+                              "reduce",
+                              "allgather",
+                              "ring",
+                              "binomial",
+                              "mpi",
+                              "own",
+                              "1K",
+                              "8:64",
+                              "2x2",
+                              "2x2x1",
+                              "-1",
+                              "99999999999999999999",
+                              " 1",
+                              "1e400",
+                              "nan",
+                              "--ndup 2",
+                              "--block 0",
+                              "--bogus",
+                              "\x1b[31m\xff\xc3",
+                              k_long};
+static const char *k_json[] = {"{}",
+                               "[]",
+                               "{\"a\": 1}",
+                               "{\"a\": 1, \"a\": 2}",
+                               "{\"a\": 1e400}",
+                               "{\"a\": \"\x1b\xff\"}",
+                               "{",
+                               "",
+                               "null",
+                               "{\"a\": [1, 2, 3], \"b\": true, \"c\": null}",
+                               "\xff\xfe",
+                               "[[[[[[[[",
+                               "{\"a\": -9223372036854775809}",
+                               k_long};
 static const char *k_keys[] = {NULL, "", "a", "b", "c", "zz", "\x1b"};
 static char k_path[8][5000]; /* filled in make_paths */
 static const char *path(void) {
@@ -540,7 +587,9 @@ static void d_core(void) {
     CALL(ovl_err_mpi(PICK(k_mpi), str()));
     int64_t v[4] = {i64(), i64(), i64(), i64()};
     const char *names[4] = {str(), "b", str(), "d"};
-    CALL(ovl_err_agree_same(comm(), (ovl_err)pick(11), coin() ? v : NULL, coin() ? names : NULL, pick(5)));
+    ovl_err local = (ovl_err)pick(10);
+    if (local != OVL_OK) ovl_err_set(local, "a local failure");
+    CALL(ovl_err_agree_same(comm(), local, coin() ? v : NULL, coin() ? names : NULL, pick(5)));
     ovl_err_clear();
     NAME(ovl_errmsg());
     (void)ovl_world_rank();
@@ -576,7 +625,7 @@ typedef struct {
   void (*fn)(void);
   const char *why;
 } entry;
-#define DRIVE(n, f) {#n, f, NULL},
+#define DRIVE(n, f)    {#n, f, NULL},
 #define EXEMPT(n, why) {#n, NULL, why},
 
 static const entry k_table[] = {
@@ -592,8 +641,8 @@ int main(int argc, char **argv) {
   uint64_t seed = getenv("OVL_RANDOM_SEED") ? strtoull(getenv("OVL_RANDOM_SEED"), NULL, 10) : 20261125u;
   MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, g_world);
   if (getenv("OVL_RANDOM_API_ROUNDS")) g_rounds = atoi(getenv("OVL_RANDOM_API_ROUNDS"));
-  if (rank == 0) printf("test_random_api: seed %llu (OVL_RANDOM_SEED), %d rounds per driver\n",
-                        (unsigned long long)seed, g_rounds);
+  if (rank == 0)
+    printf("test_random_api: seed %llu (OVL_RANDOM_SEED), %d rounds per driver\n", (unsigned long long)seed, g_rounds);
   ovl_log_set_level(OVL_LOG_QUIET);
   make_paths();
   int n = (int)(sizeof k_table / sizeof k_table[0]), driven = 0;

@@ -121,6 +121,7 @@ ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const
   if (comm == MPI_COMM_NULL) return local;
   /* values that differ come first: they are the cause of what else fails */
   if (k < 0 || k > 16) same = ovl_err_set(OVL_ERR_INTERNAL, "ovl_err_agree_same: %d values (at most 16)", k);
+  else if (k > 0 && v == NULL) same = ovl_err_set(OVL_ERR_ARG, "ovl_err_agree_same: v is NULL");
   else {
     memcpy(r0, v, sizeof(int64_t) * (size_t)k);
     OVL_MPI(MPI_Bcast(r0, k, MPI_INT64_T, 0, comm));
@@ -128,13 +129,14 @@ ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const
   }
   for (int i = 0; i < k && i < 16 && same == OVL_OK; i++)
     if (v[i] != r0[i]) {
-      if (names[i][0] == '=') /* a string, compared by its hash */
-        same = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)",
-                           names[i] + 1, rank);
+      const char *nm = names && names[i] ? names[i] : "a value";
+      if (nm[0] == '=') /* a string, compared by its hash */
+        same = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)", nm + 1,
+                           rank);
       else
         same = ovl_err_set(OVL_ERR_ARG,
-                           "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)",
-                           names[i], v[i], rank, r0[i]);
+                           "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)", nm,
+                           v[i], rank, r0[i]);
     }
   OVL_TRY(ovl_err_agree(comm, same));
   return ovl_err_agree(comm, local);
