@@ -49,6 +49,13 @@ if(Python3_Interpreter_FOUND)
   math(EXPR OVL_HARD_RANDOM_TIMEOUT "600 * ${OVL_TIMEOUT_SCALE}")
   set_tests_properties(hard_random_args PROPERTIES TIMEOUT ${OVL_HARD_RANDOM_TIMEOUT} PROCESSORS 2
                        ENVIRONMENT "${OVL_TEST_ENV};OVL_RANDOM_COUNT=${OVL_RANDOM_COUNT}")
+  # The table of test_random_api names every function of the public headers,
+  # and the library exports every one of them that is not static inline.
+  if(TARGET ovl_shared)
+  add_test(NAME hard_api_list COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/api_list_check.py
+           ${PROJECT_SOURCE_DIR}/include/ovl $<TARGET_FILE:ovl_shared> ${CMAKE_CURRENT_SOURCE_DIR}/test_random_api.c
+           ${CMAKE_CURRENT_SOURCE_DIR}/random_api_table.h)
+  endif()
 endif()
 
 if(NOT OVL_SANITIZE)

@@ -94,3 +94,5 @@ if(OVL_SCALAPACK_LIB)
     message(STATUS "ovl: no Fortran compiler: test_pdpurify_f is not built")
   endif()
 endif()
+# Random arguments for every public function (seeded: OVL_RANDOM_SEED) and the completeness of its table
+ovl_test(test_random_api RANKS 1 3)

@@ -113,6 +113,9 @@ ovl_err ovl_bench_llc_bytes(int64_t *bytes) {
 
 ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive) {
   OVL_TRY(ovl_check_comm(comm, "ovl_bench_node_info"));
+  OVL_TRY(ovl_check_ptr(ranks_on_node, "ovl_bench_node_info", "ranks_on_node"));
+  OVL_TRY(ovl_check_ptr(nodes, "ovl_bench_node_info", "nodes"));
+  OVL_TRY(ovl_check_ptr(consecutive, "ovl_bench_node_info", "consecutive"));
   MPI_Comm node = MPI_COMM_NULL;
   int rank, P, k, lrank;
   OVL_MPI(MPI_Comm_rank(comm, &rank));

@@ -29,6 +29,8 @@ ovl_err ovl_algo_parse(const char *name, ovl_algo *out) {
 ovl_err ovl_algo_parse_list(const char *list, ovl_algo *out, int cap, int *n) {
   char name[32], why[1024];
   int k = 0;
+  OVL_TRY(ovl_check_ptr(out, "ovl_algo_parse_list", "out"));
+  OVL_TRY(ovl_check_ptr(n, "ovl_algo_parse_list", "n"));
   if (list == NULL || *list == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty list of algorithms");
   for (const char *s = list;; k++) {
     const char *comma = strchr(s, ',');

@@ -126,6 +126,7 @@ ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const
   if (comm == MPI_COMM_NULL) return local;
   /* values that differ come first: they are the cause of what else fails */
   if (k < 0 || k > 16) same = ovl_err_set(OVL_ERR_INTERNAL, "ovl_err_agree_same: %d values (at most 16)", k);
+  else if (k > 0 && v == NULL) same = ovl_err_set(OVL_ERR_ARG, "ovl_err_agree_same: v is NULL");
   else {
     memcpy(r0, v, sizeof(int64_t) * (size_t)k);
     OVL_MPI(MPI_Bcast(r0, k, MPI_INT64_T, 0, comm));
@@ -133,13 +134,14 @@ ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const
   }
   for (int i = 0; i < k && i < 16 && same == OVL_OK; i++)
     if (v[i] != r0[i]) {
-      if (names[i][0] == '=') /* a string, compared by its hash */
-        same = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)",
-                           names[i] + 1, rank);
+      const char *nm = names && names[i] ? names[i] : "a value";
+      if (nm[0] == '=') /* a string, compared by its hash */
+        same = ovl_err_set(OVL_ERR_ARG, "%s differs between rank %d and rank 0 (every rank must pass the same)", nm + 1,
+                           rank);
       else
         same = ovl_err_set(OVL_ERR_ARG,
-                           "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)",
-                           names[i], v[i], rank, r0[i]);
+                           "%s = %" PRId64 " on rank %d but %" PRId64 " on rank 0 (every rank must pass the same)", nm,
+                           v[i], rank, r0[i]);
     }
   OVL_TRY(ovl_err_agree(comm, same));
   return ovl_err_agree(comm, local);
@@ -188,7 +190,11 @@ static long long smpi_shared_min(void) {
 #endif
 
 ovl_err ovl_malloc(size_t n, void *ptr_out) {
+  OVL_TRY(ovl_check_ptr(ptr_out, "ovl_malloc", "ptr_out"));
   void *p = NULL;
+  *(void **)ptr_out = NULL;
+  /* rounded up to 64 bytes: a size within 63 of SIZE_MAX would wrap to a small block */
+  if (n > SIZE_MAX - 63) return ovl_err_set(OVL_ERR_NOMEM, "cannot allocate %zu bytes", n);
   size_t sz = (n + 63) / 64 * 64;
   if (sz == 0) sz = 64;
 #ifdef OVL_SMPI
@@ -254,6 +260,8 @@ ovl_stats ovl_stats_of(const double *x, int n) {
 ovl_err ovl_stats_max_over_ranks(MPI_Comm comm, double *t, int n, ovl_stats *out) {
   OVL_TRY(ovl_check_comm(comm, "ovl_stats_max_over_ranks"));
   OVL_TRY(ovl_check_ptr(out, "ovl_stats_max_over_ranks", "out"));
+  if (n < 0) return ovl_err_set(OVL_ERR_ARG, "ovl_stats_max_over_ranks: n = %d is negative", n);
+  if (n > 0) OVL_TRY(ovl_check_ptr(t, "ovl_stats_max_over_ranks", "t"));
   if (n > 0) OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, t, n, MPI_DOUBLE, MPI_MAX, comm));
   *out = ovl_stats_of(t, n);
   return OVL_OK;

@@ -29,6 +29,10 @@ ovl_err ovl_ranks_product(const int *dims, int n, const char *what, int *out) {
   int64_t prod = 1;
   double approx = 1.0;
   int ok = 1, len = 0;
+  OVL_TRY(ovl_check_ptr(out, "ovl_ranks_product", "out"));
+  if (n < 0) return ovl_err_set(OVL_ERR_ARG, "ovl_ranks_product: n = %d is negative", n);
+  if (n > 0) OVL_TRY(ovl_check_ptr(dims, "ovl_ranks_product", "dims"));
+  if (what == NULL) what = "grid";
   if (dims == NULL || n < 1 || n > 3) return ovl_err_set(OVL_ERR_ARG, "%s: no dimensions", what);
   for (int k = 0; k < n; k++) {
     len += snprintf(shape + len, sizeof shape - (size_t)len, k ? " x %d" : "%d", dims[k]);

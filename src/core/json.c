@@ -151,7 +151,7 @@ int ovl_json_equal(const cJSON *a, const cJSON *b) { return a && b && cJSON_Comp
 
 const cJSON *ovl_json_find(const cJSON *obj, const char *key, int *dup) {
   if (dup) *dup = 0;
-  if (!obj || !cJSON_IsObject(obj)) return NULL;
+  if (!obj || !key || !cJSON_IsObject(obj)) return NULL;
   const cJSON *hit = NULL;
   for (const cJSON *c = obj->child; c; c = c->next) {
     if (!c->string || strcmp(c->string, key) != 0) continue;

@@ -18,6 +18,7 @@ static int integer_form(const char *s, int sign_ok) {
 }
 
 ovl_err ovl_parse_size(const char *s, int64_t *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_parse_size", "out"));
   if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty size");
   if (*s == '-') return ovl_err_set(OVL_ERR_ARG, "size '%s' is negative", s);
   if (!integer_form(s, 0)) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size (it must start with a digit)", s);
@@ -64,6 +65,8 @@ static ovl_err parse_i64(const char *s, int64_t *out) {
 ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims) {
   int n = 0;
   const char *p = s;
+  OVL_TRY(ovl_check_ptr(dims, "ovl_parse_dims", "dims"));
+  OVL_TRY(ovl_check_ptr(ndims, "ovl_parse_dims", "ndims"));
   if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty grid shape");
   while (*p) {
     if (n == 3) return ovl_err_set(OVL_ERR_ARG, "grid shape '%s' has more than 3 dimensions", s);
@@ -147,6 +150,7 @@ static ovl_err list_scan(const char *s, int64_t lo, int64_t hi, int64_t *out, in
 ovl_err ovl_parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int cap, int *n) {
   char why[256];
   int k = 0;
+  OVL_TRY(ovl_check_ptr(n, "ovl_parse_list", "n"));
   if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty list");
   if (list_scan(s, lo, hi, NULL, cap, &k) != OVL_OK)
     return ovl_err_set(OVL_ERR_ARG, "list '%s': %s", s, last_msg(why, sizeof why));

@@ -42,16 +42,17 @@ const char *ovl_purify_method_name(ovl_purify_method m) {
 
 ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out) {
   OVL_TRY(ovl_check_ptr(out, "ovl_purify_method_parse", "out"));
-  for (int m = 0; m < NMETHODS; m++)
+  for (int m = 0; name && m < NMETHODS; m++)
     if (strcmp(name, k_methods[m]) == 0) {
       *out = (ovl_purify_method)m;
       return OVL_OK;
     }
-  if (strcmp(name, "trs2") == 0) {
+  if (name && strcmp(name, "trs2") == 0) {
     *out = OVL_PURIFY_SP2;
     return OVL_OK;
   }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, sp2 (or trs2), trs4)", name);
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, sp2 (or trs2), trs4)",
+                     name ? name : "(null)");
 }
 
 static const char *const k_precs[] = {"double", "mixed"};
@@ -60,12 +61,12 @@ const char *ovl_purify_prec_name(ovl_purify_prec p) { return (int)p >= 0 && (int
 
 ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out) {
   OVL_TRY(ovl_check_ptr(out, "ovl_purify_prec_parse", "out"));
-  for (int p = 0; p < 2; p++)
+  for (int p = 0; name && p < 2; p++)
     if (strcmp(name, k_precs[p]) == 0) {
       *out = (ovl_purify_prec)p;
       return OVL_OK;
     }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a precision (double, mixed)", name);
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a precision (double, mixed)", name ? name : "(null)");
 }
 
 int ovl_purify_uses_sq(ovl_purify_method m) { return m == OVL_PURIFY_SP2 || m == OVL_PURIFY_TRS4; }
