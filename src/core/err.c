@@ -1,6 +1,8 @@
 /* Errors, collective agreement, memory, logging. */
 #include "ovl/core.h"
 
+#include "core/core_impl.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -48,16 +50,18 @@ static int utf8_len(const unsigned char *s) {
 }
 
 /* Copy src into dst (n bytes) with every byte a terminal could act on, or
- * that is not UTF-8, written as \xNN: control characters (newlines and tabs
- * too, unless keep_lines), DEL, C1 controls and invalid UTF-8. Printable
+ * that is not UTF-8, written as \xNN: C0 control characters (as c0 says),
+ * DEL, C1 controls and invalid UTF-8. Printable
  * ASCII and valid UTF-8 are copied as they are, so an escaped text escapes
  * to itself. Messages carry bytes of file names and file contents; this is
  * the one place they are made safe for a terminal. */
-static void escape_text(char *dst, size_t n, const char *src, int keep_lines) {
+void ovl_i_core_escape(char *dst, size_t n, const char *src, ovl_i_escape_c0 c0) {
   size_t o = 0;
   const unsigned char *s = (const unsigned char *)src;
   while (*s && o + 1 < n) {
-    int len = *s >= 0x80 ? utf8_len(s) : (*s >= 0x20 && *s != 0x7F) || (keep_lines && (*s == '\n' || *s == '\t'));
+    int len = *s >= 0x80 ? utf8_len(s)
+                         : (*s >= 0x20 && *s != 0x7F) || c0 == OVL_I_ESCAPE_C0_NONE ||
+                               (c0 == OVL_I_ESCAPE_C0_LINES && (*s == '\n' || *s == '\t'));
     if (len > 0) {
       if (o + (size_t)len >= n) break;
       memcpy(dst + o, s, (size_t)len);
@@ -72,14 +76,14 @@ static void escape_text(char *dst, size_t n, const char *src, int keep_lines) {
 }
 
 const char *ovl_escape(char *dst, size_t n, const char *src) {
-  if (dst && n > 0) escape_text(dst, n, src ? src : "", 0);
+  if (dst && n > 0) ovl_i_core_escape(dst, n, src ? src : "", OVL_I_ESCAPE_C0_ALL);
   return dst;
 }
 
 static void vset(const char *fmt, va_list ap) {
   char raw[OVL_MSG_MAX];
   vsnprintf(raw, sizeof raw, fmt, ap);
-  escape_text(g_msg, sizeof g_msg, raw, 0);
+  ovl_i_core_escape(g_msg, sizeof g_msg, raw, OVL_I_ESCAPE_C0_ALL);
 }
 
 ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) {
@@ -168,7 +172,7 @@ void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) {
   char raw[OVL_MSG_MAX], buf[OVL_MSG_MAX];
   vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
-  escape_text(buf, sizeof buf, raw, 0);
+  ovl_i_core_escape(buf, sizeof buf, raw, OVL_I_ESCAPE_C0_ALL);
   fprintf(stderr, "ovl: fatal (%s) on rank %d: %s\n", ovl_err_name(code), ovl_world_rank(), buf);
   fflush(stderr);
   fflush(stdout);
@@ -285,7 +289,7 @@ int ovl_world_rank(void) {
   return cached;
 }
 
-/* Format fmt, escape it (escape_text, lines kept) and print it on out;
+/* Format fmt, escape it (ovl_i_core_escape, newlines and tabs kept) and print it on out;
  * flush when asked. Returns the bytes written or -1. */
 static int vprint_escaped(FILE *out, const char *prefix, int flush, const char *fmt, va_list ap) {
   va_list aq;
@@ -297,7 +301,7 @@ static int vprint_escaped(FILE *out, const char *prefix, int flush, const char *
   char *raw = malloc(cap), *esc = malloc(4 * cap);
   if (raw && esc) {
     vsnprintf(raw, cap, fmt, ap);
-    escape_text(esc, 4 * cap, raw, 1);
+    ovl_i_core_escape(esc, 4 * cap, raw, OVL_I_ESCAPE_C0_LINES);
     w = fprintf(out, "%s%s", prefix, esc);
   }
   free(raw);

@@ -2,6 +2,8 @@
  * first, printed through cJSON (escaping, number formatting). */
 #include "ovl/record.h"
 
+#include "core/core_impl.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -78,11 +80,13 @@ ovl_err ovl_record_set_int(ovl_record *r, const char *key, int64_t v) {
 
 ovl_err ovl_record_set_str(ovl_record *r, const char *key, const char *s) {
   if (!s) return put(r, key, cJSON_CreateNull());
-  /* paths and names from files: valid UTF-8 without a byte a terminal acts on (ovl_escape), then JSON's escapes */
+  /* paths and names from files: valid UTF-8 without DEL or a C1 control
+   * (written as \xNN); JSON's own escapes (\n, \u0001) keep the C0 controls */
   size_t cap = 4 * strlen(s) + 1;
   char *esc = malloc(cap);
   if (!esc) return ovl_err_set(OVL_ERR_NOMEM, "ovl_record_set_str: no memory for %zu bytes", cap);
-  ovl_err rc = put(r, key, cJSON_CreateString(ovl_escape(esc, cap, s)));
+  ovl_i_core_escape(esc, cap, s, OVL_I_ESCAPE_C0_NONE);
+  ovl_err rc = put(r, key, cJSON_CreateString(esc));
   free(esc);
   return rc;
 }
