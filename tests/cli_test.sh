@@ -163,7 +163,7 @@ expect "escaped: the result line names D's path" has "D written to .*/$escaped/D
 expect "escaped: purify's output holds no raw byte" clean "$tmp/all"
 run 1 purify --fock "$ed/f.mtx" --nocc 1 -j
 cat "$tmp/out" "$tmp/err" >"$tmp/all"
-expect "escaped: purify -j's record" has "\"fock\":\"[^\"]*/e\\\\\\\\x1B\\[31m" "$out"
+expect "escaped: purify -j's record" has "\"fock\":\"[^\"]*/e\\\\u001b\\[31m" "$out"
 expect "escaped: purify -j is valid JSON, no raw byte" clean "$tmp/all"
 for j in "" -j; do
   run 1 tune --kernel ssc -n 48 --top 1 -i 1 -x 0 $j --machine "$ed/m.json" -o "$ed/t$j.json"
