@@ -756,7 +756,7 @@ static void d_core(void) {
     const char *names[4] = {str(), "b", str(), "d"};
     ovl_err local = (ovl_err)pick(10);
     if (local != OVL_OK) ovl_err_set(local, "a local failure");
-    CALL(ovl_err_agree_same(comm(), local, MAYBE(v), MAYBE(names), pick(5)));
+    CALL(ovl_err_agree_same(comm(), local, MAYBE(v), MAYBE(names), pick(6) == 0 ? iint() : pick(5)));
     ovl_err_clear();
     NAME(ovl_errmsg());
     VCALL(ovl_world_rank());
@@ -779,6 +779,7 @@ static void d_core(void) {
     ovl_grid2d g2 = NULL;
     ovl_grid3d g3 = NULL;
     CALL(ovl_plan_grids(comm(), MAYBE(&pl), coin(), MAYBE(&g2), MAYBE(&g3)));
+    if (g3) g2 = NULL; /* the plane of the 3D grid: owned by it */
     ovl_grid2d_destroy(&g2);
     ovl_grid3d_destroy(&g3);
     CALL(ovl_tunedb_store(path(), (ovl_family)en(), MAYBE(&pl), dbl(), str()));
