@@ -1,5 +1,7 @@
 /* The table of tests/test_random_api.c: every public function, driven or
  * exempt with the reason (tests/api_list_check.py checks it is complete). */
+/* one entry a line, as the check reads them */
+/* clang-format off */
 EXEMPT(ovl_active_comm, "node-shared state; handles in test_active and test_misuse")
 EXEMPT(ovl_active_create, "node-shared state; handles in test_active and test_misuse")
 EXEMPT(ovl_active_destroy, "node-shared state; handles in test_active and test_misuse")
@@ -101,6 +103,7 @@ DRIVE(ovl_dmat_redistribute, d_dmat)
 DRIVE(ovl_dmat_row_off, d_dmat)
 DRIVE(ovl_dmat_rows, d_dmat)
 DRIVE(ovl_dmat_scatter, d_dmat)
+DRIVE(ovl_dmat_symmetrize, d_dmat)
 DRIVE(ovl_dmat_trace, d_dmat)
 DRIVE(ovl_dmat_transpose, d_dmat)
 DRIVE(ovl_dmat_wrap, d_dmat)
@@ -114,6 +117,7 @@ DRIVE(ovl_err_name, d_names)
 EXEMPT(ovl_err_set, "printf-style format: the caller's contract")
 DRIVE(ovl_errmsg, d_core)
 EXEMPT(ovl_errmsg_copy_f, "ScaLAPACK descriptors and Fortran lengths: the caller's contract; test_pdgemm, test_pdpurify")
+DRIVE(ovl_escape, d_text)
 DRIVE(ovl_family_name, d_names)
 DRIVE(ovl_family_parse, d_parse)
 EXEMPT(ovl_fatal, "ends the process by design")
@@ -133,6 +137,7 @@ EXEMPT(ovl_file_writer_open, "the safe writer's primitives; test_files plants sy
 DRIVE(ovl_fill_value, d_arith)
 EXEMPT(ovl_fock_meta_path, "kernel objects on a 3D grid; handles in test_misuse, options through ovl_purify_dense here")
 DRIVE(ovl_fock_meta_read, d_misc)
+DRIVE(ovl_fprintf, d_text)
 DRIVE(ovl_free, d_core)
 EXEMPT(ovl_gemm, "kernels on conforming matrices; NULL and destroyed handles in test_misuse, sizes and options through ovl_gemm_dense here")
 DRIVE(ovl_gemm_dense, d_dense)
@@ -388,3 +393,4 @@ EXEMPT(ovl_volume_start, "node-shared state; handles in test_active and test_mis
 EXEMPT(ovl_volume_stop, "node-shared state; handles in test_active and test_misuse")
 EXEMPT(ovl_warn, "printf-style format: the caller's contract")
 DRIVE(ovl_world_rank, d_core)
+/* clang-format on */

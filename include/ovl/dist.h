@@ -46,7 +46,8 @@ ovl_err ovl_dmat_create(ovl_grid2d g, int64_t m, int64_t n, ovl_dmat *out);
  * block), OVL_ERR_NOMEM. */
 ovl_err ovl_dmat_wrap(ovl_grid2d g, int64_t m, int64_t n, double *data, ovl_dmat *out);
 /* Doubles the local block of an m x n matrix on g takes on this process
- * (ld * local columns; 0 on idle ranks and for invalid arguments). LOCAL. */
+ * (ld * local columns; 0 on idle ranks and for invalid arguments; INT64_MAX
+ * when the count does not fit in int64_t). LOCAL. */
 int64_t ovl_dmat_local_len(ovl_grid2d g, int64_t m, int64_t n);
 /* NULL-safe, nulls *A. LOCAL (frees memory only; not the data of a wrapped
  * handle). */

@@ -40,7 +40,8 @@ typedef struct ovl_json {
 /* Parse len bytes of text (a NUL is not needed; one inside is an error).
  * what and path name the source in messages. Errors: OVL_ERR_FORMAT ("<what>
  * '<path>' is not valid JSON at line L, column C: found '...' after '...'"),
- * OVL_ERR_NOMEM. On error doc->root is NULL. */
+ * OVL_ERR_NOMEM, OVL_ERR_ARG (text or doc NULL). On error doc->root is NULL
+ * (when doc is given). */
 ovl_err ovl_json_parse(const char *text, size_t len, const char *what, const char *path, ovl_json *doc);
 
 /* Read the file path (ovl_file_open_read: a FIFO, device or directory is

@@ -70,7 +70,14 @@ def version():
 
 
 def _comm(comm):
-    return MPI.COMM_WORLD if comm is None else comm
+    """comm (None: MPI.COMM_WORLD) checked: TypeError for a non-communicator, ValueError for MPI.COMM_NULL."""
+    if comm is None:
+        return MPI.COMM_WORLD
+    if not isinstance(comm, MPI.Intracomm):
+        raise TypeError(f"comm must be an mpi4py intra-communicator (e.g. MPI.COMM_WORLD), not {comm!r}")
+    if comm == MPI.COMM_NULL:
+        raise ValueError("comm is MPI.COMM_NULL")
+    return comm
 
 
 def _check(rc):

@@ -1,4 +1,8 @@
 """ovl's Python interface, run under mpiexec (1 and 4 ranks) and alone."""
+import math
+import operator
+import os
+
 import numpy as np
 import pytest
 
@@ -312,3 +316,132 @@ def test_complex_and_non_numeric_refused(comm, layout):
     C = ovl.gemm(np.arange(6).reshape(2, 3) if r == 0 else None, np.ones((3, 2), dtype=np.uint16) if r == 0 else None,
                  comm=comm)
     assert np.array_equal(C, np.arange(6).reshape(2, 3) @ np.ones((3, 2))), C
+
+
+# ---- random arguments (docs/reliability.md, "Random arguments") ----
+_BAD = object()  # a marker: the value must be refused
+
+
+def _int_ok(v, lo, hi):
+    """True when v is a count the C side can take unchanged (no wrap, no truncation)."""
+    if isinstance(v, (bool, np.bool_)) or v is None:
+        return False
+    if isinstance(v, (float, np.floating)):
+        return bool(np.isfinite(v)) and v == int(v) and lo <= int(v) <= hi
+    try:
+        return lo <= operator.index(v) <= hi
+    except TypeError:
+        return False
+
+
+def _random_matrices(rng):
+    """(name, value, refused) for one matrix argument: valid, odd layouts, and values that must be refused."""
+    n = 4
+    S = rng.standard_normal((n, n))
+    S = S + S.T
+    S8 = rng.standard_normal((2 * n, 2 * n))
+    S8 = S8 + S8.T
+    return [
+        ("symmetric", S, False),
+        ("non-contiguous", S8[::2, ::2], False),
+        ("Fortran order", np.asfortranarray(S), False),
+        ("int32", np.rint(S).astype(np.int32), False),
+        ("float32", S.astype(np.float32), False),
+        ("list", S.tolist(), False),
+        ("complex", S + 1j, True),
+        ("object", S.astype(object), False),  # numbers in object arrays: either converted or refused
+        ("str", S.astype(str), True),
+        ("3x4", S[:3], None),
+        ("1D", S[0], None),
+        ("0x0", np.empty((0, 0)), None),
+        ("3D", S.reshape(2, 2, 4), None),
+        ("None", None, None),
+        ("nan", np.full((n, n), np.nan), None),
+    ]
+
+
+def _draw(rng, pool):
+    return pool[int(rng.integers(len(pool)))]
+
+
+def _outcome(fn, *args, **kw):
+    """('ok', value) or (exception class name, exception); any other exception fails the test."""
+    try:
+        return "ok", fn(*args, **kw)
+    except ovl.OvlError as e:
+        return "OvlError:" + e.name, e
+    except (ValueError, TypeError) as e:
+        return type(e).__name__, e
+
+
+def test_random_arguments(comm):
+    """Every public function with generated arguments (huge and negative integers, 2**64 + 3, 4.9, nan, complex,
+    strings, None, wrong shapes and dtypes, non-contiguous arrays, bad communicators): each call returns or raises
+    ValueError, TypeError or OvlError, the same on every rank, and a call that returns took no value that
+    ctypes would wrap or truncate. Seeded: OVL_RANDOM_SEED, OVL_RANDOM_PY_CALLS."""
+    from mpi4py import MPI
+    seed = comm.bcast(int(os.environ.get("OVL_RANDOM_SEED", "20261127")), root=0)
+    calls = int(os.environ.get("OVL_RANDOM_PY_CALLS", "200"))
+    rng = np.random.default_rng(seed)
+    I64, CINT = (-2**63, 2**63 - 1), (-2**31, 2**31 - 1)
+    big = [2**64 + 3, 2**63, -2**63 - 1, 2**31, -1, 0, 4.9, 4.0, np.nan, np.inf, 1 + 2j, "2", None, True, b"2",
+           np.int64(2), np.uint64(2**64 - 1), np.float32(2.0), 2, 1, 3]
+    reals = [0.0, 1e-10, -5.0, np.nan, np.inf, 1e300, 1j, "1e-9", None, np.float32(1e-8), 2**70, True]
+    names = ["auto", "sp2", "trs4", "canonical", "mcweeny", "alg3", "alg5", "summa", "hsumma", "cannon", "3d", "2.5d",
+             "double", "mixed", "", "x", None, 5, "\x1b[31m\xff", "a" * 300]
+    opts = [None, "", "--ndup 2", "--bogus", "--tol -5", "--nocc 99999999999999999999", "--algo alg3",
+            "--max-iter 0", 5, "--grid 65536x65536"]
+    comms = [None, comm, MPI.COMM_SELF, MPI.COMM_NULL, "world", 0]
+    counts = {}
+
+    def pk(good, pool):  # a valid value 3 times in 5, so that some calls run
+        return good if rng.random() < 0.6 else _draw(rng, pool)
+    assert isinstance(ovl.version(), str) and ovl.version()
+    assert isinstance(ovl.library_path(), str) and ovl.library_path()
+    for call in range(calls):
+        mats = _random_matrices(rng)
+        c = _draw(rng, comms)
+        if c is MPI.COMM_SELF:
+            c = comm.Split(comm.rank, 0)  # a communicator of one rank, freed below
+        if rng.integers(2):
+            fn = "purify"
+            (fname, F, f_bad), nocc = pk(mats[0], mats), pk(2, big)
+            kw = dict(comm=c, method=pk("sp2", names), algo=pk("auto", names), precision=pk("double", names),
+                      layout=pk("root", ["root", "rows", "bogus", None]), options=pk(None, opts),
+                      bcast=bool(rng.integers(2)))
+            if rng.integers(2):
+                kw["ndup"] = pk(1, big)
+            if rng.integers(2):
+                kw["tol"] = pk(1e-10, reals)
+            if rng.integers(2):
+                kw["max_iter"] = pk(100, big)
+            what, res = _outcome(ovl.purify, F, nocc, **kw)
+            # must have been refused: a count that would wrap or truncate, a complex or string value
+            refused = [f"F {fname}"] if f_bad else []
+            refused += [] if _int_ok(nocc, *I64) else [f"nocc={nocc!r}"]
+            if kw.get("ndup") is not None and not _int_ok(kw["ndup"], *CINT):
+                refused.append(f"ndup={kw['ndup']!r}")
+            if "max_iter" in kw and not _int_ok(kw["max_iter"], *CINT):
+                refused.append(f"max_iter={kw['max_iter']!r}")
+            tol = kw.get("tol", 0.0)
+            if isinstance(tol, (complex, str, bytes, bool, type(None))) or not math.isfinite(float(tol)):
+                refused.append(f"tol={tol!r}")
+            desc = f"purify(F {fname}, nocc={nocc!r}, {kw})"
+        else:
+            fn = "gemm"
+            (an, A, a_bad), (bn, B, b_bad) = pk(mats[0], mats), pk(mats[1], mats)
+            kw = dict(comm=c, algo=pk("auto", names), layout=pk("root", ["root", "rows", "bogus"]),
+                      options=pk(None, opts), bcast=bool(rng.integers(2)))
+            what, res = _outcome(ovl.gemm, A, B, **kw)
+            refused = [n for n, bad in ((f"A {an}", a_bad), (f"B {bn}", b_bad)) if bad]
+            desc = f"gemm(A {an}, B {bn}, {kw})"
+        if isinstance(c, MPI.Comm) and c not in (comm, MPI.COMM_NULL):
+            c.Free()
+        assert len(set(comm.allgather(what))) == 1, f"seed {seed} call {call}: {desc}: {what} differs between ranks"
+        if what == "ok":
+            assert not refused, f"seed {seed} call {call}: {desc} returned, taking {refused}"
+        else:
+            assert str(res), f"seed {seed} call {call}: {desc}: {what} without a message"
+        counts[fn, what] = counts.get((fn, what), 0) + 1
+    if comm.rank == 0:
+        print("random arguments:", ", ".join(f"{f} {w}: {n}" for (f, w), n in sorted(counts.items())))

@@ -11,10 +11,11 @@ struct ovl_lanes_s {
 };
 
 void ovl_lanes_part(int64_t n, int ndup, int c, int64_t *off, int64_t *len) {
-  int64_t chunk = ndup > 0 ? (n + ndup - 1) / ndup : n;
-  int64_t o = chunk * c;
+  /* ceil(n / ndup) and the bounds without overflow, for n up to INT64_MAX */
+  int64_t chunk = ndup > 0 ? n / ndup + (n % ndup != 0) : n;
+  int64_t o = c <= 0 ? 0 : chunk > 0 && c > n / chunk ? n : chunk * c;
   if (o > n) o = n;
-  int64_t e = o + chunk > n ? n : o + chunk;
+  int64_t e = chunk > n - o ? n : o + chunk;
   *off = o;
   *len = e - o;
 }

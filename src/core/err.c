@@ -129,9 +129,9 @@ ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const
   ovl_err same = OVL_OK;
   if (comm == MPI_COMM_NULL) return local;
   /* values that differ come first: they are the cause of what else fails */
-  if (k < 0 || k > 16) same = ovl_err_set(OVL_ERR_INTERNAL, "ovl_err_agree_same: %d values (at most 16)", k);
+  if (k < 0 || k > 16) same = ovl_err_set(OVL_ERR_ARG, "ovl_err_agree_same: %d values (0 to 16)", k);
   else if (k > 0 && v == NULL) same = ovl_err_set(OVL_ERR_ARG, "ovl_err_agree_same: v is NULL");
-  else {
+  else if (k > 0) {
     memcpy(r0, v, sizeof(int64_t) * (size_t)k);
     OVL_MPI(MPI_Bcast(r0, k, MPI_INT64_T, 0, comm));
     OVL_MPI(MPI_Comm_rank(comm, &rank));

@@ -76,8 +76,10 @@ static void set_names(ovl_json *d, const char *what, const char *path) {
 }
 
 ovl_err ovl_json_parse(const char *text, size_t len, const char *what, const char *path, ovl_json *doc) {
+  OVL_TRY(ovl_check_ptr(doc, "ovl_json_parse", "doc"));
   doc->root = NULL;
   set_names(doc, what, path);
+  OVL_TRY(ovl_check_ptr(text, "ovl_json_parse", "text"));
   const char *nul = memchr(text, '\0', len);
   if (nul) return syntax_error(doc, text, len, (size_t)(nul - text), "a NUL byte");
   /* cJSON wants the NUL terminator inside the length it is given */

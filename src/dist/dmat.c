@@ -87,7 +87,8 @@ int64_t ovl_dmat_local_len(ovl_grid2d g, int64_t m, int64_t n) {
   ovl_grid2d_dims(g, &p, &q);
   ovl_grid2d_coords(g, &i, &j);
   int64_t lm = ovl_block_len(m, p, i), ln = ovl_block_len(n, q, j);
-  return (lm > 0 ? lm : 1) * ln;
+  int64_t len = 0;
+  return ovl_mul_i64(lm > 0 ? lm : 1, ln, &len) ? len : INT64_MAX; /* a count no buffer holds */
 }
 
 ovl_err ovl_dmat_destroy(ovl_dmat *Ap) {

@@ -42,6 +42,9 @@ static void comm_free(MPI_Comm *c) {
 
 static ovl_err cache_lanes(lane_cache *lc, int active, MPI_Comm comm, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
   *out = NULL;
+  /* refused on idle ranks too: every rank of the parent gives the same code */
+  if (ndup < 1 || ndup > OVL_LANES_MAX)
+    return ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
   if (!active) return OVL_OK;
   for (int k = 0; k < lc->n; k++)
     if (lc->dir[k] == (int)dir && lc->ndup[k] == ndup) {
@@ -331,12 +334,16 @@ ovl_err ovl_hgroups_auto_dims(int p, int q, int G, int *gI, int *gJ) {
   OVL_TRY(ovl_check_ptr(gJ, "ovl_hgroups_auto_dims", "gJ"));
   if (p < 1 || q < 1) return ovl_err_set(OVL_ERR_ARG, "ovl_hgroups_auto_dims: a %d x %d grid", p, q);
   if (G <= 0) return ovl_err_set(OVL_ERR_ARG, "number of groups G must be > 0, got %d", G);
-  for (int i = 1; i <= G; i++) {
-    if (G % i || p % i || q % (G / i)) continue;
-    double d = fabs(log((double)i) - log((double)(G / i)));
-    if (d < bestd - 1e-12 || (fabs(d - bestd) <= 1e-12 && i > bestI)) {
-      bestd = d;
-      bestI = i;
+  for (int a = 1; (int64_t)a * a <= G; a++) { /* the divisors in pairs (a, G / a): O(sqrt G) for any G */
+    if (G % a) continue;
+    for (int t = 0; t < 2; t++) {
+      int i = t ? G / a : a;
+      if (p % i || q % (G / i)) continue;
+      double d = fabs(log((double)i) - log((double)(G / i)));
+      if (d < bestd - 1e-12 || (fabs(d - bestd) <= 1e-12 && i > bestI)) {
+        bestd = d;
+        bestI = i;
+      }
     }
   }
   if (bestI == 0)
