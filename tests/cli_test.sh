@@ -132,11 +132,11 @@ expect "version" has "ovl " "$out"
 
 # a file error carries the system's reason: the tune file written past a file size limit (ulimit -f, SIGXFSZ
 # ignored: EFBIG); 1 KiB, a tune file of more than that kept lines. One singleton rank (PMIx keeps its data
-# in memory, no shared-memory transport: MPI itself writes no file).
+# in memory, no shared-memory transport, MPICH's UCX on self only: MPI itself writes no file).
 mkdir -p "$tmp/fsz"
 for _ in $(seq 12); do echo '{"type":"note","text":"a line that a store keeps as it is, padding the tune file"}'; done   >"$tmp/fsz/t.json"
 cp "$tmp/fsz/t.json" "$tmp/fsz.before"
-err=$(PMIX_MCA_gds=hash OMPI_MCA_btl=self timeout 120 bash -c 'ulimit -f 1; trap "" XFSZ; exec "$0" "$@"'   "$OVL" tune --kernel ssc -n 48 --top 1 -i 1 -x 0 -q -j -o "$tmp/fsz/t.json" 2>&1 >/dev/null)
+err=$(PMIX_MCA_gds=hash OMPI_MCA_btl=self UCX_TLS=self timeout 120 bash -c 'ulimit -f 1; trap "" XFSZ; exec "$0" "$@"'   "$OVL" tune --kernel ssc -n 48 --top 1 -i 1 -x 0 -q -j -o "$tmp/fsz/t.json" 2>&1 >/dev/null)
 rc=$?
 out=""
 expect "tune -o past a file size limit: exit 1" test "$rc" -eq 1

@@ -86,7 +86,14 @@ def run(args, nranks, env_extra, when, sig, stdout=subprocess.DEVNULL, n_targets
     seconds from the signal to the end, stderr); rc is None when the run had
     to be killed, negative for a death by a signal."""
     env = dict(os.environ, OVL_STOP_GRACE=str(GRACE), **env_extra)
-    cmd = ([*MPIEXEC, "-n", str(nranks)] if nranks > 1 else []) + [OVL, "purify", *args]
+    launcher = list(MPIEXEC)
+    # a launcher that sets LD_PRELOAD for the ranks itself (MPICH's
+    # "-genv LD_PRELOAD libovl_yield.so") would replace the fault library:
+    # the ranks get both
+    for k in range(len(launcher) - 2):
+        if launcher[k] == "-genv" and launcher[k + 1] == "LD_PRELOAD" and "LD_PRELOAD" in env_extra:
+            launcher[k + 2] = env_extra["LD_PRELOAD"] + ":" + launcher[k + 2]
+    cmd = ([*launcher, "-n", str(nranks)] if nranks > 1 else []) + [OVL, "purify", *args]
     err = open("err", "w")
     p = subprocess.Popen(cmd, stdout=stdout, stderr=err, env=env, start_new_session=True)
     t_end = time.time() + LIMIT
