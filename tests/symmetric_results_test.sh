@@ -10,9 +10,9 @@
 # Every case runs on 1 rank; the case of `ovl purify`'s example, c40h42_sto3g
 # (n = 242: 121 x 121 blocks), also on 8 (a launch of 8 oversubscribed ranks
 # costs a second of CPU, so 8 ranks on every case would triple the test).
-# OVL_TEST_QUICK=1 (the sanitizer build): every fourth variant of each case
-# (in turn, so each variant runs on a fourth of the cases, 1 or 2 of them),
-# and on 8 ranks canonical with alg5 only.
+# OVL_TEST_QUICK=1 (the sanitizer build): every sixth variant of each case
+# (in turn, so that each variant runs on one or two cases), and on 8 ranks
+# canonical with alg5 only.
 set -u
 OVL=$1; DATA=$2; shift 2
 MPIEXEC=("$@")
@@ -43,7 +43,7 @@ for f in "${cases[@]}"; do
     k=$((k + 1)); nps=(1)
     [ "$c" = c40h42_sto3g ] && nps=(1 8)
     if [ "$quick" = 1 ]; then
-      [ $(((k + ci) % 4)) = 0 ] || nps=() # every fourth variant of this case, in turn over the cases
+      [ $(((k + ci) % 6)) = 0 ] || nps=() # every sixth variant of this case, in turn over the cases
       [ "$c" = c40h42_sto3g ] && [ "$v" = canonical:alg5 ] && nps=(1 8)
     fi
     for np in "${nps[@]}"; do
