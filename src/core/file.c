@@ -72,6 +72,17 @@ ovl_err ovl_file_open_read(const char *path, const char *what, FILE **f) {
   return OVL_OK;
 }
 
+/* "." or the directory part of path, in dir (size bytes); 0 when it does
+ * not fit. */
+static int dir_of(const char *path, char *dir, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (slash == NULL) snprintf(dir, size, ".");
+  else if (slash == path) snprintf(dir, size, "/");
+  else if ((size_t)(slash - path) >= size) return 0;
+  else snprintf(dir, size, "%.*s", (int)(slash - path), path);
+  return 1;
+}
+
 ovl_err ovl_file_check_write(const char *path, const char *what, const char *const *inputs, int ninputs) {
   if (path == NULL || path[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty file name for the %s", what);
   struct stat st;
@@ -91,11 +102,7 @@ ovl_err ovl_file_check_write(const char *path, const char *what, const char *con
   }
   /* the directory: outputs are written beside the target and renamed into place */
   char dir[4096];
-  const char *slash = strrchr(path, '/');
-  if (slash == NULL) snprintf(dir, sizeof dir, ".");
-  else if (slash == path) snprintf(dir, sizeof dir, "/");
-  else if ((size_t)(slash - path) >= sizeof dir) return ovl_err_set(OVL_ERR_ARG, "%s path too long", what);
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (!dir_of(path, dir, sizeof dir)) return ovl_err_set(OVL_ERR_ARG, "%s path too long", what);
   struct stat ds;
   if (stat(dir, &ds) != 0)
     return ovl_err_set(OVL_ERR_IO, "cannot write %s '%s': directory '%s': %s", what, path, dir, strerror(errno));
@@ -146,13 +153,18 @@ ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char *
 
 /* ---- safe writes ---------------------------------------------------------- */
 
+/* open(2) of a new file at exactly name: O_EXCL with O_CREAT never follows a
+ * symlink and fails on anything that exists (a file, a FIFO, a directory, a
+ * dangling link); O_NOFOLLOW says so again for systems that would not.
+ * Returns the descriptor, or -1 with errno. */
+static int open_excl(const char *name) {
+  return open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+}
+
 ovl_err ovl_file_create_excl(const char *name, const char *what, int *fd) {
   *fd = -1;
   if (name == NULL || name[0] == '\0') return ovl_err_set(OVL_ERR_ARG, "an empty file name for the %s", what);
-  /* O_EXCL with O_CREAT never follows a symlink and fails on anything that
-   * exists (a file, a FIFO, a directory, a dangling link); O_NOFOLLOW says
-   * so again for systems that would not */
-  int f = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+  int f = open_excl(name);
   if (f < 0) {
     int e = errno;
     return ovl_err_set(OVL_ERR_IO, "cannot create the %s '%s': %s", what, name, strerror(e));
@@ -210,7 +222,7 @@ ovl_err ovl_file_tmp_create(const char *path, const char *what, char **tmp, int 
     char r[16];
     random_chars(r, 12);
     snprintf(name, len + 64, "%s" OVL_FILE_TMP_INFIX "%ld.%s", path, (long)getpid(), r);
-    int f = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0666);
+    int f = open_excl(name);
     if (f >= 0) {
       *tmp = name, *fd = f;
       ovl_tmp_track(name); /* removed by a signal that ends the process */
@@ -246,14 +258,6 @@ int ovl_file_is_tmp_name(const char *name, const char *base, long *pid) {
   return 1;
 }
 
-/* "." or the directory part of path, in dir (size bytes). */
-static void dir_of(const char *path, char *dir, size_t size) {
-  const char *slash = strrchr(path, '/');
-  if (slash == NULL) snprintf(dir, size, ".");
-  else if (slash == path) snprintf(dir, size, "/");
-  else snprintf(dir, size, "%.*s", (int)(slash - path), path);
-}
-
 ovl_err ovl_file_tmp_commit(const char *tmp, int fd, const char *path, const char *what) {
   struct stat a, b;
   if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
@@ -272,8 +276,7 @@ ovl_err ovl_file_tmp_commit(const char *tmp, int fd, const char *path, const cha
                        strerror(errno));
   /* the rename itself reaches the disk (best effort) */
   char dir[4096];
-  dir_of(path, dir, sizeof dir);
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dfd = dir_of(path, dir, sizeof dir) ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   if (dfd >= 0) {
     (void)fsync(dfd);
     close(dfd);
