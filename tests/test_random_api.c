@@ -538,6 +538,10 @@ static void d_writers(void) {
     CALL(ovl_machine_write(MAYBE(&m), path()));
     CALL(ovl_file_check_read(path(), str(), i64()));
     CALL(ovl_file_check_write(path(), str(), NULL, 0));
+    const char *q = coin() ? NULL : path();
+    int same = ovl_file_same_target(q, path());
+    T_CHECK(same == 0 || same == 1, "ovl_file_same_target returned %d", same);
+    T_CHECK(ovl_file_same_target(q, q) == (q != NULL), "ovl_file_same_target of a path and itself");
   }
   ovl_dmat_destroy(&A);
   ovl_grid2d_destroy(&g);

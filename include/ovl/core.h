@@ -166,6 +166,13 @@ ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char *
  * OVL_ERR_IO (with the reason). */
 ovl_err ovl_file_check_write(const char *path, const char *what, const char *const *inputs, int ninputs);
 
+/* 1 when the output paths a and b are one target: the same text, or the
+ * same file name in the same directory (by device and inode); 0 otherwise
+ * (and for NULL). Outputs are renamed into place (ovl_file_writer), so two
+ * names that are links to one file are two targets: each link is replaced,
+ * the file they point to is not written. LOCAL. */
+int ovl_file_same_target(const char *a, const char *b);
+
 /* ---- safe writes ---------------------------------------------------------
  * Every file ovl writes goes through these (docs/reliability.md, "Outputs"):
  * the data is written to a new temporary beside the target, created with

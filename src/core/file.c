@@ -151,6 +151,17 @@ ovl_err ovl_file_read_all(const char *path, const char *what, size_t max, char *
   return OVL_OK;
 }
 
+int ovl_file_same_target(const char *a, const char *b) {
+  if (a == NULL || b == NULL) return 0;
+  if (strcmp(a, b) == 0) return 1;
+  const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
+  na = na ? na + 1 : a, nb = nb ? nb + 1 : b;
+  char da[4096], db[4096];
+  struct stat sa, sb;
+  return strcmp(na, nb) == 0 && dir_of(a, da, sizeof da) && dir_of(b, db, sizeof db) && stat(da, &sa) == 0 &&
+         stat(db, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 /* ---- safe writes ---------------------------------------------------------- */
 
 /* open(2) of a new file at exactly name: O_EXCL with O_CREAT never follows a

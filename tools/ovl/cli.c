@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -73,35 +72,12 @@ int cli_usage_fail(const char *cmd, ovl_err rc) {
   return CLI_USAGE;
 }
 
-/* The directory part of path ("." when none), in buf. */
-static const char *dir_of(const char *path, char *buf, size_t n) {
-  const char *slash = strrchr(path, '/');
-  if (!slash) snprintf(buf, n, ".");
-  else if (slash == path) snprintf(buf, n, "/");
-  else snprintf(buf, n, "%.*s", (int)(slash - path), path);
-  return buf;
-}
-
-/* 1 when the paths a and b are one target: the same text, or the same name
- * in the same directory. Outputs are renamed into place (ovl_file_writer), so
- * two names that are links to one file are two targets: each link is
- * replaced, the file they point to is not written. */
-static int same_target(const char *a, const char *b) {
-  if (strcmp(a, b) == 0) return 1;
-  struct stat sa, sb;
-  const char *na = strrchr(a, '/'), *nb = strrchr(b, '/');
-  na = na ? na + 1 : a, nb = nb ? nb + 1 : b;
-  char da[4096], db[4096];
-  return strcmp(na, nb) == 0 && stat(dir_of(a, da, sizeof da), &sa) == 0 && stat(dir_of(b, db, sizeof db), &sb) == 0 &&
-         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 int cli_check_outputs(const char *cmd, const cli_out *outs, int nouts, const char *const *inputs, int ninputs) {
   ovl_err rc = OVL_OK;
   /* two outputs of one run on one file: the second would replace the first */
   for (int k = 0; k < nouts && rc == OVL_OK; k++)
     for (int l = 0; l < k && rc == OVL_OK; l++)
-      if (outs[k].path && outs[l].path && same_target(outs[k].path, outs[l].path))
+      if (ovl_file_same_target(outs[k].path, outs[l].path))
         rc = ovl_err_set(OVL_ERR_ARG, "the %s '%s' and the %s '%s' are one file: one would replace the other",
                          outs[l].what, outs[l].path, outs[k].what, outs[k].path);
   if (ovl_world_rank() == 0)
