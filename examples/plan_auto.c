@@ -5,7 +5,7 @@
  *
  * 1. A ping-pong benchmark (ovl/bench.h) between rank 0 and rank P/2 and its
  *    Hockney fit: the latency and bandwidth the cost model works with.
- * 2. The tuner (ovl_tune, ovl/plan.h) times the cost model's best
+ * 2. The tuner (ovl_tune, ovl/bench.h) times the cost model's best
  *    multiplication configurations for n on these ranks and stores the
  *    fastest in the tune file.
  * 3. A plan with everything left open (ovl_plan_auto) is resolved: the

@@ -3,8 +3,8 @@
 # usage: fuzz/build.sh OUT_DIR LIBOVL_A
 #   OUT_DIR    where the fuzzers go (fuzz_sidecar, fuzz_mtx, fuzz_opts)
 #   LIBOVL_A   the library of a normal build (libovl.a): the code under test
-#              (src/core/opts.c, src/core/json.c, src/dist/io_util.c,
-#              src/dist/io_mtx.c) is
+#              (src/core/opts.c, src/core/json.c, src/dmat/io_util.c,
+#              src/dmat/io_mtx.c) is
 #              compiled again here with coverage instrumentation, the rest is
 #              linked from the library.
 # Exits 77 (a skipped test) when clang or its libFuzzer runtime is missing:
@@ -41,7 +41,7 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fram
 CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Werror -D_POSIX_C_SOURCE=200809L -DOVL_VERSION_STRING=\"fuzz\" -I$SRC/include -I$SRC/src $MPIINC"
 # instrumented copies of the code under test
 objs=()
-for s in core/opts.c core/json.c dist/io_util.c dist/io_mtx.c; do
+for s in core/opts.c core/json.c dmat/io_util.c dmat/io_mtx.c; do
   o="$OUT/$(basename "$s" .c).o"
   "$CC" $CFLAGS $SAN -fsanitize=fuzzer-no-link -c "$SRC/src/$s" -o "$o"
   objs+=("$o")

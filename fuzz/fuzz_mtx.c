@@ -1,5 +1,5 @@
 /* Fuzz target: the Matrix Market parser (ovl_io_mtx_parse,
- * src/dist/io_mtx.c), the part of ovl_dmat_read_mtx that rank 0 runs on the
+ * src/dmat/io_mtx.c), the part of ovl_dmat_read_mtx that rank 0 runs on the
  * file's bytes. The input is read through a memory stream; matrices above
  * 2^16 entries are refused before allocation (the reader itself allows any
  * size that fits memory). Properties checked beyond memory safety: accepted
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/io_util.h"
+#include "dmat/io_util.h"
 
 #define FUZZ_ASSERT(c)                                                                                                 \
   do {                                                                                                                 \

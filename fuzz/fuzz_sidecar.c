@@ -1,5 +1,5 @@
 /* Fuzz target: the JSON sidecar parser of raw matrix files
- * (ovl_io_parse_meta, src/dist/io_util.c). Properties checked beyond memory
+ * (ovl_io_parse_meta, src/dmat/io_util.c). Properties checked beyond memory
  * safety: an accepted sidecar describes non-negative sizes, a square matrix
  * when symmetric, m * n * 8 within int64; and the text ovl writes for it
  * parses back to the same metadata. */
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/io_util.h"
+#include "dmat/io_util.h"
 
 #define FUZZ_ASSERT(c)                                                                                                 \
   do {                                                                                                                 \

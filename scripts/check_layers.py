@@ -1,22 +1,29 @@
 #!/usr/bin/env python3
 """Layer check over the #include lines of the C sources.
 
-Every folder of src/ is a layer (core, comm, grid, dist, kernels, model,
-purify, ...). A layer's public header is include/ovl/<name>.h; a header that
+Every folder of src/ is a layer, a room of the house (ORDER below lists them,
+lowest first). A layer's public header is include/ovl/<name>.h; a header that
 lives in src/<layer>/ is private to that layer. The rules:
 
   (a) the layers of src/ do not include each other in a circle;
-  (b) a file of src/<layer>/ includes no private header of another layer;
+  (b) a file of src/<layer>/ includes no private header of another layer,
+      except the few internal headers a room offers to the rooms above it,
+      listed in SHARED with their reason (never installed);
   (c) nothing outside src/ (tools, tests, bench, smpi, examples, fuzz)
       includes a private header, except the white-box tests and fuzzers
       listed in WHITEBOX with their reason;
   (d) a public header (include/ovl/) includes no private header;
-  (e) src/ and include/ovl/ include nothing from the other folders.
+  (e) src/ and include/ovl/ include nothing from the other folders;
+  (f) the order is stated: ORDER names every folder of src/ and nothing
+      else, and every include goes down it (a layer includes only layers
+      listed before it).
 
-The layer order is derived from the includes. Exit status 0 when every rule
-holds, 1 with one line per violation (file:line: rule: what) otherwise.
+The order derived from the includes (--print) must agree with ORDER. Exit
+status 0 when every rule holds, 1 with one line per violation (file:line:
+rule: what) otherwise.
 
-usage: check_layers.py [--root DIR] [--print]
+usage: check_layers.py [--root DIR] [--print] [--order a,b,...] [--shared PATH,...]
+  (--order and --shared replace ORDER and SHARED: for checking another tree)
 """
 import argparse
 import os
@@ -27,17 +34,39 @@ SCAN = ["src", "include/ovl", "tools", "bench", "smpi", "examples", "tests", "fu
 OUTSIDE = ["tools", "bench", "smpi", "examples", "tests", "fuzz"]
 EXTS = (".c", ".h")
 
+# The rooms of src/, lowest first: a room includes only rooms above it in
+# this list. One line per room; a new room is a new line at its place.
+ORDER = [
+    "core",     # errors, memory, options, JSON, records, traces, files, algorithm names
+    "comm",     # collectives, lanes, pipelines, requests, the active set
+    "grid",     # 2D and 3D process grids and their shapes
+    "dmat",     # the distributed matrix: layout, exchanges (block-cyclic too), files
+    "node",     # probes of the node: cores, BLAS threads, memory, the local dgemm rate
+    "kernels",  # SUMMA, HSUMMA, Cannon, 3D, 2.5D, SymmSquareCube, matvec, verification
+    "model",    # cost models, the machine description, the tune database
+    "plan",     # the planner: a complete plan from constraints
+    "bench",    # every instrument: micro-benchmarks, the gemm timing engine, the tuner
+    "purify",   # density-matrix purification (the algorithm)
+    "entry",    # one-call entries: dense gemm/purify, pdgemm, pdpurify, purify options and jobs
+]
+
+# Private headers a room offers to the rooms above it (rule (b)), with the
+# reason. They stay in src/ and are not installed.
+SHARED = {
+    "src/dmat/bcyclic.h": "the exchange with ScaLAPACK's block-cyclic layout, for ovl_pdgemm (entry)",
+}
+
 # Files outside src/ allowed to include a private header, with the reason.
 WHITEBOX = {
-    "tests/test_pdgemm.c": "white-box test of the block-cyclic exchanges under ovl_pdgemm (kernels/bcyclic.h)",
-    "fuzz/fuzz_mtx.c": "fuzzes the private Matrix Market parser (dist/io_util.h) without MPI",
-    "fuzz/fuzz_sidecar.c": "fuzzes the private JSON sidecar parser (dist/io_util.h) without MPI",
+    "tests/test_pdgemm.c": "white-box test of the block-cyclic exchanges under ovl_pdgemm (dmat/bcyclic.h)",
+    "fuzz/fuzz_mtx.c": "fuzzes the private Matrix Market parser (dmat/io_util.h) without MPI",
+    "fuzz/fuzz_sidecar.c": "fuzzes the private JSON sidecar parser (dmat/io_util.h) without MPI",
 }
 
 # Public headers whose layer is neither a folder of src/ of the same name nor
 # the folder holding src/<layer>/<name>.c. None: an umbrella header that
 # stands for the headers it includes.
-HEADER_OWNER = {"ovl.h": None, "ssc.h": "kernels"}
+HEADER_OWNER = {"ovl.h": None, "dist.h": None, "ssc.h": "kernels"}
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(ovl/[^>]+)>)')
 
@@ -142,7 +171,8 @@ class Tree:
         return set()
 
 
-def find_violations(tree):
+def find_violations(tree, shared=None):
+    shared = SHARED if shared is None else shared
     bad = []
     edges = {}  # (from, to) -> first witness "file:line includes name"
     for f in tree.files:
@@ -153,7 +183,7 @@ def find_violations(tree):
                 continue
             where = "%s:%d" % (f, lineno)
             priv = tree.private_layer(target)
-            if top == "src" and mine and priv and priv != mine:
+            if top == "src" and mine and priv and priv != mine and target not in shared:
                 bad.append("%s: rule (b): includes \"%s\", a private header of layer '%s'; use its public header"
                            " (include/ovl/) instead" % (where, name, priv))
             if f.startswith("include/") and priv:
@@ -239,14 +269,35 @@ def layer_order(layers, succ):
     return order
 
 
+def order_violations(layers, order, edges):
+    """Rule (f): ORDER names the layers of src/, and every include goes down it."""
+    bad = []
+    for l in sorted(set(layers) - set(order)):
+        bad.append("rule (f): src/%s/ is not in ORDER (scripts/check_layers.py): add its line at its place" % l)
+    for l in order:
+        if l not in layers:
+            bad.append("rule (f): ORDER names '%s', which is not a folder of src/: remove its line" % l)
+    if len(set(order)) != len(order):
+        bad.append("rule (f): ORDER names a layer twice: %s" % ", ".join(order))
+    rank = {l: i for i, l in enumerate(order)}
+    for (a, b) in sorted(edges):
+        if a in rank and b in rank and rank[b] > rank[a]:
+            bad.append("rule (f): %s includes %s, which ORDER puts above it: %s" % (a, b, edges[(a, b)]))
+    return bad
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Check the include layering of the C sources.")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
                     help="repository root (default: the parent of scripts/)")
     ap.add_argument("--print", dest="show", action="store_true", help="print the layer order and dependencies found")
+    ap.add_argument("--order", help="the layers lowest first, comma-separated (default: ORDER)")
+    ap.add_argument("--shared", help="private headers offered to higher layers, comma-separated (default: SHARED)")
     args = ap.parse_args(argv)
+    order = args.order.split(",") if args.order is not None else ORDER
+    shared = set(x for x in args.shared.split(",") if x) if args.shared is not None else set(SHARED)
     tree = Tree(args.root)
-    bad, edges = find_violations(tree)
+    bad, edges = find_violations(tree, shared)
     succ = {}
     for (a, b) in edges:
         succ.setdefault(a, []).append(b)
@@ -258,12 +309,12 @@ def main(argv=None):
         steps = ["  %s -> %s: %s" % (a, b, edges[(a, b)]) for a, b in zip(circle, circle[1:])]
         bad.append("rule (a): the layers %s include each other in a circle: %s\n%s"
                    % (", ".join(comp), " -> ".join(circle), "\n".join(steps)))
+    bad += order_violations(tree.layers, order, edges)
     if args.show:
-        order = layer_order(nodes, succ)
-        if order:
-            print("layer order (lowest first):")
-            for l in order:
-                deps = sorted(succ.get(l, []))
+        if layer_order(nodes, succ):
+            print("layer order (lowest first, as ORDER states it):")
+            for l in [l for l in order if l in nodes] + sorted(nodes - set(order)):
+                deps = sorted(succ.get(l, []), key=lambda d: (order.index(d) if d in order else len(order), d))
                 print("  %-10s includes %s" % (l, ", ".join(deps) if deps else "(nothing)"))
         else:
             print("layer order: none (circle)")
@@ -272,7 +323,7 @@ def main(argv=None):
     if bad:
         print("check_layers: %d violation(s) in %d files" % (len(bad), len(tree.files)), file=sys.stderr)
         return 1
-    print("check_layers: ok (%d files, %d layers)" % (len(tree.files), len(nodes)))
+    print("check_layers: ok (%d files, %d layers: %s)" % (len(tree.files), len(nodes), " < ".join(order)))
     return 0
 
 

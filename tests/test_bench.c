@@ -54,7 +54,7 @@ static void test_sizes(void) {
   T_OK(ovl_bench_check_memory(MPI_COMM_WORLD, 4096.0, 0));
   T_OK(ovl_bench_check_memory(MPI_COMM_WORLD, 1e30, -1)); /* no gate */
   int k = 0, nodes = 0, cons = -1;
-  T_OK(ovl_bench_node_info(MPI_COMM_WORLD, &k, &nodes, &cons));
+  T_OK(ovl_node_ranks(MPI_COMM_WORLD, &k, &nodes, &cons));
   T_CHECK(k >= 1 && nodes >= 1 && k * nodes <= g_P * g_P && (cons == 0 || cons == 1), "node info k %d nodes %d", k,
           nodes);
 }

@@ -180,6 +180,7 @@ static void comm_null(void) {
   T_ARG(ovl_check_memory(nc, 8, 0), w);
   int k = 0, nodes = 0, cons = 0;
   T_ARG(ovl_bench_node_info(nc, &k, &nodes, &cons), w);
+  T_ARG(ovl_node_ranks(nc, &k, &nodes, &cons), w);
   T_ARG(ovl_node_cores(nc, &k), w);
   T_ARG(ovl_trace_start(nc, 16), w);
   T_ARG(ovl_volume_start(nc), w);

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/bcyclic.h"
+#include "dmat/bcyclic.h"
 #include "ovl/ovl.h"
 #include "ovl/pdgemm.h"
 #include "ovltest.h"
@@ -36,7 +36,7 @@ static int rnd(int n) {
 static int pick(const int *v, int n) { return v[rnd(n)]; }
 
 /* The test's own block-cyclic arithmetic (ScaLAPACK's NUMROC and INDXL2G),
- * independent of src/kernels/bcyclic.c. */
+ * independent of src/dmat/bcyclic.c. */
 static int64_t t_numroc(int64_t n, int64_t nb, int ip, int isrc, int np) {
   int64_t mydist = (np + ip - isrc) % np, nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
   if (mydist < extra) num += nb;

@@ -249,7 +249,7 @@ static void test_tune(const char *dir) {
 static void test_resolve_ppn(void) {
   int P = 1, rpn = 1, nodes = 1, consec = 1, ppn = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
-  T_OK(ovl_bench_node_info(MPI_COMM_WORLD, &rpn, &nodes, &consec));
+  T_OK(ovl_node_ranks(MPI_COMM_WORLD, &rpn, &nodes, &consec));
   char why[OVL_PLAN_WHY] = "";
   ovl_plan_src none = {NULL, NULL};
   unsetenv("OVL_TUNE_FILE"), unsetenv("OVL_MACHINE");

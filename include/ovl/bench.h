@@ -25,6 +25,7 @@
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/model.h"
+#include "ovl/plan.h"
 #include "ovl/ssc.h"
 
 /* ---- progress ---------------------------------------------------------------
@@ -64,10 +65,7 @@ ovl_err ovl_bench_sizes(int64_t lo, int64_t hi, int64_t *out, int cap, int *n);
  * /sys/devices/system/cpu/cpu0/cache, else sysconf, else 32 MiB. LOCAL. */
 ovl_err ovl_bench_llc_bytes(int64_t *bytes);
 
-/* Ranks of comm on this node (MPI_Comm_split_type SHARED), the number of
- * nodes, and whether every node holds the same number of ranks, numbered
- * consecutively (ranks [j*k, (j+1)*k) on node j). COLLECTIVE over comm.
- * Errors: OVL_ERR_MPI. */
+/* Deprecated, removed next release: ovl_node_ranks (ovl/node.h). */
 ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive);
 
 /* Default per-rank size of one rotating buffer arena: 2 x the last-level
@@ -421,5 +419,128 @@ ovl_err ovl_bench_progress_print(FILE *out, const ovl_bench_progress_params *p, 
  * alg4's median (0 in the table, null in the records, without alg4). */
 ovl_err ovl_bench_ssc_print(FILE *out, const ovl_bench_ssc_params *p, const ovl_bench_ssc_result *res,
                             const ovl_bench_print_opts *po);
+
+/* ---- a plan timed: the multiplication benchmark (`ovl gemm`) ------------------
+ * C = alpha op(A) op(B) + beta C0 for random A, B, C0 with a complete plan:
+ * the plan's grid over comm (ovl_plan_grids), the memory asked before
+ * anything is allocated (ovl_mm_memory + C0; ovl_check_memory), warmup +
+ * iters repetitions after a barrier each (time = MAX over ranks; 3D/2.5D
+ * operands refilled on planes k > 0, untimed), optionally traced, and
+ * optionally verified (ovl_verify_gemm with op(A), op(B) formed explicitly). */
+typedef struct ovl_plan_bench_params {
+  MPI_Comm comm; /* default MPI_COMM_WORLD */
+  ovl_plan plan; /* complete (ovl_plan_resolve) */
+  int64_t m, n, k;
+  char transa, transb; /* 'N' or 'T' */
+  double alpha, beta;
+  uint64_t seed;  /* A from seed, B from seed + 1, C0 from seed + 2 (default 42) */
+  int iters;      /* timed repetitions, 1..1000 (5) */
+  int warmup;     /* untimed (1) */
+  int allow_idle; /* ranks beyond the plan's grid stay idle */
+  int64_t mem_limit;
+  int check;                  /* verify the result */
+  ovl_verify_mode check_mode; /* OVL_VERIFY_AUTO */
+  double tol;                 /* <= 0: 16 k eps */
+  const char *trace;          /* trace the timed repetitions to PREFIX.json/.csv (NULL: no) */
+} ovl_plan_bench_params;
+
+typedef struct ovl_plan_bench_result {
+  int ranks, active;
+  char grid[64]; /* "2x4" or "2x2x2" */
+  int64_t mem_estimate;
+  ovl_stats st;                      /* seconds per repetition */
+  double t_comm, t_comp;             /* per repetition, MAX over ranks */
+  double gflops_median, gflops_best; /* 2 m n k / time */
+  int checked, passed;
+  double relerr, tol; /* NAN when not checked */
+} ovl_plan_bench_result;
+
+/* Defaults as documented above, for a plan. LOCAL. */
+ovl_plan_bench_params ovl_plan_bench_default(const ovl_plan *plan, int64_t m, int64_t n, int64_t k);
+/* COLLECTIVE over p->comm. A product that fails verification is OVL_OK
+ * with r->passed = 0. Errors (agreed): OVL_ERR_ARG, OVL_ERR_GRID,
+ * OVL_ERR_NOMEM (an operand of 2^60 bytes or more, or more than the node
+ * holds), OVL_ERR_IO (trace). */
+ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r);
+/* The run as `ovl gemm` prints it: header lines (po->header: sizes, grid,
+ * plan, memory, MPI library, blas_gflops as the local dgemm rate, counts),
+ * the column names and one row (times, GFLOP/s, communication and
+ * computation, the check); or (po->json) one "gemm" record (docs/cli.md;
+ * blas_gflops NAN: null). LOCAL: call it on the rank that prints. Errors:
+ * OVL_ERR_ARG (NULL arguments), those of the record writer. */
+ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ovl_plan_bench_result *r,
+                             double blas_gflops, const ovl_bench_print_opts *po);
+
+/* ---- the tuner ---------------------------------------------------------------
+ * Rank a family's configurations for P ranks and size n by the cost model,
+ * time the model's best `top` (and every one predicted within (1 + band) x
+ * the best) on these ranks, and store the fastest median in the tune
+ * database, where ovl_plan_resolve finds it. Every configuration to time
+ * gets its grid and operands up front (a configuration that does not fit the
+ * node's memory beside the others is an error: OVL_ERR_NOMEM); the
+ * repetitions run in rounds, each timing every configuration once, so that
+ * the slow drifts of a shared machine fall on all alike. Time of a
+ * repetition = MAX over ranks; min and median over the rounds. With
+ * exhaustive, every configuration is then timed in fresh rounds, and the
+ * result says how far the model's, the tuner's and auto's choices are from
+ * the best one. */
+typedef struct ovl_tune_params {
+  ovl_family family;
+  int64_t n;
+  int top;          /* time the model's K best (3) */
+  double band;      /* and every one predicted within (1 + band) x the best (0.10) */
+  int rounds;       /* timed rounds of the tuner (3) */
+  int warmup;       /* untimed rounds before each timing (1) */
+  int exhaustive;   /* then time every configuration (0) */
+  int sweep_rounds; /* timed rounds of the exhaustive sweep (9) */
+  ovl_plan_src src; /* machine; tune_file: where the choice is stored (NULL: $OVL_TUNE_FILE, else nowhere) */
+  ovl_bench_progress_fn progress; /* one step per round (may be NULL) */
+  void *progress_ctx;
+} ovl_tune_params;
+
+typedef struct ovl_tune_row {
+  ovl_plan plan;          /* a complete configuration */
+  double predicted;       /* the model's seconds */
+  int tuned;              /* 1 when the tuner timed it */
+  double t_median_tuner;  /* the tuner's median (NAN when not tuned) */
+  double t_min, t_median; /* the sweep's (exhaustive) or the tuner's (NAN when not timed) */
+} ovl_tune_row;
+
+typedef struct ovl_tune_result {
+  int ranks; /* the ranks of comm */
+  int nrows; /* configurations, in the model's order */
+  ovl_tune_row *rows;
+  int ntuned;        /* the tuner's set: rows[0..ntuned-1] */
+  int choice;        /* the tuner's choice (stored) */
+  int best;          /* the fastest median */
+  int timed;         /* rows timed (ntuned, or nrows when exhaustive) */
+  char machine[512]; /* where the machine came from */
+  char machine_name[64];
+  char stored[512]; /* the tune file written ("" when none) */
+  /* exhaustive: what auto resolves to now and where it stands */
+  ovl_plan auto_plan;
+  int auto_row; /* -1: not among the candidates */
+  char auto_why[OVL_PLAN_WHY];
+} ovl_tune_result;
+
+/* Defaults as documented above. LOCAL. */
+ovl_tune_params ovl_tune_default(ovl_family f, int64_t n);
+/* Check the parameters of ovl_tune without running anything (a command
+ * checks them before its first line of output): OVL_ERR_ARG naming the
+ * first one out of range. LOCAL. */
+ovl_err ovl_tune_check(const ovl_tune_params *p);
+/* Run the tuner on the ranks of comm. COLLECTIVE over comm. Errors (agreed):
+ * OVL_ERR_ARG (parameters: ovl_tune_check), OVL_ERR_GRID (no configuration fits),
+ * OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file), OVL_ERR_NOMEM. */
+ovl_err ovl_tune(MPI_Comm comm, const ovl_tune_params *p, ovl_tune_result *r);
+/* NULL-safe. LOCAL. */
+void ovl_tune_result_free(ovl_tune_result *r);
+/* The result as `ovl tune` prints it: the table of the timed candidates
+ * (predicted and measured seconds), the choice, the tune file and, with
+ * p->exhaustive, the sweep's verdict; or (json) one "tune-candidate" record
+ * per timed candidate and a "tune-sweep" record (docs/cli.md). LOCAL: call
+ * it on the rank that prints. Errors: OVL_ERR_ARG (NULL arguments), those
+ * of the record writer. */
+ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json);
 
 #endif

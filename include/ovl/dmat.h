@@ -19,8 +19,8 @@
  * (ovl_file_tmp_create: exclusive, never through a symlink, unpredictable
  * name), then synced and renamed into place.
  */
-#ifndef OVL_DIST_H
-#define OVL_DIST_H
+#ifndef OVL_DMAT_H
+#define OVL_DMAT_H
 
 #include <stdint.h>
 

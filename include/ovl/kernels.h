@@ -8,7 +8,8 @@
 #include "ovl/algo.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
+#include "ovl/node.h" /* the node probes were declared here before */
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,16 +134,6 @@ ovl_err ovl_gemm(char transa, char transb, double alpha, ovl_dmat A, ovl_dmat B,
 int64_t ovl_mm_memory(const ovl_plan *plan, char transa, char transb, int64_t m, int64_t n, int64_t k, int p, int q,
                       int repl);
 
-/* Refuse a footprint that does not fit: OVL_ERR_NOMEM (agreed over comm) when
- * bytes exceeds limit (> 0: a user limit per rank) or this node's available
- * memory (MemAvailable) divided among the ranks on the node.
- * COLLECTIVE over comm. */
-ovl_err ovl_check_memory(MPI_Comm comm, int64_t bytes, int64_t limit);
-
-/* The memory this node's kernel reports as available (MemAvailable of
- * /proc/meminfo) in bytes, -1 when unknown. LOCAL. Always OVL_OK. */
-ovl_err ovl_mem_available(int64_t *bytes);
-
 /* Parallel matrix-vector product y = A x of the Huang-Chow paper (Section
  * III-A) on a square p x p grid. x and y are distributed "as x": every rank of
  * grid column j holds block j (ovl_block_len(n, p, j) elements, the columns
@@ -171,41 +162,6 @@ ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, i
 typedef enum { OVL_VERIFY_AUTO, OVL_VERIFY_EXACT, OVL_VERIFY_PROBABILISTIC } ovl_verify_mode;
 ovl_err ovl_verify_gemm(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C0, ovl_dmat C,
                         ovl_verify_mode mode, double tol, double *relerr);
-
-/* Local dgemm rate in GFLOP/s on this rank for an n x n x n product
- * (best of `reps`). LOCAL. */
-double ovl_local_dgemm_gflops(int n, int reps);
-
-/* Threads of this process's BLAS: OpenBLAS's openblas_get_num_threads /
- * openblas_set_num_threads, looked up at run time (the BLAS is the one the
- * program is linked with). get: the count, 0 when the BLAS cannot tell.
- * set: OVL_ERR_ARG (n < 1), OVL_ERR_UNSUPPORTED (a BLAS without the call).
- * LOCAL. */
-int ovl_blas_threads_get(void);
-ovl_err ovl_blas_threads_set(int n);
-/* Multiple PPN: give this process floor(cores / ranks) BLAS threads (at
- * least 1), the share of a node's cores of each of its `ranks` working
- * ranks. Returns the threads it has now; *restore receives the count to put
- * back with ovl_blas_threads_set (0: nothing was changed, e.g. a BLAS
- * without the call). LOCAL. */
-int ovl_blas_threads_share(int cores, int ranks, int *restore);
-
-/* CPUs this node offers to the ranks of comm on it: the union of their CPU
- * affinity masks (sched_getaffinity), so ranks bound to one core each count
- * as many cores as there are ranks. COLLECTIVE over comm. Errors:
- * OVL_ERR_MPI. */
-ovl_err ovl_node_cores(MPI_Comm comm, int *cores);
-
-/* Double-precision GFLOP/s per core that the CPU's vector unit promises:
- * flops/cycle (32 with AVX-512 FMA, 16 with AVX2 FMA, 4 otherwise, from
- * /proc/cpuinfo flags) times the reported clock; 0 when unknown. LOCAL. */
-double ovl_cpu_peak_gflops(void);
-
-/* Measure the local dgemm rate and, when it is below 1/3 of
- * ovl_cpu_peak_gflops(), print a warning on rank 0 that names the likely
- * cause (a generic OpenBLAS kernel; OPENBLAS_CORETYPE). Returns the
- * measured rate. COLLECTIVE over comm (the rate is the minimum over ranks).*/
-double ovl_check_local_blas(MPI_Comm comm, int quiet);
 
 #ifdef __cplusplus
 }

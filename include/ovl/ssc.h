@@ -28,7 +28,7 @@
 
 #include "ovl/comm.h"
 #include "ovl/core.h"
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
 #include "ovl/grid.h"
 #include "ovl/kernels.h"
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ovl/plan.h"
+#include "ovl/bench.h"
 #include "ovl/record.h"
 #include "ovl/trace.h"
 

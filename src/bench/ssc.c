@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bench_impl.h"
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
 #include "ovl/grid.h"
 #include "ovl/kernels.h"
 

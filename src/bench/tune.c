@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ovl/plan.h"
+#include "ovl/bench.h"
 #include "ovl/record.h"
 #include "ovl/tunedb.h"
 

@@ -112,36 +112,14 @@ ovl_err ovl_bench_llc_bytes(int64_t *bytes) {
 }
 
 ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive) {
-  OVL_TRY(ovl_check_comm(comm, "ovl_bench_node_info"));
-  OVL_TRY(ovl_check_ptr(ranks_on_node, "ovl_bench_node_info", "ranks_on_node"));
-  OVL_TRY(ovl_check_ptr(nodes, "ovl_bench_node_info", "nodes"));
-  OVL_TRY(ovl_check_ptr(consecutive, "ovl_bench_node_info", "consecutive"));
-  MPI_Comm node = MPI_COMM_NULL;
-  int rank, P, k, lrank;
-  OVL_MPI(MPI_Comm_rank(comm, &rank));
-  OVL_MPI(MPI_Comm_size(comm, &P));
-  OVL_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
-  MPI_Comm_size(node, &k);
-  MPI_Comm_rank(node, &lrank);
-  MPI_Comm_free(&node);
-  /* consecutive: every node has the same k ranks and rank = node * k + local */
-  int ok = P % k == 0 && rank % k == lrank, all = 0, kmin = 0, kmax = 0;
-  OVL_MPI(MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, comm));
-  OVL_MPI(MPI_Allreduce(&k, &kmin, 1, MPI_INT, MPI_MIN, comm));
-  OVL_MPI(MPI_Allreduce(&k, &kmax, 1, MPI_INT, MPI_MAX, comm));
-  int leader = lrank == 0, nn = 0;
-  OVL_MPI(MPI_Allreduce(&leader, &nn, 1, MPI_INT, MPI_SUM, comm));
-  *ranks_on_node = k;
-  *nodes = nn;
-  *consecutive = all && kmin == kmax;
-  return OVL_OK;
+  return ovl_node_ranks(comm, ranks_on_node, nodes, consecutive);
 }
 
 ovl_err ovl_bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, int *capped) {
   OVL_TRY(ovl_check_comm(comm, "ovl_bench_default_cache_bytes"));
   OVL_TRY(ovl_check_ptr(bytes, "ovl_bench_default_cache_bytes", "bytes"));
   int k, nodes, cons;
-  OVL_TRY(ovl_bench_node_info(comm, &k, &nodes, &cons));
+  OVL_TRY(ovl_node_ranks(comm, &k, &nodes, &cons));
 #ifdef OVL_SMPI
   /* Simulated time does not depend on caches, and every simulated rank lives
    * in the one host process: arenas of twice the host's last-level cache per

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/bcyclic.h"
+#include "dmat/bcyclic.h"
 
 /* ---- one dimension of a block-cyclic layout -------------------------------- */
 

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
 
 /* One process's view of a block-cyclic submatrix. */
 typedef struct ovl_bcview {

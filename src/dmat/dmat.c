@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist/dmat_impl.h"
+#include "dmat/dmat_impl.h"
 
 int64_t ovl_dmat_memory(int64_t m, int64_t n, int p, int q) {
   if (m < 0 || n < 0 || p < 1 || q < 1) return -1;

@@ -1,8 +1,8 @@
-/* Internal view of ovl_dmat, shared by the files of src/dist. */
+/* Internal view of ovl_dmat, shared by the files of src/dmat. */
 #ifndef OVL_DMAT_IMPL_H
 #define OVL_DMAT_IMPL_H
 
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
 
 struct ovl_dmat_s {
   ovl_grid2d grid;    /* borrowed */

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "dist/dmat_impl.h"
-#include "dist/io_util.h"
+#include "dmat/dmat_impl.h"
+#include "dmat/io_util.h"
 
 static const char mm_expected[] = "%%MatrixMarket matrix array|coordinate real|integer general|symmetric";
 

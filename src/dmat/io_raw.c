@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dist/dmat_impl.h"
-#include "dist/io_util.h"
+#include "dmat/dmat_impl.h"
+#include "dmat/io_util.h"
 
 /* OVL_ERR_IO for a failed MPI-IO call on the file of path. */
 static ovl_err mpi_io_err(int mpi_rc, const char *call, const char *path) {

@@ -1,8 +1,8 @@
 /* Helpers of the matrix file readers and writers: JSON sidecar, atomic
  * writes, small-file reading, byte order, string broadcast. */
-#include "dist/io_util.h"
+#include "dmat/io_util.h"
 
-#include "dist/dmat_impl.h"
+#include "dmat/dmat_impl.h"
 
 #include "ovl/json.h"
 

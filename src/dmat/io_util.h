@@ -1,4 +1,4 @@
-/* Helpers shared by the matrix file readers and writers (src/dist/io_*.c):
+/* Helpers shared by the matrix file readers and writers (src/dmat/io_*.c):
  * the JSON sidecar, atomic writes through a temporary file, small-file
  * reading, byte order, and string broadcast. All functions are LOCAL unless
  * their comment says otherwise. */
@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
 
 /* Largest sidecar accepted, in bytes. */
 enum { OVL_IO_SIDECAR_MAX = 65536 };

@@ -1,4 +1,4 @@
-/* Exchange between an ovl_dmat and a caller's distribution (ovl/dist.h):
+/* Exchange between an ovl_dmat and a caller's distribution (ovl/dmat.h):
  * block-cyclic (ScaLAPACK's) or contiguous parts along each dimension, on a
  * process grid of any shape over the dmat's parent. One MPI_Alltoallv per
  * exchange.
@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "dist/dmat_impl.h"
+#include "dmat/dmat_impl.h"
 
 /* ---- axes ------------------------------------------------------------------ */
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ovl/dist.h"
+#include "ovl/dmat.h"
 #include "ovl/grid.h"
 #include "ovl/kernels.h"
 #include "ovl/plan.h"

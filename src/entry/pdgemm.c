@@ -1,5 +1,5 @@
 /* ovl_pdgemm: ScaLAPACK's PDGEMM interface on top of the block-cyclic <->
- * block exchanges (src/kernels/bcyclic.c) and SUMMA (see ovl/pdgemm.h).
+ * block exchanges (src/dmat/bcyclic.c) and SUMMA (see ovl/pdgemm.h).
  *
  * Process-wide state (documented in ovl/pdgemm.h): the defaults set by
  * ovl_pdgemm_config, the record of the last call, and one workspace for the
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels/bcyclic.h"
+#include "dmat/bcyclic.h"
 #include "ovl/pdgemm.h"
 
 static struct {

@@ -6,7 +6,7 @@
 #include <sched.h>
 #include <string.h>
 
-#include "kernels/kimpl.h"
+#include "ovl/node.h"
 
 typedef int (*get_fn)(void);
 typedef void (*set_fn)(int);

@@ -214,7 +214,7 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   else if (p.ndup > OVL_LANES_MAX)
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p.ndup);
   int open = open_choice(&p), nodes = 1, consec = 1;
-  if (open && ppn <= 0 && rc == OVL_OK) OVL_TRY(ovl_bench_node_info(comm, &ppn, &nodes, &consec));
+  if (open && ppn <= 0 && rc == OVL_OK) OVL_TRY(ovl_node_ranks(comm, &ppn, &nodes, &consec));
   if (rank == 0 && rc == OVL_OK) {
     if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
     if (rc == OVL_OK) {
@@ -459,7 +459,7 @@ ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *p
   OVL_MPI(MPI_Comm_size(comm, &P));
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   if (*ppn != 0) {
-    OVL_TRY(ovl_bench_node_info(comm, &rpn, &nodes, &consec));
+    OVL_TRY(ovl_node_ranks(comm, &rpn, &nodes, &consec));
     OVL_TRY(ovl_node_cores(comm, &cores));
     OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, &cores, 1, MPI_INT, MPI_MIN, comm)); /* one figure for every rank */
   }

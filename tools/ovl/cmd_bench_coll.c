@@ -29,7 +29,7 @@ int cmd_bench_coll(int argc, char **argv) {
   static const char *const backends[] = {"mpi", "own", NULL};
   int capped = 0, knode = 1, nodes = 1, consec = 0;
   if (ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK ||
-      ovl_bench_node_info(MPI_COMM_WORLD, &knode, &nodes, &consec) != OVL_OK)
+      ovl_node_ranks(MPI_COMM_WORLD, &knode, &nodes, &consec) != OVL_OK)
     return cli_fail("bench coll", OVL_ERR_MPI);
   ppn = nodes >= 2 && consec ? knode : 1;
   const char *ppn_from = nodes >= 2 && consec ? "MPI_Comm_split_type"

@@ -1,4 +1,4 @@
-/* ovl tune: the library's tuner (ovl_tune, ovl/plan.h) on these ranks. */
+/* ovl tune: the library's tuner (ovl_tune, ovl/bench.h) on these ranks. */
 #include <inttypes.h>
 #include <stdlib.h>
 

@@ -1,0 +1,2 @@
+/* Deprecated, removed next release: the distributed matrix is declared in ovl/dmat.h (src/dmat). */
+#include "ovl/dmat.h"
