@@ -42,7 +42,10 @@ static void test_sizes(void) {
   T_ERR(ovl_bench_op_parse("gather", &op), OVL_ERR_ARG);
   int64_t llc = 0, avail = 0, cache = 0;
   int capped = -1;
-  T_OK(ovl_bench_llc_bytes(&llc));
+  T_OK(ovl_node_llc_bytes(&llc));
+  int64_t llc_old = 0;
+  T_OK(ovl_bench_llc_bytes(&llc_old));
+  T_CHECK(llc_old == llc, "the deprecated ovl_bench_llc_bytes gave %lld, not %lld", (long long)llc_old, (long long)llc);
   T_CHECK(llc > 0, "llc %lld", (long long)llc);
   T_OK(ovl_mem_available(&avail));
   T_CHECK(avail == -1 || avail > 0, "MemAvailable %lld", (long long)avail);

@@ -706,6 +706,7 @@ static void d_misc(void) {
     CALL(ovl_check_memory(comm(), i64(), i64()));
     CALL(ovl_bench_check_memory(comm(), dbl(), i64()));
     CALL(ovl_mem_available(MAYBE(&bytes)));
+    CALL(ovl_node_llc_bytes(MAYBE(&bytes)));
     CALL(ovl_bench_node_info(comm(), MAYBE(&a), &b, &c));
     CALL(ovl_node_ranks(comm(), MAYBE(&a), &b, &c));
     int64_t sizes[8];

@@ -61,8 +61,7 @@ void ovl_bench_reporter_fn(void *ctx, int done, int total, const char *text);
  * Errors: OVL_ERR_ARG (cap < 0). */
 ovl_err ovl_bench_sizes(int64_t lo, int64_t hi, int64_t *out, int cap, int *n);
 
-/* Size in bytes of the largest (last-level) CPU cache: from
- * /sys/devices/system/cpu/cpu0/cache, else sysconf, else 32 MiB. LOCAL. */
+/* Deprecated, removed next release: ovl_node_llc_bytes (ovl/node.h). */
 ovl_err ovl_bench_llc_bytes(int64_t *bytes);
 
 /* Deprecated, removed next release: ovl_node_ranks (ovl/node.h). */

@@ -1,8 +1,9 @@
 /* ovl node: what this node offers the ranks on it, probed at run time --
- * its cores and BLAS threads (src/node/blas.c), its available memory and
- * whether a run fits in it (src/node/memory.c), the local dgemm rate and
- * what the CPU promises (src/node/rate.c). The instruments that measure the
- * network and build a machine description are in ovl/bench.h. */
+ * its cores and BLAS threads (src/node/blas.c), the ranks on it
+ * (src/node/ranks.c), its largest cache (src/node/cache.c), its available
+ * memory and whether a run fits in it (src/node/memory.c), the local dgemm
+ * rate and what the CPU promises (src/node/rate.c). The instruments that
+ * measure the network and build a machine description are in ovl/bench.h. */
 #ifndef OVL_NODE_H
 #define OVL_NODE_H
 
@@ -53,6 +54,11 @@ ovl_err ovl_node_cores(MPI_Comm comm, int *cores);
  * consecutively (ranks [j*k, (j+1)*k) on node j). COLLECTIVE over comm.
  * Errors: OVL_ERR_ARG (MPI_COMM_NULL, NULL outputs), OVL_ERR_MPI. */
 ovl_err ovl_node_ranks(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive);
+
+/* Size in bytes of the largest (last-level) CPU cache: from
+ * /sys/devices/system/cpu/cpu0/cache, else sysconf, else 32 MiB. LOCAL.
+ * Errors: OVL_ERR_ARG (bytes NULL). */
+ovl_err ovl_node_llc_bytes(int64_t *bytes);
 
 /* Double-precision GFLOP/s per core that the CPU's vector unit promises:
  * flops/cycle (32 with AVX-512 FMA, 16 with AVX2 FMA, 4 otherwise, from

@@ -27,7 +27,7 @@ static void buffers_line(FILE *out, int64_t cache, int64_t arena, const char *ll
     return;
   }
   fprintf(out, "# buffers: send and receive each rotate through %s per rank", bytes_str(a, sizeof a, (double)arena));
-  if (llc_fmt) ovl_bench_llc_bytes(&llc);
+  if (llc_fmt) ovl_node_llc_bytes(&llc);
   if (llc_fmt)
     fprintf(out, llc_fmt, bytes_str(l, sizeof l, (double)llc),
             capped ? "; default lowered to fit half of the available memory" : "");

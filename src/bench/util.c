@@ -1,6 +1,7 @@
-/* The engine of the benchmarks: progress reporting, sizes, node and cache
- * queries, the memory gate, rotating buffers, collectives by name, a
- * computation kernel and a sleeping barrier. */
+/* The engine of the benchmarks: progress reporting, sizes, the default cache
+ * arena (the node and cache probes are in src/node), the memory gate,
+ * rotating buffers, collectives by name, a computation kernel and a
+ * sleeping barrier. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,41 +76,7 @@ ovl_err ovl_bench_sizes(int64_t lo, int64_t hi, int64_t *out, int cap, int *n) {
   return OVL_OK;
 }
 
-static int64_t read_cache_size(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return 0;
-  char line[64] = "";
-  int64_t v = 0;
-  if (fgets(line, sizeof line, f)) {
-    char unit = 0;
-    long long x = 0;
-    int got = sscanf(line, "%lld%c", &x, &unit);
-    if (got >= 1) v = x;
-    if (got == 2 && (unit == 'K' || unit == 'k')) v = x << 10;
-    if (got == 2 && (unit == 'M' || unit == 'm')) v = x << 20;
-  }
-  fclose(f);
-  return v;
-}
-
-ovl_err ovl_bench_llc_bytes(int64_t *bytes) {
-  OVL_TRY(ovl_check_ptr(bytes, "ovl_bench_llc_bytes", "bytes"));
-  int64_t best = 0;
-  for (int i = 0; i < 8; i++) {
-    char path[128];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-    int64_t v = read_cache_size(path);
-    if (v > best) best = v;
-  }
-#ifdef _SC_LEVEL3_CACHE_SIZE
-  if (best <= 0) {
-    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    best = l3 > 0 ? l3 : l2 > 0 ? l2 : 0;
-  }
-#endif
-  *bytes = best > 0 ? best : (int64_t)32 << 20;
-  return OVL_OK;
-}
+ovl_err ovl_bench_llc_bytes(int64_t *bytes) { return ovl_node_llc_bytes(bytes); }
 
 ovl_err ovl_bench_node_info(MPI_Comm comm, int *ranks_on_node, int *nodes, int *consecutive) {
   return ovl_node_ranks(comm, ranks_on_node, nodes, consecutive);
@@ -130,7 +97,7 @@ ovl_err ovl_bench_default_cache_bytes(MPI_Comm comm, int roles, int64_t *bytes, 
   return OVL_OK;
 #endif
   int64_t llc = 0, avail = -1;
-  ovl_bench_llc_bytes(&llc);
+  ovl_node_llc_bytes(&llc);
   ovl_mem_available(&avail);
   int64_t want = 2 * llc;
   /* agree on the smallest so every rank uses the same arena */
