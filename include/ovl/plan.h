@@ -158,7 +158,7 @@ ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r)
 /* The run as `ovl gemm` prints it: header lines (po->header: sizes, grid,
  * plan, memory, MPI library, blas_gflops as the local dgemm rate, counts),
  * the column names and one row (times, GFLOP/s, communication and
- * computation, the check); or (po->json) one "gemm" record (docs/cli.md;
+ * computation, the check); or (po->json) one "gemm" record (docs/guides/cli.md;
  * blas_gflops NAN: null). LOCAL: call it on the rank that prints. Errors:
  * OVL_ERR_ARG (NULL arguments), those of the record writer. */
 ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ovl_plan_bench_result *r,
@@ -231,7 +231,7 @@ void ovl_tune_result_free(ovl_tune_result *r);
 /* The result as `ovl tune` prints it: the table of the timed candidates
  * (predicted and measured seconds), the choice, the tune file and, with
  * p->exhaustive, the sweep's verdict; or (json) one "tune-candidate" record
- * per timed candidate and a "tune-sweep" record (docs/cli.md). LOCAL: call
+ * per timed candidate and a "tune-sweep" record (docs/guides/cli.md). LOCAL: call
  * it on the rank that prints. Errors: OVL_ERR_ARG (NULL arguments), those
  * of the record writer. */
 ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json);
