@@ -16,6 +16,7 @@ Checks, from the repository root ROOT:
     pattern such as docs/img/smpi_*.png: some file matches it).
 
 usage: check_docs_links.py [ROOT]     (default: the parent of this script's folder)
+       check_docs_links.py --selftest  (a small tree with known breaks: each is found, nothing else)
 Prints one line per broken link or path and exits 1 when there is any.
 """
 import glob
@@ -99,14 +100,15 @@ def check_paths(root, path, errors):
     except (UnicodeDecodeError, OSError):
         return
     for no, line in enumerate(lines, 1):
+        if path.endswith(".md"):  # link targets: checked as links, relative to the page
+            line = re.sub(r"\]\([^)]*\)", "]()", line)
         for m in DOCS_PATH.finditer(line):
             p = m.group(0)
             if not glob.glob(os.path.join(root, p), recursive=True):
                 errors.append("%s:%d: %s: no such file or directory" % (rel, no, p))
 
 
-def main():
-    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+def check(root):
     errors, markdown, nfiles = [], [], 0
     for path in walk(root):
         if path.endswith(".md"):
@@ -119,13 +121,53 @@ def main():
             cited += [p for p in walk(os.path.join(root, d))
                       if os.path.splitext(p)[1] in TEXT_EXT and not p.endswith(".md")]
     cited += [os.path.join(root, f) for f in CODE_FILES if os.path.exists(os.path.join(root, f))]
+    cited = [p for p in cited if os.path.abspath(p) != os.path.abspath(__file__)]  # not the self-test's tree
     for path in cited:
         nfiles += 1
         check_paths(root, path, errors)
+    return errors, len(markdown), nfiles
+
+
+def selftest():
+    import tempfile
+    files = {
+        "README.md": "# Top\n\n## A `code` heading: with-punctuation!\n\n## Top\n\n"
+                     "[ok](docs/guides/a.md) [ok](docs/guides/a.md#use-it) [ok](#top-1) [ok](#a-code-heading-with-punctuation)\n"
+                     "[gone](docs/a.md) [bad anchor](docs/guides/a.md#nowhere) ![img](docs/img/x.png)\n"
+                     "[web](https://example.org/x.md) `[not a link](docs/b.md)`\n"
+                     "```\n# not a heading\n[in code](nowhere.md)\n```\n",
+        "docs/guides/a.md": "# A\n\n## Use it\n\n[up](../../README.md#top) [sibling](../lab/b.md) [no](b.md)\n",
+        "docs/lab/b.md": "# B\n",
+        "docs/img/x.png": "",
+        "src/x.c": "/* see docs/guides/a.md and docs/guides/*.md; docs/old.md is gone */\n",
+        "build/y.c": "/* docs/ignored.md: build directories are not searched */\n",
+    }
+    want = ["README.md:8: link to docs/a.md: no such file",
+            "README.md:8: link to docs/guides/a.md#nowhere: no heading with that anchor in docs/guides/a.md",
+            "docs/guides/a.md:5: link to b.md: no such file",
+            "src/x.c:1: docs/old.md: no such file or directory"]
+    with tempfile.TemporaryDirectory() as root:
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(root, name)) or root, exist_ok=True)
+            with open(os.path.join(root, name), "w") as f:
+                f.write(text)
+        got = check(root)[0]
+    if sorted(got) != sorted(want):
+        print("check_docs_links --selftest: FAIL\n  found:    %s\n  expected: %s" % (got, want))
+        return 1
+    print("check_docs_links --selftest: PASS (%d breaks found, nothing else)" % len(want))
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ["--selftest"]:
+        return selftest()
+    root = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), ".."))
+    errors, nmd, nfiles = check(root)
     for e in errors:
         print(e)
     print("check_docs_links: %d Markdown files, %d files searched for docs/ paths: %s" %
-          (len(markdown), nfiles, "%d broken" % len(errors) if errors else "OK"))
+          (nmd, nfiles, "%d broken" % len(errors) if errors else "OK"))
     return 1 if errors else 0
 
 
