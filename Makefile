@@ -50,12 +50,12 @@ test-asan: build-asan
 	cd $(ASAN_BUILD) && $(CTEST)
 
 # `make test` (Open MPI) also runs MPICH's release suite, less the tests that
-# do not exercise the MPI library (source format, layers, data checksums, JSON,
+# do not exercise the MPI library (source format, layers, docs links, data checksums, JSON,
 # the parsers' fuzzing, the pure cost model, SMPI's simulator, the list of
 # public functions) or only repeat its paths (the sweep of every method for
 # symmetric results: ovl_dmat_symmetrize's exchange is test_dmat's): those
-# run once, above. MPICH's sanitizer suite is `MPI=mpich make test-asan` (docs/mpi.md).
-MPICH_ONCE := ^(format|check_layers|check_layers_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|purify_symmetric)$$
+# run once, above. MPICH's sanitizer suite is `MPI=mpich make test-asan` (docs/guides/mpi.md).
+MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|purify_symmetric)$$
 
 test-mpich:
 	@$(MAKE) --no-print-directory MPI=mpich build

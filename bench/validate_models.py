@@ -3,7 +3,14 @@
 `auto` comes to the best configuration of an exhaustive sweep.
 
 usage: bench/validate_models.py [--np 8] [--n 1536] [--ssc-n 1200] [--reps 5] [--rounds 9] [--tune-only]
-                                [--families ssc,gemm] [--out DIR] [--ovl build/ovl]
+                                [--families ssc,gemm] [--out DIR] [--ovl build/ovl] [--mpiexec CMD] [--smoke]
+
+--smoke runs every step at tiny sizes (n = 96, one repetition, a short
+machine measurement: a few seconds on 8 ranks) and checks what it prints
+(every configuration predicted and measured, each record complete, the
+sweep's ratios >= 1); it says whether the script and the ovl command agree,
+not how good the models are. The ranks: scripts/mpirun.sh NP, or
+--mpiexec "mpiexec --oversubscribe" (then CMD -n NP).
 
 1. `ovl bench machine` measures this machine's parameters (machine.json);
 2. each algorithm runs with `ovl gemm --json` / `ovl bench ssc --json`
@@ -19,8 +26,9 @@ Prints Markdown tables; the raw JSON lines go to --out.
 """
 import argparse
 import json
+import math
 import os
-import re
+import shlex
 import subprocess
 import sys
 
@@ -30,8 +38,11 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import ovlrecords  # noqa: E402  (tools/ovlrecords.py: the schema and reader of ovl's records)
 
 
-def run(np_, args, ovl):
-    cmd = [os.path.join(ROOT, "scripts", "mpirun.sh"), str(np_), ovl] + args
+def run(np_, args, a):
+    if a.mpiexec:
+        cmd = shlex.split(a.mpiexec) + ["-n", str(np_), a.ovl] + args
+    else:
+        cmd = [os.path.join(ROOT, "scripts", "mpirun.sh"), str(np_), a.ovl] + args
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("validate_models: failed: %s\n%s%s" % (" ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
@@ -57,39 +68,47 @@ def main():
     ap.add_argument("--families", default="ssc,gemm", help="kernel families of step 3 (ssc needs a cube or 2.5D grid)")
     ap.add_argument("--out", default="validate-out")
     ap.add_argument("--ovl", default=os.path.join(ROOT, "build", "ovl"))
+    ap.add_argument("--mpiexec", default="", help="launcher, called as CMD -n NP (default: scripts/mpirun.sh NP)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, one repetition, and checks of the output")
     a = ap.parse_args()
+    if a.smoke:
+        a.np, a.n, a.ssc_n, a.reps, a.rounds = 8, 96, 48, 1, 1
     os.makedirs(a.out, exist_ok=True)
     mfile = os.path.join(a.out, "machine.json")
-    print(run(a.np, ["bench", "machine", "-o", mfile, "-q"], a.ovl).strip())
+    quick = ["--max-size", "64K", "-i", "2"] if a.smoke else []
+    print(run(a.np, ["bench", "machine", "-o", mfile, "-q"] + quick, a).strip())
     P, n, r = a.np, a.n, str(a.reps)
-    if not a.tune_only:
-        table(a, mfile, P, n, r)
-    tune(a, mfile, P, n, r)
+    warm = "0" if a.smoke else "1"
+    rows = [] if a.tune_only else table(a, mfile, P, n, r, warm)
+    sweeps = tune(a, mfile, P, n, r, warm)
+    if a.smoke:
+        smoke_check(a, rows, sweeps)
 
 
-def table(a, mfile, P, n, r):
+def table(a, mfile, P, n, r, warm):
     rows = []
+    b = "32" if a.smoke else "256"
     # (label, ranks, gemm args, model args)
     gemm_cases = [
-        ("summa b=256", P, ["--algo", "summa", "-b", "256"], ["-k", "summa", "-b", "256"]),
-        ("summa b=256 lookahead", P, ["--algo", "summa", "-b", "256", "--lookahead"],
-         ["-k", "summa", "-b", "256", "--lookahead"]),
-        ("hsumma G=4 b=256", P, ["--algo", "hsumma", "-b", "256", "-G", "4"], ["-k", "hsumma", "-b", "256", "-G", "4"]),
-        ("cannon", 4, ["--algo", "cannon"], ["-k", "cannon"]),
-        ("3d ndup=2", P, ["--algo", "3d", "--ndup", "2"], ["-k", "3d", "--ndup", "2"]),
-        ("2.5d c=2", P, ["--algo", "2.5d", "-c", "2"], ["-k", "2.5d", "-c", "2"]),
+        ("summa b=" + b, P, ["--algo", "summa", "-b", b], ["--kernel", "summa", "-b", b]),
+        ("summa b=%s lookahead" % b, P, ["--algo", "summa", "-b", b, "--lookahead"],
+         ["--kernel", "summa", "-b", b, "--lookahead"]),
+        ("hsumma G=4 b=" + b, P, ["--algo", "hsumma", "-b", b, "-G", "4"], ["--kernel", "hsumma", "-b", b, "-G", "4"]),
+        ("cannon", 4, ["--algo", "cannon"], ["--kernel", "cannon"]),
+        ("3d ndup=2", P, ["--algo", "3d", "--ndup", "2"], ["--kernel", "3d", "--ndup", "2"]),
+        ("2.5d c=2", P, ["--algo", "2.5d", "--repl", "2"], ["--kernel", "2.5d", "--repl", "2"]),
     ]
     raw = open(os.path.join(a.out, "validate.jsonl"), "w")
     for label, np_, gargs, margs in gemm_cases:
-        meas = jlines(run(np_, ["gemm", "-n", str(n), "-i", r, "-x", "1", "--json", "--no-blas-check"] + gargs, a.ovl))[0]
-        pred = jlines(run(1, ["model", "-n", str(n), "-P", str(np_), "--machine", mfile, "--json"] + margs, a.ovl))[0]
+        meas = jlines(run(np_, ["gemm", "-n", str(n), "-i", r, "-x", warm, "--json", "--no-blas-check"] + gargs, a))[0]
+        pred = jlines(run(1, ["model", "-n", str(n), "--ranks", str(np_), "--machine", mfile, "--json"] + margs, a))[0]
         raw.write(json.dumps({"case": label, "measured": meas, "predicted": pred}) + "\n")
         rows.append((label, n, np_, pred, meas["t_median"], meas["t_min"]))
-    ssc = jlines(run(P, ["bench", "ssc", "-n", str(a.ssc_n), "-d", "1,4", "-i", r, "-x", "1", "--json", "-q"], a.ovl))
+    ssc = jlines(run(P, ["bench", "ssc", "-n", str(a.ssc_n), "-d", "1,4", "-i", r, "-x", warm, "--json", "-q"], a))
     for s in ssc:
-        margs = ["-k", s["algo"], "--ndup", str(s["ndup"])]
-        pred = jlines(run(1, ["model", "-n", str(a.ssc_n), "-P", str(P), "--machine", mfile, "--json"] + margs,
-                          a.ovl))[0]
+        margs = ["--kernel", s["algo"], "--ndup", str(s["ndup"])]
+        pred = jlines(run(1, ["model", "-n", str(a.ssc_n), "--ranks", str(P), "--machine", mfile, "--json"] + margs,
+                          a))[0]
         raw.write(json.dumps({"case": s["algo"], "measured": s, "predicted": pred}) + "\n")
         rows.append(("%s ndup=%d" % (s["algo"], s["ndup"]), a.ssc_n, P, pred, s["t_median"], s["t_min"]))
     print()
@@ -97,12 +116,14 @@ def table(a, mfile, P, n, r):
           "| measured / predicted |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label, nn, np_, p, tmed, tmin in rows:
-        print("| %s | %d | %d | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %.2f |" % (
+        print("| %s | %d | %d | %.4g | %.4g | %.4g | %.4g | %.4g | %.4g | %.2f |" % (
             label, nn, np_, p["total"], p["latency"], p["bandwidth"], p["compute"], tmed, tmin, tmed / p["total"]))
     print()
+    return rows
 
 
-def tune(a, mfile, P, n, r):
+def tune(a, mfile, P, n, r, warm):
+    sweeps = []
     tfile = os.path.join(a.out, "tune.json")
     if os.path.exists(tfile):
         os.remove(tfile)
@@ -110,8 +131,8 @@ def tune(a, mfile, P, n, r):
         # one launch: the tuner chooses (its set in interleaved rounds) and stores the choice; then every
         # candidate is re-timed in fresh interleaved rounds, and auto's choice (resolved through the tune
         # file) is judged against the best of those rounds
-        out = run(P, ["tune", "-k", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-r",
-                      str(a.rounds), "-x", "1", "-q", "--json", "-o", tfile], a.ovl)
+        out = run(P, ["tune", "--kernel", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-r",
+                      str(a.rounds), "-x", warm, "-q", "--json", "-o", tfile], a)
         with open(os.path.join(a.out, "tune_%s.json" % fam), "w") as f:
             f.write(out)
         rows_t = [x for x in jlines(out) if ovlrecords.kind(x) == "tune-candidate"]
@@ -122,15 +143,52 @@ def tune(a, mfile, P, n, r):
         print("| rank | configuration | predicted (s) | tuner median (s) | sweep median (s) | sweep min (s) | / best |")
         print("|---:|---|---:|---:|---:|---:|---:|")
         for x in rows_t:
-            print("| %d | %s | %.4f | %s | %.4f | %.4f | %.3f |" % (
-                x["rank"], x["config"], x["predicted"], "%.4f" % x["t_median_tuner"] if x["tuner"] and x["t_median_tuner"] is not None else "-",
+            print("| %d | %s | %.4g | %s | %.4g | %.4g | %.3f |" % (
+                x["rank"], x["config"], x["predicted"], "%.4g" % x["t_median_tuner"] if x["tuner"] and x["t_median_tuner"] is not None else "-",
                 x["t_median"], x["t_min"], x["t_median"] / sw["t_best"]))
         print()
-        print("- best of the sweep: %s, %.4f s" % (sw["best"], sw["t_best"]))
+        print("- best of the sweep: %s, %.4g s" % (sw["best"], sw["t_best"]))
         ratio = "not a candidate" if sw["auto_ratio"] is None else "**%.3fx** the best" % sw["auto_ratio"]
         print("- `auto` (%s): **%s** = %s" % (sw["auto_from"], sw["auto"], ratio))
         print("- the model's first choice (`auto` without a tune file): %.3fx the best" % sw["model_ratio"])
         print()
+        sweeps.append((fam, rows_t, sw))
+    return sweeps
+
+
+def smoke_check(a, rows, sweeps):
+    """What --smoke asserts: every step printed what this script reads, with sane values."""
+    bad = []
+
+    def pos(x):
+        return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+    if len(rows) < 6 + 4:  # six gemm configurations, SymmSquareCube Algorithms 3-6
+        bad.append("%d predicted-vs-measured rows, expected at least 10" % len(rows))
+    algos = {label.split()[0] for label, *_ in rows}
+    for want in ("summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg4", "alg5", "alg6"):
+        if want not in algos:
+            bad.append("no row for %s" % want)
+    for label, nn, np_, p, tmed, tmin in rows:
+        if not all(pos(p.get(k)) for k in ("total", "bandwidth", "compute")) or not (p["latency"] >= 0):
+            bad.append("%s: prediction %s" % (label, {k: p.get(k) for k in ("total", "latency", "bandwidth", "compute")}))
+        if not (pos(tmed) and pos(tmin) and tmin <= tmed):
+            bad.append("%s: measured min %r, median %r" % (label, tmin, tmed))
+    if [f for f, _, _ in sweeps] != a.families.split(","):
+        bad.append("sweeps of %s, expected %s" % ([f for f, _, _ in sweeps], a.families))
+    for fam, cands, sw in sweeps:
+        if not cands or sw["configurations"] != len(cands):
+            bad.append("%s: %d candidates printed, the sweep counts %r" % (fam, len(cands), sw["configurations"]))
+        if sw["best"] not in [x["config"] for x in cands]:
+            bad.append("%s: the best %r is not a candidate" % (fam, sw["best"]))
+        for key in ("model_ratio", "auto_ratio"):  # against the best of the same sweep: >= 1
+            if not (isinstance(sw[key], (int, float)) and sw[key] >= 1.0 - 1e-12):
+                bad.append("%s: %s = %r" % (fam, key, sw[key]))
+    for b in bad:
+        print("validate_models --smoke: FAIL: %s" % b)
+    if bad:
+        sys.exit(1)
+    print("validate_models --smoke: PASS (%d configurations predicted and measured, %d sweeps)" % (len(rows), len(sweeps)))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The experiments of docs/cluster.md on the emulated network (as root):
+# The experiments of docs/lab/cluster-measurements.md on the emulated network (as root):
 #  coll  Huang & Chow Fig. 5 style: bcast and reduce bandwidth, blocking vs
 #        N_DUP = 4 lanes vs 4 PPN, 4 nodes x 4 ranks, 1 Gbit/s links
 #  ssc   SymmSquareCube Algorithm 4 vs Algorithm 5 with N_DUP 1..6, 8 nodes

@@ -1,5 +1,5 @@
 # SimGrid SMPI build (-DOVL_SMPI=ON): the library, the CLI, the tests and the
-# drivers of smpi/ compiled with smpicc, to be run with smpirun (docs/smpi.md).
+# drivers of smpi/ compiled with smpicc, to be run with smpirun (docs/guides/smpi.md).
 #
 # Included twice from the top-level CMakeLists.txt:
 #   before project(): with OVL_SMPI, make smpicc the C compiler;
@@ -7,7 +7,7 @@
 #                     an MPI::MPI_C target (smpicc brings mpi.h and libsimgrid),
 #                     the smpirun wrapper as MPIEXEC_EXECUTABLE, -DOVL_SMPI,
 #                     and the drivers of smpi/.
-option(OVL_SMPI "Build for SimGrid's SMPI simulator with smpicc (run with smpirun; see docs/smpi.md)" OFF)
+option(OVL_SMPI "Build for SimGrid's SMPI simulator with smpicc (run with smpirun; see docs/guides/smpi.md)" OFF)
 
 if(OVL_SMPI AND NOT OVL_SMPI_COMPILER_SET)
   find_program(OVL_SMPICC smpicc)

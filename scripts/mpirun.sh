@@ -6,7 +6,7 @@
 # MPI=mpich selects MPICH's launcher (Hydra). MPICH 4.0 (ch4) busy-polls and
 # has no setting that makes it yield, so the ranks get libovl_yield.so
 # preloaded (tools/yield: blocking calls that yield while they wait, active
-# only when ranks outnumber cores; docs/mpi.md). It is looked for in
+# only when ranks outnumber cores; docs/guides/mpi.md). It is looked for in
 # $OVL_YIELD_LIB, then beside $BUILD or $OVL (the demo's), then in the MPICH
 # build directories of this tree.
 set -eu

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build SimGrid 4.1 with SMPI from its source release on PyPI into a prefix,
-# for the large simulations of docs/smpi.md ("SimGrid 4.1 for the large runs").
+# for the large simulations of docs/lab/smpi-reproductions.md ("SimGrid 4.1 for the large runs").
 # usage: smpi/build_simgrid.sh [PREFIX]      (default: build-simgrid/4.1 in the checkout)
 # Then configure ovl against it:
 #   PATH=PREFIX/bin:$PATH cmake -S . -B build-smpi41 -G Ninja -DCMAKE_BUILD_TYPE=Release -DOVL_SMPI=ON
@@ -27,7 +27,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 mkdir -p "$src"
 tarball=$src/simgrid-$version.tar.gz
-# The source release that docs/smpi.md's SimGrid 4.1 runs were made with.
+# The source release that docs/lab/smpi-reproductions.md's SimGrid 4.1 runs were made with.
 sha256=23ac24cb5b2467f1f051c992ec921b4a9f8f5ac2df16c489bd01bf1c44e6e817
 if [ ! -f "$tarball" ]; then
   python3 -m pip download --no-deps --no-binary :all: -d "$src" "simgrid==$version" ||

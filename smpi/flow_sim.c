@@ -1,6 +1,6 @@
 /* flow_sim: the bandwidth of concurrent message streams between two nodes,
  * to see what the simulated network gives one stream and several (the
- * per-flow cap of smpi/smpirun.sh --flowcap, docs/smpi.md). Built in SMPI
+ * per-flow cap of smpi/smpirun.sh --flowcap, docs/guides/smpi.md). Built in SMPI
  * builds (smpi/); an ordinary MPI program, it runs under mpiexec too.
  *
  * usage: flow_sim [--bytes S] [--streams 1,2,4] [--reps R]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plots of the simulated reproductions (docs/smpi.md) from the CSV files of
+"""Plots of the simulated reproductions (docs/lab/smpi-reproductions.md) from the CSV files of
 smpi/repro_ssc.py and smpi/repro_hsumma.sh.
 
 usage: /usr/bin/python3 smpi/plot_smpi.py [BUILD_DIR] [OUT_DIR]   (defaults: build-smpi, docs/img)

@@ -11,7 +11,7 @@ beside its simulated communication time. Every run is ssc_sim under
 smpi/smpirun.sh with OVL_SMPI_FLOPS=skip (local products as 2mnk flops at the
 node's dgemm rate) and shared memory for the matrix blocks; results are
 deterministic. --flowcap RATE runs on the uniform-latency platform with every
-message stream capped at RATE (smpi/smpirun.sh --flowcap, docs/smpi.md); its
+message stream capped at RATE (smpi/smpirun.sh --flowcap, docs/guides/smpi.md); its
 files are tagged _capRATE. --sumrate RATE charges the reductions' sums at RATE
 of the summing rank's time (smpi/smpirun.sh --sumrate); files tagged _sumRATE. Raw output goes to DIR (default build-smpi/repro), tables to
 stdout and DIR/<table>_<net>.md.

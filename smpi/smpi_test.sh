@@ -64,7 +64,7 @@ for la in "" --lookahead; do
 done
 [ "$fail" -eq 0 ] || { echo "smpi test: HSUMMA at G = 1 or G = P is not within 5 % of SUMMA"; exit 1; }
 echo "smpi test: HSUMMA at G = 1 and G = 16 within 5 % of SUMMA: PASS"
-# The per-flow cap (smpirun.sh --flowcap, docs/smpi.md): between two nodes,
+# The per-flow cap (smpirun.sh --flowcap, docs/guides/smpi.md): between two nodes,
 # one stream of 8 MB messages gets the cap (within 5 %), two concurrent
 # streams of the same pair twice the cap, six the link (12 GB/s, within 5 %);
 # without the cap every count of streams gets the link.
@@ -88,7 +88,7 @@ for cap in "" 2.4GBps; do
 done
 [ "$fail" -eq 0 ] || { echo "smpi test: the flow cap does not cap one stream or lets several pass"; exit 1; }
 echo "smpi test: per-flow cap: PASS"
-# The reductions' arithmetic (smpirun.sh --sumrate, docs/smpi.md): 4 nodes,
+# The reductions' arithmetic (smpirun.sh --sumrate, docs/guides/smpi.md): 4 nodes,
 # a 4 MB reduction of ovl's own (Rabenseifner, p = 4) adds (p-1)/p of the
 # message on each rank, so --sumrate R must lengthen the blocking reduction by
 # 0.75 n / R (within 3 %); with 4 ranks per node each summing a quarter of it

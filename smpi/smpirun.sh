@@ -8,13 +8,13 @@
 #   OVL_SMPI_PPN       ranks per node for the default hostfile (default 48)
 #   OVL_SMPI_FLOWCAP   per-flow bandwidth cap, e.g. 2.4GBps (also --flowcap RATE): the
 #                      uniform-latency platform stampede2flat with TCP-gamma set so that
-#                      every inter-node message stream gets at most RATE (docs/smpi.md)
+#                      every inter-node message stream gets at most RATE (docs/guides/smpi.md)
 #   OVL_SMPI_SUMRATE   the reductions' arithmetic, in bytes/s (also --sumrate RATE, e.g. 1.62GBps):
 #                      every sum in ovl's own collectives costs its bytes at this rate of the
-#                      summing rank's simulated time (docs/smpi.md)
+#                      summing rank's simulated time (docs/guides/smpi.md)
 #   OVL_SMPI_NET       ideal (default: latency and bandwidth factors 1) or halfbw (large messages at half rate)
 #   OVL_SMPI_CFG       more smpirun options (--cfg=...)
-#   OVL_SMPI_FLOPS     real (default) or skip: see docs/smpi.md
+#   OVL_SMPI_FLOPS     real (default) or skip: see docs/guides/smpi.md
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 np=""
@@ -57,7 +57,7 @@ if [ -z "$platform" ]; then
   hostfile=${hostfile:-$work/${name}_ppn${ppn}_${np}.hostfile}
 fi
 [ -n "$hostfile" ] || { echo "$0: OVL_SMPI_PLATFORM given without OVL_SMPI_HOSTFILE" >&2; exit 2; }
-# SimGrid settings (docs/smpi.md): computation only as injected flops; MPI_Test
+# SimGrid settings (docs/guides/smpi.md): computation only as injected flops; MPI_Test
 # and MPI_Iprobe nearly free (the default 1e-4 s per call would dominate a
 # progress loop; 0 can hang); latency and bandwidth factors 1 (ideal) or the
 # halved bandwidth.

@@ -1,7 +1,7 @@
 /* ssc_sim: time SymmSquareCube (D -> D^2, D^3) for a random symmetric D, per
  * algorithm and N_DUP, as Huang & Chow's Tables I, II, III and V report it:
  * TFLOP/s = 2 products x 2 n^3 flop / time. Built in SMPI builds (smpi/, see
- * docs/smpi.md); it is an ordinary MPI program and runs under mpiexec too.
+ * docs/guides/smpi.md); it is an ordinary MPI program and runs under mpiexec too.
  *
  * usage: ssc_sim -n N [--algo alg3,alg4,alg5] [--ndup 1,2,4] [--grid SxSxC]
  *                [--backend own|mpi] [--reps R] [--warmup W] [--check] [--volume]

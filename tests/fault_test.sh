@@ -16,7 +16,7 @@
 #     launcher's report of the killed process (Open MPI names the rank; Hydra
 #     prints, on standard output, "BAD TERMINATION" with the exit code and
 #     string of the first process it saw end, usually "Killed (signal 9)",
-#     and a PID, not a rank: docs/mpi.md); an earlier output file of the
+#     and a PID, not a rank: docs/guides/mpi.md); an earlier output file of the
 #     same name is intact; the last checkpoint is consistent and --restart
 #     from it works.
 #  6. A full disk (a 1 MiB tmpfs, and one with room for the data but not for

@@ -11,7 +11,7 @@
  * wrapped here (ovl uses only these). Datatypes that the MPI library makes
  * for itself through these public names are not counted either: MPICH 4.0's
  * ROMIO creates one with MPI_Type_create_resized (in its collective I/O) and
- * frees it with PMPI_Type_free, which no profiling library sees (docs/mpi.md);
+ * frees it with PMPI_Type_free, which no profiling library sees (docs/guides/mpi.md);
  * a datatype counts when the call comes from outside the MPI library. */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -1,4 +1,4 @@
-# Hardening suite (docs/reliability.md): bad input, faults, fuzzing, valgrind.
+# Hardening suite (docs/lab/reliability.md): bad input, faults, fuzzing, valgrind.
 # Included from tests/CMakeLists.txt. Fuzzing and valgrind run in the release
 # build only (not under OVL_SANITIZE); the bad-input test and the replay of
 # the fuzz corpora and regression inputs run in both builds.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Load runs of ovl on this machine (not part of ctest: minutes to an hour of
-# machine time; docs/reliability.md has the figures).
+# machine time; docs/lab/reliability.md has the figures).
 # usage: load_test.sh OVL MPIEXEC [MPIEXEC_FLAGS...]
 # environment: GEMM_N (default 12288), NP (2), PURIFY_N (4096), PURIFY_NP (4),
 #   STEPS (default "1 2 3 4": which of the runs below)

@@ -39,7 +39,7 @@ expect "sweep ppn rows" test "$(count "alg5 P=" "$out")" -eq 8
 # 8 nodes x 2 ranks are no cube: the largest cube of them, 8 ranks on 4 nodes (the other ranks asleep)
 expect "sweep ppn: 16 ranks, the 2x2x2 cube on 4 nodes" has "alg5 P=8 (2x2x2) ndup=1 ppn=2 nodes=4" "$out"
 expect "sweep ppn: 8 x 8 ranks, the 4x4x4 cube" has "alg5 P=64 (4x4x4) ndup=1 ppn=8 nodes=8" "$out"
-# the machine of Huang & Chow's Table IV (docs/models.md): the paper's meshes, PPN 1 and 8 on 64 nodes
+# the machine of Huang & Chow's Table IV (docs/design/models.md): the paper's meshes, PPN 1 and 8 on 64 nodes
 run 1 model --kernel alg5 -n 7645 --ranks 64 --sweep ppn --max 8 --ndup 4 --machine "$(dirname "$0")/../bench/machines/stampede2-table4.json"
 expect "Table III machine" has "alg5 P=343 (7x7x7) ndup=4 ppn=6 nodes=58" "$out"
 expect "Table III machine: 48 cores" has "48 cores and 1 NIC" "$out"

@@ -106,7 +106,7 @@ rel = np.linalg.norm(d - ref) / np.linalg.norm(ref)
 print(f"mixed: {r['iter_single']} of {r['iterations']} iterations in float32, ||D - Dref||/||Dref|| = {rel:.2e}")
 assert 0 < r["iter_single"] < r["iterations"] and r["precision"] == "mixed", r
 assert r["idempotency_error"] <= 1e-10 and r["trace_error"] <= 1e-8, r
-assert 1e-12 < rel <= 1e-5, rel  # float32's rounding stays in the subspace (docs/purification.md)
+assert 1e-12 < rel <= 1e-5, rel  # float32's rounding stays in the subspace (docs/guides/purification.md)
 PY
   done
 done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every writer of ovl against files planted at every name it could use
-# (docs/reliability.md, "Outputs"): the raw output and its sidecar, the
+# (docs/lab/reliability.md, "Outputs"): the raw output and its sidecar, the
 # Matrix Market output, checkpoint data and state, the trace, the tune file,
 # the machine file and ovl-plot's PNG.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A first SIGTERM or SIGINT ends `ovl purify` within a bounded time in every
 phase, also when the process is blocked in a call that a signal handler
-installed with SA_RESTART resumes (docs/reliability.md, "Signals"):
+installed with SA_RESTART resumes (docs/lab/reliability.md, "Signals"):
 
  1. writing -o (rank 0 blocked in MPI_File_write_all: tests/hard_block.c,
     preloaded), on 1 rank and on 4 (alg6, SIGTERM to every rank, as a batch

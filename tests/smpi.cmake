@@ -5,7 +5,7 @@
 # simulated ranks where HSUMMA at G = 1 and G = P must take SUMMA's time within 5 %, and message streams between two nodes: with the
 # per-flow cap (smpirun.sh --flowcap) one stream gets the cap and two twice
 # it, without it every stream count gets the link. Skipped (77) when smpicc is not installed.
-# docs/smpi.md.
+# docs/guides/smpi.md.
 if(OVL_SANITIZE OR OVL_SMPI)
   return()
 endif()

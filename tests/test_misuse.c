@@ -1,4 +1,4 @@
-/* The API refuses misuse (docs/reliability.md, "API misuse"): NULL output
+/* The API refuses misuse (docs/lab/reliability.md, "API misuse"): NULL output
  * pointers, NULL and destroyed handles and MPI_COMM_NULL give OVL_ERR_ARG
  * with a message that names the function and the argument; collective
  * constructors called with arguments that differ between ranks give the

@@ -1,4 +1,4 @@
-/* Random arguments for the public functions (docs/reliability.md, "Random
+/* Random arguments for the public functions (docs/lab/reliability.md, "Random
  * arguments"). Every function of the public headers (include/ovl) has an entry in the table
  * at the end: DRIVE(name, driver) or EXEMPT(name, "reason");
  * tests/api_list_check.py checks that the table names every declared

@@ -1,7 +1,7 @@
 """ovlfiles: the one safe writer of ovl's Python tools (ovl-plot, make-fock, make-cases).
 
 It keeps the guarantees of the library's writer (include/ovl/core.h, "safe writes";
-docs/reliability.md, "Outputs"):
+docs/lab/reliability.md, "Outputs"):
 - a target that exists must be a regular file (a FIFO, a device, a socket or a directory is
   refused, never replaced or opened), and its directory must exist;
 - the data goes to a new temporary beside the target, "<target>.tmp.<pid>.<random>", created

@@ -11,7 +11,7 @@
  * bytes per rank, 0 for the node's available memory shared among its ranks,
  * < 0 for no check). Once data has started moving, a failure is ovl_fatal.
  *
- * Conventions (docs/style.md, rule 10): the time of a repetition is the MAX
+ * Conventions (docs/design/style.md, rule 10): the time of a repetition is the MAX
  * over the ranks taking part; statistics (ovl_stats) are min/median/max over
  * the timed repetitions; warm-up repetitions are excluded. Buffers rotate
  * through an arena of `cache_bytes` per rank and role, so that caches cannot
@@ -386,10 +386,10 @@ ovl_err ovl_bench_machine(const ovl_bench_machine_params *p, ovl_machine *m, dou
 
 /* ---- printing -------------------------------------------------------------------
  * A result as the `ovl bench` commands print it: the OSU-style table
- * (docs/style.md, rule 10: '#' header lines naming the benchmark, the ranks,
+ * (docs/design/style.md, rule 10: '#' header lines naming the benchmark, the ranks,
  * the parameters and the MPI library, then fixed columns; times in the
  * columns' units) or one JSON record per row (ovl/record.h; the types are
- * listed in docs/cli.md). p is what the benchmark ran with, res its result.
+ * listed in docs/guides/cli.md). p is what the benchmark ran with, res its result.
  * The printers are LOCAL and write to out only: call them on the rank that
  * prints (rank 0), after the benchmark. Errors: those of the record writer
  * (OVL_ERR_IO, OVL_ERR_NOMEM), OVL_ERR_ARG (a NULL argument). */
@@ -464,7 +464,7 @@ ovl_err ovl_plan_bench(const ovl_plan_bench_params *p, ovl_plan_bench_result *r)
 /* The run as `ovl gemm` prints it: header lines (po->header: sizes, grid,
  * plan, memory, MPI library, blas_gflops as the local dgemm rate, counts),
  * the column names and one row (times, GFLOP/s, communication and
- * computation, the check); or (po->json) one "gemm" record (docs/cli.md;
+ * computation, the check); or (po->json) one "gemm" record (docs/guides/cli.md;
  * blas_gflops NAN: null). LOCAL: call it on the rank that prints. Errors:
  * OVL_ERR_ARG (NULL arguments), those of the record writer. */
 ovl_err ovl_plan_bench_print(FILE *out, const ovl_plan_bench_params *p, const ovl_plan_bench_result *r,
@@ -537,7 +537,7 @@ void ovl_tune_result_free(ovl_tune_result *r);
 /* The result as `ovl tune` prints it: the table of the timed candidates
  * (predicted and measured seconds), the choice, the tune file and, with
  * p->exhaustive, the sweep's verdict; or (json) one "tune-candidate" record
- * per timed candidate and a "tune-sweep" record (docs/cli.md). LOCAL: call
+ * per timed candidate and a "tune-sweep" record (docs/guides/cli.md). LOCAL: call
  * it on the rank that prints. Errors: OVL_ERR_ARG (NULL arguments), those
  * of the record writer. */
 ovl_err ovl_tune_print(FILE *out, const ovl_tune_params *p, const ovl_tune_result *r, int json);

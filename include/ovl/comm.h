@@ -227,7 +227,7 @@ ovl_err ovl_pipeline_run_each(int nparts, int nstages, ovl_stage_post post, void
  *    sleep interval later).
  *  - OVL_WAKE_P2P: each node's first rank sends the outcome to the sleepers
  *    of its node, who poll that receive; the active ranks do not wait for
- *    sleepers (measured in docs/active.md).
+ *    sleepers (measured in docs/design/active.md).
  * In both, the outcome of the work reaches the sleepers in a one-integer
  * message from their node's first rank. */
 typedef struct ovl_active_s *ovl_active;

@@ -174,7 +174,7 @@ ovl_err ovl_file_check_write(const char *path, const char *what, const char *con
 int ovl_file_same_target(const char *a, const char *b);
 
 /* ---- safe writes ---------------------------------------------------------
- * Every file ovl writes goes through these (docs/reliability.md, "Outputs"):
+ * Every file ovl writes goes through these (docs/lab/reliability.md, "Outputs"):
  * the data is written to a new temporary beside the target, created with
  * O_CREAT | O_EXCL | O_NOFOLLOW under an unpredictable name (so a symlink,
  * FIFO or directory planted at any name ovl could use is never opened or

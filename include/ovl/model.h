@@ -244,7 +244,7 @@ double ovl_hsumma_comm_sag(double alpha, double beta, int64_t n, int64_t b, int6
  * machine (source: where it came from; NULL: its name) and its parameters,
  * then one row per configuration (latency, bandwidth, compute and total
  * seconds, GFLOP/s; or the model's error); or (json) one "model" record per
- * configuration (docs/cli.md; a configuration that does not fit has
+ * configuration (docs/guides/cli.md; a configuration that does not fit has
  * "error"). sweep: "none" (base alone); "G" (HSUMMA, every G that divides P
  * and tiles the near-square grid); "ndup" (1 .. maxv); "c" (2.5D, or Alg. 6
  * for SymmSquareCube, every c with s*s*c = P and c | s); "ppn" (P nodes of

@@ -79,7 +79,7 @@ typedef struct ovl_pdpurify_params {
                                s*s*c <= P */
   int verbose;              /* one line per iteration on rank 0 of the context */
   /* Run-time options (NULL, the default: none), e.g. "--method trs4 --ndup 2":
-   * the names of the command line (docs/cli.md), read after $OVL_OPTIONS
+   * the names of the command line (docs/guides/cli.md), read after $OVL_OPTIONS
    * (ovl/purify.h: ovl_options_runtime): --algo, --ndup (auto: 4), --grid
    * SxSxC (sets c; s follows), --method, --precision, --nocc, --tol,
    * --max-iter. Precedence: the defaults < these fields (and nocc) <

@@ -48,7 +48,7 @@
  * then continues in float64 to the float64 floor. Idempotency and the trace
  * then meet float64 accuracy, but the occupied subspace keeps the float32
  * iterations' rounding: ||D - D_exact||_F / ||D_exact||_F is about 1e-6, not
- * 1e-12 (docs/purification.md explains why no function of the iterate alone
+ * 1e-12 (docs/guides/purification.md explains why no function of the iterate alone
  * can remove it). OVL_PURIFY_PREC_DOUBLE (the default) is float64 throughout.
  *
  * F and D live on plane k = 0 of a 3D grid (see ovl/ssc.h); every rank of the
@@ -283,7 +283,7 @@ ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_res
 /* A finished job as `ovl purify` prints it: two lines (size, occupation,
  * grid, iterations, what stopped the run, idempotency and trace errors,
  * energy; times, products, GFLOP/s, the output) and the check's line; or
- * (json) one "purify" record (docs/cli.md). ranks: the ranks of the run's
+ * (json) one "purify" record (docs/guides/cli.md). ranks: the ranks of the run's
  * communicator. LOCAL: call it on the rank that prints. Errors: OVL_ERR_ARG
  * (NULL arguments), those of the record writer. */
 ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purify_job_result *r, int ranks, int json);

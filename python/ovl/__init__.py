@@ -231,7 +231,7 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     ("alg3".."alg6", canonical only); ndup: lanes per communication phase (None: the
     planner's); precision: "double" or "mixed" (sp2, trs4); tol: 0 for the method's
     own stopping rule, else in [1e-14, 1e-2]; max_iter: iteration cap.
-    options: run-time options with the names of the ovl command (docs/cli.md), e.g.
+    options: run-time options with the names of the ovl command (docs/guides/cli.md), e.g.
     options="--ndup 4 --algo alg5 --method canonical": the plan's (--algo, --ndup, --grid,
     --backend, ...) and --method, --precision, --nocc, --tol, --max-iter. They override
     the keywords, after $OVL_OPTIONS (defaults < keywords < $OVL_OPTIONS < options); rank

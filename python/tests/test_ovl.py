@@ -318,7 +318,7 @@ def test_complex_and_non_numeric_refused(comm, layout):
     assert np.array_equal(C, np.arange(6).reshape(2, 3) @ np.ones((3, 2))), C
 
 
-# ---- random arguments (docs/reliability.md, "Random arguments") ----
+# ---- random arguments (docs/lab/reliability.md, "Random arguments") ----
 _BAD = object()  # a marker: the value must be refused
 
 

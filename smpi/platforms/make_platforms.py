@@ -108,7 +108,7 @@ def stampede2flat(d, nodes, ppn, ranks):
   # backbone gave the same times (within 4e-5), but it put every inter-node
   # flow into one constraint of SimGrid's max-min solver, which then solved
   # the whole network at every event: 444 s of host time against 21 s for
-  # Table IV at PPN 4 (docs/smpi.md, "SimGrid 4.1 for the large runs").
+  # Table IV at PPN 4 (docs/lab/smpi-reproductions.md, "SimGrid 4.1 for the large runs").
   xml = HEADER + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, one non-blocking switch: uniform route latency -->
   <cluster id="{name}" prefix="s" suffix="" radical="0-{nodes - 1}" speed="{S2_NODE_FLOPS}" core="1"
            bw="{S2_LINK_BW}" lat="{S2F_LINK_LAT_S * 1e6:g}us" sharing_policy="SPLITDUPLEX"

@@ -1,4 +1,4 @@
-/* The machine of the cost models, measured (ovl/bench.h, docs/models.md). */
+/* The machine of the cost models, measured (ovl/bench.h, docs/design/models.md). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -26,7 +26,7 @@ int64_t ovl_req_live(void) { return g_live; }
  * completed. A schedule advances only when one of its messages completes, so
  * after a sweep that moved nothing this gives the same order of events as
  * polling, without spinning: in SimGrid SMPI a waiting rank then costs no
- * host time and no polling quantum of simulated time (docs/smpi.md,
+ * host time and no polling quantum of simulated time (docs/lab/smpi-reproductions.md,
  * "Waiting"). Only when every live request is an own schedule: with a
  * nonblocking collective of the MPI library in flight as well (the MPI back
  * end mixed with the own one), Open MPI's MPI_Waitany over the schedules'

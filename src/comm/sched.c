@@ -131,7 +131,7 @@ void ovl_i_sched_free(sched *s) {
 #include <errno.h>
 #include <simgrid/actor.h>
 #include <stdio.h>
-/* SimGrid SMPI (docs/smpi.md, "The reductions' arithmetic"): the simulated
+/* SimGrid SMPI (docs/lab/smpi-reproductions.md, "The reductions' arithmetic"): the simulated
  * network moves bytes, but a real reduction also adds them up on the
  * receiving process's core, and cannot post its next round meanwhile.
  * OVL_SMPI_SUMRATE=BYTES_PER_S (smpi/smpirun.sh --sumrate) charges every sum

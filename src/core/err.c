@@ -204,7 +204,7 @@ ovl_err ovl_malloc(size_t n, void *ptr_out) {
 #ifdef OVL_SMPI
   /* SimGrid SMPI: OVL_SMPI_SHARED_MALLOC=BYTES makes blocks of at least BYTES
    * one memory shared by all simulated ranks (their contents are then
-   * meaningless: with OVL_SMPI_FLOPS=skip only). docs/smpi.md. */
+   * meaningless: with OVL_SMPI_FLOPS=skip only). docs/guides/smpi.md. */
   if (smpi_shared_min() >= 0 && (long long)n >= smpi_shared_min()) {
     p = SMPI_SHARED_MALLOC(sz);
     *(void **)ptr_out = p;

@@ -48,7 +48,7 @@ static inline kern_panel kern_panel_at(int64_t K, int p, int q, int64_t width, i
 
 /* C(m x n, ldc) = alpha * A(m x k, lda) * op(B) + beta * C, op(B) = B^T when
  * transb, in one call. Under SMPI both products inject 2mnk flops instead
- * (docs/smpi.md). LOCAL. */
+ * (docs/guides/smpi.md). LOCAL. */
 void ovl_i_kern_dgemm_tb(int transb, int64_t m, int64_t n, int64_t k, double alpha, const double *a, int64_t lda,
                          const double *b, int64_t ldb, double beta, double *c, int64_t ldc);
 

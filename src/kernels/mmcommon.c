@@ -76,7 +76,7 @@ void ovl_i_kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, i
 #define KERN_CHUNK 256
 
 #ifdef OVL_SMPI
-/* SimGrid SMPI (docs/smpi.md): a local product costs 2mnk flops at the
+/* SimGrid SMPI (docs/guides/smpi.md): a local product costs 2mnk flops at the
  * simulated host's speed, so simulated time does not depend on the machine
  * running the simulation. By default (OVL_SMPI_FLOPS=real) it is computed as
  * well; OVL_SMPI_FLOPS=skip only injects the flops (results meaningless). */

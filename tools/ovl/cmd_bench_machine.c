@@ -1,5 +1,5 @@
 /* ovl bench machine: measure the parameters of the cost models and write a
- * machine file (ovl/model.h, docs/models.md).
+ * machine file (ovl/model.h, docs/design/models.md).
  *
  *   alpha, beta      ping-pong between ranks 0 and 1, Hockney fit (relative
  *                    weights) over sizes up to the eager limit;

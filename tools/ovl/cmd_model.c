@@ -39,9 +39,10 @@ int cmd_model(int argc, char **argv) {
   const int nopts = NOPTS;
   unsigned char given[NOPTS];
   int prc = cli_parse("usage: ovl model [options]\n\n"
-                      "Predicts the time of one kernel run from the cost models (docs/models.md): latency (alpha\n"
-                      "terms), bandwidth (beta or measured f_BW terms), computation (gamma) and the total with the\n"
-                      "overlaps the algorithm has. --sweep prints a table over G, N_DUP, c, PPN, P or the algorithm.",
+                      "Predicts the time of one kernel run from the cost models (docs/design/models.md): latency\n"
+                      "(alpha terms), bandwidth (beta or measured f_BW terms), computation (gamma) and the total\n"
+                      "with the overlaps the algorithm has. --sweep prints a table over G, N_DUP, c, PPN, P or the\n"
+                      "algorithm.",
                       opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
   ovl_algo k;

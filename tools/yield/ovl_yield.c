@@ -6,7 +6,7 @@
  * makes it yield (MPIR_CVAR_POLLS_BEFORE_YIELD belongs to the ch3 device). A
  * rank that waits for a message from a rank that is not running keeps its
  * core until the scheduler's next tick (4 ms at HZ=250), so with more ranks
- * than cores every message costs a tick (docs/mpi.md). Preloaded
+ * than cores every message costs a tick (docs/guides/mpi.md). Preloaded
  * (LD_PRELOAD, set by scripts/mpirun.sh and the tests' launcher settings),
  * this library yields in two places:
  *  - the blocking point-to-point, completion and collective calls, replaced
