@@ -126,6 +126,15 @@ ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out);
 /* 1 when the method iterates on the symmetric square (ovl/sq.h: SP2, TRS4),
  * 0 when on SymmSquareCube (canonical, McWeeny). LOCAL. */
 int ovl_purify_uses_sq(ovl_purify_method m);
+/* The plan family of a method's kernel: OVL_FAMILY_SQ (sp2, trs4) or
+ * OVL_FAMILY_SSC (canonical, mcweeny). LOCAL. */
+ovl_family ovl_purify_family(ovl_purify_method m);
+/* ovl_purify_family, and *plan (may be NULL) made a constraint of that
+ * family: an algorithm of the other family (the options' default alg5 under
+ * sp2, say) becomes the family's own (sq) or open (auto); the rest (N_DUP,
+ * the grid, the collectives) stays. Every entry then resolves the plan of
+ * the returned family with one ovl_plan_resolve. LOCAL. */
+ovl_family ovl_purify_plan_family(ovl_purify_method m, ovl_plan *plan);
 
 typedef struct ovl_purify_result {
   int iterations;          /* iterations done (including those before a restart) */
@@ -250,8 +259,8 @@ typedef struct ovl_purify_job {
   const char *trace;  /* trace the run to PREFIX.json/.csv, or NULL */
   int check;          /* compare with dsyevd's density (ovl_purify_reference) */
   int allow_idle;     /* ranks beyond the grid stay idle */
-  int have_grid;      /* po.plan.s x s x c is the grid; else the method's: the plan's for canonical and McWeeny,
-                         ovl_sq_grid_dims for SP2 and TRS4 */
+  int have_grid;      /* deprecated, not read: the grid is po.plan's (resolved in the method's family,
+                         ovl_purify_plan_family) */
   int ppn;            /* > 0: the first ppn ranks of every node work while the others sleep */
   int64_t mem_limit;  /* bytes per rank (0: the node's available memory shared among its ranks) */
   ovl_fock_meta meta; /* checked against F when it has the eigenvalues (a byte-swapped or different file fails) */

@@ -111,7 +111,7 @@ static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const cha
       c.P = r, c.s = c.c = 0, rc = row(out, m, c, json);
     }
   } else if (!strcmp(sweep, "algo")) {
-    for (int kk = 0; kk < OVL_ALGO_N && !rc; kk++) {
+    for (int kk = 0; kk <= OVL_ALGO_SSC6 && !rc; kk++) { /* the multiplication and SymmSquareCube */
       c.algo = (ovl_algo)kk, c.s = c.c = 0;
       if (kk == OVL_ALGO_HSUMMA) c.G = ovl_hsumma_gopt(m->alpha_r, m->beta_r, n, b, P);
       rc = row(out, m, c, json);

@@ -71,6 +71,15 @@ ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out) {
 
 int ovl_purify_uses_sq(ovl_purify_method m) { return m == OVL_PURIFY_SP2 || m == OVL_PURIFY_TRS4; }
 
+ovl_family ovl_purify_family(ovl_purify_method m) { return ovl_purify_uses_sq(m) ? OVL_FAMILY_SQ : OVL_FAMILY_SSC; }
+
+ovl_family ovl_purify_plan_family(ovl_purify_method m, ovl_plan *plan) {
+  ovl_family f = ovl_purify_family(m);
+  if (plan && plan->algo != OVL_ALGO_AUTO && ovl_algo_family(plan->algo) != f)
+    plan->algo = f == OVL_FAMILY_SQ ? OVL_ALGO_SQ : OVL_ALGO_AUTO;
+  return f;
+}
+
 /* ---- plane-0 helpers (LOCAL arithmetic + reductions over the plane) -------- */
 
 /* The local block of a matrix, read once through the public accessors (all
