@@ -735,6 +735,8 @@ static void d_misc(void) {
     ovl_purify_opts po = ovl_purify_opts_default();
     CALL(ovl_options_apply(str(), str(), coin(), (ovl_family)en(), MAYBE(&pl), MAYBE(&po)));
     CALL(ovl_options_runtime(comm(), str(), (ovl_family)(pick(3) ? pick(2) : en()), &pl, &po));
+    int pplan = 0;
+    CALL(ovl_options_runtime_print(comm(), str(), (ovl_family)pick(3), MAYBE(&pl), MAYBE(&po), MAYBE(&pplan)));
     ovl_tune_params tp = ovl_tune_default((ovl_family)en(), i64());
     CALL(ovl_tune_check(MAYBE(&tp)));
     int found;
