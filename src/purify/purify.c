@@ -1,23 +1,16 @@
 /* Density-matrix purification: canonical (Palser-Manolopoulos) and McWeeny
  * on SymmSquareCube; SP2 and TRS4 (Niklasson) on the symmetric square, in
- * float64 or float32-then-float64; checkpoints and restart. */
-#include <dirent.h>
-#include <errno.h>
+ * float64 or float32-then-float64: one loop, one step function per method;
+ * checkpoints and restart in checkpoint.c. */
 #include <float.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <lapacke.h>
 
-#include "ovl/json.h"
 #include "ovl/purify.h"
 #include "ovl/trace.h"
 #include "purify/purify_impl.h"
