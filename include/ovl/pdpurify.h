@@ -151,8 +151,8 @@ ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const i
  * over params first. why as ovl_plan_resolve's. COLLECTIVE over comm.
  * Errors (agreed): those of ovl_plan_resolve; OVL_ERR_ARG (plan NULL,
  * local). */
-ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan,
-                          char *why, size_t nwhy);
+ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan, char *why,
+                          size_t nwhy);
 
 /* Copy ovl_errmsg() into buf (len bytes, blank-padded, not NUL-terminated:
  * a Fortran CHARACTER(len)). LOCAL. */

@@ -239,8 +239,8 @@ ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ov
  * to 1 when $OVL_OPTIONS or options give it (print_plan NULL: the flag is
  * not known, as in ovl_options_runtime). COLLECTIVE over comm; errors as
  * ovl_options_runtime's. */
-ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan,
-                                  ovl_purify_opts *po, int *print_plan);
+ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po,
+                                  int *print_plan);
 
 /* ---- a Fock matrix file purified (the job of `ovl purify`) -------------------
  * The file convention of `ovl purify` and tools/make-fock: F as raw float64

@@ -43,8 +43,8 @@ void ovl_errmsg_copy_f(char *buf, const int *len) {
   memset(buf + n, ' ', cap - n);
 }
 
-ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan,
-                          char *why, size_t nwhy) {
+ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan, char *why,
+                          size_t nwhy) {
   OVL_TRY(ovl_check_ptr(plan, "ovl_pdpurify_plan", "plan"));
   ovl_pdpurify_params d = ovl_pdpurify_params_default();
   const ovl_pdpurify_params *p = params ? params : &d;
@@ -314,7 +314,6 @@ static ovl_err check_params(const ovl_pdpurify_params *p, int P) {
   return OVL_OK;
 }
 
-
 typedef struct mats {
   ovl_grid3d g3;
   ovl_grid2d g0;
@@ -341,8 +340,8 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
   OVL_TRY(ovl_pdpurify_plan(comm, P, n, prm, &plan, NULL, 0));
   int ks = plan.s, kc = plan.c;
   if ((int64_t)ks * ks * kc > P) /* the same verdict everywhere: the plan is */
-    return ovl_err_set(OVL_ERR_GRID, "ovl_pdpurify: the %d x %d x %d kernel grid (c = %d) does not fit in %d ranks",
-                       ks, ks, kc, prm->c, P);
+    return ovl_err_set(OVL_ERR_GRID, "ovl_pdpurify: the %d x %d x %d kernel grid (c = %d) does not fit in %d ranks", ks,
+                       ks, kc, prm->c, P);
   info->s = ks, info->c = kc;
   ovl_plan_describe(&plan, info->plan, sizeof info->plan);
   mats m;

@@ -113,8 +113,8 @@ ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ov
   return ovl_options_runtime_print(comm, options, f, plan, po, NULL);
 }
 
-ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan,
-                                  ovl_purify_opts *po, int *print_plan) {
+ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po,
+                                  int *print_plan) {
   OVL_TRY(ovl_check_comm(comm, "ovl_options_runtime"));
   int rank = 0;
   OVL_MPI(MPI_Comm_rank(comm, &rank));

@@ -230,7 +230,6 @@ static ovl_err lanczos_bounds(ovl_dmat F, double *hmin, double *hmax) {
   return rc;
 }
 
-
 /* ---- memory query ---------------------------------------------------------- */
 
 /* ---- the eigensolver's density, for comparison ---------------------------------- */
@@ -334,6 +333,109 @@ static ovl_err symmetrize_d(ovl_dmat D, ovl_dmat W, int on0, MPI_Comm parent, do
   return ovl_err_agree(parent, rc);
 }
 
+/* What a step works on: the iterate and its powers (plane 0), the kernel
+ * of the symmetric square, the precision of its products, the result's
+ * counters. */
+typedef struct pstep {
+  ovl_dmat D, D2, D3, T;
+  ovl_sq sq;
+  ovl_prec prec;
+  int on0;
+  double N, Ne; /* n, n_occ */
+  ovl_purify_result *R;
+  ovl_kstats ks;
+} pstep;
+
+/* X2 = X^2 by the symmetric square on every rank (COLLECTIVE), timed as the kernel. */
+static ovl_err square(pstep *x, ovl_dmat X, ovl_dmat X2) {
+  double ts = ovl_time();
+  OVL_TRACE_BEGIN("purify.square");
+  ovl_err rc = ovl_sq_run(x->sq, X, X2, x->prec, NULL, &x->ks);
+  OVL_TRACE_END("purify.square", 0);
+  x->R->t_ssc += ovl_time() - ts;
+  x->R->products++;
+  x->R->flops += x->N * x->N * x->N;
+  return rc;
+}
+
+/* The steps: the next iterate D from D, its powers and the measures v that
+ * every rank holds alike. *branch: SP2's branch (0: D^2, 1: 2D - D^2; -1 for
+ * the others); *end: 1 when the step finds the run converged, 2 when it
+ * broke down (the iterate is then left as it is). COLLECTIVE over the
+ * grid's parent. */
+typedef ovl_err (*step_fn)(pstep *x, const double *v, int *branch, int *end);
+
+static ovl_err step_canonical(pstep *x, const double *v, int *branch, int *end) {
+  (void)branch;
+  double trD = v[V_TRD], trD2 = v[V_TRD2];
+  double den = trD - trD2, cn = den != 0.0 ? (trD2 - v[V_TRD3]) / den : 0.5;
+  if (!(cn >= 0.0 && cn <= 1.0)) { /* c leaves [0, 1] only at convergence */
+    *end = v[V_ERR] < 1e-5 ? 1 : 2;
+    return OVL_OK;
+  }
+  if (x->on0) {
+    if (cn >= 0.5) combine(x->D, 0.0, x->D2, (1.0 + cn) / cn, x->D3, -1.0 / cn);
+    else combine(x->D, (1.0 - 2.0 * cn) / (1.0 - cn), x->D2, (1.0 + cn) / (1.0 - cn), x->D3, -1.0 / (1.0 - cn));
+  }
+  return OVL_OK;
+}
+
+static ovl_err step_mcweeny(pstep *x, const double *v, int *branch, int *end) {
+  (void)v, (void)branch, (void)end;
+  if (x->on0) combine(x->D, 0.0, x->D2, 3.0, x->D3, -2.0);
+  return OVL_OK;
+}
+
+static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
+  (void)end;
+  double trD = v[V_TRD], trD2 = v[V_TRD2];
+  *branch = fabs(trD2 - x->Ne) <= fabs(2.0 * trD - trD2 - x->Ne) ? 0 : 1;
+  if (x->on0) {
+    if (*branch == 0) combine(x->D, 0.0, x->D2, 1.0, NULL, 0.0);
+    else combine(x->D, 2.0, x->D2, -1.0, NULL, 0.0);
+  }
+  return OVL_OK;
+}
+
+static ovl_err step_trs4(pstep *x, const double *v, int *branch, int *end) {
+  (void)branch, (void)end;
+  ovl_dmat D = x->D, D2 = x->D2, D3 = x->D3, T = x->T;
+  const int on0 = x->on0;
+  double trD2 = v[V_TRD2], tr3 = v[V_TRD3], tr4 = v[V_TRD4];
+  double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
+  /* tr G = sum x^2 (1-x)^2 is a difference of traces of size n_occ: once it
+   * is within their rounding, gamma is noise, and a noisy gamma outside
+   * [0, 6] would take a first-order step that spoils the trace; there the
+   * iteration is McWeeny's (gamma = 3), which keeps it */
+  double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
+  double gamma = trG4 > noise ? (x->Ne - trF4) / trG4 : 3.0;
+  if (gamma > 6.0) {
+    if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
+  } else if (gamma < 0.0) {
+    if (on0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
+  } else if (fabs(gamma - 3.0) >= 0.5) {
+    /* (g-3) D^4 + (4-2g) D^3 + g D^2 = c (D^2 + a D)^2 + (g - c a^2) D^2 */
+    double c = gamma - 3.0, a = (2.0 - gamma) / (gamma - 3.0);
+    if (on0) ovl_dmat_copy(T, D2), combine(T, 1.0, D, a, NULL, 0.0); /* T = D^2 + a D */
+    OVL_TRY(square(x, T, D3));
+    if (on0) combine(D, 0.0, D3, c, D2, gamma - c * a * a);
+  } else {
+    /* near g = 3: D^3 = ((D + D^2)^2 - D^2 - D^4) / 2 */
+    OVL_TRY(square(x, D2, T));                    /* D^4 */
+    if (on0) combine(D, 1.0, D2, 1.0, NULL, 0.0); /* D <- D + D^2 */
+    OVL_TRY(square(x, D, D3));                    /* (D + D^2)^2 */
+    if (on0) {                                    /* D^3 into D3, then the polynomial into D */
+      combine(D3, 0.5, D2, -0.5, T, -0.5);
+      combine(D, 0.0, T, gamma - 3.0, D3, 4.0 - 2.0 * gamma);
+      combine(D, 1.0, D2, gamma, NULL, 0.0);
+    }
+  }
+  return OVL_OK;
+}
+
+/* One step per method, in the order of ovl_purify_method. */
+static const step_fn k_steps[NMETHODS] = {step_canonical, step_mcweeny, step_sp2, step_trs4};
+
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(g, "ovl_purify", "the 3D grid"));
   MPI_Comm parent = ovl_grid3d_parent(g);
@@ -435,7 +537,11 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   /* F (and so D0) or a checkpoint may be symmetric only to 1e-12 */
   if (rc == OVL_OK) rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
   /* ---- iterate ---- */
-  ovl_prec prec = sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
+  pstep x;
+  memset(&x, 0, sizeof x);
+  x.D = D, x.D2 = D2, x.D3 = D3, x.T = T, x.sq = sq, x.prec = OVL_PREC_DOUBLE, x.on0 = on0, x.N = N, x.Ne = Ne;
+  x.R = &R;
+  if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart) x.prec = OVL_PREC_SINGLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
   int converged = 0, stalled = 0, failed = 0;
@@ -448,25 +554,13 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
    * problem is not the one stated (n_occ, or a restart of another problem) */
   const double trace_tol = fmax(1e-6, sqrt(tol > 0 ? tol : 1e-12));
   if (rc == OVL_OK && opts->started) *opts->started = 1;
-  /* a symmetric square on every rank (COLLECTIVE), timed as the kernel */
-  ovl_kstats ks;
-#define SQUARE(X, X2)                                                                                                  \
-  do {                                                                                                                 \
-    double ts_ = ovl_time();                                                                                           \
-    OVL_TRACE_BEGIN("purify.square");                                                                                  \
-    rc = ovl_sq_run(sq, (X), (X2), prec, NULL, &ks);                                                                   \
-    OVL_TRACE_END("purify.square", 0);                                                                                 \
-    R.t_ssc += ovl_time() - ts_;                                                                                       \
-    R.products++;                                                                                                      \
-    R.flops += N * N * N;                                                                                              \
-  } while (0)
   while (rc == OVL_OK) {
     double ts = ovl_time();
     if (sqm) {
-      SQUARE(D, D2);
+      rc = square(&x, D, D2);
     } else {
       OVL_TRACE_BEGIN("purify.ssc");
-      rc = ovl_ssc_run(ssc, D, D2, D3, &ks);
+      rc = ovl_ssc_run(ssc, D, D2, D3, &x.ks);
       OVL_TRACE_END("purify.ssc", 0);
       R.t_ssc += ovl_time() - ts;
       R.products++;
@@ -483,21 +577,21 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     if (MPI_Bcast(v, V_N, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
       ovl_fatal(parent, OVL_ERR_MPI, "purification: broadcast of the iteration state failed");
     /* every rank decides alike from the same numbers */
-    const double err = v[V_ERR], trD = v[V_TRD], trD2 = v[V_TRD2];
+    const double err = v[V_ERR];
     it++;
     if (opts->verbose)
       ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  %s %.3e  (%s %.3f s%s)\n", it, err,
               method == OVL_PURIFY_MCWEENY ? "|tr D - round(tr D)|" : "|tr D - n_occ|", v[V_TERR],
-              sqm ? "square" : "ssc", ks.t_total, prec == OVL_PREC_SINGLE ? ", float32" : "");
+              sqm ? "square" : "ssc", x.ks.t_total, x.prec == OVL_PREC_SINGLE ? ", float32" : "");
     /* stopping */
     int floor_hit = 0;
     if (sqm || method == OVL_PURIFY_MCWEENY) {
       if (method == OVL_PURIFY_SP2) /* over the two iterations after a change of branch */
         floor_hit = branch_hist[0] >= 0 && branch_hist[0] != branch_hist[1] &&
-                    quadratic_bound_broken(err, e_hist[1], 4.0, prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+                    quadratic_bound_broken(err, e_hist[1], 4.0, x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
       else
         floor_hit = quadratic_bound_broken(err, e_hist[0], method == OVL_PURIFY_TRS4 ? 6.0 : 4.0,
-                                           prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+                                           x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
     } else { /* canonical: three iterations without halving the error below sqrt(tol) */
       stalled = err < sqrt(tol) && err >= 0.5 * best ? stalled + 1 : 0;
       floor_hit = stalled >= 3;
@@ -509,9 +603,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     e_win[(it - it0) % ERR_WINDOW] = err;
     e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
     if (err < best) best = err;
-    if (prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
+    if (x.prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
       /* float32's floor: continue in float64 from this iterate (D itself is float64) */
-      prec = OVL_PREC_DOUBLE;
+      x.prec = OVL_PREC_DOUBLE;
       R.iter_single = it;
       e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1, best = INFINITY;
       floor_hit = 0;
@@ -526,61 +620,12 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       R.stop_reason = "iteration cap";
       break;
     }
-    /* the next iterate */
-    int branch = -1;
-    if (method == OVL_PURIFY_CANONICAL) {
-      double den = trD - trD2, cn = den != 0.0 ? (trD2 - v[V_TRD3]) / den : 0.5;
-      if (!(cn >= 0.0 && cn <= 1.0)) { /* c leaves [0, 1] only at convergence */
-        if (err < 1e-5) converged = 1, R.stop_reason = "rounding floor";
-        else failed = 2, R.stop_reason = "breakdown";
-        break;
-      }
-      if (on0) {
-        if (cn >= 0.5) combine(D, 0.0, D2, (1.0 + cn) / cn, D3, -1.0 / cn);
-        else combine(D, (1.0 - 2.0 * cn) / (1.0 - cn), D2, (1.0 + cn) / (1.0 - cn), D3, -1.0 / (1.0 - cn));
-      }
-    } else if (method == OVL_PURIFY_MCWEENY) {
-      if (on0) combine(D, 0.0, D2, 3.0, D3, -2.0);
-    } else if (method == OVL_PURIFY_SP2) {
-      branch = fabs(trD2 - Ne) <= fabs(2.0 * trD - trD2 - Ne) ? 0 : 1;
-      if (on0) {
-        if (branch == 0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
-        else combine(D, 2.0, D2, -1.0, NULL, 0.0);
-      }
-    } else { /* TRS4 */
-      double tr3 = v[V_TRD3], tr4 = v[V_TRD4];
-      double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
-      /* tr G = sum x^2 (1-x)^2 is a difference of traces of size n_occ: once it
-       * is within their rounding, gamma is noise, and a noisy gamma outside
-       * [0, 6] would take a first-order step that spoils the trace; there the
-       * iteration is McWeeny's (gamma = 3), which keeps it */
-      double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
-      double gamma = trG4 > noise ? (Ne - trF4) / trG4 : 3.0;
-      if (gamma > 6.0) {
-        if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
-      } else if (gamma < 0.0) {
-        if (on0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
-      } else if (fabs(gamma - 3.0) >= 0.5) {
-        /* (g-3) D^4 + (4-2g) D^3 + g D^2 = c (D^2 + a D)^2 + (g - c a^2) D^2 */
-        double c = gamma - 3.0, a = (2.0 - gamma) / (gamma - 3.0);
-        if (on0) ovl_dmat_copy(T, D2), combine(T, 1.0, D, a, NULL, 0.0); /* T = D^2 + a D */
-        SQUARE(T, D3);
-        if (rc != OVL_OK) break;
-        if (on0) combine(D, 0.0, D3, c, D2, gamma - c * a * a);
-      } else {
-        /* near g = 3: D^3 = ((D + D^2)^2 - D^2 - D^4) / 2 */
-        SQUARE(D2, T); /* D^4 */
-        if (rc != OVL_OK) break;
-        if (on0) combine(D, 1.0, D2, 1.0, NULL, 0.0); /* D <- D + D^2 */
-        SQUARE(D, D3);                                /* (D + D^2)^2 */
-        if (rc != OVL_OK) break;
-        if (on0) { /* D^3 into D3, then the polynomial into D */
-          combine(D3, 0.5, D2, -0.5, T, -0.5);
-          combine(D, 0.0, T, gamma - 3.0, D3, 4.0 - 2.0 * gamma);
-          combine(D, 1.0, D2, gamma, NULL, 0.0);
-        }
-      }
-    }
+    /* the next iterate: the method's step */
+    int branch = -1, end = 0;
+    rc = k_steps[method](&x, v, &branch, &end);
+    if (end == 1) converged = 1, R.stop_reason = "rounding floor";
+    else if (end == 2) failed = 2, R.stop_reason = "breakdown";
+    if (end || rc != OVL_OK) break;
     branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
     if (!sqm) { /* D^2 and D^3 are symmetric only to rounding: D (D^2 is free now) made exactly so */
       rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
@@ -607,7 +652,6 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       }
     }
   }
-#undef SQUARE
   if (opts->started && *opts->started) *opts->started = 2; /* the iterations are over */
   R.checkpoint = prev_ckpt;
   R.iterations = it;
