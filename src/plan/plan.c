@@ -101,7 +101,13 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int 
     free(cand), free(pr);
     return ovl_err_set(OVL_ERR_NOMEM, "planner: cannot allocate the candidates");
   }
-  int nc = ovl_model_candidates(f, p->n, P, cand, PLAN_MAXCAND), keep = 0;
+  /* SymmSquareCube under auto on a rank count without its grids (2, 3,
+   * 5, ...): the best configuration of the largest Q < P that has one, the
+   * other ranks idle (as the shape rules leave them) */
+  int Q = P, keep = 0;
+again:;
+  int nc = ovl_model_candidates(f, p->n, Q, cand, PLAN_MAXCAND);
+  keep = 0;
   for (int k = 0; k < nc; k++) { /* the constraints the caller fixed */
     if (p->algo != OVL_ALGO_AUTO && cand[k].algo != p->algo) continue;
     cand[k].ppn = ppn; /* the fields the caller fixed are predicted as given */
@@ -117,13 +123,18 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int 
     keep = 1;
   }
   ovl_model_rank(&m, cand, keep, pr);
+  if ((keep == 0 || isinf(pr[0].total)) && f == OVL_FAMILY_SSC && p->algo == OVL_ALGO_AUTO && Q > 1) {
+    Q--;
+    goto again;
+  }
   ovl_err rc = OVL_OK;
   if (keep == 0 || isinf(pr[0].total)) {
     rc = ovl_err_set(OVL_ERR_GRID, "auto: no %s configuration%s%s fits %d ranks", ovl_family_name(f),
                      p->algo != OVL_ALGO_AUTO ? " of " : "", p->algo != OVL_ALGO_AUTO ? ovl_algo_name(p->algo) : "", P);
   } else {
     take_choice(p, &cand[0]);
-    snprintf(why, nwhy, "cost model, machine %s", msrc);
+    if (Q < P) snprintf(why, nwhy, "cost model, machine %s, on %d of the %d ranks", msrc, Q, P);
+    else snprintf(why, nwhy, "cost model, machine %s", msrc);
   }
   free(cand), free(pr);
   return rc;
