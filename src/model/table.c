@@ -11,10 +11,10 @@
 
 static int is_ssc(ovl_algo k) { return k >= OVL_ALGO_SSC3; }
 
-/* flops of one run: C = A B (2 n^3) or D -> D^2, D^3 (4 n^3) */
+/* flops of one run: C = A B (2 n^3), D -> D^2, D^3 (4 n^3) or the symmetric square (n^3) */
 static double kernel_flops(ovl_algo k, int64_t n) {
   double x = (double)n;
-  return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
+  return (k == OVL_ALGO_SQ ? 1.0 : is_ssc(k) ? 4.0 : 2.0) * x * x * x;
 }
 
 /* One row: the configuration, its terms and GFLOP/s, or the model's error;
@@ -111,7 +111,7 @@ static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const cha
       c.P = r, c.s = c.c = 0, rc = row(out, m, c, json);
     }
   } else if (!strcmp(sweep, "algo")) {
-    for (int kk = 0; kk <= OVL_ALGO_SSC6 && !rc; kk++) { /* the multiplication and SymmSquareCube */
+    for (int kk = 0; kk < OVL_ALGO_N && !rc; kk++) {
       c.algo = (ovl_algo)kk, c.s = c.c = 0;
       if (kk == OVL_ALGO_HSUMMA) c.G = ovl_hsumma_gopt(m->alpha_r, m->beta_r, n, b, P);
       rc = row(out, m, c, json);
