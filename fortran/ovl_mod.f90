@@ -32,11 +32,11 @@ module ovl_mod
   type, bind(C), public :: ovl_pdpurify_params
     integer(c_int) :: method    ! OVL_PURIFY_SP2 (default), OVL_PURIFY_TRS4 or OVL_PURIFY_CANONICAL
     integer(c_int) :: algo      ! SymmSquareCube algorithm of canonical purification (OVL_ALGO_AUTO)
-    integer(c_int) :: ndup      ! lanes per communication phase (4)
+    integer(c_int) :: ndup      ! lanes per communication phase (0: the planner's)
     integer(c_int) :: prec      ! OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED
     real(c_double) :: tol       ! 0: the method's own stopping rule
     integer(c_int) :: max_iter  ! 200
-    integer(c_int) :: c         ! replication of the s x s x c kernel grid (0: automatic)
+    integer(c_int) :: c         ! replication of the s x s x c kernel grid (0: the planner's)
     integer(c_int) :: verbose   ! 1: one line per iteration
     type(c_ptr) :: options      ! C string of run-time options (c_null_ptr); Fortran: the options argument
   end type
@@ -48,9 +48,10 @@ module ovl_mod
     integer(c_int) :: s, c
     real(c_double) :: t_total, t_purify, t_redist, t_overlap, t_mu
     type(c_ptr) :: stop_reason
+    character(kind=c_char) :: plan(192)  ! the plan that ran (ovl_plan_describe), NUL-terminated: ovl_plan_string
   end type
 
-  public :: ovl_pdpurify_params_default, ovl_pdpurify, ovl_errmsg_f
+  public :: ovl_pdpurify_params_default, ovl_pdpurify, ovl_errmsg_f, ovl_plan_string
 
   interface
     function ovl_pdpurify_params_default() bind(C, name='ovl_pdpurify_params_default') result(p)
@@ -122,6 +123,19 @@ contains
   function ovl_errmsg_f() result(msg)
     character(len=512) :: msg
     call c_errmsg_copy(msg, int(len(msg), c_int))
+  end function
+
+  ! info%plan as a Fortran string (the characters before the NUL), e.g.
+  ! 'sq grid=2x2x1 ndup=4 backend=mpi'.
+  function ovl_plan_string(info) result(str)
+    type(ovl_pdpurify_info), intent(in) :: info
+    character(len=192) :: str
+    integer :: k
+    str = ' '
+    do k = 1, size(info%plan)
+      if (info%plan(k) == c_null_char) exit
+      str(k:k) = info%plan(k)
+    end do
   end function
 
 end module ovl_mod

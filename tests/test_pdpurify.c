@@ -333,7 +333,7 @@ static void bad_input(const grid *G, const fcase *c) {
   prm.method = OVL_PURIFY_MCWEENY;
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
   prm = ovl_pdpurify_params_default();
-  prm.ndup = 0;
+  prm.ndup = OVL_LANES_MAX + 1; /* 0 is open: the planner's */
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
   /* run-time options: the string over the fields, rank 0's $OVL_OPTIONS for every process, unknown ones refused */
   ovl_pdpurify_info i0, i1;

@@ -161,8 +161,10 @@ static void test_resolve(const char *dir) {
     T_CHECK(ovl_algo_family(p.algo) == OVL_FAMILY_SSC && p.ndup >= 1 && strstr(why, "cost model") != NULL,
             "ssc auto: %s ndup=%d (%s)", ovl_algo_name(p.algo), p.ndup, why);
     T_OK(ovl_plan_check(&p, OVL_FAMILY_SSC, 1));
-  } else { /* no grid of the family uses all the ranks: auto does not pick one with idle ranks */
-    T_ERR(ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_SSC, &p, &none, why, sizeof why), OVL_ERR_GRID);
+  } else { /* no grid of the family uses all the ranks: auto takes the largest rank count that has one */
+    T_OK(ovl_plan_resolve(MPI_COMM_WORLD, OVL_FAMILY_SSC, &p, &none, why, sizeof why));
+    T_CHECK(strstr(why, "of the") != NULL && p.s * p.s * p.c < P, "ssc auto on %d ranks: %s %dx%dx%d (%s)", P,
+            ovl_algo_name(p.algo), p.s, p.s, p.c, why);
   }
   /* a constraint holds: N_DUP fixed */
   p = ovl_plan_auto(OVL_FAMILY_GEMM, 512);
@@ -331,6 +333,43 @@ static void test_purify_print(void) {
   T_ERR(ovl_purify_job_print(NULL, &j, &r, 8, 0), OVL_ERR_ARG);
 }
 
+/* Every family planned for P = 1..128 ranks (plan->P: no such run needed),
+ * one grid per family and P, and ovl_pdpurify's plan the planner's: SP2
+ * (the default) in the symmetric-square family, canonical in
+ * SymmSquareCube's. The deprecated ovl_sq_grid_dims is the SQ shape rule.
+ * Rank 0 alone, over MPI_COMM_SELF. */
+static void test_entry_plans(void) {
+  static const ovl_family fams[3] = {OVL_FAMILY_GEMM, OVL_FAMILY_SSC, OVL_FAMILY_SQ};
+  for (int P = 1; P <= 128; P++)
+    for (int f = 0; f < 3; f++) {
+      ovl_plan a = ovl_plan_auto(fams[f], 600), b;
+      a.P = P;
+      b = a;
+      T_OK(ovl_plan_resolve(MPI_COMM_SELF, fams[f], &a, NULL, NULL, 0));
+      T_OK(ovl_plan_resolve(MPI_COMM_SELF, fams[f], &b, NULL, NULL, 0));
+      int need = ovl_algo_is_3d(a.algo) ? a.s * a.s * a.c : a.p * a.q;
+      T_CHECK(ovl_algo_family(a.algo) == fams[f] && need >= 1 && need <= P, "family %s P=%d: %s uses %d ranks",
+              ovl_family_name(fams[f]), P, ovl_algo_name(a.algo), need);
+      T_CHECK(ovl_plan_same(&a, &b) && a.p == b.p && a.q == b.q && a.s == b.s && a.c == b.c,
+              "family %s P=%d: two grids", ovl_family_name(fams[f]), P);
+      if (fams[f] == OVL_FAMILY_GEMM) continue;
+      ovl_pdpurify_params prm = ovl_pdpurify_params_default();
+      prm.method = fams[f] == OVL_FAMILY_SQ ? OVL_PURIFY_SP2 : OVL_PURIFY_CANONICAL;
+      ovl_plan e;
+      T_OK(ovl_pdpurify_plan(MPI_COMM_SELF, P, 600, &prm, &e, NULL, 0));
+      char pa[256], pe[256];
+      ovl_plan_describe(&a, pa, sizeof pa), ovl_plan_describe(&e, pe, sizeof pe);
+      T_CHECK(strcmp(pa, pe) == 0 && e.s == a.s && e.c == a.c, "P=%d %s: ovl_pdpurify plans '%s', the planner '%s'", P,
+              ovl_purify_method_name(prm.method), pe, pa);
+      if (fams[f] == OVL_FAMILY_SQ) {
+        int s = 0, c = 0;
+        ovl_sq_grid_dims(P, &s, &c);
+        T_CHECK(s == a.s && c == a.c && a.algo == OVL_ALGO_SQ, "P=%d: ovl_sq_grid_dims %dx%dx%d, the planner %dx%dx%d",
+                P, s, s, c, a.s, a.s, a.c);
+      }
+    }
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   char dir[] = "/tmp/ovl_test_plan.XXXXXX";
@@ -345,6 +384,7 @@ int main(int argc, char **argv) {
   test_tune(dir);
   test_resolve_ppn();
   test_purify_print();
+  if (rank == 0) test_entry_plans();
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     char cmd[600];

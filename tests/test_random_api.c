@@ -271,6 +271,9 @@ static void d_names(void) {
     VCALL(ovl_algo_family((ovl_algo)en()));
     VCALL(ovl_algo_is_3d((ovl_algo)en()));
     VCALL(ovl_purify_uses_sq((ovl_purify_method)en()));
+    VCALL(ovl_purify_family((ovl_purify_method)en()));
+    ovl_plan fp = ovl_plan_default((ovl_algo)en(), 1, 1);
+    VCALL(ovl_purify_plan_family((ovl_purify_method)en(), MAYBE(&fp)));
     VCALL(ovl_cmodel_default((ovl_mcoll)en()));
   }
 }
@@ -734,6 +737,8 @@ static void d_misc(void) {
     ovl_purify_opts po = ovl_purify_opts_default();
     CALL(ovl_options_apply(str(), str(), coin(), (ovl_family)en(), MAYBE(&pl), MAYBE(&po)));
     CALL(ovl_options_runtime(comm(), str(), (ovl_family)(pick(3) ? pick(2) : en()), &pl, &po));
+    int pplan = 0;
+    CALL(ovl_options_runtime_print(comm(), str(), (ovl_family)pick(3), MAYBE(&pl), MAYBE(&po), MAYBE(&pplan)));
     ovl_tune_params tp = ovl_tune_default((ovl_family)en(), i64());
     CALL(ovl_tune_check(MAYBE(&tp)));
     int found;
@@ -782,6 +787,10 @@ static void d_core(void) {
     CALL(ovl_plan_resolve(comm(), (ovl_family)(pick(3) ? pick(2) : en()), MAYBE(&pl), MAYBE(&src), MAYBE(why),
                           sizeof why));
     CALL(ovl_plan_resolve_ppn(comm(), (ovl_family)pick(2), &pl, MAYBE(&ppn), NULL, why, sizeof why));
+    ovl_pdpurify_params pp = ovl_pdpurify_params_default();
+    pp.method = (ovl_purify_method)en(), pp.algo = (ovl_algo)en(), pp.ndup = iint(), pp.c = iint();
+    CALL(ovl_pdpurify_plan(comm(), pick(130) - 1, pick(3) ? 1 + pick(64) : i64(), MAYBE(&pp), MAYBE(&pl), MAYBE(why),
+                           sizeof why));
     ovl_grid2d g2 = NULL;
     ovl_grid3d g3 = NULL;
     CALL(ovl_plan_grids(comm(), MAYBE(&pl), coin(), MAYBE(&g2), MAYBE(&g3)));

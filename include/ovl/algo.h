@@ -1,8 +1,9 @@
 /* ovl algorithms: one identifier and one name for every distributed kernel,
  * shared by the kernels, the cost models, the planner and every entry.
  *
- * Two families: the multiplication C = A B (SUMMA, HSUMMA, Cannon, 3D, 2.5D)
- * and SymmSquareCube D -> D^2, D^3 (Huang & Chow, Algorithms 3-6). All
+ * Three families: the multiplication C = A B (SUMMA, HSUMMA, Cannon, 3D,
+ * 2.5D), SymmSquareCube D -> D^2, D^3 (Huang & Chow, Algorithms 3-6) and
+ * the symmetric square D -> D^2 (ovl/sq.h, the kernel of SP2 and TRS4). All
  * functions are LOCAL and pure. */
 #ifndef OVL_ALGO_H
 #define OVL_ALGO_H
@@ -24,18 +25,20 @@ typedef enum ovl_algo {
   OVL_ALGO_SSC4,      /* SymmSquareCube, blocking collectives (p x p x p) */
   OVL_ALGO_SSC5,      /* SymmSquareCube, N_DUP lanes in arrival order (p x p x p) */
   OVL_ALGO_SSC6,      /* SymmSquareCube, 2.5D (s x s x c, c | s) */
+  OVL_ALGO_SQ,        /* the symmetric square (ovl/sq.h): s x s x c with c | s, or 1 x 1 x c */
   OVL_ALGO_N
 } ovl_algo;
 
 typedef enum ovl_family {
   OVL_FAMILY_GEMM = 0, /* C = A B */
-  OVL_FAMILY_SSC       /* D -> D^2, D^3 (and purification on top) */
+  OVL_FAMILY_SSC,      /* D -> D^2, D^3 (canonical and McWeeny purification on top) */
+  OVL_FAMILY_SQ        /* D -> D^2, symmetric (SP2 and TRS4 purification on top) */
 } ovl_family;
 
-/* "summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg4", "alg5", "alg6"
- * ("auto" for OVL_ALGO_AUTO, "unknown" outside the range). LOCAL. */
+/* "summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg4", "alg5", "alg6",
+ * "sq" ("auto" for OVL_ALGO_AUTO, "unknown" outside the range). LOCAL. */
 const char *ovl_algo_name(ovl_algo a);
-/* The inverse of ovl_algo_name for the nine algorithms ("auto" is not
+/* The inverse of ovl_algo_name for the ten algorithms ("auto" is not
  * parsed here: it is a planner constraint). OVL_ERR_ARG naming the valid
  * names otherwise. LOCAL. */
 ovl_err ovl_algo_parse(const char *name, ovl_algo *out);
@@ -46,9 +49,10 @@ ovl_err ovl_algo_parse(const char *name, ovl_algo *out);
 ovl_err ovl_algo_parse_list(const char *list, ovl_algo *out, int cap, int *n);
 /* The family of an algorithm. LOCAL. */
 ovl_family ovl_algo_family(ovl_algo a);
-/* 1 for the 3D-grid algorithms (3D, 2.5D and every SymmSquareCube one). LOCAL. */
+/* 1 for the 3D-grid algorithms (3D, 2.5D, every SymmSquareCube one and the
+ * symmetric square). LOCAL. */
 int ovl_algo_is_3d(ovl_algo a);
-/* "gemm", "ssc" and the inverse. LOCAL. */
+/* "gemm", "ssc", "sq" and the inverse. LOCAL. */
 const char *ovl_family_name(ovl_family f);
 ovl_err ovl_family_parse(const char *name, ovl_family *out);
 

@@ -24,6 +24,22 @@
  * written; the rest of C's local array (including rows past the local rows
  * when LLD is larger) is untouched.
  *
+ * The plan. SUMMA runs on the context's nprow x npcol grid; its N_DUP,
+ * panel width, lookahead and collectives come from the planner
+ * (ovl_plan_resolve, family OVL_FAMILY_GEMM) with the constraints of
+ * $OVL_OPTIONS, read with the parser of every entry (ovl_options_runtime:
+ * rank 0's value, the command line's names, other commands' options
+ * skipped) when a context is first used, e.g.
+ *   OVL_OPTIONS="--algo summa --ndup 2 --block 512 --print-plan"
+ * tunes an unchanged ScaLAPACK program (through the drop-in
+ * libovl_scalapack.so as well). Not given: N_DUP and lookahead are the
+ * planner's, the panel width max(256, the block size of op(A) along k),
+ * capped by k. --print-plan prints each plan resolved (ovl_plan_describe)
+ * on rank 0's stderr: "ovl_pdgemm: plan: summa grid=2x2 b=256 ndup=2 ...".
+ * --algo other than summa and --grid are OVL_ERR_UNSUPPORTED (the grid is
+ * the BLACS context's). A plan is resolved once per distinct (m, n, k,
+ * panel default) and kept with the context (no process-wide plan).
+ *
  * The memory of the ovl_dmat operands and of the exchange buffers is one
  * process-wide workspace that only grows, so repeated calls do not allocate
  * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it.
@@ -94,9 +110,11 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
                    const double *b, const int *ib, const int *jb, const int *descb, const double *beta, double *c,
                    const int *ic, const int *jc, const int *descc);
 
-/* Set the process-wide defaults used by every later ovl_pdgemm call:
+/* Deprecated (kept for one release; use $OVL_OPTIONS): caller defaults,
+ * constraints of every later call's plan under $OVL_OPTIONS' (an option
+ * given there wins):
  *   ndup    : lanes (N_DUP) per SUMMA panel broadcast, 1..OVL_LANES_MAX
- *             (default 1);
+ *             (before any call: the planner's; get_config then says 1);
  *   backend : collective back end of the broadcasts (default
  *             OVL_BACKEND_MPI);
  *   panel   : SUMMA panel width; 0 = automatic (default): max(256, the block
@@ -106,7 +124,7 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
  * of range, unknown backend, panel < 0); the defaults are then unchanged. */
 ovl_err ovl_pdgemm_config(int ndup, ovl_backend backend, int64_t panel);
 
-/* Current defaults (any pointer may be NULL). LOCAL. */
+/* Current defaults (any pointer may be NULL). Deprecated. LOCAL. */
 ovl_err ovl_pdgemm_get_config(int *ndup, ovl_backend *backend, int64_t *panel);
 
 /* Where the time of the last ovl_pdgemm call on this process went (this
@@ -119,6 +137,7 @@ typedef struct ovl_pdgemm_info {
   ovl_kstats summa; /* the SUMMA call: t_total, t_comm (broadcasts), t_comp (local dgemm), bytes, steps */
   int64_t b;        /* SUMMA panel width used (0 for quick returns) */
   int p, q;         /* grid shape (0 x 0 outside the grid) */
+  char plan[192];   /* the plan that ran, as the planner prints it (ovl_plan_describe; "" for quick returns) */
 } ovl_pdgemm_info;
 
 /* Copy the record of this process's last ovl_pdgemm call into *out (zeros

@@ -27,11 +27,12 @@
  *
  * How. F (or F') moves with one MPI_Alltoallv from the block-cyclic layout
  * to ovl's block layout on plane 0 of an s x s x c kernel grid over the same
- * ranks (ovl/grid.h; s and c from params.c and the method, see below; ranks
- * beyond s*s*c are idle during the kernel), ovl_purify runs there
- * (ovl/purify.h, with params.method, algorithm, N_DUP, precision,
+ * ranks (ovl/grid.h; ranks beyond s*s*c are idle during the kernel),
+ * ovl_purify runs there (ovl/purify.h, with params.method, precision,
  * tolerance and iteration cap), and D (and W, computed as D (F D) with
- * SUMMA) move back with one MPI_Alltoallv each.
+ * SUMMA) move back with one MPI_Alltoallv each. The kernel's plan (its
+ * algorithm, N_DUP and the grid s x s x c) is the planner's, as for every
+ * entry: ovl_pdpurify_plan, with params as constraints; info.plan prints it.
  *
  * Chemical potential. The purification converges to the projector onto the
  * n_occ lowest eigenvectors of F' but does not name the HOMO and LUMO; they
@@ -57,6 +58,7 @@
 
 #include "ovl/algo.h"
 #include "ovl/core.h"
+#include "ovl/plan.h"
 #include "ovl/purify.h"
 
 #ifdef __cplusplus
@@ -65,22 +67,24 @@ extern "C" {
 
 typedef struct ovl_pdpurify_params {
   ovl_purify_method method; /* default OVL_PURIFY_SP2 (McWeeny is not accepted: it needs mu, not n_occ) */
-  ovl_algo algo;            /* SymmSquareCube algorithm of canonical purification (OVL_ALGO_SSC3..6, default
-                               OVL_ALGO_SSC5, or OVL_ALGO_SSC6 when the rank count is not a cube); SP2 and TRS4
-                               use the symmetric square and ignore it */
-  int ndup;                 /* lanes (N_DUP) per communication phase, 1..OVL_LANES_MAX (default 4) */
+  ovl_algo algo;            /* SymmSquareCube algorithm of canonical purification (OVL_ALGO_SSC3..6), or
+                               OVL_ALGO_AUTO (default): the planner's (ovl_plan_resolve, family
+                               OVL_FAMILY_SSC); SP2 and TRS4 use the symmetric square (family OVL_FAMILY_SQ)
+                               and ignore it */
+  int ndup;                 /* lanes (N_DUP) per communication phase, 1..OVL_LANES_MAX, or 0 (default): the
+                               planner's (4 for the symmetric square) */
   ovl_purify_prec prec;     /* OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED (SP2, TRS4) */
   double tol;               /* ||D'^2 - D'||_F tolerance: 0 (default: the method's own stopping rule) or in
                                [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
   int max_iter;             /* iteration cap (default 200) */
-  int c;                    /* replication c of the s x s x c kernel grid; 0 (default): the method's choice
-                               (SP2, TRS4: the 2.5D grid of P ranks, or 1 x 1 x P; canonical: the largest cube,
-                               or the largest 2.5D grid for OVL_ALGO_SSC6); else s = the largest with
-                               s*s*c <= P */
+  int c;                    /* replication c of the s x s x c kernel grid; 0 (default): the planner's (its
+                               shape rules, ovl_grid_shape: SP2, TRS4: the 2.5D grid of P ranks, or 1 x 1 x P;
+                               canonical: the algorithm's grid); else s = the largest with s*s*c <= P and
+                               c | s (the symmetric square also takes 1 x 1 x c) */
   int verbose;              /* one line per iteration on rank 0 of the context */
   /* Run-time options (NULL, the default: none), e.g. "--method trs4 --ndup 2":
    * the names of the command line (docs/guides/cli.md), read after $OVL_OPTIONS
-   * (ovl/purify.h: ovl_options_runtime): --algo, --ndup (auto: 4), --grid
+   * (ovl/purify.h: ovl_options_runtime): --algo, --ndup (auto: the planner's), --grid
    * SxSxC (sets c; s follows), --method, --precision, --nocc, --tol,
    * --max-iter. Precedence: the defaults < these fields (and nocc) <
    * $OVL_OPTIONS < options; rank 0's environment and string decide for every
@@ -105,6 +109,8 @@ typedef struct ovl_pdpurify_info {
   double t_overlap;        /* seconds in the Cholesky factor and the four triangular solves (0 without S) */
   double t_mu;             /* seconds estimating HOMO and LUMO */
   const char *stop_reason; /* ovl_purify's (a static string) */
+  char plan[192];          /* the plan that ran, as the planner prints it (ovl_plan_describe): "sq grid=2x2x1
+                              ndup=4 backend=mpi", "alg5 grid=2x2x2 ndup=2 backend=mpi" */
 } ovl_pdpurify_info;
 
 /* Compute D (and W) from F (and S) with n_occ occupied orbitals.
@@ -135,6 +141,18 @@ typedef struct ovl_pdpurify_info {
 ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const int *descs, int64_t nocc, double *d,
                      const int *descd, double *w, const int *descw, const ovl_pdpurify_params *params, double *mu,
                      double *energy, ovl_pdpurify_info *info);
+
+/* The plan ovl_pdpurify runs for P ranks (P <= 0: the ranks of comm; the
+ * planner does not need that many, see ovl_plan_resolve) and an n x n F:
+ * params (NULL: the defaults) are the constraints, and ovl_plan_resolve of
+ * the method's family (ovl_purify_plan_family: OVL_FAMILY_SQ for SP2 and
+ * TRS4, OVL_FAMILY_SSC for canonical) completes them. The run-time options
+ * (params->options, $OVL_OPTIONS) are not read here: ovl_pdpurify lays them
+ * over params first. why as ovl_plan_resolve's. COLLECTIVE over comm.
+ * Errors (agreed): those of ovl_plan_resolve; OVL_ERR_ARG (plan NULL,
+ * local). */
+ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan, char *why,
+                          size_t nwhy);
 
 /* Copy ovl_errmsg() into buf (len bytes, blank-padded, not NUL-terminated:
  * a Fortran CHARACTER(len)). LOCAL. */

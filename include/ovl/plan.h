@@ -17,7 +17,9 @@
  * the tune database (an entry measured by `ovl tune` for this family, rank
  * count and a size within a factor of 2 that agrees with the constraints),
  * else the cost model on the machine description, ranking its candidates
- * (ovl_model_candidates) among those that agree with the constraints. The
+ * (ovl_model_candidates) among those that agree with the constraints
+ * (SymmSquareCube under auto on a rank count without its grids: those of
+ * the largest count that has one, the other ranks idle). The
  * grid then follows from one set of shape rules (ovl_grid_shape), which the
  * cost model uses too. A plan with nothing open is only checked.
  *

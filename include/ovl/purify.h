@@ -126,6 +126,15 @@ ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out);
 /* 1 when the method iterates on the symmetric square (ovl/sq.h: SP2, TRS4),
  * 0 when on SymmSquareCube (canonical, McWeeny). LOCAL. */
 int ovl_purify_uses_sq(ovl_purify_method m);
+/* The plan family of a method's kernel: OVL_FAMILY_SQ (sp2, trs4) or
+ * OVL_FAMILY_SSC (canonical, mcweeny). LOCAL. */
+ovl_family ovl_purify_family(ovl_purify_method m);
+/* ovl_purify_family, and *plan (may be NULL) made a constraint of that
+ * family: an algorithm of the other family (the options' default alg5 under
+ * sp2, say) becomes the family's own (sq) or open (auto); the rest (N_DUP,
+ * the grid, the collectives) stays. Every entry then resolves the plan of
+ * the returned family with one ovl_plan_resolve. LOCAL. */
+ovl_family ovl_purify_plan_family(ovl_purify_method m, ovl_plan *plan);
 
 typedef struct ovl_purify_result {
   int iterations;          /* iterations done (including those before a restart) */
@@ -225,6 +234,13 @@ ovl_err ovl_purify_option_applies(ovl_purify_method m, const char *option);
 ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown, ovl_family f, ovl_plan *plan,
                           ovl_purify_opts *po);
 ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po);
+/* ovl_options_runtime with the entries' own flag --print-plan (print the
+ * resolved plan, ovl_plan_describe, on rank 0's stderr): *print_plan is set
+ * to 1 when $OVL_OPTIONS or options give it (print_plan NULL: the flag is
+ * not known, as in ovl_options_runtime). COLLECTIVE over comm; errors as
+ * ovl_options_runtime's. */
+ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po,
+                                  int *print_plan);
 
 /* ---- a Fock matrix file purified (the job of `ovl purify`) -------------------
  * The file convention of `ovl purify` and tools/make-fock: F as raw float64
@@ -250,8 +266,8 @@ typedef struct ovl_purify_job {
   const char *trace;  /* trace the run to PREFIX.json/.csv, or NULL */
   int check;          /* compare with dsyevd's density (ovl_purify_reference) */
   int allow_idle;     /* ranks beyond the grid stay idle */
-  int have_grid;      /* po.plan.s x s x c is the grid; else the method's: the plan's for canonical and McWeeny,
-                         ovl_sq_grid_dims for SP2 and TRS4 */
+  int have_grid;      /* deprecated, not read: the grid is po.plan's (resolved in the method's family,
+                         ovl_purify_plan_family) */
   int ppn;            /* > 0: the first ppn ranks of every node work while the others sleep */
   int64_t mem_limit;  /* bytes per rank (0: the node's available memory shared among its ranks) */
   ovl_fock_meta meta; /* checked against F when it has the eigenvalues (a byte-swapped or different file fails) */

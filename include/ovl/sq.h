@@ -71,7 +71,10 @@ ovl_err ovl_sq_run(ovl_sq s, ovl_dmat X, ovl_dmat X2, ovl_prec prec, double *tr_
  * pure. */
 /* The grid ovl_sq runs on with P ranks: the 2.5D one (ovl_grid25d_dims),
  * else 1 x 1 x P, whose layers split the inner dimension (one syrk each and
- * a reduction of the lower triangle). LOCAL; pure function. */
+ * a reduction of the lower triangle); 0 x 0 x 0 for P < 1. The rule is the
+ * planner's shape rule of family OVL_FAMILY_SQ (ovl_grid_shape with
+ * OVL_ALGO_SQ); entries resolve a plan of that family (ovl/plan.h) instead.
+ * Deprecated: kept for one release. LOCAL; pure function. */
 void ovl_sq_grid_dims(int P, int *s, int *c);
 int64_t ovl_sq_memory(int64_t n, int s, int c);
 /* This rank's workspace: the buffers the object holds plus the Cannon

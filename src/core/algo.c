@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const k_algo_names[OVL_ALGO_N] = {"summa", "hsumma", "cannon", "3d",  "2.5d",
-                                                     "alg3",  "alg4",   "alg5",   "alg6"};
-static const char *const k_family_names[] = {"gemm", "ssc"};
+static const char *const k_algo_names[OVL_ALGO_N] = {"summa", "hsumma", "cannon", "3d",   "2.5d",
+                                                     "alg3",  "alg4",   "alg5",   "alg6", "sq"};
+static const char *const k_family_names[] = {"gemm", "ssc", "sq"};
 
 const char *ovl_algo_name(ovl_algo a) {
   if (a == OVL_ALGO_AUTO) return "auto";
@@ -22,7 +22,7 @@ ovl_err ovl_algo_parse(const char *name, ovl_algo *out) {
     }
   return ovl_err_set(OVL_ERR_ARG,
                      "'%s' is not an algorithm (summa, hsumma, cannon, 3d, 2.5d; SymmSquareCube: alg3, alg4, alg5, "
-                     "alg6)",
+                     "alg6; the symmetric square: sq)",
                      name ? name : "(null)");
 }
 
@@ -49,18 +49,22 @@ ovl_err ovl_algo_parse_list(const char *list, ovl_algo *out, int cap, int *n) {
   return OVL_OK;
 }
 
-ovl_family ovl_algo_family(ovl_algo a) { return a >= OVL_ALGO_SSC3 ? OVL_FAMILY_SSC : OVL_FAMILY_GEMM; }
+ovl_family ovl_algo_family(ovl_algo a) {
+  return a == OVL_ALGO_SQ ? OVL_FAMILY_SQ : a >= OVL_ALGO_SSC3 ? OVL_FAMILY_SSC : OVL_FAMILY_GEMM;
+}
 
 int ovl_algo_is_3d(ovl_algo a) { return a == OVL_ALGO_3D || a == OVL_ALGO_25D || a >= OVL_ALGO_SSC3; }
 
-const char *ovl_family_name(ovl_family f) { return f == OVL_FAMILY_SSC ? "ssc" : "gemm"; }
+const char *ovl_family_name(ovl_family f) {
+  return (int)f >= 0 && (int)f < (int)(sizeof k_family_names / sizeof k_family_names[0]) ? k_family_names[f] : "gemm";
+}
 
 ovl_err ovl_family_parse(const char *name, ovl_family *out) {
   OVL_TRY(ovl_check_ptr(out, "ovl_family_parse", "out"));
-  for (int f = 0; name && f < 2; f++)
+  for (int f = 0; name && f < (int)(sizeof k_family_names / sizeof k_family_names[0]); f++)
     if (strcmp(name, k_family_names[f]) == 0) {
       *out = (ovl_family)f;
       return OVL_OK;
     }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a kernel family (gemm, ssc)", name ? name : "(null)");
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a kernel family (gemm, ssc, sq)", name ? name : "(null)");
 }

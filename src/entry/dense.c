@@ -21,12 +21,12 @@ static void info_init(ovl_dense_info *info) {
   if (info) memset(info, 0, sizeof *info);
 }
 
-/* The planner's choice for family f with an optional algorithm name and
- * N_DUP as constraints, for P ranks (0: all of comm). COLLECTIVE over comm. */
-static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, int P, const char *algo, int ndup, const char *options,
+/* The planner's choice for family f (with po: the family of po's method)
+ * with an optional algorithm name and N_DUP as constraints, for the ranks
+ * of comm. COLLECTIVE over comm. */
+static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, const char *algo, int ndup, const char *options,
                         ovl_purify_opts *po, ovl_err rc, ovl_plan *plan, ovl_dense_info *info) {
   *plan = ovl_plan_auto(f, n);
-  plan->P = P;
   if (!rc && algo && strcmp(algo, "auto") != 0) {
     rc = ovl_algo_parse(algo, &plan->algo);
     if (!rc && ovl_algo_family(plan->algo) != f)
@@ -42,11 +42,12 @@ static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, int P, const cha
   else if (po && (po->nocc < 0 || po->nocc > n))
     rc = ovl_err_set(OVL_ERR_ARG, "nocc = %" PRId64 " is out of range: 0 <= nocc <= n = %" PRId64, po->nocc, n);
   OVL_TRY(ovl_err_agree(comm, rc));
+  if (po) f = ovl_purify_plan_family(po->method, plan); /* the family of the method's kernel */
   char why[OVL_PLAN_WHY] = "";
   OVL_TRY(ovl_plan_resolve(comm, f, plan, NULL, why, sizeof why));
   if (info) {
     snprintf(info->why, sizeof info->why, "%s", why);
-    ovl_plan_str(plan, info->plan, sizeof info->plan);
+    ovl_plan_describe(plan, info->plan, sizeof info->plan);
   }
   return OVL_OK;
 }
@@ -148,20 +149,9 @@ static ovl_err purify_args(int64_t n, int64_t nocc, const char *method, const ch
  * here). COLLECTIVE over comm. */
 static ovl_err purify_run(MPI_Comm comm, int64_t n, const char *algo, int ndup, const char *options, ovl_err rc,
                           ovl_purify_opts *po, const place *fin, const place *dout, ovl_dense_info *info, double t0) {
-  int P = 0;
-  OVL_MPI(MPI_Comm_size(comm, &P));
-  ovl_err prc = plan_for(comm, OVL_FAMILY_SSC, n, 0, algo, ndup, options, po, rc, &po->plan, info);
-  /* SP2 and TRS4 run on any rank count (the symmetric square's grid, 1 x 1 x P
-   * when no 2.5D grid fits); the planner, which then only chooses N_DUP, is
-   * asked for the largest rank count SymmSquareCube has a grid for */
-  for (int Q = P - 1; prc == OVL_ERR_GRID && ovl_purify_uses_sq(po->method) && Q >= 1; Q--) {
-    ovl_err_clear();
-    prc = plan_for(comm, OVL_FAMILY_SSC, n, Q, algo, ndup, options, po, OVL_OK, &po->plan, info);
-  }
-  OVL_TRY(prc);
-  /* the grid: the plan's (canonical), or the symmetric square's (sp2, trs4) */
+  /* one plan, of the method's family (SymmSquareCube or the symmetric square), and its grid */
+  OVL_TRY(plan_for(comm, OVL_FAMILY_SSC, n, algo, ndup, options, po, rc, &po->plan, info));
   int s = po->plan.s, c = po->plan.c;
-  if (ovl_purify_uses_sq(po->method)) ovl_sq_grid_dims(P, &s, &c);
   int64_t mem = ovl_purify_memory(n, s, c, po);
   rc = mem < 0 ? ovl_err_set(OVL_ERR_NOMEM, "n = %" PRId64 " needs 2^62 bytes or more per rank", n) : OVL_OK;
   OVL_TRY(ovl_err_agree(comm, rc));
@@ -276,7 +266,7 @@ static ovl_err gemm_run(MPI_Comm comm, int64_t m, int64_t n, int64_t k, const ch
                         double t0) {
   int64_t big = m > n ? (m > k ? m : k) : (n > k ? n : k);
   ovl_plan plan;
-  OVL_TRY(plan_for(comm, OVL_FAMILY_GEMM, big, 0, algo, 0, options, NULL, rc, &plan, info));
+  OVL_TRY(plan_for(comm, OVL_FAMILY_GEMM, big, algo, 0, options, NULL, rc, &plan, info));
   ovl_grid2d g = NULL, home = NULL;
   ovl_grid3d g3 = NULL;
   OVL_TRY(ovl_plan_grids(comm, &plan, OVL_GRID_ALLOW_IDLE, &g, &g3));

@@ -94,11 +94,8 @@ typedef struct job_ctx {
 
 /* The whole job on the ranks that run it (all, or the active subset). */
 static ovl_err purify_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
-  int P = 0;
-  MPI_Comm_size(comm, &P);
-  /* the plan's grid (given, or by the shape rules); sp2 and trs4: the 2.5D grid, or 1 x 1 x P */
+  /* the plan's grid (given, or by the shape rules of the method's family) */
   int s = j->po.plan.s, c = j->po.plan.c;
-  if (!j->have_grid && ovl_purify_uses_sq(j->po.method)) ovl_sq_grid_dims(P, &s, &c);
   ovl_grid3d g = NULL;
   OVL_TRY(ovl_grid3d_create(comm, s, c, j->allow_idle ? OVL_GRID_ALLOW_IDLE : 0, &g));
   ovl_grid3d_dims(g, &s, &c);

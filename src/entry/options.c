@@ -28,11 +28,13 @@ static int given_name(const ovl_opt *t, const unsigned char *given, int n, const
   return 0;
 }
 
-ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown, ovl_family f, ovl_plan *plan,
-                          ovl_purify_opts *po) {
+/* ovl_options_apply, and the entries' own --print-plan flag when print_plan
+ * is not NULL (set to 1 when given). */
+static ovl_err options_apply(const char *str, const char *what, int ignore_unknown, ovl_family f, ovl_plan *plan,
+                             ovl_purify_opts *po, int *print_plan) {
   if (!str) return OVL_OK;
   if (!what) what = "options";
-  ovl_opt all[MAX_OPTS], t[MAX_OPTS];
+  ovl_opt all[MAX_OPTS], t[MAX_OPTS + 1];
   ovl_plan_optvals pv;
   memset(&pv, 0, sizeof pv);
   ovl_purify_optvals uv = ovl_purify_optvals_default();
@@ -51,13 +53,15 @@ ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown,
     int k = ovl_purify_opts_table(&uv, all + na, MAX_OPTS - na);
     na += k > 0 ? k : 0;
   }
-  int n = 0, nplan = 0;
+  int n = 0, nplan = 0, pp = 0;
   for (int k = 0; k < na; k++)
     if (entry_option(all[k].lname)) {
       t[n++] = all[k];
       if (k < np) nplan = n;
     }
-  unsigned char given[MAX_OPTS] = {0};
+  if (print_plan)
+    t[n++] = (ovl_opt){"print-plan", 0, OVL_OPT_FLAG, &pp, NULL, "print the plan on rank 0 (stderr)", NULL, 0, -1};
+  unsigned char given[MAX_OPTS + 1] = {0};
   char *words = NULL;
   OVL_TRY(ovl_opts_parse_string_buf(t, n, str, what, ignore_unknown, given, &words));
   ovl_err rc = OVL_OK;
@@ -93,13 +97,24 @@ ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown,
   if (rc == OVL_OK && po && given_name(t, given, nplan, "arrival-order"))
     rc = ovl_purify_option_applies(po->method, "--arrival-order");
   free(words);
+  if (rc == OVL_OK && print_plan && pp) *print_plan = 1;
   if (rc == OVL_OK) return OVL_OK;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", ovl_errmsg());
   return ovl_err_set(rc, "%s: %s", what, msg);
 }
 
+ovl_err ovl_options_apply(const char *str, const char *what, int ignore_unknown, ovl_family f, ovl_plan *plan,
+                          ovl_purify_opts *po) {
+  return options_apply(str, what, ignore_unknown, f, plan, po, NULL);
+}
+
 ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po) {
+  return ovl_options_runtime_print(comm, options, f, plan, po, NULL);
+}
+
+ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family f, ovl_plan *plan, ovl_purify_opts *po,
+                                  int *print_plan) {
   OVL_TRY(ovl_check_comm(comm, "ovl_options_runtime"));
   int rank = 0;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
@@ -122,8 +137,8 @@ ovl_err ovl_options_runtime(MPI_Comm comm, const char *options, ovl_family f, ov
       if (mrc != MPI_SUCCESS) rc = ovl_err_mpi(mrc, "MPI_Bcast (options)");
     }
   /* every rank parses the same words: the same verdict everywhere (agreed all the same) */
-  if (rc == OVL_OK) rc = ovl_options_apply(buf[0], "OVL_OPTIONS", 1, f, plan, po);
-  if (rc == OVL_OK) rc = ovl_options_apply(buf[1], "options", 0, f, plan, po);
+  if (rc == OVL_OK) rc = options_apply(buf[0], "OVL_OPTIONS", 1, f, plan, po, print_plan);
+  if (rc == OVL_OK) rc = options_apply(buf[1], "options", 0, f, plan, po, print_plan);
   free(buf[0]);
   free(buf[1]);
   return ovl_err_agree(comm, rc);

@@ -1,22 +1,30 @@
 /* ovl_pdgemm: ScaLAPACK's PDGEMM interface on top of the block-cyclic <->
  * block exchanges (src/dmat/bcyclic.c) and SUMMA (see ovl/pdgemm.h).
  *
- * Process-wide state (documented in ovl/pdgemm.h): the defaults set by
- * ovl_pdgemm_config, the record of the last call, and one workspace for the
- * operands and the exchange buffers. The ovl grid of a BLACS context is an
- * attribute of the context's communicator. */
+ * Process-wide state (documented in ovl/pdgemm.h): the deprecated caller
+ * defaults of ovl_pdgemm_config (constraints, not a plan), the record of the
+ * last call, and one workspace for the operands and the exchange buffers.
+ * The context of a BLACS context (its ovl grid, the constraints read from
+ * $OVL_OPTIONS and the plans resolved for it) is an attribute of the
+ * context's communicator. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dmat/bcyclic.h"
 #include "ovl/pdgemm.h"
+#include "ovl/plan.h"
+#include "ovl/purify.h"
 
+/* ovl_pdgemm_config's values: constraints under $OVL_OPTIONS (set: given) */
 static struct {
   int ndup;
   ovl_backend backend;
   int64_t panel;
-} g_cfg = {1, OVL_BACKEND_MPI, 0};
+  int set;
+  unsigned gen; /* bumped by each ovl_pdgemm_config: the plans resolved before are stale */
+} g_cfg = {1, OVL_BACKEND_MPI, 0, 0, 0};
 
 static ovl_pdgemm_info g_info;
 static ovl_bcyclic_ws g_ops;  /* the A, B and C blocks */
@@ -31,6 +39,7 @@ ovl_err ovl_pdgemm_config(int ndup, ovl_backend backend, int64_t panel) {
   g_cfg.ndup = ndup;
   g_cfg.backend = backend;
   g_cfg.panel = panel;
+  g_cfg.set = 1, g_cfg.gen++;
   return OVL_OK;
 }
 
@@ -78,27 +87,46 @@ enum { BLACS_GET_CONTEXT_COMM = 10 };
 
 static int g_keyval = MPI_KEYVAL_INVALID;
 
+enum { PD_PLANS = 8 };
+
+/* What ovl_pdgemm keeps for one BLACS context: its grid, the plan
+ * constraints of $OVL_OPTIONS (read once, when the context is first used),
+ * and the plans resolved for the last shapes (a plan per distinct m, n, k,
+ * panel default and ovl_pdgemm_config generation). */
+typedef struct pd_ctx {
+  ovl_grid2d g;
+  ovl_plan want;  /* $OVL_OPTIONS' constraints */
+  int print_plan; /* --print-plan in $OVL_OPTIONS */
+  struct {
+    int64_t m, n, k, bw;
+    unsigned gen;
+    ovl_plan plan;
+  } plans[PD_PLANS];
+  int nplans, next;
+} pd_ctx;
+
 /* Runs when BLACS frees the context's communicator (grid exit). */
 static int grid_attr_delete(MPI_Comm comm, int keyval, void *attr, void *extra) {
   (void)comm, (void)keyval, (void)extra;
-  ovl_grid2d g = attr;
-  ovl_grid2d_destroy(&g);
+  pd_ctx *x = attr;
+  ovl_grid2d_destroy(&x->g);
+  free(x);
   return MPI_SUCCESS;
 }
 
-/* The ovl grid of a BLACS context: made on first use and cached on the
+/* The ovl context of a BLACS context: made on first use and cached on the
  * context's communicator. COLLECTIVE over the context's processes. */
-static ovl_err context_grid(int ctxt, int nprow, int npcol, int myrow, int mycol, ovl_grid2d *out) {
+static ovl_err context_of(int ctxt, int nprow, int npcol, int myrow, int mycol, pd_ctx **out) {
   int h = -1, flag = 0, size = 0, rank = -1;
-  ovl_grid2d g = NULL;
+  pd_ctx *x = NULL;
   *out = NULL;
   Cblacs_get(ctxt, BLACS_GET_CONTEXT_COMM, &h);
   MPI_Comm comm = Cblacs2sys_handle(h);
   if (g_keyval == MPI_KEYVAL_INVALID)
     OVL_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, grid_attr_delete, &g_keyval, NULL));
-  OVL_MPI(MPI_Comm_get_attr(comm, g_keyval, &g, &flag));
+  OVL_MPI(MPI_Comm_get_attr(comm, g_keyval, &x, &flag));
   if (flag) {
-    *out = g;
+    *out = x;
     return OVL_OK;
   }
   OVL_MPI(MPI_Comm_size(comm, &size));
@@ -111,13 +139,74 @@ static ovl_err context_grid(int ctxt, int nprow, int npcol, int myrow, int mycol
                      "BLACS)",
                      ctxt, nprow, npcol, size, myrow, mycol, rank, myrow * npcol + mycol);
   OVL_TRY(ovl_err_agree(comm, rc));
-  OVL_TRY(ovl_grid2d_create(comm, nprow, npcol, 0, &g));
-  int mrc = MPI_Comm_set_attr(comm, g_keyval, g);
+  /* the constraints of $OVL_OPTIONS (rank 0's, the same parser as every entry's) */
+  ovl_plan want = ovl_plan_auto(OVL_FAMILY_GEMM, 1);
+  want.algo = OVL_ALGO_SUMMA; /* what runs on the BLACS grid */
+  int print_plan = 0;
+  OVL_TRY(ovl_options_runtime_print(comm, NULL, OVL_FAMILY_GEMM, &want, NULL, &print_plan));
+  rc = want.algo == OVL_ALGO_SUMMA
+           ? OVL_OK
+           : ovl_err_set(OVL_ERR_UNSUPPORTED,
+                         "ovl_pdgemm: OVL_OPTIONS: --algo %s does not run on the BLACS grid: ovl_pdgemm runs summa on "
+                         "the context's %d x %d grid",
+                         ovl_algo_name(want.algo), nprow, npcol);
+  if (rc == OVL_OK && (want.p > 0 || want.s > 0))
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "ovl_pdgemm: OVL_OPTIONS: --grid: the grid is the BLACS context's");
+  if (rc == OVL_OK && !(x = calloc(1, sizeof *x))) rc = ovl_err_set(OVL_ERR_NOMEM, "ovl_pdgemm: no memory");
+  OVL_TRY(ovl_err_agree(comm, rc));
+  x->want = want, x->print_plan = print_plan;
+  rc = ovl_grid2d_create(comm, nprow, npcol, 0, &x->g);
+  if (rc != OVL_OK) {
+    free(x);
+    return rc;
+  }
+  int mrc = MPI_Comm_set_attr(comm, g_keyval, x);
   if (mrc != MPI_SUCCESS) {
-    ovl_grid2d_destroy(&g);
+    ovl_grid2d_destroy(&x->g);
+    free(x);
     return ovl_err_mpi(mrc, "MPI_Comm_set_attr");
   }
-  *out = g;
+  *out = x;
+  return OVL_OK;
+}
+
+/* The plan of a call (M x N x K, the adapter's default panel width bw):
+ * $OVL_OPTIONS' constraints, under them ovl_pdgemm_config's, the grid fixed
+ * to the context's, the rest the planner's; resolved once per distinct
+ * shape and kept in the context. COLLECTIVE over the context's processes. */
+static ovl_err plan_of(pd_ctx *x, int64_t M, int64_t N, int64_t K, int64_t bw, ovl_plan *out) {
+  for (int i = 0; i < x->nplans; i++)
+    if (x->plans[i].m == M && x->plans[i].n == N && x->plans[i].k == K && x->plans[i].bw == bw &&
+        x->plans[i].gen == g_cfg.gen) {
+      *out = x->plans[i].plan;
+      return OVL_OK;
+    }
+  ovl_plan p = x->want;
+  int64_t big = M > N ? M : N;
+  p.n = big > K ? big : K;
+  ovl_grid2d_dims(x->g, &p.p, &p.q);
+  p.P = p.p * p.q;
+  if (g_cfg.set) {
+    if (p.ndup <= 0) p.ndup = g_cfg.ndup;
+    if (p.coll.backend == OVL_BACKEND_MPI) p.coll.backend = g_cfg.backend;
+    if (p.b <= 0 && g_cfg.panel > 0) p.b = g_cfg.panel;
+  }
+  if (p.b <= 0) p.b = bw;
+  if (p.b > K) p.b = K;
+  char why[OVL_PLAN_WHY] = "";
+  MPI_Comm parent = ovl_grid2d_parent(x->g);
+  OVL_TRY(ovl_plan_resolve(parent, OVL_FAMILY_GEMM, &p, NULL, why, sizeof why));
+  int rank = 0;
+  MPI_Comm_rank(parent, &rank);
+  if (x->print_plan && rank == 0) {
+    char d[256];
+    ovl_plan_describe(&p, d, sizeof d);
+    fprintf(stderr, "ovl_pdgemm: plan: %s (m=%" PRId64 " n=%" PRId64 " k=%" PRId64 "; %s)\n", d, M, N, K, why);
+  }
+  int slot = x->nplans < PD_PLANS ? x->nplans++ : (x->next++ % PD_PLANS);
+  x->plans[slot].m = M, x->plans[slot].n = N, x->plans[slot].k = K, x->plans[slot].bw = bw;
+  x->plans[slot].gen = g_cfg.gen, x->plans[slot].plan = p;
+  *out = p;
   return OVL_OK;
 }
 
@@ -173,8 +262,9 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   int ctxt = descc[OVL_DESC_CTXT], nprow = -1, npcol = -1, myrow = -1, mycol = -1;
   Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
   if (nprow < 1 || npcol < 1 || myrow < 0 || mycol < 0) return OVL_OK; /* not in the grid: as PDGEMM */
-  ovl_grid2d g = NULL;
-  OVL_TRY(context_grid(ctxt, nprow, npcol, myrow, mycol, &g));
+  pd_ctx *x = NULL;
+  OVL_TRY(context_of(ctxt, nprow, npcol, myrow, mycol, &x));
+  ovl_grid2d g = x->g;
   MPI_Comm parent = ovl_grid2d_parent(g);
   info.p = nprow;
   info.q = npcol;
@@ -210,16 +300,11 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   if (rc == OVL_OK) rc = ovl_dmat_wrap(g, K, N, g_ops.buf + lena, &B);
   if (rc == OVL_OK) rc = ovl_dmat_wrap(g, M, N, g_ops.buf + lena + lenb, &C);
   rc = ovl_err_agree(parent, rc);
-  int64_t bw = g_cfg.panel;
-  if (bw == 0) {
-    int64_t kblock = ta ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
-    bw = kblock > 256 ? kblock : 256;
-  }
-  if (bw > K) bw = K;
-  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, bw);
-  plan.ndup = g_cfg.ndup;
-  plan.coll.backend = g_cfg.backend;
-  info.b = bw;
+  int64_t kblock = ta ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
+  ovl_plan plan = x->want;
+  if (rc == OVL_OK) rc = plan_of(x, M, N, K, kblock > 256 ? kblock : 256, &plan); /* agreed */
+  info.b = plan.b;
+  if (rc == OVL_OK) ovl_plan_describe(&plan, info.plan, sizeof info.plan);
   double t1 = ovl_time();
   info.t_setup = t1 - t0;
 

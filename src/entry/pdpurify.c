@@ -24,8 +24,8 @@ ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   ovl_pdpurify_params p;
   memset(&p, 0, sizeof p);
   p.method = OVL_PURIFY_SP2;
-  p.algo = OVL_ALGO_AUTO;
-  p.ndup = 4;
+  p.algo = OVL_ALGO_AUTO; /* open: the planner's */
+  p.ndup = 0;             /* open: the planner's */
   p.prec = OVL_PURIFY_PREC_DOUBLE;
   p.tol = 0.0;
   p.max_iter = 200;
@@ -41,6 +41,20 @@ void ovl_errmsg_copy_f(char *buf, const int *len) {
   if (n > cap) n = cap;
   memcpy(buf, m, n);
   memset(buf + n, ' ', cap - n);
+}
+
+ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan, char *why,
+                          size_t nwhy) {
+  OVL_TRY(ovl_check_ptr(plan, "ovl_pdpurify_plan", "plan"));
+  ovl_pdpurify_params d = ovl_pdpurify_params_default();
+  const ovl_pdpurify_params *p = params ? params : &d;
+  /* the parameters are constraints; what they leave open (0, OVL_ALGO_AUTO) is the planner's */
+  ovl_plan c = ovl_plan_auto(ovl_purify_family(p->method), n > 0 ? n : 1);
+  c.algo = p->algo, c.ndup = p->ndup > 0 ? p->ndup : 0, c.c = p->c > 0 ? p->c : 0, c.P = P > 0 ? P : 0;
+  ovl_family f = ovl_purify_plan_family(p->method, &c);
+  OVL_TRY(ovl_plan_resolve(comm, f, &c, NULL, why, nwhy));
+  *plan = c;
+  return OVL_OK;
 }
 
 #ifndef OVL_HAVE_SCALAPACK
@@ -289,8 +303,8 @@ static ovl_err check_params(const ovl_pdpurify_params *p, int P) {
   OVL_CHECK(p->algo == OVL_ALGO_AUTO || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC6), OVL_ERR_ARG,
             "ovl_pdpurify: algo must be OVL_ALGO_AUTO or a SymmSquareCube algorithm (alg3 .. alg6), got %d",
             (int)p->algo);
-  OVL_CHECK(p->ndup >= 1 && p->ndup <= OVL_LANES_MAX, OVL_ERR_ARG, "ovl_pdpurify: ndup must be in [1, %d], got %d",
-            OVL_LANES_MAX, p->ndup);
+  OVL_CHECK(p->ndup >= 0 && p->ndup <= OVL_LANES_MAX, OVL_ERR_ARG,
+            "ovl_pdpurify: ndup must be 0 (the planner's) or in [1, %d], got %d", OVL_LANES_MAX, p->ndup);
   OVL_CHECK(p->prec == OVL_PURIFY_PREC_DOUBLE || p->prec == OVL_PURIFY_PREC_MIXED, OVL_ERR_ARG,
             "ovl_pdpurify: prec must be double (0) or mixed (1), got %d", (int)p->prec);
   OVL_CHECK(p->tol == 0.0 || (p->tol >= OVL_PURIFY_TOL_MIN && p->tol <= OVL_PURIFY_TOL_MAX), OVL_ERR_ARG,
@@ -298,28 +312,6 @@ static ovl_err check_params(const ovl_pdpurify_params *p, int P) {
   OVL_CHECK(p->max_iter >= 1, OVL_ERR_ARG, "ovl_pdpurify: max_iter must be >= 1, got %d", p->max_iter);
   OVL_CHECK(p->c >= 0, OVL_ERR_ARG, "ovl_pdpurify: c must be >= 0 (0: automatic), got %d", p->c);
   return OVL_OK;
-}
-
-/* The kernel grid s x s x c for P ranks (s = 0: none fits). */
-static void kernel_dims(const ovl_pdpurify_params *p, ovl_algo algo, int P, int *s, int *c) {
-  *s = *c = 0;
-  if (p->c > 0) {
-    *c = p->c;
-    int ss = ovl_isqrt(P / *c);
-    if (*c > 1 && ss > 1) /* c | s */
-      while (ss > 0 && ss % *c) ss--;
-    *s = ss;
-    if (*s < 1 || (*c > *s && *s != 1)) *s = 0;
-    if (*s == 1 && *c > 1 && !ovl_purify_uses_sq(p->method)) *s = 0;
-    return;
-  }
-  if (ovl_purify_uses_sq(p->method)) {
-    ovl_sq_grid_dims(P, s, c);
-  } else if (algo == OVL_ALGO_SSC6) {
-    for (int Q = P; *s == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, s, c);
-  } else {
-    *s = *c = ovl_icbrt(P);
-  }
 }
 
 typedef struct mats {
@@ -344,20 +336,14 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
   MPI_Comm comm = G->comm;
   int P = G->nprow * G->npcol;
   int64_t n = descf[D_M];
-  ovl_algo algo = prm->algo;
-  if (algo == OVL_ALGO_AUTO) {
-    int cb = ovl_icbrt(P);
-    algo = cb * cb * cb == P ? OVL_ALGO_SSC5 : OVL_ALGO_SSC6;
-  }
-  int ks = 0, kc = 0;
-  kernel_dims(prm, algo, P, &ks, &kc);
-  OVL_TRY(ovl_err_agree(comm, ks > 0
-                                  ? OVL_OK
-                                  : ovl_err_set(OVL_ERR_GRID,
-                                                "ovl_pdpurify: no s x s x c kernel grid with c = %d fits in %d ranks "
-                                                "for method %s",
-                                                prm->c, P, ovl_purify_method_name(prm->method))));
+  ovl_plan plan;
+  OVL_TRY(ovl_pdpurify_plan(comm, P, n, prm, &plan, NULL, 0));
+  int ks = plan.s, kc = plan.c;
+  if ((int64_t)ks * ks * kc > P) /* the same verdict everywhere: the plan is */
+    return ovl_err_set(OVL_ERR_GRID, "ovl_pdpurify: the %d x %d x %d kernel grid (c = %d) does not fit in %d ranks", ks,
+                       ks, kc, prm->c, P);
   info->s = ks, info->c = kc;
+  ovl_plan_describe(&plan, info->plan, sizeof info->plan);
   mats m;
   memset(&m, 0, sizeof m);
   ovl_err rc = ovl_grid3d_create(comm, ks, kc, OVL_GRID_ALLOW_IDLE, &m.g3);
@@ -439,8 +425,7 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
   po.max_iter = prm->max_iter;
   po.tol = prm->tol;
   po.prec = prm->prec;
-  po.plan.algo = algo;
-  po.plan.ndup = prm->ndup;
+  po.plan = plan;
   po.verbose = prm->verbose;
   ovl_purify_result res;
   memset(&res, 0, sizeof res);
@@ -477,10 +462,10 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
     rc = ovl_dmat_create(m.g0, n, n, &m.T0);
     if (rc == OVL_OK) rc = ovl_dmat_create(m.g0, n, n, &m.W0);
     rc = ovl_err_agree(comm, rc);
-    ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, n < 256 ? (n > 0 ? n : 1) : 256);
-    plan.ndup = 1;
-    if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, Fc, m.D0, 0.0, m.T0, &plan, NULL);
-    if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, m.D0, m.T0, 0.0, m.W0, &plan, NULL);
+    ovl_plan wplan = ovl_plan_gemm(OVL_ALGO_SUMMA, n < 256 ? (n > 0 ? n : 1) : 256);
+    wplan.ndup = 1;
+    if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, Fc, m.D0, 0.0, m.T0, &wplan, NULL);
+    if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, m.D0, m.T0, 0.0, m.W0, &wplan, NULL);
     if (rc == OVL_OK) rc = ovl_dmat_symmetrize(m.W0, m.T0);
     double t6 = ovl_time();
     bcarr bww = bc_of(descw, w);
@@ -505,7 +490,7 @@ static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpu
   ovl_purify_opts po = ovl_purify_opts_default();
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
   OVL_TRY(ovl_options_runtime(comm, p->options, OVL_FAMILY_SSC, &plan, &po));
-  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : 4, p->c = plan.c;
+  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : 0, p->c = plan.c > 0 ? plan.c : 0;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
   return OVL_OK;
 }

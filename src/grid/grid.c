@@ -223,6 +223,10 @@ void ovl_grid_shape(ovl_algo a, int P, int *p, int *q, int *s, int *c) {
     ovl_grid25d_dims(P, s, c);
     if (*s == 0) *s = ovl_isqrt(P), *c = 1;
     break;
+  case OVL_ALGO_SQ: /* the 2.5D grid, else a stack of single ranks splitting the inner dimension */
+    ovl_grid25d_dims(P, s, c);
+    if (*s == 0) *s = 1, *c = P;
+    break;
   default: *s = *c = ovl_icbrt(P); break;
   }
   *p = *q = *s;

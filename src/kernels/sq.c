@@ -56,8 +56,12 @@ static double rank_bytes(int64_t n, int s, int c, int i, int j) {
 }
 
 void ovl_sq_grid_dims(int P, int *s, int *c) {
-  ovl_grid25d_dims(P, s, c);
-  if (*s == 0 && P > 0) *s = 1, *c = P;
+  int p = 0, q = 0;
+  if (P < 1) { /* no ranks, no grid (the shape rules take P < 1 as 1) */
+    ovl_grid25d_dims(P, s, c);
+    return;
+  }
+  ovl_grid_shape(OVL_ALGO_SQ, P, &p, &q, s, c);
 }
 
 int64_t ovl_sq_memory(int64_t n, int s, int c) {

@@ -448,6 +448,28 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     a.bw = comm - a.lat;
     break;
   }
+  case OVL_ALGO_SQ: { /* the symmetric square (sq.c): D over the layers, a half Cannon pass, the reduction */
+    int s = c.s, rc = c.c, p0, q0;
+    if (s <= 0 || rc <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &rc); /* the shape rules */
+    if (s <= 0 || rc <= 0 || s > 46340 || (int64_t)s * s * rc != c.P || (s > 1 && s % rc))
+      return ovl_err_set(OVL_ERR_GRID, "model: no symmetric-square grid s x s x c (c | s, or s = 1) with %d ranks",
+                         c.P);
+    /* s = 1: the layers split the inner dimension (one syrk each), the lower triangle reduced */
+    double nb = ceil(n / s), blk = 8.0 * nb * nb, steps = s > 1 ? s / rc : 1, lp = 0;
+    double t1 = p2p_time_nd(m, blk, 1, k, &lp), mult = nb * nb * (s > 1 ? nb : ceil(n / rc)) * g;
+    double osh = (ovl_model_offnode(s, 1, s * rc, k) + ovl_model_offnode(s, s, s * rc, k)) / 2;
+    double og = ovl_model_offnode(rc, s * s, s * s, k);
+    double shift = s > 1 ? 2.0 * (lp + (t1 - lp) * bw_scale(m, osh)) : 0;
+    double lb = 0, lr = 0;
+    double bc = coll_off(m, OVL_MC_BCAST, rc, blk, N, k, og, &lb);
+    double rd = coll_off(m, OVL_MC_REDUCE, rc, s > 1 ? blk : blk / 2, N, k, og, &lr);
+    comm = bc + rd + steps * shift;
+    comp = steps * mult;
+    a.lat = lb + lr + (s > 1) * steps * 2 * lp;
+    a.bw = comm - a.lat;
+    total = bc + rd + overlap(steps * shift, steps * mult, steps);
+    break;
+  }
   default: return ovl_err_set(OVL_ERR_ARG, "model: unknown kernel %d", (int)c.algo);
   }
   out->latency = a.lat;

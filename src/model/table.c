@@ -11,10 +11,10 @@
 
 static int is_ssc(ovl_algo k) { return k >= OVL_ALGO_SSC3; }
 
-/* flops of one run: C = A B (2 n^3) or D -> D^2, D^3 (4 n^3) */
+/* flops of one run: C = A B (2 n^3), D -> D^2, D^3 (4 n^3) or the symmetric square (n^3) */
 static double kernel_flops(ovl_algo k, int64_t n) {
   double x = (double)n;
-  return (is_ssc(k) ? 4.0 : 2.0) * x * x * x;
+  return (k == OVL_ALGO_SQ ? 1.0 : is_ssc(k) ? 4.0 : 2.0) * x * x * x;
 }
 
 /* One row: the configuration, its terms and GFLOP/s, or the model's error;

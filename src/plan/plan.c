@@ -39,7 +39,17 @@ ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t 
 }
 
 static int is_2d(ovl_algo a) { return a == OVL_ALGO_SUMMA || a == OVL_ALGO_HSUMMA || a == OVL_ALGO_CANNON; }
-static int has_c(ovl_algo a) { return a == OVL_ALGO_25D || a == OVL_ALGO_SSC6; }
+static int has_c(ovl_algo a) { return a == OVL_ALGO_25D || a == OVL_ALGO_SSC6 || a == OVL_ALGO_SQ; }
+
+/* What a family's algorithms are called in messages. */
+static const char *family_what(ovl_family f) {
+  return f == OVL_FAMILY_GEMM ? "multiplication" : f == OVL_FAMILY_SQ ? "symmetric-square" : "SymmSquareCube";
+}
+
+/* The one default N_DUP of the symmetric square (no cost model or tune
+ * entry of its own: its lanes split the broadcasts and reductions as
+ * SymmSquareCube's do, where 4 is the documented default). */
+enum { SQ_NDUP = 4 };
 
 /* A chosen configuration c fills what the caller left open in *p. */
 static void take_choice(ovl_plan *p, const ovl_plan *c) {
@@ -61,6 +71,13 @@ static void take_choice(ovl_plan *p, const ovl_plan *c) {
  * node's ranks (the tune database holds whole runs only). */
 static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int subset, const ovl_plan_src *src,
                       char *why, size_t nwhy) {
+  if (f == OVL_FAMILY_SQ) { /* one algorithm; its N_DUP from the defaults */
+    ovl_plan d = ovl_plan_default(OVL_ALGO_SQ, p->n, P);
+    d.ndup = SQ_NDUP, d.lookahead = 0;
+    take_choice(p, &d);
+    snprintf(why, nwhy, "the symmetric square's defaults (no cost model or tune entry of its own)");
+    return OVL_OK;
+  }
   const char *env = getenv("OVL_TUNE_FILE");
   const char *tune = src && src->tune_file ? src->tune_file : (env && *env ? env : NULL);
   if (tune && !subset) {
@@ -84,7 +101,13 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int 
     free(cand), free(pr);
     return ovl_err_set(OVL_ERR_NOMEM, "planner: cannot allocate the candidates");
   }
-  int nc = ovl_model_candidates(f, p->n, P, cand, PLAN_MAXCAND), keep = 0;
+  /* SymmSquareCube under auto on a rank count without its grids (2, 3,
+   * 5, ...): the best configuration of the largest Q < P that has one, the
+   * other ranks idle (as the shape rules leave them) */
+  int Q = P, keep = 0;
+again:;
+  int nc = ovl_model_candidates(f, p->n, Q, cand, PLAN_MAXCAND);
+  keep = 0;
   for (int k = 0; k < nc; k++) { /* the constraints the caller fixed */
     if (p->algo != OVL_ALGO_AUTO && cand[k].algo != p->algo) continue;
     cand[k].ppn = ppn; /* the fields the caller fixed are predicted as given */
@@ -100,13 +123,18 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int 
     keep = 1;
   }
   ovl_model_rank(&m, cand, keep, pr);
+  if ((keep == 0 || isinf(pr[0].total)) && f == OVL_FAMILY_SSC && p->algo == OVL_ALGO_AUTO && Q > 1) {
+    Q--;
+    goto again;
+  }
   ovl_err rc = OVL_OK;
   if (keep == 0 || isinf(pr[0].total)) {
     rc = ovl_err_set(OVL_ERR_GRID, "auto: no %s configuration%s%s fits %d ranks", ovl_family_name(f),
                      p->algo != OVL_ALGO_AUTO ? " of " : "", p->algo != OVL_ALGO_AUTO ? ovl_algo_name(p->algo) : "", P);
   } else {
     take_choice(p, &cand[0]);
-    snprintf(why, nwhy, "cost model, machine %s", msrc);
+    if (Q < P) snprintf(why, nwhy, "cost model, machine %s, on %d of the %d ranks", msrc, Q, P);
+    else snprintf(why, nwhy, "cost model, machine %s", msrc);
   }
   free(cand), free(pr);
   return rc;
@@ -133,8 +161,11 @@ static ovl_err shape(ovl_plan *p, int P) {
     }
   } else {
     if (p->s <= 0 && p->c <= 0) p->s = gs, p->c = gc;
-    else if (p->s <= 0) p->s = P / p->c > 1 ? ovl_isqrt(P / p->c) : 1;
-    else if (p->c <= 0) p->c = has_c(p->algo) ? 1 : p->s;
+    else if (p->s <= 0) { /* c given: the largest s with s s c <= P and c | s (1 x 1 x c for the square) */
+      int ss = P / p->c > 1 ? ovl_isqrt(P / p->c) : 1;
+      while (has_c(p->algo) && p->c > 1 && ss > 1 && ss % p->c) ss--;
+      p->s = ss;
+    } else if (p->c <= 0) p->c = has_c(p->algo) ? 1 : p->s;
     p->p = p->q = p->s;
   }
   return OVL_OK;
@@ -144,8 +175,7 @@ static ovl_err shape(ovl_plan *p, int P) {
  * (ranks < 0: idle ranks allowed). */
 static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if ((int)p->algo < 0 || p->algo >= OVL_ALGO_N || ovl_algo_family(p->algo) != f)
-    return ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p->algo),
-                       f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
+    return ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p->algo), family_what(f));
   if (p->ndup < 1 || p->ndup > OVL_LANES_MAX)
     return ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p->ndup);
   if (f == OVL_FAMILY_GEMM && p->b <= 0)
@@ -163,7 +193,7 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
     return ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_algo_name(p->algo), p->s, p->s,
                        p->c);
-  if (has_c(p->algo) && p->s % p->c != 0)
+  if (has_c(p->algo) && p->s % p->c != 0 && !(p->algo == OVL_ALGO_SQ && p->s == 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: the replication c = %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);
   int gd[2] = {p->groups_i, p->groups_j}, ng = 0;
@@ -209,8 +239,7 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   if (p.P <= 0) p.P = size;
   ovl_err rc = OVL_OK;
   if (p.algo != OVL_ALGO_AUTO && ((int)p.algo < 0 || p.algo >= OVL_ALGO_N || ovl_algo_family(p.algo) != f))
-    rc = ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p.algo),
-                     f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
+    rc = ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p.algo), family_what(f));
   else if (p.ndup > OVL_LANES_MAX)
     rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p.ndup);
   int open = open_choice(&p), nodes = 1, consec = 1;
@@ -265,7 +294,7 @@ int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
   char grid[48] = "", rest[192];
   if (is_2d(p->algo) && p->p > 0) snprintf(grid, sizeof grid, " grid=%dx%d", p->p, p->q);
   else if (!is_2d(p->algo) && p->s > 0) snprintf(grid, sizeof grid, " grid=%dx%dx%d", p->s, p->s, p->c);
-  if (ovl_algo_family(p->algo) == OVL_FAMILY_SSC) {
+  if (ovl_algo_family(p->algo) != OVL_FAMILY_GEMM) {
     snprintf(rest, sizeof rest, "ndup=%d backend=%s", p->ndup, ovl_backend_name(p->coll.backend));
     return snprintf(buf, n, "%s%s %s", ovl_algo_name(p->algo), grid, rest);
   }
@@ -284,7 +313,8 @@ int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
     return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup,
                     c->lookahead ? " lookahead" : "");
   case OVL_ALGO_25D:
-  case OVL_ALGO_SSC6: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
+  case OVL_ALGO_SSC6:
+  case OVL_ALGO_SQ: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
   default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
   }
 }
@@ -299,6 +329,7 @@ int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
 
 static const char *const k_gemm_algos[] = {"summa", "hsumma", "cannon", "3d", "2.5d", "auto", NULL};
 static const char *const k_ssc_algos[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
+static const char *const k_sq_algos[] = {"sq", "auto", NULL};
 static const char *const k_onoff[] = {"on", "off", NULL};
 static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
 
@@ -308,7 +339,10 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
       {"algo", 'a', OVL_OPT_CHOICE, &v->algo, "NAME",
        gemm ? "algorithm (auto: the tune file's choice, else the cost model's; options given explicitly win)"
             : "SymmSquareCube algorithm of canonical/mcweeny (auto: the tune file's or the cost model's choice)",
-       gemm ? k_gemm_algos : k_ssc_algos, 0, -1},
+       gemm                 ? k_gemm_algos
+       : f == OVL_FAMILY_SQ ? k_sq_algos
+                            : k_ssc_algos,
+       0, -1},
       {"ndup", 'd', OVL_OPT_INT_OR_AUTO, &v->ndup, "N|auto",
        gemm ? "lanes (N_DUP) per communication phase (default: 1; auto's choice with --algo auto)"
             : "lanes (N_DUP) per communication phase (default: 4; auto's choice with --algo auto)",
@@ -360,7 +394,7 @@ static const struct {
     {"--lookahead", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA), 0, "summa and hsumma"},
     {"--outer", A_(OVL_ALGO_HSUMMA), 0, "hsumma"},
     {"--groups", A_(OVL_ALGO_HSUMMA), 1, "hsumma"},
-    {"--repl", A_(OVL_ALGO_25D) | A_(OVL_ALGO_SSC6), 0, "2.5d and alg6"},
+    {"--repl", A_(OVL_ALGO_25D) | A_(OVL_ALGO_SSC6) | A_(OVL_ALGO_SQ), 0, "2.5d, alg6 and sq"},
     {"--arrival-order", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_SSC5), 0, "summa and alg5"},
     /* the collectives' options: Cannon shifts its blocks point to point, and
      * only the broadcasts of SUMMA, HSUMMA, 3D and 2.5D have an algorithm */
@@ -390,8 +424,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   if (is_auto) p->algo = OVL_ALGO_AUTO;
   else OVL_TRY(ovl_algo_parse(v->algo, &p->algo));
   if (!is_auto && ovl_algo_family(p->algo) != f)
-    return ovl_err_set(OVL_ERR_ARG, "--algo %s is not a %s algorithm", v->algo,
-                       gemm ? "multiplication" : "SymmSquareCube");
+    return ovl_err_set(OVL_ERR_ARG, "--algo %s is not a %s algorithm", v->algo, family_what(f));
   /* not given: auto's choice with --algo auto, else the documented default */
   p->ndup = v->ndup > 0 ? v->ndup : v->ndup == OVL_OPT_AUTO || is_auto ? 0 : (gemm ? 1 : 4);
   p->b = v->b > 0 ? v->b : (is_auto ? 0 : 256);

@@ -1,25 +1,19 @@
 /* Density-matrix purification: canonical (Palser-Manolopoulos) and McWeeny
  * on SymmSquareCube; SP2 and TRS4 (Niklasson) on the symmetric square, in
- * float64 or float32-then-float64; checkpoints and restart. */
-#include <dirent.h>
-#include <errno.h>
+ * float64 or float32-then-float64: one loop, one step function per method;
+ * checkpoints and restart in checkpoint.c. */
 #include <float.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cjson/cJSON.h>
 #include <lapacke.h>
 
-#include "ovl/json.h"
 #include "ovl/purify.h"
 #include "ovl/trace.h"
+#include "purify/purify_impl.h"
 
 ovl_purify_opts ovl_purify_opts_default(void) {
   ovl_purify_opts o;
@@ -70,6 +64,15 @@ ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out) {
 }
 
 int ovl_purify_uses_sq(ovl_purify_method m) { return m == OVL_PURIFY_SP2 || m == OVL_PURIFY_TRS4; }
+
+ovl_family ovl_purify_family(ovl_purify_method m) { return ovl_purify_uses_sq(m) ? OVL_FAMILY_SQ : OVL_FAMILY_SSC; }
+
+ovl_family ovl_purify_plan_family(ovl_purify_method m, ovl_plan *plan) {
+  ovl_family f = ovl_purify_family(m);
+  if (plan && plan->algo != OVL_ALGO_AUTO && ovl_algo_family(plan->algo) != f)
+    plan->algo = f == OVL_FAMILY_SQ ? OVL_ALGO_SQ : OVL_ALGO_AUTO;
+  return f;
+}
 
 /* ---- plane-0 helpers (LOCAL arithmetic + reductions over the plane) -------- */
 
@@ -227,238 +230,6 @@ static ovl_err lanczos_bounds(ovl_dmat F, double *hmin, double *hmax) {
   return rc;
 }
 
-/* ---- checkpoints -------------------------------------------------------------- */
-
-static void ckpt_data_path(const char *prefix, int it, char *buf, size_t n) {
-  snprintf(buf, n, "%s.it%d.raw", prefix, it);
-}
-
-/* Digits at *p (advanced past them); 0 when there are none. */
-static int skip_digits(const char **p, long *v) {
-  const char *q = *p;
-  long x = 0;
-  while (*q >= '0' && *q <= '9' && x < 100000000L) x = 10 * x + (*q++ - '0');
-  if (q == *p) return 0;
-  *p = q, *v = x;
-  return 1;
-}
-
-/* Remove what earlier writers of this prefix left behind: the data of
- * iterations other than `keep` (PREFIX.itK.raw and its sidecar, which no
- * state file names once the state names iteration keep) and temporaries of
- * other processes (PREFIX.itK.raw[.json].tmp.PID.RANDOM,
- * PREFIX.state.json.tmp.PID.RANDOM: a writer killed mid-write). Rank 0 of plane 0, after the state is in
- * place. Best effort: a file that cannot be removed stays. */
-static void ckpt_sweep(const char *prefix, int keep) {
-  char dir[4096];
-  const char *slash = strrchr(prefix, '/'), *base = slash ? slash + 1 : prefix;
-  snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - prefix) + 1 : 1, slash ? prefix : ".");
-  size_t blen = strlen(base);
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  while (d && (e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, base, blen) != 0) continue;
-    const char *r = e->d_name + blen;
-    long it = -1, pid = -1;
-    int data = 0;
-    if (!strncmp(r, ".it", 3)) {
-      r += 3;
-      if (!skip_digits(&r, &it) || strncmp(r, ".raw", 4)) continue;
-      r += 4, data = 1;
-      if (!strncmp(r, ".json", 5)) r += 5;
-    } else if (!strncmp(r, ".state.json", 11)) {
-      r += 11;
-    } else {
-      continue;
-    }
-    if (*r) {
-      /* a temporary of this target (ovl_file_tmp_create's name) */
-      char target[4096];
-      snprintf(target, sizeof target, "%.*s", (int)(r - e->d_name), e->d_name);
-      if (!ovl_file_is_tmp_name(e->d_name, target, &pid) || pid == (long)getpid()) continue;
-    } else if (!data || it == keep) {
-      continue;
-    }
-    char path[8192];
-    snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-}
-
-/* What defines the problem a checkpoint continues. The state file records
- * every field; a restart compares them all (ckpt_same_problem) and refuses
- * a mismatch or a missing field. A new field is one line in ckpt_problem. */
-enum { CKPT_NFIELDS = 6, CKPT_STATE_MAX = 1 << 20 };
-typedef struct ckpt_field {
-  const char *key;
-  char val[96]; /* the JSON value as written */
-} ckpt_field;
-
-static void ckpt_set(ckpt_field *f, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void ckpt_set(ckpt_field *f, const char *key, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  f->key = key;
-  vsnprintf(f->val, sizeof f->val, fmt, ap);
-  va_end(ap);
-}
-
-static void ckpt_problem(const ovl_purify_opts *o, int64_t n, uint64_t fsum, ckpt_field f[CKPT_NFIELDS]) {
-  int mcw = o->method == OVL_PURIFY_MCWEENY;
-  ckpt_set(&f[0], "f_checksum", "\"%016" PRIx64 "\"", fsum);
-  ckpt_set(&f[1], "n", "%" PRId64, n);
-  ckpt_set(&f[2], "nocc", "%" PRId64, mcw ? (int64_t)-1 : o->nocc);
-  ckpt_set(&f[3], "method", "\"%s\"", ovl_purify_method_name(o->method));
-  ckpt_set(&f[4], "mu", mcw && isfinite(o->mu) ? "%.17g" : "null", o->mu);
-  ckpt_set(&f[5], "precision", "\"%s\"", ovl_purify_prec_name(o->prec));
-}
-
-/* OVL_ERR_ARG unless the state d records exactly the problem of this run
- * (each field compared as a JSON value). LOCAL. */
-static ovl_err ckpt_same_problem(const ovl_json *d, const ckpt_field want[CKPT_NFIELDS]) {
-  for (int k = 0; k < CKPT_NFIELDS; k++) {
-    int dup = 0;
-    const cJSON *got = ovl_json_find(d->root, want[k].key, &dup);
-    if (dup)
-      return ovl_err_set(OVL_ERR_FORMAT, "checkpoint state '%s' is malformed: \"%s\" appears more than once", d->path,
-                         want[k].key);
-    if (!got)
-      return ovl_err_set(OVL_ERR_FORMAT,
-                         "checkpoint state '%s' lacks \"%s\", so it does not prove which problem it continues "
-                         "(written by an older ovl?): start without --restart",
-                         d->path, want[k].key);
-    ovl_json w;
-    OVL_TRY(ovl_json_parse(want[k].val, strlen(want[k].val), "checkpoint field", want[k].key, &w));
-    int same = ovl_json_equal(got, w.root);
-    ovl_json_free(&w);
-    if (!same) {
-      char txt[128];
-      ovl_json_text(got, txt, sizeof txt);
-      return ovl_err_set(OVL_ERR_ARG,
-                         "checkpoint state '%s' is for a different problem: \"%s\" is %s there but %s in this run "
-                         "(restart with the same F, n_occ, method, mu and precision, or start without --restart)",
-                         d->path, want[k].key, txt, want[k].val);
-    }
-  }
-  return OVL_OK;
-}
-
-/* Write D (iteration it) and then the state file that points to it; remove
- * the previous iteration's data. Plane-0 ranks; errors agreed by the caller. */
-static ovl_err ckpt_write(ovl_dmat D, const char *prefix, int it, const ovl_purify_opts *o, uint64_t fsum) {
-  char data[4096], state[4096];
-  ckpt_data_path(prefix, it, data, sizeof data);
-  OVL_TRY(ovl_dmat_write_raw(D, data, 1));
-  int rank = 0;
-  MPI_Comm_rank(ovl_grid2d_parent(ovl_dmat_grid(D)), &rank);
-  ovl_err rc = OVL_OK;
-  if (rank == 0) {
-    ckpt_field pf[CKPT_NFIELDS];
-    char fields[1024] = "";
-    ckpt_problem(o, ovl_dmat_rows(D), fsum, pf);
-    for (int k = 0; k < CKPT_NFIELDS; k++)
-      snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "\"%s\": %s, ", pf[k].key, pf[k].val);
-    snprintf(state, sizeof state, "%s.state.json", prefix);
-    cJSON *dj = cJSON_CreateString(data); /* the path, escaped as JSON */
-    char *dq = dj ? cJSON_PrintUnformatted(dj) : NULL;
-    ovl_file_writer w;
-    /* the state reaches the disk before it is renamed into place
-     * (ovl_file_writer_commit syncs), so that it never names data that a
-     * crash could lose */
-    rc = ovl_file_writer_open(&w, state, "checkpoint state");
-    if (rc == OVL_OK && (!dq || fprintf(w.f, "{\"iteration\": %d, %s\"data\": %s}\n", it, fields, dq) < 0)) {
-      rc = ovl_err_set(OVL_ERR_IO, "cannot write checkpoint state '%s': %s", state,
-                       dq ? strerror(errno) : "out of memory");
-      ovl_file_writer_abort(&w);
-    } else if (rc == OVL_OK) {
-      rc = ovl_file_writer_commit(&w);
-    }
-    cJSON_free(dq);
-    cJSON_Delete(dj);
-    if (rc == OVL_OK) { ckpt_sweep(prefix, it); }
-  }
-  return ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(D)), rc);
-}
-
-/* OVL_OK when the state of iteration `it` naming `data` can be continued by
- * a run of at most max_iter iterations: it lies in [0, max_iter) and data is
- * the file of that iteration of this prefix (PREFIX.itK.raw, the same file by
- * device and inode), so that the sweep after the read keeps what the state
- * names. LOCAL. */
-static ovl_err ckpt_check_state(const char *state, const char *prefix, int64_t it, const char *data, int max_iter) {
-  if (it >= 100000)
-    return ovl_err_set(OVL_ERR_FORMAT,
-                       "checkpoint state '%s' is damaged: its \"iteration\" %" PRId64
-                       " lies beyond any run's (--max-iter is at most 100000)",
-                       state, it);
-  if (it >= max_iter)
-    return ovl_err_set(OVL_ERR_ARG,
-                       "checkpoint state '%s' is of iteration %" PRId64
-                       ", not below --max-iter %d: raise --max-iter to continue it",
-                       state, it, max_iter);
-  char want[4096];
-  ckpt_data_path(prefix, (int)it, want, sizeof want);
-  struct stat sd, sw;
-  if (stat(data, &sd) != 0)
-    return ovl_err_set(OVL_ERR_IO, "checkpoint state '%s' names the data '%s', which cannot be opened: %s", state, data,
-                       strerror(errno));
-  if (stat(want, &sw) != 0 || sd.st_dev != sw.st_dev || sd.st_ino != sw.st_ino)
-    return ovl_err_set(OVL_ERR_FORMAT,
-                       "checkpoint state '%s' is inconsistent: it is of iteration %" PRId64
-                       " but names the data '%s', not '%s'",
-                       state, it, data, want);
-  return OVL_OK;
-}
-
-/* Read the state file (rank 0), check that it continues this problem and
- * names the data of its iteration, whole and of this n, and load D from it.
- * Nothing is removed unless all of that holds. */
-static ovl_err ckpt_read(ovl_dmat D, const char *prefix, const ovl_purify_opts *o, uint64_t fsum, int *it) {
-  MPI_Comm pc = ovl_grid2d_parent(ovl_dmat_grid(D));
-  int rank = 0;
-  MPI_Comm_rank(pc, &rank);
-  char state[4096], data[4096] = "";
-  int iter = -1;
-  ovl_err rc = OVL_OK;
-  if (rank == 0) {
-    snprintf(state, sizeof state, "%s.state.json", prefix);
-    ovl_json d;
-    int64_t i64 = -1;
-    rc = ovl_json_load(state, "checkpoint state", CKPT_STATE_MAX, &d);
-    if (rc == OVL_OK) rc = ovl_json_root_object(&d, "");
-    if (rc == OVL_OK) rc = ovl_json_int(&d, d.root, "iteration", 0, INT_MAX, &i64);
-    if (rc == OVL_OK) rc = ovl_json_str(&d, d.root, "data", data, sizeof data);
-    if (rc == OVL_OK) iter = (int)i64;
-    ckpt_field pf[CKPT_NFIELDS];
-    ckpt_problem(o, ovl_dmat_rows(D), fsum, pf);
-    if (rc == OVL_OK) rc = ckpt_same_problem(&d, pf);
-    if (rc == OVL_OK) rc = ckpt_check_state(state, prefix, i64, data, o->max_iter);
-    ovl_json_free(&d);
-  }
-  OVL_TRY(ovl_err_agree(pc, rc));
-  OVL_MPI(MPI_Bcast(&iter, 1, MPI_INT, 0, pc));
-  OVL_MPI(MPI_Bcast(data, (int)sizeof data, MPI_CHAR, 0, pc));
-  /* the data's shape before its bytes: a sidecar of another n is named as such */
-  ovl_matrix_meta mm;
-  OVL_TRY(ovl_matrix_read_meta(pc, data, &mm));
-  if (mm.rows != ovl_dmat_rows(D) || mm.cols != ovl_dmat_cols(D))
-    return ovl_err_set(OVL_ERR_SIZE,
-                       "checkpoint '%s' holds a %" PRId64 " x %" PRId64 " matrix, expected %" PRId64 " x %" PRId64,
-                       data, mm.rows, mm.cols, ovl_dmat_rows(D), ovl_dmat_cols(D));
-  ovl_dmat X = NULL;
-  OVL_TRY(ovl_dmat_read_raw(ovl_dmat_grid(D), data, 1, &X));
-  rc = ovl_dmat_rows(X) == ovl_dmat_rows(D) && ovl_dmat_cols(X) == ovl_dmat_cols(D)
-           ? ovl_dmat_copy(D, X)
-           : ovl_err_set(OVL_ERR_SIZE, "checkpoint '%s' holds a %" PRId64 " x %" PRId64 " matrix, expected %" PRId64,
-                         data, ovl_dmat_rows(X), ovl_dmat_cols(X), ovl_dmat_rows(D));
-  ovl_dmat_destroy(&X);
-  *it = iter;
-  rc = ovl_err_agree(pc, rc);
-  if (rc == OVL_OK && rank == 0) ckpt_sweep(prefix, iter); /* what a killed run left */
-  return rc;
-}
-
 /* ---- memory query ---------------------------------------------------------- */
 
 /* ---- the eigensolver's density, for comparison ---------------------------------- */
@@ -562,6 +333,109 @@ static ovl_err symmetrize_d(ovl_dmat D, ovl_dmat W, int on0, MPI_Comm parent, do
   return ovl_err_agree(parent, rc);
 }
 
+/* What a step works on: the iterate and its powers (plane 0), the kernel
+ * of the symmetric square, the precision of its products, the result's
+ * counters. */
+typedef struct pstep {
+  ovl_dmat D, D2, D3, T;
+  ovl_sq sq;
+  ovl_prec prec;
+  int on0;
+  double N, Ne; /* n, n_occ */
+  ovl_purify_result *R;
+  ovl_kstats ks;
+} pstep;
+
+/* X2 = X^2 by the symmetric square on every rank (COLLECTIVE), timed as the kernel. */
+static ovl_err square(pstep *x, ovl_dmat X, ovl_dmat X2) {
+  double ts = ovl_time();
+  OVL_TRACE_BEGIN("purify.square");
+  ovl_err rc = ovl_sq_run(x->sq, X, X2, x->prec, NULL, &x->ks);
+  OVL_TRACE_END("purify.square", 0);
+  x->R->t_ssc += ovl_time() - ts;
+  x->R->products++;
+  x->R->flops += x->N * x->N * x->N;
+  return rc;
+}
+
+/* The steps: the next iterate D from D, its powers and the measures v that
+ * every rank holds alike. *branch: SP2's branch (0: D^2, 1: 2D - D^2; -1 for
+ * the others); *end: 1 when the step finds the run converged, 2 when it
+ * broke down (the iterate is then left as it is). COLLECTIVE over the
+ * grid's parent. */
+typedef ovl_err (*step_fn)(pstep *x, const double *v, int *branch, int *end);
+
+static ovl_err step_canonical(pstep *x, const double *v, int *branch, int *end) {
+  (void)branch;
+  double trD = v[V_TRD], trD2 = v[V_TRD2];
+  double den = trD - trD2, cn = den != 0.0 ? (trD2 - v[V_TRD3]) / den : 0.5;
+  if (!(cn >= 0.0 && cn <= 1.0)) { /* c leaves [0, 1] only at convergence */
+    *end = v[V_ERR] < 1e-5 ? 1 : 2;
+    return OVL_OK;
+  }
+  if (x->on0) {
+    if (cn >= 0.5) combine(x->D, 0.0, x->D2, (1.0 + cn) / cn, x->D3, -1.0 / cn);
+    else combine(x->D, (1.0 - 2.0 * cn) / (1.0 - cn), x->D2, (1.0 + cn) / (1.0 - cn), x->D3, -1.0 / (1.0 - cn));
+  }
+  return OVL_OK;
+}
+
+static ovl_err step_mcweeny(pstep *x, const double *v, int *branch, int *end) {
+  (void)v, (void)branch, (void)end;
+  if (x->on0) combine(x->D, 0.0, x->D2, 3.0, x->D3, -2.0);
+  return OVL_OK;
+}
+
+static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
+  (void)end;
+  double trD = v[V_TRD], trD2 = v[V_TRD2];
+  *branch = fabs(trD2 - x->Ne) <= fabs(2.0 * trD - trD2 - x->Ne) ? 0 : 1;
+  if (x->on0) {
+    if (*branch == 0) combine(x->D, 0.0, x->D2, 1.0, NULL, 0.0);
+    else combine(x->D, 2.0, x->D2, -1.0, NULL, 0.0);
+  }
+  return OVL_OK;
+}
+
+static ovl_err step_trs4(pstep *x, const double *v, int *branch, int *end) {
+  (void)branch, (void)end;
+  ovl_dmat D = x->D, D2 = x->D2, D3 = x->D3, T = x->T;
+  const int on0 = x->on0;
+  double trD2 = v[V_TRD2], tr3 = v[V_TRD3], tr4 = v[V_TRD4];
+  double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
+  /* tr G = sum x^2 (1-x)^2 is a difference of traces of size n_occ: once it
+   * is within their rounding, gamma is noise, and a noisy gamma outside
+   * [0, 6] would take a first-order step that spoils the trace; there the
+   * iteration is McWeeny's (gamma = 3), which keeps it */
+  double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
+  double gamma = trG4 > noise ? (x->Ne - trF4) / trG4 : 3.0;
+  if (gamma > 6.0) {
+    if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
+  } else if (gamma < 0.0) {
+    if (on0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
+  } else if (fabs(gamma - 3.0) >= 0.5) {
+    /* (g-3) D^4 + (4-2g) D^3 + g D^2 = c (D^2 + a D)^2 + (g - c a^2) D^2 */
+    double c = gamma - 3.0, a = (2.0 - gamma) / (gamma - 3.0);
+    if (on0) ovl_dmat_copy(T, D2), combine(T, 1.0, D, a, NULL, 0.0); /* T = D^2 + a D */
+    OVL_TRY(square(x, T, D3));
+    if (on0) combine(D, 0.0, D3, c, D2, gamma - c * a * a);
+  } else {
+    /* near g = 3: D^3 = ((D + D^2)^2 - D^2 - D^4) / 2 */
+    OVL_TRY(square(x, D2, T));                    /* D^4 */
+    if (on0) combine(D, 1.0, D2, 1.0, NULL, 0.0); /* D <- D + D^2 */
+    OVL_TRY(square(x, D, D3));                    /* (D + D^2)^2 */
+    if (on0) {                                    /* D^3 into D3, then the polynomial into D */
+      combine(D3, 0.5, D2, -0.5, T, -0.5);
+      combine(D, 0.0, T, gamma - 3.0, D3, 4.0 - 2.0 * gamma);
+      combine(D, 1.0, D2, gamma, NULL, 0.0);
+    }
+  }
+  return OVL_OK;
+}
+
+/* One step per method, in the order of ovl_purify_method. */
+static const step_fn k_steps[NMETHODS] = {step_canonical, step_mcweeny, step_sp2, step_trs4};
+
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(g, "ovl_purify", "the 3D grid"));
   MPI_Comm parent = ovl_grid3d_parent(g);
@@ -632,7 +506,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   rc = ovl_err_agree(parent, rc);
   /* ---- D0 ---- */
   if (rc == OVL_OK && opts->restart) {
-    if (on0) rc = ckpt_read(D, opts->checkpoint, opts, fsum, &it);
+    if (on0) rc = ovl_i_ckpt_read(D, opts->checkpoint, opts, fsum, &it);
     rc = ovl_err_agree(parent, rc);
     MPI_Bcast(&it, 1, MPI_INT, 0, parent);
     prev_ckpt = it;
@@ -663,7 +537,11 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   /* F (and so D0) or a checkpoint may be symmetric only to 1e-12 */
   if (rc == OVL_OK) rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
   /* ---- iterate ---- */
-  ovl_prec prec = sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
+  pstep x;
+  memset(&x, 0, sizeof x);
+  x.D = D, x.D2 = D2, x.D3 = D3, x.T = T, x.sq = sq, x.prec = OVL_PREC_DOUBLE, x.on0 = on0, x.N = N, x.Ne = Ne;
+  x.R = &R;
+  if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart) x.prec = OVL_PREC_SINGLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
   int converged = 0, stalled = 0, failed = 0;
@@ -676,25 +554,13 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
    * problem is not the one stated (n_occ, or a restart of another problem) */
   const double trace_tol = fmax(1e-6, sqrt(tol > 0 ? tol : 1e-12));
   if (rc == OVL_OK && opts->started) *opts->started = 1;
-  /* a symmetric square on every rank (COLLECTIVE), timed as the kernel */
-  ovl_kstats ks;
-#define SQUARE(X, X2)                                                                                                  \
-  do {                                                                                                                 \
-    double ts_ = ovl_time();                                                                                           \
-    OVL_TRACE_BEGIN("purify.square");                                                                                  \
-    rc = ovl_sq_run(sq, (X), (X2), prec, NULL, &ks);                                                                   \
-    OVL_TRACE_END("purify.square", 0);                                                                                 \
-    R.t_ssc += ovl_time() - ts_;                                                                                       \
-    R.products++;                                                                                                      \
-    R.flops += N * N * N;                                                                                              \
-  } while (0)
   while (rc == OVL_OK) {
     double ts = ovl_time();
     if (sqm) {
-      SQUARE(D, D2);
+      rc = square(&x, D, D2);
     } else {
       OVL_TRACE_BEGIN("purify.ssc");
-      rc = ovl_ssc_run(ssc, D, D2, D3, &ks);
+      rc = ovl_ssc_run(ssc, D, D2, D3, &x.ks);
       OVL_TRACE_END("purify.ssc", 0);
       R.t_ssc += ovl_time() - ts;
       R.products++;
@@ -711,21 +577,21 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     if (MPI_Bcast(v, V_N, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
       ovl_fatal(parent, OVL_ERR_MPI, "purification: broadcast of the iteration state failed");
     /* every rank decides alike from the same numbers */
-    const double err = v[V_ERR], trD = v[V_TRD], trD2 = v[V_TRD2];
+    const double err = v[V_ERR];
     it++;
     if (opts->verbose)
       ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  %s %.3e  (%s %.3f s%s)\n", it, err,
               method == OVL_PURIFY_MCWEENY ? "|tr D - round(tr D)|" : "|tr D - n_occ|", v[V_TERR],
-              sqm ? "square" : "ssc", ks.t_total, prec == OVL_PREC_SINGLE ? ", float32" : "");
+              sqm ? "square" : "ssc", x.ks.t_total, x.prec == OVL_PREC_SINGLE ? ", float32" : "");
     /* stopping */
     int floor_hit = 0;
     if (sqm || method == OVL_PURIFY_MCWEENY) {
       if (method == OVL_PURIFY_SP2) /* over the two iterations after a change of branch */
         floor_hit = branch_hist[0] >= 0 && branch_hist[0] != branch_hist[1] &&
-                    quadratic_bound_broken(err, e_hist[1], 4.0, prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+                    quadratic_bound_broken(err, e_hist[1], 4.0, x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
       else
         floor_hit = quadratic_bound_broken(err, e_hist[0], method == OVL_PURIFY_TRS4 ? 6.0 : 4.0,
-                                           prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+                                           x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
     } else { /* canonical: three iterations without halving the error below sqrt(tol) */
       stalled = err < sqrt(tol) && err >= 0.5 * best ? stalled + 1 : 0;
       floor_hit = stalled >= 3;
@@ -737,9 +603,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     e_win[(it - it0) % ERR_WINDOW] = err;
     e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
     if (err < best) best = err;
-    if (prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
+    if (x.prec == OVL_PREC_SINGLE && (floor_hit || (tol > 0 && err <= tol))) {
       /* float32's floor: continue in float64 from this iterate (D itself is float64) */
-      prec = OVL_PREC_DOUBLE;
+      x.prec = OVL_PREC_DOUBLE;
       R.iter_single = it;
       e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1, best = INFINITY;
       floor_hit = 0;
@@ -754,68 +620,19 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       R.stop_reason = "iteration cap";
       break;
     }
-    /* the next iterate */
-    int branch = -1;
-    if (method == OVL_PURIFY_CANONICAL) {
-      double den = trD - trD2, cn = den != 0.0 ? (trD2 - v[V_TRD3]) / den : 0.5;
-      if (!(cn >= 0.0 && cn <= 1.0)) { /* c leaves [0, 1] only at convergence */
-        if (err < 1e-5) converged = 1, R.stop_reason = "rounding floor";
-        else failed = 2, R.stop_reason = "breakdown";
-        break;
-      }
-      if (on0) {
-        if (cn >= 0.5) combine(D, 0.0, D2, (1.0 + cn) / cn, D3, -1.0 / cn);
-        else combine(D, (1.0 - 2.0 * cn) / (1.0 - cn), D2, (1.0 + cn) / (1.0 - cn), D3, -1.0 / (1.0 - cn));
-      }
-    } else if (method == OVL_PURIFY_MCWEENY) {
-      if (on0) combine(D, 0.0, D2, 3.0, D3, -2.0);
-    } else if (method == OVL_PURIFY_SP2) {
-      branch = fabs(trD2 - Ne) <= fabs(2.0 * trD - trD2 - Ne) ? 0 : 1;
-      if (on0) {
-        if (branch == 0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
-        else combine(D, 2.0, D2, -1.0, NULL, 0.0);
-      }
-    } else { /* TRS4 */
-      double tr3 = v[V_TRD3], tr4 = v[V_TRD4];
-      double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
-      /* tr G = sum x^2 (1-x)^2 is a difference of traces of size n_occ: once it
-       * is within their rounding, gamma is noise, and a noisy gamma outside
-       * [0, 6] would take a first-order step that spoils the trace; there the
-       * iteration is McWeeny's (gamma = 3), which keeps it */
-      double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
-      double gamma = trG4 > noise ? (Ne - trF4) / trG4 : 3.0;
-      if (gamma > 6.0) {
-        if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
-      } else if (gamma < 0.0) {
-        if (on0) combine(D, 0.0, D2, 1.0, NULL, 0.0);
-      } else if (fabs(gamma - 3.0) >= 0.5) {
-        /* (g-3) D^4 + (4-2g) D^3 + g D^2 = c (D^2 + a D)^2 + (g - c a^2) D^2 */
-        double c = gamma - 3.0, a = (2.0 - gamma) / (gamma - 3.0);
-        if (on0) ovl_dmat_copy(T, D2), combine(T, 1.0, D, a, NULL, 0.0); /* T = D^2 + a D */
-        SQUARE(T, D3);
-        if (rc != OVL_OK) break;
-        if (on0) combine(D, 0.0, D3, c, D2, gamma - c * a * a);
-      } else {
-        /* near g = 3: D^3 = ((D + D^2)^2 - D^2 - D^4) / 2 */
-        SQUARE(D2, T); /* D^4 */
-        if (rc != OVL_OK) break;
-        if (on0) combine(D, 1.0, D2, 1.0, NULL, 0.0); /* D <- D + D^2 */
-        SQUARE(D, D3);                                /* (D + D^2)^2 */
-        if (rc != OVL_OK) break;
-        if (on0) { /* D^3 into D3, then the polynomial into D */
-          combine(D3, 0.5, D2, -0.5, T, -0.5);
-          combine(D, 0.0, T, gamma - 3.0, D3, 4.0 - 2.0 * gamma);
-          combine(D, 1.0, D2, gamma, NULL, 0.0);
-        }
-      }
-    }
+    /* the next iterate: the method's step */
+    int branch = -1, end = 0;
+    rc = k_steps[method](&x, v, &branch, &end);
+    if (end == 1) converged = 1, R.stop_reason = "rounding floor";
+    else if (end == 2) failed = 2, R.stop_reason = "breakdown";
+    if (end || rc != OVL_OK) break;
     branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
     if (!sqm) { /* D^2 and D^3 are symmetric only to rounding: D (D^2 is free now) made exactly so */
       rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
       if (rc != OVL_OK) break;
     }
     if (opts->checkpoint_every > 0 && it % opts->checkpoint_every == 0) {
-      if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts, fsum);
+      if (on0) rc = ovl_i_ckpt_write(D, opts->checkpoint, it, opts, fsum);
       rc = ovl_err_agree(parent, rc);
       if (rc == OVL_OK) prev_ckpt = it;
     }
@@ -825,7 +642,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
         ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
       if (stop) {
         if (opts->checkpoint && prev_ckpt != it) {
-          if (on0) rc = ckpt_write(D, opts->checkpoint, it, opts, fsum);
+          if (on0) rc = ovl_i_ckpt_write(D, opts->checkpoint, it, opts, fsum);
           rc = ovl_err_agree(parent, rc);
           if (rc == OVL_OK) prev_ckpt = it;
         }
@@ -835,7 +652,6 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       }
     }
   }
-#undef SQUARE
   if (opts->started && *opts->started) *opts->started = 2; /* the iterations are over */
   R.checkpoint = prev_ckpt;
   R.iterations = it;

@@ -203,7 +203,7 @@ int cmd_purify(int argc, char **argv) {
       snprintf(name, sizeof name, "--%s", opts[k].lname);
       rc = ovl_purify_option_applies(j.po.method, name);
     }
-  j.have_grid = pv.grid != NULL;
+  ovl_family fam = ovl_purify_plan_family(j.po.method, &j.po.plan);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   /* with --restart the state is an input first: the input check names it as such */
   const char *ckpt = uv.checkpoint;
@@ -242,7 +242,7 @@ int cmd_purify(int argc, char **argv) {
   ovl_plan_src psrc = {pv.machine, pv.tune_file};
   ovl_matrix_meta mm;
   if ((rc = ovl_matrix_read_meta(MPI_COMM_WORLD, fock, &mm)) == OVL_OK) j.po.plan.n = mm.rows;
-  if (!rc) rc = ovl_plan_resolve_ppn(MPI_COMM_WORLD, OVL_FAMILY_SSC, &j.po.plan, &ppn, &psrc, why, sizeof why);
+  if (!rc) rc = ovl_plan_resolve_ppn(MPI_COMM_WORLD, fam, &j.po.plan, &ppn, &psrc, why, sizeof why);
   if (rc) return cli_fail("purify", rc);
   const char *alg = ovl_algo_name(j.po.plan.algo);
   int ndup = j.po.plan.ndup;
@@ -252,11 +252,13 @@ int cmd_purify(int argc, char **argv) {
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   const char *method = ovl_purify_method_name(j.po.method); /* trs2 is sp2 */
-  const char *kernel = ovl_purify_uses_sq(j.po.method) ? "square" : alg;
+  const char *kernel = fam == OVL_FAMILY_SQ ? "square" : alg;
+  char plan_s[256];
+  ovl_plan_describe(&j.po.plan, plan_s, sizeof plan_s);
   if (!json)
-    ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# MPI: %s\n", fock,
-            method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
-            cli_mpi_library());
+    ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# plan: %s\n# MPI: %s\n",
+            fock, method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
+            plan_s, cli_mpi_library());
   g_stop = 0, g_phase = 0, g_rank0 = ovl_world_rank() == 0;
   stop_signals(1);
   j.ppn = ppn;
