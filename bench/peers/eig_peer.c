@@ -563,6 +563,14 @@ int main(int argc, char **argv) {
   }
   char ktrials[512] = "";
 #ifdef OVL_HAVE_ELPA
+  if ((er[R_ELPA1].on || er[R_ELPA2].on) && n <= nb * ((p > q ? p : q) - 1)) { /* ELPA fails on an empty process */
+    if (rank == 0)
+      fprintf(stderr,
+              "eig_peer: elpa1 and elpa2 skipped: ELPA needs a block on every process (n = %" PRId64
+              " <= NB x (%d - 1)); give a smaller --nb\n",
+              n, p > q ? p : q);
+    er[R_ELPA1].on = er[R_ELPA2].on = 0;
+  }
   for (int r = R_ELPA1; r <= R_ELPA2 && !rc; r++) {
     if (!er[r].on) continue;
     int ee = elpa_make(&c, r == R_ELPA1 ? ELPA_SOLVER_1STAGE : ELPA_SOLVER_2STAGE, &er[r].h);
