@@ -13,7 +13,7 @@
 #     8x1  with --stress only: 8 ranks x 1 thread on the 2 cores, labelled "stress" (it
 #          measures the scheduler as much as the solvers; never a headline)
 #   env: CASES="c10h22_631g h2o8_ccpvdz c40h42_sto3g h2o24_ccpvdz" (a name in data/ or data/big/, or a path to fock.raw)
-#        SETTINGS="1x2 2x1" (RxT: R ranks x T BLAS threads)  REPS=5  WARMUP=1
+#        SETTINGS="1x2 2x1" (RxT: R ranks x T BLAS threads; NPS="1 8" means SETTINGS="1x1 8x1")  REPS=5  WARMUP=1
 #        EIG=all (eig_peer --eig)  PURIFY=all (eig_peer --purify: every method x precision ovl offers)
 #        THREADCHECK=1 (first: the eigensolvers on 1 rank with 1 and with 2 threads, to show the 2 threads work)
 #        OUT=DIR  (keeps results.jsonl, threads.txt, table.md and ratio.png there; default: a temporary directory)
@@ -28,6 +28,7 @@ if [ "${1:-}" = --stress ]; then stress=1; shift; fi
 build=${1:-$root/build}
 CASES=${CASES:-"c10h22_631g h2o8_ccpvdz c40h42_sto3g h2o24_ccpvdz"}
 SETTINGS=${SETTINGS:-"1x2 2x1"}
+if [ -n "${NPS:-}" ]; then SETTINGS=$(for np in $NPS; do printf '%sx1 ' "$np"; done); fi # the older NPS="1 8": 1 thread each
 [ "$stress" = 1 ] && SETTINGS="$SETTINGS 8x1"
 REPS=${REPS:-5}
 WARMUP=${WARMUP:-1}
