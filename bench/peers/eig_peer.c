@@ -1,34 +1,52 @@
-/* eig_peer: purification (ovl) against eigendecomposition (ScaLAPACK
- * pdsyevd) for the same density matrix, on the same ranks, in one launch.
+/* eig_peer: purification (ovl) against eigensolvers (ScaLAPACK, ELPA,
+ * LAPACK) for the same density matrix, on the same ranks, in one launch.
  *
  *   mpiexec -n P eig_peer --fock F.raw [--nocc K] [--nb NB] [--grid PxQ]
+ *                         [--eig LIST] [--elpa-kernel NAME] [--dprod syrk|gemm]
  *                         [--purify LIST] [--algo alg5|alg6] [--ndup N]
  *                         [-i I] [-x X] [--json]
  *
- *   pdsyevd  block-cyclic F (NB x NB blocks, BLACS p x q grid), pdsyevd_ for
- *            all eigenpairs, then D = Z_occ Z_occ^T with pdgemm_: the density
- *            matrix the way an eigensolver-based code forms it;
- *   elpa     (when built with Debian's libelpa-dev) ELPA's two-stage solver
- *            on the same block-cyclic F, then the same pdgemm_;
- *   purify   ovl_purify from F already distributed on plane 0, once per
- *            entry of --purify (METHOD[:PRECISION][@K], comma-separated;
- *            default "canonical,sp2"; @K: multiple PPN, the first K ranks
- *            of every node purify with the node's cores shared among them
- *            as BLAS threads, the others sleep, ovl_active): canonical and mcweeny on
- *            SymmSquareCube (alg5 on p x p x p, or alg6 on the 2.5D grid),
- *            sp2 and trs4 on the symmetric square (ovl_sq_grid_dims: the 2.5D
- *            grid, or 1 x 1 x P).
- * All run interleaved (one repetition of each in turn); time per repetition
- * = MAX over ranks; min/median over the timed repetitions. Every density is
- * compared with the reference density dref.raw beside the Fock file (made by
- * tools/make-cases or tools/make-fock), when it is there, else with the
- * first purification's. The run fails when a float64 density is off by more
- * than 1e-8 (mixed precision: 1e-5). */
+ * Eigensolver routes (--eig, comma-separated, or all; default pdsyevd, and
+ * elpa2 when built with ELPA), each on F in ScaLAPACK's block-cyclic layout
+ * (NB x NB blocks, BLACS p x q grid) and each followed by the density
+ * D = C_occ C_occ^T from the n x n_occ occupied eigenvectors (--dprod: pdsyrk_
+ * on the upper triangle, default, or pdgemm_ on the whole matrix):
+ *   pdsyevd  all n eigenpairs (divide and conquer), as an SCF code calls it;
+ *   pdsyevr  the n_occ lowest pairs (MRRR, RANGE = 'I', IL = 1, IU = n_occ);
+ *   pdsyevx  the n_occ lowest pairs (bisection + inverse iteration, likewise);
+ *   elpa1    ELPA's one-stage solver with nev = n_occ;
+ *   elpa2    ELPA's two-stage solver with nev = n_occ and the real kernel of
+ *            --elpa-kernel (default auto: every kernel the library was built
+ *            with is timed on two solves before the rounds; the fastest runs);
+ *   dsyevr   one-rank LAPACK dsyevr for the n_occ lowest pairs, then dsyrk
+ *            (only on 1 rank).
+ * A route that cannot run here (ELPA not built in, dsyevr on several ranks)
+ * is skipped with a message.
+ *
+ * Purifications (--purify, comma-separated METHOD[:PRECISION][@K], or all:
+ * every method ovl names (but mcweeny, which needs mu) in float64 and, on the
+ * symmetric square, mixed precision; none: no purification): ovl_purify
+ * from F already distributed on plane 0. @K: the first K ranks of every node
+ * purify with the node's cores shared among them as BLAS threads, the others
+ * sleep (ovl_active). Canonical and McWeeny run on SymmSquareCube (alg5 on
+ * p x p x p, or alg6 on the 2.5D grid), sp2 and trs4 on the symmetric square
+ * (ovl_sq_grid_dims: the 2.5D grid, or 1 x 1 x P).
+ *
+ * Rounds: every round runs each eigensolver route once, then each
+ * purification once; time per run = MAX over ranks; min/median over the timed
+ * rounds; the ratios eigensolver time / purification time are of the same
+ * launch. Every density is compared with the reference dref.raw beside the
+ * Fock file (made by tools/make-cases or tools/make-fock), else with a
+ * pdsyevd density computed before the rounds; every eigensolver density
+ * must also have tr D = n_occ. The run fails when a float64 density is off by
+ * more than 1e-8 (mixed precision: 1e-5) or a trace by more than 1e-8 n_occ. */
+#include <cblas.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ovl/ovl.h"
 #include "scalapack.h"
@@ -36,7 +54,7 @@
 #include <elpa/elpa.h>
 #endif
 
-enum { MAXREP = 200, MAXCFG = 8 };
+enum { MAXREP = 200, MAXCFG = 24 };
 
 /* One purification entry of --purify and its results. */
 typedef struct pcfg {
@@ -57,63 +75,250 @@ static ovl_err run_purify(void *ctx) {
   return ovl_purify(x->g, x->F, x->D, &x->po, &x->res);
 }
 
-/* "sp2:mixed,canonical" -> entries. LOCAL. */
+/* Append one entry to c. LOCAL. */
+static ovl_err add_purify(pcfg *c, int *nc, ovl_purify_method m, ovl_purify_prec p, int ppn) {
+  if (*nc == MAXCFG) return ovl_err_set(OVL_ERR_ARG, "--purify takes at most %d entries", MAXCFG);
+  if (m == OVL_PURIFY_MCWEENY) return ovl_err_set(OVL_ERR_ARG, "--purify: mcweeny needs mu; not offered");
+  if (p == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(m))
+    return ovl_err_set(OVL_ERR_ARG, "--purify: mixed precision needs sp2 or trs4");
+  pcfg *x = &c[(*nc)++];
+  memset(x, 0, sizeof *x);
+  x->po = ovl_purify_opts_default();
+  x->po.method = m, x->po.prec = p, x->ppn = ppn;
+  int l = snprintf(x->name, sizeof x->name, "%s:%s", ovl_purify_method_name(m), ovl_purify_prec_name(p));
+  if (ppn) snprintf(x->name + l, sizeof x->name - (size_t)l, "@%d", ppn);
+  return OVL_OK;
+}
+
+/* "sp2:mixed,canonical,all@1" -> entries ("all": every method x precision
+ * that ovl names and offers here; "none": no entry). LOCAL. */
 static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", list);
   *nc = 0;
+  if (strcmp(buf, "none") == 0) return OVL_OK;
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    if (*nc == MAXCFG) return ovl_err_set(OVL_ERR_ARG, "--purify takes at most %d entries", MAXCFG);
-    pcfg *x = &c[(*nc)++];
-    memset(x, 0, sizeof *x);
-    x->po = ovl_purify_opts_default();
+    int ppn = 0;
     char *at = strchr(tok, '@');
     if (at) {
       char *end = NULL;
       long k = strtol(at + 1, &end, 10);
       if (end == at + 1 || *end || k < 1 || k > 1 << 20)
         return ovl_err_set(OVL_ERR_ARG, "--purify: '@%s' is not a count of ranks per node >= 1", at + 1);
-      x->ppn = (int)k, *at = '\0';
+      ppn = (int)k, *at = '\0';
     }
+    if (strcmp(tok, "all") == 0) { /* the enumerations, as far as ovl has names for them */
+      for (int m = 0; strcmp(ovl_purify_method_name((ovl_purify_method)m), "unknown") != 0; m++)
+        for (int p = 0; strcmp(ovl_purify_prec_name((ovl_purify_prec)p), "unknown") != 0; p++)
+          if (m != OVL_PURIFY_MCWEENY && (p == OVL_PURIFY_PREC_DOUBLE || ovl_purify_uses_sq((ovl_purify_method)m)))
+            OVL_TRY(add_purify(c, nc, (ovl_purify_method)m, (ovl_purify_prec)p, ppn));
+      continue;
+    }
+    ovl_purify_method m = OVL_PURIFY_SP2;
+    ovl_purify_prec p = OVL_PURIFY_PREC_DOUBLE;
     char *colon = strchr(tok, ':');
     if (colon) *colon = '\0';
-    OVL_TRY(ovl_purify_method_parse(tok, &x->po.method));
-    if (colon) OVL_TRY(ovl_purify_prec_parse(colon + 1, &x->po.prec));
-    if (x->po.method == OVL_PURIFY_MCWEENY) return ovl_err_set(OVL_ERR_ARG, "--purify: mcweeny needs mu; not offered");
-    if (x->po.prec == OVL_PURIFY_PREC_MIXED && !ovl_purify_uses_sq(x->po.method))
-      return ovl_err_set(OVL_ERR_ARG, "--purify: mixed precision needs sp2 or trs4");
-    int l = snprintf(x->name, sizeof x->name, "%s:%s", ovl_purify_method_name(x->po.method),
-                     ovl_purify_prec_name(x->po.prec));
-    if (x->ppn) snprintf(x->name + l, sizeof x->name - (size_t)l, "@%d", x->ppn);
+    OVL_TRY(ovl_purify_method_parse(tok, &m));
+    if (colon) OVL_TRY(ovl_purify_prec_parse(colon + 1, &p));
+    OVL_TRY(add_purify(c, nc, m, p, ppn));
   }
-  return *nc ? OVL_OK : ovl_err_set(OVL_ERR_ARG, "--purify needs at least one method");
+  return *nc ? OVL_OK : ovl_err_set(OVL_ERR_ARG, "--purify needs at least one method (or none)");
+}
+
+/* ---- eigensolver routes ---- */
+
+typedef enum { R_PDSYEVD, R_PDSYEVR, R_PDSYEVX, R_ELPA1, R_ELPA2, R_DSYEVR, NROUTES } route_id;
+static const char *const k_routes[NROUTES] = {"pdsyevd", "pdsyevr", "pdsyevx", "elpa1", "elpa2", "dsyevr"};
+
+/* The problem in ScaLAPACK's layout and the buffers every route shares. */
+typedef struct eig_ctx {
+  const double *F; /* the whole matrix, on every rank */
+  int64_t n, nocc, nb, mp, nq, lld;
+  int ni, nk, desc[9], ctxt, nprow, npcol, myrow, mycol, syrk;
+  double *a, *z, *d, *w, *work;
+  int *iwork, *ifail, *iclustr, lwork, liwork;
+  double *gap;
+} eig_ctx;
+
+/* One eigensolver route and its results. */
+typedef struct eroute {
+  int on;                       /* selected and runnable here */
+  double t[MAXREP], ts[MAXREP]; /* eigensolver + density; eigensolver alone */
+  double err, trace_err, energy;
+  char kernel[48]; /* elpa2: the real kernel that ran */
+#ifdef OVL_HAVE_ELPA
+  elpa_t h;
+#endif
+} eroute;
+
+static int64_t g_of(int64_t l, int64_t nb, int ip, int np) { return (l / nb * np + ip) * nb + l % nb; }
+
+/* The block-cyclic copy of F into c->a (every solver overwrites it). LOCAL. */
+static void load_a(eig_ctx *c) {
+  for (int64_t j = 0; j < c->nq; j++)
+    for (int64_t i = 0; i < c->mp; i++)
+      c->a[i + j * c->lld] = c->F[g_of(i, c->nb, c->myrow, c->nprow) + g_of(j, c->nb, c->mycol, c->npcol) * c->n];
+}
+
+/* D = Z(:, 1:n_occ) Z(:, 1:n_occ)^T into c->d: the upper triangle with
+ * pdsyrk_, or all of it with pdgemm_. COLLECTIVE over the BLACS grid. */
+static void density(eig_ctx *c) {
+  int one = 1;
+  double al = 1.0, be = 0.0;
+  if (c->nk == 0) {
+    memset(c->d, 0, sizeof(double) * (size_t)(c->lld * c->nq));
+  } else if (c->syrk) {
+    pdsyrk_("U", "N", &c->ni, &c->nk, &al, c->z, &one, &one, c->desc, &be, c->d, &one, &one, c->desc);
+  } else {
+    pdgemm_("N", "T", &c->ni, &c->ni, &c->nk, &al, c->z, &one, &one, c->desc, c->z, &one, &one, c->desc, &be, c->d,
+            &one, &one, c->desc);
+  }
 }
 
 #ifdef OVL_HAVE_ELPA
-/* All eigenpairs of the block-cyclic a (destroyed) with ELPA's 2-stage solver. */
-static int elpa_solve(int n, int nb, int mp, int nq, int myrow, int mycol, int ctxt, double *a, double *w, double *z) {
+/* An ELPA handle for the block-cyclic problem of c: nev = n_occ, the given
+ * solver. COLLECTIVE. */
+static int elpa_make(const eig_ctx *c, int solver, elpa_t *out) {
   int err = 0;
   elpa_t h = elpa_allocate(&err);
   if (err != ELPA_OK) return err;
-  elpa_set(h, "na", n, &err);
-  elpa_set(h, "nev", n, &err);
-  elpa_set(h, "local_nrows", mp > 1 ? mp : 1, &err);
-  elpa_set(h, "local_ncols", nq, &err);
-  elpa_set(h, "nblk", nb, &err);
-  elpa_set(h, "mpi_comm_parent", (int)MPI_Comm_c2f(MPI_COMM_WORLD), &err);
-  elpa_set(h, "process_row", myrow, &err);
-  elpa_set(h, "process_col", mycol, &err);
-  elpa_set(h, "blacs_context", ctxt, &err);
+  elpa_set(h, "na", c->ni, &err);
+  if (err == ELPA_OK) elpa_set(h, "nev", c->nk, &err);
+  if (err == ELPA_OK) elpa_set(h, "local_nrows", (int)c->lld, &err);
+  if (err == ELPA_OK) elpa_set(h, "local_ncols", (int)c->nq, &err);
+  if (err == ELPA_OK) elpa_set(h, "nblk", (int)c->nb, &err);
+  if (err == ELPA_OK) elpa_set(h, "mpi_comm_parent", (int)MPI_Comm_c2f(MPI_COMM_WORLD), &err);
+  if (err == ELPA_OK) elpa_set(h, "process_row", c->myrow, &err);
+  if (err == ELPA_OK) elpa_set(h, "process_col", c->mycol, &err);
+  if (err == ELPA_OK) elpa_set(h, "blacs_context", c->ctxt, &err);
   if (err == ELPA_OK) err = elpa_setup(h);
-  if (err == ELPA_OK) elpa_set(h, "solver", ELPA_SOLVER_2STAGE, &err);
-  if (err == ELPA_OK) elpa_eigenvectors(h, a, w, z, &err);
-  int e2 = 0;
-  elpa_deallocate(h, &e2);
-  return err;
+  if (err == ELPA_OK) elpa_set(h, "solver", solver, &err);
+  if (err != ELPA_OK) {
+    int e2 = 0;
+    elpa_deallocate(h, &e2);
+    return err;
+  }
+  *out = h;
+  return ELPA_OK;
+}
+
+/* ELPA's 2-stage real kernels as its header lists them: name, value, built in. */
+#define OVL_ELPA_KROW(name, value, avail, ...) {#name, value, avail},
+static const struct {
+  const char *name;
+  int value, avail;
+} k_elpa_kernels[] = {ELPA_FOR_ALL_2STAGE_REAL_KERNELS(OVL_ELPA_KROW, 0)};
+enum { NKERNELS = (int)(sizeof k_elpa_kernels / sizeof k_elpa_kernels[0]) };
+static const char *elpa_kernel_name(int v) {
+  for (int k = 0; k < NKERNELS; k++)
+    if (k_elpa_kernels[k].value == v) return k_elpa_kernels[k].name + strlen("ELPA_2STAGE_REAL_");
+  return "unknown";
 }
 #endif
 
-static int64_t g_of(int64_t l, int64_t nb, int ip, int np) { return (l / nb * np + ip) * nb + l % nb; }
+/* One run of route r: the eigenpairs, then the density. *ts: the
+ * eigensolver's time, *tt: with the density. Returns 0 or the solver's error
+ * (info, ELPA error). COLLECTIVE. */
+static int run_route(eig_ctx *c, eroute *e, route_id r, double *ts, double *tt) {
+  int one = 1, info = 0, m = 0, nz = 0, il = 1, iu = c->nk;
+  double vl = 0, vu = 0, abstol = 0, orfac = 1e-3;
+  load_a(c);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = ovl_time();
+  switch (r) {
+  case R_PDSYEVD:
+    pdsyevd_("V", "U", &c->ni, c->a, &one, &one, c->desc, c->w, c->z, &one, &one, c->desc, c->work, &c->lwork, c->iwork,
+             &c->liwork, &info);
+    break;
+  case R_PDSYEVR:
+    pdsyevr_("V", "I", "U", &c->ni, c->a, &one, &one, c->desc, &vl, &vu, &il, &iu, &m, &nz, c->w, c->z, &one, &one,
+             c->desc, c->work, &c->lwork, c->iwork, &c->liwork, &info);
+    if (!info && (m != c->nk || nz != c->nk)) info = -1000;
+    break;
+  case R_PDSYEVX:
+    pdsyevx_("V", "I", "U", &c->ni, c->a, &one, &one, c->desc, &vl, &vu, &il, &iu, &abstol, &m, &nz, c->w, &orfac, c->z,
+             &one, &one, c->desc, c->work, &c->lwork, c->iwork, &c->liwork, c->ifail, c->iclustr, c->gap, &info);
+    if (!info && (m != c->nk || nz != c->nk)) info = -1000;
+    break;
+  case R_ELPA1:
+  case R_ELPA2:
+#ifdef OVL_HAVE_ELPA
+    elpa_eigenvectors(e->h, c->a, c->w, c->z, &info);
+#endif
+    break;
+  case R_DSYEVR: { /* one rank: c->a, c->z, c->d are plain n x n, leading dimension n */
+    int ld = c->ni, *isuppz = c->iwork + c->liwork - 2 * (c->nk > 0 ? c->nk : 1);
+    int liw = c->liwork - 2 * (c->nk > 0 ? c->nk : 1);
+    if (c->nk > 0)
+      dsyevr_("V", "I", "U", &c->ni, c->a, &ld, &vl, &vu, &il, &iu, &abstol, &m, c->w, c->z, &ld, isuppz, c->work,
+              &c->lwork, c->iwork, &liw, &info);
+    if (!info && m != c->nk) info = -1000;
+    *ts = ovl_time() - t0;
+    if (c->nk > 0) cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, c->ni, c->nk, 1.0, c->z, ld, 0.0, c->d, ld);
+    else memset(c->d, 0, sizeof(double) * (size_t)(c->n * c->n));
+    *tt = ovl_time() - t0;
+    return info;
+  }
+  case NROUTES: break;
+  }
+  *ts = ovl_time() - t0;
+  if (!info) density(c);
+  *tt = ovl_time() - t0;
+  return info;
+}
+
+/* Relative Frobenius error of the upper triangle of c->d (block-cyclic; one
+ * rank: plain) against ref, and tr D - n_occ. COLLECTIVE. */
+static void density_check(const eig_ctx *c, const double *ref, double *err, double *trace_err) {
+  double s[3] = {0, 0, 0}; /* num, den, trace */
+  for (int64_t j = 0; j < c->nq; j++)
+    for (int64_t i = 0; i < c->mp; i++) {
+      int64_t gi = g_of(i, c->nb, c->myrow, c->nprow), gj = g_of(j, c->nb, c->mycol, c->npcol);
+      if (gi > gj) continue;
+      double wgt = gi == gj ? 1.0 : 2.0, r = ref[gi + gj * c->n], x = c->d[i + j * c->lld] - r;
+      s[0] += wgt * x * x, s[1] += wgt * r * r;
+      if (gi == gj) s[2] += c->d[i + j * c->lld];
+    }
+  MPI_Allreduce(MPI_IN_PLACE, s, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  *err = sqrt(s[0] / (s[1] > 0 ? s[1] : 1));
+  *trace_err = s[2] - (double)c->nocc;
+}
+
+/* The whole density of c->d (upper triangle, mirrored) on every rank. COLLECTIVE. */
+static void density_gather(const eig_ctx *c, double *out) {
+  memset(out, 0, sizeof(double) * (size_t)(c->n * c->n));
+  for (int64_t j = 0; j < c->nq; j++)
+    for (int64_t i = 0; i < c->mp; i++) {
+      int64_t gi = g_of(i, c->nb, c->myrow, c->nprow), gj = g_of(j, c->nb, c->mycol, c->npcol);
+      if (gi <= gj) out[gi + gj * c->n] = out[gj + gi * c->n] = c->d[i + j * c->lld];
+    }
+  MPI_Allreduce(MPI_IN_PLACE, out, (int)(c->n * c->n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (int64_t i = 0; i < c->n; i++) out[i + i * c->n] *= 0.5; /* the diagonal came twice */
+}
+
+/* "pdsyevd,elpa2" or "all" -> e[r].on; routes that cannot run here are
+ * skipped with a message on rank 0. LOCAL. */
+static ovl_err parse_eig(const char *list, int P, int have_elpa, int rank, eroute *e) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", list);
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    int all = strcmp(tok, "all") == 0, found = all || strcmp(tok, "none") == 0;
+    for (int r = 0; r < NROUTES; r++) {
+      if (!all && strcmp(tok, k_routes[r]) != 0) continue;
+      found = 1;
+      const char *why = NULL;
+      if ((r == R_ELPA1 || r == R_ELPA2) && !have_elpa)
+        why = "this eig_peer was built without ELPA (pkg-config elpa or elpa_openmp, Open MPI)";
+      if (r == R_DSYEVR && P != 1) why = "one-rank LAPACK runs on 1 rank only";
+      if (why && rank == 0) fprintf(stderr, "eig_peer: %s skipped: %s\n", k_routes[r], why);
+      e[r].on = why == NULL;
+    }
+    if (!found)
+      return ovl_err_set(OVL_ERR_ARG,
+                         "--eig: '%s' is not a route (pdsyevd, pdsyevr, pdsyevx, elpa1, elpa2, dsyevr, all)", tok);
+  }
+  return OVL_OK;
+}
 
 /* n_occ from meta.json beside the Fock file, or -1. */
 static int64_t nocc_from_meta(const char *fock) {
@@ -131,8 +336,6 @@ static int64_t nocc_from_meta(const char *fock) {
   if (!p || !(p = strchr(p, ':'))) return -1;
   return strtoll(p + 1, NULL, 10);
 }
-
-/* Whole matrix on every rank (rank 0 gathers, then broadcast). */
 static ovl_err read_global(const char *path, double **out, int64_t *n) {
   ovl_grid2d g = NULL;
   ovl_dmat A = NULL;
@@ -150,37 +353,102 @@ static ovl_err read_global(const char *path, double **out, int64_t *n) {
   return rc;
 }
 
+#ifdef OVL_HAVE_ELPA
+/* The 2-stage real kernel of e->h: the one named by want, or (NULL, "auto")
+ * the fastest of those the library was built with, each timed on two solves
+ * (the better one, MAX over ranks) after one untimed solve. Its name goes to e->kernel, the
+ * trials to trials. COLLECTIVE. */
+static ovl_err elpa_pick_kernel(eig_ctx *c, eroute *e, const char *want, char *trials, size_t tlen) {
+  int err = 0, best = -1, ts = 0;
+  double tbest = INFINITY, dummy = 0;
+  trials[0] = '\0';
+  if (want && strcmp(want, "auto") != 0) {
+    for (int k = 0; k < NKERNELS && best < 0; k++)
+      if (strcasecmp(want, k_elpa_kernels[k].name + strlen("ELPA_2STAGE_REAL_")) == 0) best = k_elpa_kernels[k].value;
+    if (best < 0) return ovl_err_set(OVL_ERR_ARG, "--elpa-kernel: '%s' is not an ELPA 2-stage real kernel", want);
+    elpa_set(e->h, "real_kernel", best, &err);
+    if (ovl_err_agree(MPI_COMM_WORLD, err != ELPA_OK ? OVL_ERR_ARG : OVL_OK))
+      return ovl_err_set(OVL_ERR_ARG, "--elpa-kernel: ELPA refuses '%s' here (not built in, or not for this CPU)",
+                         want);
+  } else {
+    run_route(c, e, R_ELPA2, &dummy, &dummy); /* the first call's set-up, untimed */
+    for (int k = 0; k < NKERNELS; k++) {
+      if (!k_elpa_kernels[k].avail || strstr(k_elpa_kernels[k].name, "GPU")) continue;
+      elpa_set(e->h, "real_kernel", k_elpa_kernels[k].value, &err);
+      int bad = err != ELPA_OK;
+      MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (bad) continue;
+      double t = INFINITY;
+      for (int rep = 0; rep < 2 && !bad; rep++) { /* the better of two solves, MAX over ranks */
+        double tr = 0;
+        bad = run_route(c, e, R_ELPA2, &tr, &dummy) != 0;
+        MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, &tr, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        t = fmin(t, tr);
+      }
+      size_t l = strlen(trials);
+      snprintf(trials + l, tlen - l, "%s%s %.3g s%s", l ? ", " : "", elpa_kernel_name(k_elpa_kernels[k].value), t,
+               bad ? " (failed)" : "");
+      if (!bad && t < tbest) tbest = t, best = k_elpa_kernels[k].value;
+    }
+    if (best < 0) return ovl_err_set(OVL_ERR_NUMERIC, "ELPA: no 2-stage real kernel runs here");
+    elpa_set(e->h, "real_kernel", best, &err);
+  }
+  elpa_get(e->h, "real_kernel", &ts, &err);
+  snprintf(e->kernel, sizeof e->kernel, "%s", elpa_kernel_name(err == ELPA_OK ? ts : best));
+  return OVL_OK;
+}
+#endif
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int P = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int help = 0, json = 0, iters = 3, warmup = 1, ndup = 4;
+  int help = 0, json = 0, iters = 3, warmup = 1, ndup = 4, have_elpa = 0;
   int64_t nb = 32, nocc = -1;
-  const char *fock = NULL, *grid = NULL, *algo = NULL, *plist = "canonical,sp2";
+  const char *fock = NULL, *grid = NULL, *algo = NULL, *plist = "canonical,sp2", *elist = NULL, *kname = NULL;
+  const char *dprod = "syrk";
   static const char *const algos[] = {"alg5", "alg6", NULL};
+  static const char *const dprods[] = {"syrk", "gemm", NULL};
   ovl_opt opts[] = {
       {"fock", 'F', OVL_OPT_STRING, &fock, "FILE", "Fock matrix (raw + .json, or .mtx)", NULL, 0, -1},
       {"nocc", 'k', OVL_OPT_I64, &nocc, "K", "occupied orbitals (default: meta.json beside the file)", NULL, 0, -1},
       {"nb", 0, OVL_OPT_SIZE, &nb, "NB", "ScaLAPACK block size", NULL, 1, 1 << 20},
       {"grid", 'g', OVL_OPT_STRING, &grid, "PxQ", "BLACS grid (default: the squarest)", NULL, 0, -1},
+      {"eig", 'e', OVL_OPT_STRING, &elist, "LIST",
+       "eigensolver routes: pdsyevd,pdsyevr,pdsyevx,elpa1,elpa2,dsyevr, all or none [default: pdsyevd, and elpa2 "
+       "when built with ELPA]",
+       NULL, 0, -1},
+      {"elpa-kernel", 0, OVL_OPT_STRING, &kname, "NAME",
+       "ELPA 2-stage real kernel (generic, generic_simple_block6, avx2_block6, ...) [default: auto, the fastest]", NULL,
+       0, -1},
+      {"dprod", 0, OVL_OPT_CHOICE, &dprod, "P", "density product C_occ C_occ^T: syrk (upper triangle) or gemm", dprods,
+       0, -1},
       {"algo", 'a', OVL_OPT_CHOICE, &algo, "A", "SymmSquareCube algorithm (default: alg5 if P is a cube, else alg6)",
        algos, 0, -1},
       {"purify", 'm', OVL_OPT_STRING, &plist, "LIST",
-       "purifications to time: METHOD[:PRECISION],... (canonical, sp2, trs4; double, mixed) [default: canonical,sp2]",
+       "purifications to time: METHOD[:PRECISION][@K],... (canonical, sp2, trs4; double, mixed), all (every method x "
+       "precision) or none [default: canonical,sp2]",
        NULL, 0, -1},
       {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "N_DUP of the SymmSquareCube phases", NULL, 1, OVL_LANES_MAX},
-      {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, MAXREP},
-      {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 100},
+      {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed rounds", NULL, 1, MAXREP},
+      {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up rounds", NULL, 0, 100},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per method", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
   int nopts = (int)(sizeof opts / sizeof opts[0]);
+#ifdef OVL_HAVE_ELPA
+  have_elpa = elpa_init(ELPA_API_VERSION) == ELPA_OK;
+#endif
+  eroute er[NROUTES];
+  memset(er, 0, sizeof er);
   ovl_err rc = ovl_opts_parse(opts, nopts, argc, argv, 1, NULL);
   if (!rc && !help && !fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
   pcfg cfg[MAXCFG];
   int ncfg = 0;
   if (!rc && !help) rc = parse_purify(plist, cfg, &ncfg);
+  if (!rc && !help) rc = parse_eig(elist ? elist : have_elpa ? "pdsyevd,elpa2" : "pdsyevd", P, have_elpa, rank, er);
   int p = 0, q = 0, nd = 0, dims[3] = {0, 0, 0};
   if (!rc && grid) {
     rc = ovl_parse_dims(grid, dims, &nd);
@@ -235,23 +503,84 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  /* ---- ScaLAPACK set-up ---- */
-  int ctxt = 0, nprow = 0, npcol = 0, myrow = 0, mycol = 0;
-  Cblacs_get(-1, 0, &ctxt);
-  Cblacs_gridinit(&ctxt, "Row", p, q);
-  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
-  int64_t mp = peer_numroc(n, nb, myrow, nprow), nq = peer_numroc(n, nb, mycol, npcol), lld = mp > 1 ? mp : 1;
-  int desc[9] = {1, ctxt, (int)n, (int)n, (int)nb, (int)nb, 0, 0, (int)lld};
-  size_t loc = (size_t)(lld * (nq > 0 ? nq : 1));
-  double *a = NULL, *z = NULL, *d = NULL, *w = NULL, *work = NULL, wq = 0;
-  int *iwork = NULL, iwq = 0, lwork = -1, liwork = -1, info = 0, one = 1, ni = (int)n, nk = (int)nocc;
-  ovl_malloc(sizeof(double) * loc, &a), ovl_malloc(sizeof(double) * loc, &z), ovl_malloc(sizeof(double) * loc, &d);
-  ovl_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1), &w);
-  pdsyevd_("V", "U", &ni, a, &one, &one, desc, w, z, &one, &one, desc, &wq, &lwork, &iwq, &liwork, &info);
-  /* the query is known to come out short for small n (PDORMTR rejects it): add slack */
-  lwork = 2 * (int)wq + (int)(n * nb) + 10000, liwork = (iwq > 1 ? iwq : 1) + 1000;
-  ovl_malloc(sizeof(double) * (size_t)lwork, &work);
-  ovl_malloc(sizeof(int) * (size_t)liwork, &iwork);
+  /* ---- ScaLAPACK set-up: the layout, and workspace for every route ---- */
+  eig_ctx c;
+  memset(&c, 0, sizeof c);
+  c.F = F, c.n = n, c.nocc = nocc, c.nb = nb, c.ni = (int)n, c.nk = (int)nocc, c.syrk = strcmp(dprod, "syrk") == 0;
+  Cblacs_get(-1, 0, &c.ctxt);
+  Cblacs_gridinit(&c.ctxt, "Row", p, q);
+  Cblacs_gridinfo(c.ctxt, &c.nprow, &c.npcol, &c.myrow, &c.mycol);
+  c.mp = peer_numroc(n, nb, c.myrow, c.nprow), c.nq = peer_numroc(n, nb, c.mycol, c.npcol);
+  c.lld = c.mp > 1 ? c.mp : 1;
+  int desc[9] = {1, c.ctxt, (int)n, (int)n, (int)nb, (int)nb, 0, 0, (int)c.lld};
+  memcpy(c.desc, desc, sizeof desc);
+  size_t loc = (size_t)(c.lld * (c.nq > 0 ? c.nq : 1));
+  ovl_malloc(sizeof(double) * loc, &c.a), ovl_malloc(sizeof(double) * loc, &c.z),
+      ovl_malloc(sizeof(double) * loc, &c.d);
+  ovl_malloc(sizeof(double) * (size_t)(n > 0 ? n : 1), &c.w);
+  ovl_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1), &c.ifail);
+  ovl_malloc(sizeof(int) * (size_t)(2 * P), &c.iclustr), ovl_malloc(sizeof(double) * (size_t)P, &c.gap);
+  {
+    double wq = 0, vl = 0, vu = 0, abstol = 0, orfac = 1e-3;
+    int iwq = 0, lq = -1, one = 1, info = 0, m = 0, nz = 0, il = 1, iu = c.nk > 0 ? c.nk : 1;
+    double lw = 0;
+    int liw = 0;
+    if (er[R_PDSYEVD].on || !Dref) {
+      pdsyevd_("V", "U", &c.ni, c.a, &one, &one, c.desc, c.w, c.z, &one, &one, c.desc, &wq, &lq, &iwq, &lq, &info);
+      /* the query is known to come out short for small n (PDORMTR rejects it): add slack */
+      lw = fmax(lw, 2 * wq + (double)(n * nb) + 10000), liw = iwq > liw ? iwq : liw;
+    }
+    if (er[R_PDSYEVR].on) {
+      pdsyevr_("V", "I", "U", &c.ni, c.a, &one, &one, c.desc, &vl, &vu, &il, &iu, &m, &nz, c.w, c.z, &one, &one, c.desc,
+               &wq, &lq, &iwq, &lq, &info);
+      lw = fmax(lw, 2 * wq + 10000), liw = iwq > liw ? iwq : liw;
+    }
+    if (er[R_PDSYEVX].on) { /* slack for reorthogonalising clusters of eigenvalues */
+      pdsyevx_("V", "I", "U", &c.ni, c.a, &one, &one, c.desc, &vl, &vu, &il, &iu, &abstol, &m, &nz, c.w, &orfac, c.z,
+               &one, &one, c.desc, &wq, &lq, &iwq, &lq, c.ifail, c.iclustr, c.gap, &info);
+      lw = fmax(lw, 2 * wq + (double)(n * nb) + 10000), liw = iwq > liw ? iwq : liw;
+    }
+    if (er[R_DSYEVR].on) {
+      int ld = c.ni > 1 ? c.ni : 1, isz[2];
+      dsyevr_("V", "I", "U", &c.ni, c.a, &ld, &vl, &vu, &il, &iu, &abstol, &m, c.w, c.z, &ld, isz, &wq, &lq, &iwq, &lq,
+              &info);
+      lw = fmax(lw, wq + 1000), liw = (iwq > liw ? iwq : liw) + 2 * iu; /* + dsyevr's ISUPPZ */
+    }
+    c.lwork = (int)lw + 1, c.liwork = liw + 1000;
+    ovl_malloc(sizeof(double) * (size_t)c.lwork, &c.work);
+    ovl_malloc(sizeof(int) * (size_t)c.liwork, &c.iwork);
+  }
+  const char *against = "dref";
+  if (!Dref) { /* no dref.raw: the reference is a pdsyevd density, made before the rounds */
+    double t = 0, tt = 0;
+    against = "pdsyevd";
+    rc = ovl_malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1), &Dref);
+    rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+    int info = rc ? 0 : run_route(&c, &er[R_PDSYEVD], R_PDSYEVD, &t, &tt);
+    if (!rc && info) rc = ovl_err_set(OVL_ERR_NUMERIC, "pdsyevd failed (info %d)", info);
+    rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+    if (!rc) density_gather(&c, Dref);
+  }
+  char ktrials[512] = "";
+#ifdef OVL_HAVE_ELPA
+  if ((er[R_ELPA1].on || er[R_ELPA2].on) && n <= nb * ((p > q ? p : q) - 1)) { /* ELPA fails on an empty process */
+    if (rank == 0)
+      fprintf(stderr,
+              "eig_peer: elpa1 and elpa2 skipped: ELPA needs a block on every process (n = %" PRId64
+              " <= NB x (%d - 1)); give a smaller --nb\n",
+              n, p > q ? p : q);
+    er[R_ELPA1].on = er[R_ELPA2].on = 0;
+  }
+  for (int r = R_ELPA1; r <= R_ELPA2 && !rc; r++) {
+    if (!er[r].on) continue;
+    int ee = elpa_make(&c, r == R_ELPA1 ? ELPA_SOLVER_1STAGE : ELPA_SOLVER_2STAGE, &er[r].h);
+    if (ee != ELPA_OK) rc = ovl_err_set(OVL_ERR_NUMERIC, "ELPA set-up failed: %s", elpa_strerr(ee));
+    rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+    if (!rc && r == R_ELPA2) rc = elpa_pick_kernel(&c, &er[r], kname, ktrials, sizeof ktrials);
+  }
+#else
+  (void)kname;
+#endif
 
   /* ---- ovl set-up: one grid and F, D per purification (@K: on the active ranks) ---- */
   int cores = 0;
@@ -290,42 +619,24 @@ int main(int argc, char **argv) {
     rc = ovl_err_agree(MPI_COMM_WORLD, rc);
     snprintf(x->grid, sizeof x->grid, "%dx%dx%d", x->alg_s, x->alg_s, x->alg_c);
   }
-  double t_eig[MAXREP], t_syevd[MAXREP], t_elpa[MAXREP];
-  int have_elpa = 0;
-  double *d2 = NULL;
-#ifdef OVL_HAVE_ELPA
-  have_elpa = elpa_init(ELPA_API_VERSION) == ELPA_OK;
-  if (have_elpa) ovl_malloc(sizeof(double) * loc, &d2);
-#endif
+
+  /* ---- the rounds: every route once, then every purification once ---- */
   for (int it = 0; it < warmup + iters && !rc; it++) {
-    for (int64_t c = 0; c < nq; c++)
-      for (int64_t r = 0; r < mp; r++) a[r + c * lld] = F[g_of(r, nb, myrow, nprow) + g_of(c, nb, mycol, npcol) * n];
-    MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = ovl_time();
-    pdsyevd_("V", "U", &ni, a, &one, &one, desc, w, z, &one, &one, desc, work, &lwork, iwork, &liwork, &info);
-    double t1 = ovl_time();
-    double al = 1.0, be = 0.0;
-    if (nk > 0)
-      pdgemm_("N", "T", &ni, &ni, &nk, &al, z, &one, &one, desc, z, &one, &one, desc, &be, d, &one, &one, desc);
-    double t2 = ovl_time();
-    if (info != 0) rc = ovl_err_set(OVL_ERR_NUMERIC, "pdsyevd failed (info %d)", info);
-    rc = ovl_err_agree(MPI_COMM_WORLD, rc);
-    if (rc) break;
-#ifdef OVL_HAVE_ELPA
-    if (have_elpa) {
-      for (int64_t c = 0; c < nq; c++)
-        for (int64_t r = 0; r < mp; r++) a[r + c * lld] = F[g_of(r, nb, myrow, nprow) + g_of(c, nb, mycol, npcol) * n];
-      MPI_Barrier(MPI_COMM_WORLD);
-      double e0 = ovl_time();
-      int ee = elpa_solve(ni, (int)nb, (int)mp, (int)nq, myrow, mycol, ctxt, a, w, z);
-      if (nk > 0 && ee == 0)
-        pdgemm_("N", "T", &ni, &ni, &nk, &al, z, &one, &one, desc, z, &one, &one, desc, &be, d2, &one, &one, desc);
-      if (it >= warmup) t_elpa[it - warmup] = ovl_time() - e0;
-      if (ee != 0) rc = ovl_err_set(OVL_ERR_NUMERIC, "ELPA failed (error %d)", ee);
+    int timed = it >= warmup, last = it == warmup + iters - 1;
+    for (int r = 0; r < NROUTES && !rc; r++) {
+      if (!er[r].on) continue;
+      double ts = 0, tt = 0;
+      int info = run_route(&c, &er[r], (route_id)r, &ts, &tt);
+      if (info) rc = ovl_err_set(OVL_ERR_NUMERIC, "%s failed (info %d)", k_routes[r], info);
       rc = ovl_err_agree(MPI_COMM_WORLD, rc);
       if (rc) break;
+      if (timed) er[r].t[it - warmup] = tt, er[r].ts[it - warmup] = ts;
+      if (last) {
+        density_check(&c, Dref, &er[r].err, &er[r].trace_err);
+        er[r].energy = 0;
+        for (int64_t e = 0; e < nocc; e++) er[r].energy += c.w[e];
+      }
     }
-#endif
     for (int k = 0; k < ncfg && !rc; k++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t3 = ovl_time();
@@ -337,41 +648,19 @@ int main(int argc, char **argv) {
       } else {
         rc = ovl_purify(cfg[k].g, cfg[k].F, cfg[k].D, &cfg[k].po, &cfg[k].res);
       }
-      if (it >= warmup) cfg[k].t[it - warmup] = ovl_time() - t3;
+      if (timed) cfg[k].t[it - warmup] = ovl_time() - t3;
     }
-    if (it >= warmup) t_eig[it - warmup] = t2 - t0, t_syevd[it - warmup] = t1 - t0;
   }
-  /* ---- errors against the reference (or the first purification) ---- */
-  double err[2] = {NAN, NAN}, e_eig = 0, den = 0;
-  double *dp = NULL, *ref = Dref;
-  if (!rc) rc = ovl_malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1), &dp);
-  for (int k = ncfg - 1; k >= 0 && !rc; k--) { /* the first entry last: it stays in dp as the fallback reference */
+  /* ---- the purifications' errors against the reference ---- */
+  double *dp = NULL;
+  if (!rc && ncfg) rc = ovl_malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1), &dp);
+  for (int k = 0; k < ncfg && !rc; k++) {
     rc = cfg[k].g && ovl_grid3d_active(cfg[k].g) ? ovl_dmat_gather(cfg[k].D, dp) : OVL_OK; /* rank 0 is P(0,0,0) */
     if (rc) break;
     MPI_Bcast(dp, (int)(n * n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (!ref && k > 0) continue;
-    const double *r0 = ref ? ref : dp;
     double sk[2] = {0, 0};
-    for (int64_t e = 0; e < n * n; e++) sk[0] += (dp[e] - r0[e]) * (dp[e] - r0[e]), sk[1] += r0[e] * r0[e];
+    for (int64_t e = 0; e < n * n; e++) sk[0] += (dp[e] - Dref[e]) * (dp[e] - Dref[e]), sk[1] += Dref[e] * Dref[e];
     cfg[k].err = sqrt(sk[0] / (sk[1] > 0 ? sk[1] : 1));
-  }
-  if (!rc && !ref) { /* no dref.raw: the other entries against the first */
-    ref = dp;
-    for (int k = 1; k < ncfg; k++) cfg[k].err = NAN;
-  }
-  if (!rc) {
-    double s[3] = {0, 0, 0}; /* pdsyevd num, den; elpa num */
-    for (int64_t c = 0; c < nq; c++)
-      for (int64_t r = 0; r < mp; r++) {
-        int64_t gi = g_of(r, nb, myrow, nprow), gj = g_of(c, nb, mycol, npcol);
-        double x = d[r + c * lld] - ref[gi + gj * n];
-        s[0] += x * x, s[1] += ref[gi + gj * n] * ref[gi + gj * n];
-        if (d2) s[2] += (d2[r + c * lld] - ref[gi + gj * n]) * (d2[r + c * lld] - ref[gi + gj * n]);
-      }
-    MPI_Allreduce(MPI_IN_PLACE, s, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    den = s[1] > 0 ? s[1] : 1;
-    err[0] = sqrt(s[0] / den), err[1] = d2 ? sqrt(s[2] / den) : NAN;
-    for (int64_t e = 0; e < nocc; e++) e_eig += w[e];
   }
   rc = ovl_err_agree(MPI_COMM_WORLD, rc);
   int status = 0;
@@ -379,76 +668,123 @@ int main(int argc, char **argv) {
     if (rank == 0) fprintf(stderr, "eig_peer: error: %s\n", ovl_errmsg());
     status = 1;
   } else {
-    ovl_stats se, ss, sl, sp[MAXCFG];
-    memset(&sl, 0, sizeof sl);
-    if (have_elpa) ovl_stats_max_over_ranks(MPI_COMM_WORLD, t_elpa, iters, &sl);
-    ovl_stats_max_over_ranks(MPI_COMM_WORLD, t_eig, iters, &se);
-    ovl_stats_max_over_ranks(MPI_COMM_WORLD, t_syevd, iters, &ss);
-    const char *against = Dref ? "dref" : "purify";
-    int pass = err[0] <= 1e-8 && (!have_elpa || err[1] <= 1e-8);
+    ovl_stats st[NROUTES], sts[NROUTES], sp[MAXCFG];
+    memset(st, 0, sizeof st), memset(sts, 0, sizeof sts);
+    int base = -1, pass = 1, threads = ovl_blas_threads_get();
+    for (int r = 0; r < NROUTES; r++) {
+      if (!er[r].on) continue;
+      if (base < 0) base = r; /* the ratio column's eigensolver: pdsyevd when it ran */
+      ovl_stats_max_over_ranks(MPI_COMM_WORLD, er[r].t, iters, &st[r]);
+      ovl_stats_max_over_ranks(MPI_COMM_WORLD, er[r].ts, iters, &sts[r]);
+      if (!(er[r].err <= 1e-8) || !(fabs(er[r].trace_err) <= 1e-8 * (nocc > 1 ? (double)nocc : 1.0))) pass = 0;
+    }
     for (int k = 0; k < ncfg; k++) {
       ovl_stats_max_over_ranks(MPI_COMM_WORLD, cfg[k].t, iters, &sp[k]);
       double tol = cfg[k].po.prec == OVL_PURIFY_PREC_MIXED ? 1e-5 : 1e-8;
-      if (!(cfg[k].err <= tol) && !isnan(cfg[k].err)) pass = 0;
+      if (!(cfg[k].err <= tol)) pass = 0;
     }
+    double tbase = base >= 0 ? st[base].median : NAN;
+    char layout[NROUTES][40];
+    for (int r = 0; r < NROUTES; r++)
+      if (r == R_DSYEVR) snprintf(layout[r], sizeof layout[r], "LAPACK, 1 rank");
+      else snprintf(layout[r], sizeof layout[r], "BLACS %dx%d NB=%" PRId64, c.nprow, c.npcol, nb);
     if (rank == 0 && json) {
-      printf("{\"bench\":\"eig_peer\",\"method\":\"pdsyevd\",\"n\":%" PRId64 ",\"nocc\":%" PRId64 ",\"ranks\":%d,"
-             "\"grid\":\"%dx%d\",\"nb\":%" PRId64 ",\"t_min\":%.6e,\"t_median\":%.6e,\"t_syevd_median\":%.6e,"
-             "\"relerr\":%.3e,\"against\":\"%s\",\"energy\":%.10f}\n",
-             n, nocc, P, nprow, npcol, nb, se.min, se.median, ss.median, err[0], against, e_eig);
-      if (have_elpa)
-        printf("{\"bench\":\"eig_peer\",\"method\":\"elpa\",\"n\":%" PRId64 ",\"nocc\":%" PRId64 ",\"ranks\":%d,"
-               "\"grid\":\"%dx%d\",\"nb\":%" PRId64 ",\"t_min\":%.6e,\"t_median\":%.6e,\"relerr\":%.3e,"
-               "\"against\":\"%s\"}\n",
-               n, nocc, P, nprow, npcol, nb, sl.min, sl.median, err[1], against);
+      for (int r = 0; r < NROUTES; r++) {
+        if (!er[r].on) continue;
+        printf("{\"bench\":\"eig_peer\",\"method\":\"%s\",\"n\":%" PRId64 ",\"nocc\":%" PRId64 ",\"ranks\":%d,"
+               "\"grid\":\"%dx%d\",\"nb\":%" PRId64 ",\"blas_threads\":%d,\"nev\":%" PRId64 ",\"dprod\":\"%s\","
+               "\"t_min\":%.6e,\"t_median\":%.6e,\"t_solve_min\":%.6e,\"t_solve_median\":%.6e,",
+               k_routes[r], n, nocc, P, r == R_DSYEVR ? 1 : c.nprow, r == R_DSYEVR ? 1 : c.npcol, nb, threads,
+               r == R_PDSYEVD ? n : nocc,
+               r == R_DSYEVR ? "dsyrk"
+               : c.syrk      ? "pdsyrk"
+                             : "pdgemm",
+               st[r].min, st[r].median, sts[r].min, sts[r].median);
+        if (r == R_PDSYEVD) printf("\"t_syevd_median\":%.6e,", sts[r].median);
+        if (r == R_ELPA2) printf("\"kernel\":\"%s\",\"kernel_trials\":\"%s\",", er[r].kernel, ktrials);
+        printf("\"relerr\":%.3e,\"trace_err\":%.3e,\"against\":\"%s\",\"energy\":%.10f}\n", er[r].err, er[r].trace_err,
+               against, er[r].energy);
+      }
       for (int k = 0; k < ncfg; k++) {
         pcfg *x = &cfg[k];
         printf("{\"bench\":\"eig_peer\",\"method\":\"purify\",\"purify\":\"%s\",\"precision\":\"%s\",\"n\":%" PRId64
                ",\"nocc\":%" PRId64 ",\"ranks\":%d,\"grid\":\"%s\",\"algo\":\"%s\",\"ndup\":%d,\"iterations\":%d,"
                "\"iter_single\":%d,\"products\":%d,\"stop_reason\":\"%s\",\"t_min\":%.6e,\"t_median\":%.6e,"
                "\"kernel_gflops\":%.3f,\"relerr\":%.3e,\"against\":\"%s\",\"energy\":%.10f,\"eig_over_purify\":%.4f,"
-               "\"elpa_over_purify\":%.4f,\"ppn\":%d,\"blas_threads\":%d}\n",
+               "\"elpa_over_purify\":%.4f,\"ppn\":%d,\"blas_threads\":%d,\"over\":{",
                ovl_purify_method_name(x->po.method), ovl_purify_prec_name(x->po.prec), n, nocc, P, x->grid,
                ovl_purify_uses_sq(x->po.method) ? "square" : ovl_algo_name(x->po.plan.algo), ndup, x->res.iterations,
                x->res.iter_single, x->res.products, x->res.stop_reason, sp[k].min, sp[k].median, x->res.ssc_gflops,
-               x->err, against, x->res.energy, se.median / sp[k].median, have_elpa ? sl.median / sp[k].median : 0.0,
-               x->ppn, x->threads);
+               x->err, against, x->res.energy, base >= 0 ? tbase / sp[k].median : 0.0,
+               er[R_ELPA2].on ? st[R_ELPA2].median / sp[k].median : 0.0, x->ppn, x->threads);
+        for (int pass2 = 0, first = 1; pass2 < 2; pass2++, first = 1) { /* median ratios, then min ratios */
+          if (pass2) printf("},\"over_min\":{");
+          for (int r = 0; r < NROUTES; r++)
+            if (er[r].on) {
+              printf("%s\"%s\":%.4f", first ? "" : ",", k_routes[r],
+                     pass2 ? st[r].min / sp[k].min : st[r].median / sp[k].median);
+              first = 0;
+            }
+        }
+        printf("}}\n");
       }
     } else if (rank == 0) {
       printf("# eig_peer: %s, n=%" PRId64 " n_occ=%" PRId64 ", %d ranks; %d warm-up + %d timed repetitions, "
              "interleaved; time = MAX over ranks\n",
              fock, n, nocc, P, warmup, iters);
-      printf("# %-16s %-22s %10s %10s %10s %9s %s\n", "method", "layout", "t_min(s)", "t_med(s)", "eig/this", "relerr",
-             "vs");
-      printf("  %-16s BLACS %dx%d NB=%-9" PRId64 " %10.4e %10.4e %10.3f %9.2e %s\n", "pdsyevd", nprow, npcol, nb,
-             se.min, se.median, 1.0, err[0], against);
-      if (have_elpa)
-        printf("  %-16s BLACS %dx%d NB=%-9" PRId64 " %10.4e %10.4e %10.3f %9.2e %s\n", "elpa2", nprow, npcol, nb,
-               sl.min, sl.median, se.median / sl.median, err[1], against);
+      printf("# %d BLAS thread(s) per rank; eigensolvers + density C_occ C_occ^T by %s\n", threads,
+             c.syrk ? "pdsyrk (upper triangle)" : "pdgemm");
+      if (er[R_ELPA2].on)
+        printf("# elpa2 real kernel: %s%s%s%s\n", er[R_ELPA2].kernel, ktrials[0] ? " (the fastest of: " : "", ktrials,
+               ktrials[0] ? ")" : "");
+      printf("# %-16s %-22s %10s %10s %10s %9s %-7s %s\n", "method", "layout", "t_min(s)", "t_med(s)", "eig/this",
+             "relerr", "vs", "tr(D)-n_occ");
+      for (int r = 0; r < NROUTES; r++)
+        if (er[r].on)
+          printf("  %-16s %-22s %10.4e %10.4e %10.3f %9.2e %-7s %.1e\n", k_routes[r], layout[r], st[r].min,
+                 st[r].median, tbase / st[r].median, er[r].err, against, er[r].trace_err);
       for (int k = 0; k < ncfg; k++)
         printf("  %-16s %s %-6s %2d it       %10.4e %10.4e %10.3f %9.2e %s\n", cfg[k].name, cfg[k].grid,
                ovl_purify_uses_sq(cfg[k].po.method) ? "square" : ovl_algo_name(cfg[k].po.plan.algo),
-               cfg[k].res.iterations, sp[k].min, sp[k].median, se.median / sp[k].median, cfg[k].err, against);
-      printf("# energies: %.10f (eig), %.10f (%s): %s\n", e_eig, cfg[0].res.energy, cfg[0].name,
-             pass ? "PASS" : "FAIL");
+               cfg[k].res.iterations, sp[k].min, sp[k].median, tbase / sp[k].median, cfg[k].err, against);
+      if (ncfg && base >= 0) {
+        printf("# eigensolver time / purification time, same launch: median (min)\n# %-16s", "purify");
+        for (int r = 0; r < NROUTES; r++)
+          if (er[r].on) printf(" %15s", k_routes[r]);
+        printf("\n");
+        for (int k = 0; k < ncfg; k++) {
+          printf("  %-16s", cfg[k].name);
+          for (int r = 0; r < NROUTES; r++)
+            if (er[r].on) printf("   %5.3f (%5.3f)", st[r].median / sp[k].median, st[r].min / sp[k].min);
+          printf("\n");
+        }
+      }
+      printf("# energies: %.10f (eig)", base >= 0 ? er[base].energy : NAN);
+      if (ncfg) printf(", %.10f (%s)", cfg[0].res.energy, cfg[0].name);
+      printf(": %s\n", pass ? "PASS" : "FAIL");
     }
     status = pass ? 0 : 1;
   }
 #ifdef OVL_HAVE_ELPA
-  ovl_free(&d2);
+  for (int r = R_ELPA1; r <= R_ELPA2; r++)
+    if (er[r].h) {
+      int e2 = 0;
+      elpa_deallocate(er[r].h, &e2);
+    }
   if (have_elpa) {
     int ue = 0;
     elpa_uninit(&ue);
   }
 #endif
-  ovl_free(&a), ovl_free(&z), ovl_free(&d), ovl_free(&w), ovl_free(&work), ovl_free(&iwork);
+  ovl_free(&c.a), ovl_free(&c.z), ovl_free(&c.d), ovl_free(&c.w), ovl_free(&c.work), ovl_free(&c.iwork);
+  ovl_free(&c.ifail), ovl_free(&c.iclustr), ovl_free(&c.gap);
   ovl_free(&F), ovl_free(&Dref), ovl_free(&dp);
   for (int k = 0; k < ncfg; k++) {
     ovl_dmat_destroy(&cfg[k].F), ovl_dmat_destroy(&cfg[k].D);
     if (cfg[k].g) ovl_grid3d_destroy(&cfg[k].g);
     if (cfg[k].act) ovl_active_destroy(&cfg[k].act);
   }
-  Cblacs_gridexit(ctxt);
+  Cblacs_gridexit(c.ctxt);
   Cblacs_exit(1);
   MPI_Finalize();
   return status;

@@ -1,4 +1,4 @@
-/* The BLACS and ScaLAPACK entry points the peer programs (and
+/* The BLACS, ScaLAPACK (and LAPACK dsyevr) entry points the peer programs (and
  * tests/test_pdgemm.c, test_pdpurify.c, test_pdpurify_readme.c) call, which Debian's ScaLAPACK ships no C header for,
  * and NUMROC for a first process row/column of 0. */
 #ifndef OVL_PEERS_SCALAPACK_H
@@ -18,6 +18,23 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
 void pdsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
               const int *desca, double *w, double *z, const int *iz, const int *jz, const int *descz, double *work,
               const int *lwork, int *iwork, const int *liwork, int *info);
+void pdsyevr_(const char *jobz, const char *range, const char *uplo, const int *n, double *a, const int *ia,
+              const int *ja, const int *desca, const double *vl, const double *vu, const int *il, const int *iu, int *m,
+              int *nz, double *w, double *z, const int *iz, const int *jz, const int *descz, double *work,
+              const int *lwork, int *iwork, const int *liwork, int *info);
+void pdsyevx_(const char *jobz, const char *range, const char *uplo, const int *n, double *a, const int *ia,
+              const int *ja, const int *desca, const double *vl, const double *vu, const int *il, const int *iu,
+              const double *abstol, int *m, int *nz, double *w, const double *orfac, double *z, const int *iz,
+              const int *jz, const int *descz, double *work, const int *lwork, int *iwork, const int *liwork,
+              int *ifail, int *iclustr, double *gap, int *info);
+void pdsyrk_(const char *uplo, const char *trans, const int *n, const int *k, const double *alpha, const double *a,
+             const int *ia, const int *ja, const int *desca, const double *beta, double *c, const int *ic,
+             const int *jc, const int *descc);
+/* LAPACK's (one process) */
+void dsyevr_(const char *jobz, const char *range, const char *uplo, const int *n, double *a, const int *lda,
+             const double *vl, const double *vu, const int *il, const int *iu, const double *abstol, int *m, double *w,
+             double *z, const int *ldz, int *isuppz, double *work, const int *lwork, int *iwork, const int *liwork,
+             int *info);
 void pdpotrf_(const char *uplo, const int *n, double *a, const int *ia, const int *ja, const int *desca, int *info);
 void pdsygst_(const int *ibtype, const char *uplo, const int *n, double *a, const int *ia, const int *ja,
               const int *desca, const double *b, const int *ib, const int *jb, const int *descb, double *scale,
