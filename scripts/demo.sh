@@ -54,7 +54,8 @@ demo() {
 
   echo "== 2. SymmSquareCube: Algorithm 5 (N_DUP 1, 4) against Algorithm 4, ovl's own collectives =="
   echo
-  local shm_set="[shared memory: $NP ranks x $thr on $cores cores, n = $nfock, min/median of $REPS rounds interleaved in one launch]"
+  local ranks="$NP ranks"; [ "$NP" = 1 ] && ranks="1 rank"
+  local shm_set="[shared memory: $ranks x $thr on $cores cores, n = $nfock, min/median of $REPS rounds interleaved in one launch]"
   echo "\$ mpiexec -n $NP ovl bench ssc -n $nfock --algo alg4,alg5 --ndup 1,4 --backend own -i $REPS"
   "$here/mpirun.sh" "$NP" "$OVL" bench ssc -n "$nfock" --algo alg4,alg5 --ndup 1,4 --backend own --allow-idle \
     -i "$REPS" --json -q >"$tmp/ssc_shm.jsonl"
