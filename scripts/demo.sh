@@ -102,9 +102,9 @@ demo() {
       -i "$REPS" --purify "$list" --json >"$tmp/eig.jsonl"
     echo
     report eig --eig "$tmp/eig.jsonl" --setting "$eig_set" --threads "$THREADS" --methods "$METHODS"
-    echo "(pdsyevd, ELPA and ovl call the same OpenBLAS in one process; it ran $THREADS threads. Larger n and more"
-    echo " ranks: docs/peers.md, where the eigensolvers also win on this 2-core machine up to n = 4000; simulated"
-    echo " scale: docs/smpi.md (SymmSquareCube only); sparse matrices: no results in the docs yet)"
+    echo "(pdsyevd, ELPA and ovl call the same OpenBLAS in one process; it ran $THREADS threads.)"
+    echo "Other sizes and rank counts: docs/peers.md (n = 134-4000 on 1-8 ranks of this 2-core machine; pdsyevd wins"
+    echo "  in float64 from n = 2000 up); simulated scale: docs/smpi.md (SymmSquareCube); sparse matrices: none in the docs yet."
     eig=(--eig "$tmp/eig.jsonl" --setting "$eig_set")
     echo
   else

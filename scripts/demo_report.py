@@ -22,12 +22,13 @@ import ovlfiles  # noqa: E402  (tools/ovlfiles.py: the safe writer)
 import ovlrecords  # noqa: E402  (tools/ovlrecords.py: the reader of ovl's JSON records)
 
 SSC_CONFIGS = (("alg4", 1, "Alg. 4"), ("alg5", 1, "Alg. 5 N_DUP 1"), ("alg5", 4, "Alg. 5 N_DUP 4"))
-WHY = ("Why the two settings differ: in shared memory a message is a copy made by the cores that also multiply,\n"
-       "  so there is no idle link for Alg. 5's N_DUP lanes to fill, and what Alg. 5 gains or loses there is how the\n"
-       "  ranks share the cores (on a busy machine the medians move by tens of percent). On the simulated cluster one\n"
-       "  message stream gets at most 9.3 of a node's 12 GB/s and a reduction's sums take its rank's time, so the lanes\n"
-       "  overlap transfers with each other and with the sums: the paper's effect (its Table I: 1.17-1.21x; docs/smpi.md,\n"
-       "  \"The reductions' arithmetic\").")
+WHY_SHM = ("in shared memory a message is a copy made\n"
+           "  by the cores that also multiply, so there is no idle link for Alg. 5's N_DUP lanes to fill; what Alg. 5\n"
+           "  gains or loses there is how the ranks share the cores (on a busy machine the medians move by tens of percent).")
+WHY_ONE_RANK = "on one rank there is no communication at all: Algorithms 4 and 5 do the same products and differ by noise."
+WHY_SIM = ("On the simulated cluster one message stream gets at most 9.3 of a node's 12 GB/s and a reduction's sums\n"
+           "  take its rank's time, so the lanes overlap transfers with each other and with the sums: the paper's effect\n"
+           "  (its Table I: 1.17-1.21x; docs/smpi.md, \"The reductions' arithmetic\").")
 
 
 def fail(msg):
@@ -36,7 +37,7 @@ def fail(msg):
 
 
 def read_shm(path):
-    """{(algo, ndup): (t_min, t_median)} of `ovl bench ssc --json` (alg4 has no lanes: ndup 1)."""
+    """{(algo, ndup): (t_min, t_median)} of `ovl bench ssc --json` (alg4 has no lanes: ndup 1); "ranks": its ranks."""
     out = {}
     for r in ovlrecords.read_file(path, require=True):
         if r.get("type") != "ssc":
@@ -44,6 +45,7 @@ def read_shm(path):
         if r.get("check") != "PASS":
             fail("%s: %s N_DUP %s did not pass its check" % (path, r.get("algo"), r.get("ndup")))
         out[(r["algo"], 1 if r["algo"] == "alg4" else int(r["ndup"]))] = (float(r["t_min"]), float(r["t_median"]))
+        out["ranks"] = int(r["ranks"])
     return out
 
 
@@ -80,7 +82,7 @@ def cmd_ssc(args):
         r = ssc_rows(res, name)
         print("Alg. 5 N_DUP 4 / Alg. 4 = %.2fx  (N_DUP 1: %.2fx)  %s" % (r[2][3], r[1][3], setting))
     if args.sim:
-        print(WHY)
+        print("Why the two settings differ: %s\n  %s" % (WHY_ONE_RANK if sets[0][1].get("ranks") == 1 else WHY_SHM, WHY_SIM))
 
 
 def read_eig(path):
