@@ -102,7 +102,7 @@ demo() {
       -i "$REPS" --purify "$list" --json >"$tmp/eig.jsonl"
     echo
     report eig --eig "$tmp/eig.jsonl" --setting "$eig_set" --threads "$THREADS" --methods "$METHODS"
-    echo "(pdsyevd, ELPA and ovl call the same OpenBLAS in one process; it ran $THREADS threads.)"
+    echo "(the eigensolvers and ovl call the same OpenBLAS in one process; it ran $THREADS threads.)"
     echo "Other sizes and rank counts: docs/peers.md (n = 134-4000 on 1-8 ranks of this 2-core machine; pdsyevd wins"
     echo "  in float64 from n = 2000 up); simulated scale: docs/smpi.md (SymmSquareCube); sparse matrices: none in the docs yet."
     eig=(--eig "$tmp/eig.jsonl" --setting "$eig_set")
