@@ -1,5 +1,7 @@
 # ovl: the two commands.
-#   make demo   runs the main job: purification of real Fock matrices (build first if needed)
+#   make demo   runs the main job and shows each claim where this machine can: purification of real Fock
+#               matrices, Algorithm 5 vs 4 here and on a simulated cluster (SMPI), purification vs the
+#               eigensolver on 1 rank x 2 threads, and a picture (build first if needed; docs/guides/demo.md)
 #   make test   runs the whole test suite (release build + ASan/UBSan build; and MPICH's release suite)
 #   make data   makes the big Fock-matrix cases of data/big/ (PySCF, hours) and checks their checksums
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
@@ -41,7 +43,7 @@ build-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 demo: build
-	@MPI=$(MPI) OVL=$(BUILD)/ovl bash scripts/demo.sh
+	@MPI=$(MPI) OVL=$(BUILD)/ovl JOBS=$(JOBS) bash scripts/demo.sh
 
 test-release: build
 	cd $(BUILD) && $(CTEST)
