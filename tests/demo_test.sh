@@ -47,7 +47,7 @@ if [ -x "$(dirname "$ovl")/bench/eig_peer" ]; then
   done
   need "^pdsyevd / SP2 \(float64\) = ${f}x  \[1 rank x 2 BLAS threads .*n = [0-9]+" "section 3 headline with its setting"
   need "it ran 2 threads" "the eigensolver's process ran 2 BLAS threads"
-  need "^Other sizes and rank counts: docs/lab/peers[.]md" "the pointer to the results at other sizes"
+  need "^Other sizes and rank counts: docs/lab/peers.md" "the pointer to the results at other sizes"
 else
   need '^== 3\. Purification against the eigensolver: skipped' "section 3 skipped without eig_peer"
 fi
