@@ -37,7 +37,7 @@ WHITEBOX = {
 # Public headers whose layer is neither a folder of src/ of the same name nor
 # the folder holding src/<layer>/<name>.c. None: an umbrella header that
 # stands for the headers it includes.
-HEADER_OWNER = {"ovl.h": None, "ssc.h": "kernels"}
+HEADER_OWNER = {"ovl.h": None, "ssc.h": "kernels", "err.h": "schema", "algo.h": None}
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(ovl/[^>]+)>)')
 

@@ -256,9 +256,9 @@ typedef struct ovl_knob {
   const char *const *names; /* OVL_KNOB_NAME: the valid names (NULL-terminated; NULL: the family's algorithms) */
   const int64_t *cand;      /* the tuner's and the cost model's candidates (ncand values), NULL: none */
   int ncand;
-  unsigned algos; /* the algorithms it applies to: bit a for ovl_algo a (all bits: every one) */
-  int named;      /* 1: needs the algorithm named even under auto (--groups) */
-  int printed;    /* 1: part of the printed plan (the replication is inside grid=SxSxC) */
+  unsigned algos;    /* the algorithms it applies to: bit a for ovl_algo a (all bits: every one) */
+  int named;         /* 1: needs the algorithm named even under auto (--groups) */
+  int printed;       /* 1: part of the printed plan (the replication is inside grid=SxSxC) */
   const char *which; /* the algorithms it applies to, in words ("summa and hsumma") */
   const char *help;  /* one line */
 } ovl_knob;

@@ -1,7 +1,6 @@
 /* Errors, collective agreement, memory, logging. */
 #include "ovl/core.h"
 
-
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>

@@ -86,14 +86,16 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
   switch (o->type) {
   case OVL_OPT_FLAG: *(int *)o->dest = 1; return OVL_OK;
   case OVL_OPT_INT:
-    if (ovl_parse_int(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
+    if (ovl_parse_int(val, &v) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
     if (v < INT32_MIN || v > INT32_MAX)
       return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is out of range (beyond 32 bits)", nm, val);
     *(int *)o->dest = (int)v;
     return OVL_OK;
   case OVL_OPT_I64:
-    if (ovl_parse_int(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
+    if (ovl_parse_int(val, &v) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
     *(int64_t *)o->dest = v;
     return OVL_OK;

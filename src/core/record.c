@@ -2,7 +2,6 @@
  * first, printed through cJSON (escaping, number formatting). */
 #include "ovl/record.h"
 
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>

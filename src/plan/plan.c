@@ -311,15 +311,21 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
     const ovl_knob *r = &ovl_knobs[k];
     if (!knob_offered(r, f)) continue;
     if (n + 1 > cap) return -1;
-    ovl_opt o = {r->name, r->letter, knob_opt_type(r), knob_dest(v, r->id), r->metavar, knob_help(r, f),
-                 r->type == OVL_KNOB_ONOFF ? r->names : ovl_knob_names(r->id, f), r->min, r->max};
+    ovl_opt o = {r->name,
+                 r->letter,
+                 knob_opt_type(r),
+                 knob_dest(v, r->id),
+                 r->metavar,
+                 knob_help(r, f),
+                 r->type == OVL_KNOB_ONOFF ? r->names : ovl_knob_names(r->id, f),
+                 r->min,
+                 r->max};
     if (r->type == OVL_KNOB_NAME || r->type == OVL_KNOB_DIMS || r->type == OVL_KNOB_FLAG) o.min = 0, o.max = -1;
     opts[n++] = o;
   }
   const ovl_opt extra[] = {
       {"plan", 0, OVL_OPT_STRING, &v->plan, "TEXT",
-       "a whole plan as a run prints it (\"summa grid=2x4 b=256 ndup=1 ...\"); knobs given beside it win", NULL, 0,
-       -1},
+       "a whole plan as a run prints it (\"summa grid=2x4 b=256 ndup=1 ...\"); knobs given beside it win", NULL, 0, -1},
       {"machine", 0, OVL_OPT_STRING, &v->machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
       {"tune-file", 0, OVL_OPT_STRING, &v->tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
        -1},
@@ -344,8 +350,8 @@ ovl_err ovl_plan_option_applies(const char *option, ovl_algo algo) {
   const ovl_knob *r = strncmp(option, "--", 2) == 0 ? ovl_knob_find(option + 2) : NULL;
   if (!r || r->algos == (1u << OVL_ALGO_N) - 1u) return OVL_OK; /* any other option applies everywhere */
   if (ovl_knob_applies(r->id, algo)) return OVL_OK;
-  return ovl_err_set(OVL_ERR_ARG, "%s applies to --algo %s only, not %s: refused rather than ignored", option,
-                     r->which, algo == OVL_ALGO_AUTO ? "auto" : ovl_algo_name(algo));
+  return ovl_err_set(OVL_ERR_ARG, "%s applies to --algo %s only, not %s: refused rather than ignored", option, r->which,
+                     algo == OVL_ALGO_AUTO ? "auto" : ovl_algo_name(algo));
 }
 
 ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v0, ovl_plan *p) {
@@ -354,7 +360,8 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v0, ovl_plan *
   ovl_plan_optvals vv = *v0, *v = &vv;
   if (v->kernel_old) {
     if (ovl_world_rank() == 0)
-      fprintf(stderr, "ovl: note: --kernel is deprecated, use --algo (the kernel algorithm); accepted for one release\n");
+      fprintf(stderr,
+              "ovl: note: --kernel is deprecated, use --algo (the kernel algorithm); accepted for one release\n");
     v->algo = v->kernel_old;
   }
   /* --plan: the printed plan first, its algorithm included (unless it says

@@ -75,9 +75,7 @@ const char *ovl_escape_as(char *dst, size_t n, const char *src, ovl_escape_c0 c0
   return dst;
 }
 
-const char *ovl_escape(char *dst, size_t n, const char *src) {
-  return ovl_escape_as(dst, n, src, OVL_ESCAPE_C0_ALL);
-}
+const char *ovl_escape(char *dst, size_t n, const char *src) { return ovl_escape_as(dst, n, src, OVL_ESCAPE_C0_ALL); }
 
 static void vset(const char *fmt, va_list ap) {
   char raw[OVL_MSG_MAX];
@@ -102,4 +100,3 @@ ovl_err ovl_check_ptr(const void *p, const char *fn, const char *name) {
   if (p != NULL) return OVL_OK;
   return ovl_err_set(OVL_ERR_ARG, "%s: %s is NULL", fn, name);
 }
-

@@ -12,15 +12,15 @@ static const struct {
   ovl_family family;
   int grid3; /* an s x s x c grid */
 } k_algos[OVL_ALGO_N] = {
-    [OVL_ALGO_SUMMA] = {"summa", OVL_FAMILY_GEMM, 0}, [OVL_ALGO_HSUMMA] = {"hsumma", OVL_FAMILY_GEMM, 0},
+    [OVL_ALGO_SUMMA] = {"summa", OVL_FAMILY_GEMM, 0},   [OVL_ALGO_HSUMMA] = {"hsumma", OVL_FAMILY_GEMM, 0},
     [OVL_ALGO_CANNON] = {"cannon", OVL_FAMILY_GEMM, 0}, [OVL_ALGO_3D] = {"3d", OVL_FAMILY_GEMM, 1},
-    [OVL_ALGO_25D] = {"2.5d", OVL_FAMILY_GEMM, 1},     [OVL_ALGO_SSC3] = {"alg3", OVL_FAMILY_SSC, 1},
-    [OVL_ALGO_SSC4] = {"alg4", OVL_FAMILY_SSC, 1},     [OVL_ALGO_SSC5] = {"alg5", OVL_FAMILY_SSC, 1},
-    [OVL_ALGO_SSC6] = {"alg6", OVL_FAMILY_SSC, 1},     [OVL_ALGO_SQ] = {"sq", OVL_FAMILY_SQ, 1},
+    [OVL_ALGO_25D] = {"2.5d", OVL_FAMILY_GEMM, 1},      [OVL_ALGO_SSC3] = {"alg3", OVL_FAMILY_SSC, 1},
+    [OVL_ALGO_SSC4] = {"alg4", OVL_FAMILY_SSC, 1},      [OVL_ALGO_SSC5] = {"alg5", OVL_FAMILY_SSC, 1},
+    [OVL_ALGO_SSC6] = {"alg6", OVL_FAMILY_SSC, 1},      [OVL_ALGO_SQ] = {"sq", OVL_FAMILY_SQ, 1},
 };
 
-const char *const ovl_family_names[] = {[OVL_FAMILY_GEMM] = "gemm", [OVL_FAMILY_SSC] = "ssc", [OVL_FAMILY_SQ] = "sq",
-                                        NULL};
+const char *const ovl_family_names[] = {
+    [OVL_FAMILY_GEMM] = "gemm", [OVL_FAMILY_SSC] = "ssc", [OVL_FAMILY_SQ] = "sq", NULL};
 
 const char *ovl_algo_name(ovl_algo a) {
   if (a == OVL_ALGO_AUTO) return "auto";
@@ -35,7 +35,10 @@ static void algo_list(char *buf, size_t n) {
     for (int a = 0, first = 1; a < OVL_ALGO_N; a++) {
       if (k_algos[a].family != (ovl_family)f) continue;
       if (used < n)
-        used += (size_t)snprintf(buf + used, n - used, "%s%s%s%s", used && first ? "; " : used ? ", " : "",
+        used += (size_t)snprintf(buf + used, n - used, "%s%s%s%s",
+                                 used && first ? "; "
+                                 : used        ? ", "
+                                               : "",
                                  first ? ovl_family_names[f] : "", first ? ": " : "", k_algos[a].name);
       first = 0;
     }

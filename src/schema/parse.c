@@ -87,4 +87,3 @@ ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims) {
   *ndims = n;
   return OVL_OK;
 }
-
