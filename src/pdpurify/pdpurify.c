@@ -25,7 +25,7 @@ ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   memset(&p, 0, sizeof p);
   p.method = OVL_PURIFY_SP2;
   p.algo = OVL_ALGO_AUTO;
-  p.ndup = 4;
+  p.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ); /* the default method, SP2, squares */
   p.prec = OVL_PURIFY_PREC_DOUBLE;
   p.tol = 0.0;
   p.max_iter = 200;
@@ -505,7 +505,8 @@ static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpu
   ovl_purify_opts po = ovl_purify_opts_default();
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
   OVL_TRY(ovl_options_runtime(comm, p->options, OVL_FAMILY_SSC, &plan, &po));
-  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : 4, p->c = plan.c;
+  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SSC),
+  p->c = plan.c;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
   return OVL_OK;
 }

@@ -207,7 +207,7 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   if (rank == 0 && rc == OVL_OK) {
     if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
     if (rc == OVL_OK) {
-      if (p.b <= 0) p.b = 256;
+      if (p.b <= 0) p.b = ovl_knob_default(OVL_KNOB_BLOCK, f);
       if (p.lookahead < 0) p.lookahead = 0;
       if (p.ppn < 1) p.ppn = 1;
       rc = shape(&p, p.P);
