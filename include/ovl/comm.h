@@ -96,8 +96,7 @@ typedef struct ovl_lanes_s *ovl_lanes;
 
 /* COLLECTIVE over comm. comm == MPI_COMM_NULL gives an empty lane set (for
  * ranks outside a grid). Errors (agreed over comm): OVL_ERR_ARG when ndup < 1
- * or ndup > OVL_LANES_MAX or differs between ranks (and out NULL). */
-#define OVL_LANES_MAX 64
+ * or ndup > OVL_LANES_MAX (ovl/schema.h) or differs between ranks (and out NULL). */
 ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out);
 /* NULL-safe; nulls *L. COLLECTIVE over the communicator. */
 ovl_err ovl_lanes_destroy(ovl_lanes *L);

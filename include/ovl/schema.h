@@ -38,6 +38,8 @@ extern "C" {
 
 /* The one value of "open": left to the planner. */
 #define OVL_AUTO (-1)
+/* The most lanes (N_DUP) of one communication phase: the ndup knob's maximum. */
+#define OVL_LANES_MAX 64
 
 /* ---- algorithms and families ------------------------------------------------ */
 

@@ -128,7 +128,7 @@ const ovl_knob ovl_knobs[OVL_KNOB_N] = {
      "N",
      {1, 4, 4},
      1,
-     64,
+     OVL_LANES_MAX,
      NULL,
      k_cand_ndup,
      3,
