@@ -37,7 +37,8 @@ EXTS = (".c", ".h")
 # The rooms of src/, lowest first: a room includes only rooms above it in
 # this list. One line per room; a new room is a new line at its place.
 ORDER = [
-    "core",     # errors, memory, options, JSON, records, traces, files, algorithm names
+    "schema",   # the plan schema (no MPI): error codes, names, the knob table, the plan, its printer and parser
+    "core",     # errors, memory, options, JSON, records, traces, files
     "comm",     # collectives, lanes, pipelines, requests, the active set
     "grid",     # 2D and 3D process grids and their shapes
     "dmat",     # the distributed matrix: layout, exchanges (block-cyclic too), files
@@ -66,7 +67,7 @@ WHITEBOX = {
 # Public headers whose layer is neither a folder of src/ of the same name nor
 # the folder holding src/<layer>/<name>.c. None: an umbrella header that
 # stands for the headers it includes.
-HEADER_OWNER = {"ovl.h": None, "dist.h": None, "ssc.h": "kernels"}
+HEADER_OWNER = {"ovl.h": None, "dist.h": None, "algo.h": None, "ssc.h": "kernels", "err.h": "schema"}
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(ovl/[^>]+)>)')
 

@@ -53,9 +53,25 @@ run 2 gemm -n 64 -j -i 1 -x 0
 expect "json unchecked: relerr null" has '"check":"not checked","relerr":null' "$out"
 # options from the environment, as PETSc's PETSC_OPTIONS: other commands' options skipped, the command line wins
 OVL_OPTIONS="--ndup 2 --nocc 7" run 2 gemm -n 64 -j -i 1 -x 0
-expect "OVL_OPTIONS sets the plan" has '"plan":"summa b=256 ndup=2 ' "$out"
+expect "OVL_OPTIONS sets the plan" has '"plan":"summa grid=1x2 b=256 ndup=2 ' "$out"
 OVL_OPTIONS="--ndup 2" run 2 gemm -n 64 -j -i 1 -x 0 --ndup 3
-expect "the command line wins over OVL_OPTIONS" has '"plan":"summa b=256 ndup=3 ' "$out"
+expect "the command line wins over OVL_OPTIONS" has '"plan":"summa grid=1x2 b=256 ndup=3 ' "$out"
+# the knob walk: a knob given in OVL_OPTIONS and on the command line gives the same printed plan
+plan_of() { grep -o '"plan":"[^"]*"' <<<"$out" | sed 's/^"plan":"//; s/"$//'; }
+for kv in "--ndup 3" "--block 64" "--grid 2x1" "--backend own --bcast-alg chain"; do
+  OVL_OPTIONS="$kv" run 2 gemm -n 64 -j -i 1 -x 0; a=$(plan_of)
+  # shellcheck disable=SC2086
+  run 2 gemm -n 64 -j -i 1 -x 0 $kv; b=$(plan_of)
+  expect "knob $kv: OVL_OPTIONS and the command line give one plan ($a)" test -n "$a" -a "$a" = "$b"
+done
+# a printed plan pasted back (--plan) gives the same plan; knobs given beside it win
+run 2 gemm -n 64 -j -i 1 -x 0 --ndup 2 --block 32 --lookahead; a=$(plan_of)
+run 2 gemm -n 64 -j -i 1 -x 0 --plan "$a"; b=$(plan_of)
+expect "--plan reads back the printed plan ($a)" test -n "$a" -a "$a" = "$b"
+run 2 gemm -n 64 -j -i 1 -x 0 --plan "$a" --ndup 4
+expect "--plan: a knob beside it wins" has '"plan":"summa grid=1x2 b=32 ndup=4 lookahead=1 ' "$out"
+run 2 gemm -n 64 -j -i 1 -x 0 --plan "summa nosuch=1"
+expect "--plan: an unknown key is a usage error" test "$rc" -eq 2 -a -n "$(grep -- nosuch <<<"$err")"
 OVL_OPTIONS="--ndup many" run 2 gemm -n 64
 expect "a bad value in OVL_OPTIONS: exit 2" test "$rc" -eq 2
 expect "a bad value in OVL_OPTIONS: named" has "OVL_OPTIONS" "$err"

@@ -45,7 +45,7 @@ expect "Table III machine" has "alg5 P=343 (7x7x7) ndup=4 ppn=6 nodes=58" "$out"
 expect "Table III machine: 48 cores" has "48 cores and 1 NIC" "$out"
 run 1 model --kernel 3d -n 4000 --ranks 1000 --sweep P
 expect "sweep P: cubes" test "$(count "^  3d P=" "$out")" -eq 10
-run 1 model --kernel summa -n 4096 --ranks 64 --sweep algo
+run 1 model --algo summa -n 4096 --ranks 64 --sweep algo
 expect "sweep algo: 10 rows" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 10
 run 1 model --kernel alg4 -n 7645 --ranks 64
 expect "model header names the built-in machine" has "stampede2" "$out"

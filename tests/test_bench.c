@@ -338,8 +338,8 @@ static void test_machine(void) {
     ovl_plan cfg = ovl_plan_default((ovl_algo)k, 512, 8);
     ovl_model_cost c;
     ovl_err rc = ovl_model_predict(&m, &cfg, &c);
-    T_CHECK(rc == OVL_OK || rc == OVL_ERR_GRID, "predict %s on the measured machine: %s", ovl_algo_name((ovl_algo)k),
-            ovl_errmsg());
+    T_CHECK(rc == OVL_OK || rc == OVL_ERR_GRID || (k == OVL_ALGO_SQ && rc == OVL_ERR_UNSUPPORTED),
+            "predict %s on the measured machine: %s", ovl_algo_name((ovl_algo)k), ovl_errmsg());
     if (rc == OVL_OK)
       T_CHECK(c.total > 0 && isfinite(c.total) && c.latency >= 0 && c.bandwidth > 0 && c.compute > 0,
               "predict %s: total %g", ovl_algo_name((ovl_algo)k), c.total);

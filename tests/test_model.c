@@ -151,8 +151,8 @@ static void test_model_table(void) {
           "ppn 1..8:\n%s", g_out);
   /* Alg. 5 on 64 nodes: the largest cube of 64 K ranks (Huang & Chow's Table III meshes) */
   ovl_plan a5 = ovl_plan_default(OVL_ALGO_SSC5, 7645, 64);
-  T_CHECK(model_rows(&a5, "ppn", 6, 0) == 6 && strstr(g_out, "alg5 P=125 (5x5x5) ndup=1 ppn=2 nodes=63") &&
-              strstr(g_out, "alg5 P=343 (7x7x7) ndup=1 ppn=6 nodes=58"),
+  T_CHECK(model_rows(&a5, "ppn", 6, 0) == 6 && strstr(g_out, "alg5 P=125 (5x5x5) ndup=4 ppn=2 nodes=63") &&
+              strstr(g_out, "alg5 P=343 (7x7x7) ndup=4 ppn=6 nodes=58"),
           "alg5 PPN sweep:\n%s", g_out);
   T_CHECK(model_rows(&b, "algo", 1, 1) == OVL_ALGO_N, "every algorithm:\n%s", g_out);
   /* a configuration that does not fit: the model's message in the row, "error" in the record */

@@ -124,9 +124,9 @@ static void test_check(void) {
   T_OK(ovl_plan_check(&p, OVL_FAMILY_SSC, 0));
   char buf[256];
   ovl_plan_describe(&p, buf, sizeof buf);
-  T_CHECK(strcmp(buf, "alg6 grid=2x2x2 ndup=1 backend=mpi") == 0, "describe: '%s'", buf);
+  T_CHECK(strcmp(buf, "alg6 grid=2x2x2 ndup=4 backend=mpi") == 0, "describe: '%s'", buf);
   ovl_plan_short(&p, buf, sizeof buf);
-  T_CHECK(strcmp(buf, "alg6 2x2x2 ndup=1") == 0, "short: '%s'", buf);
+  T_CHECK(strcmp(buf, "alg6 2x2x2 ndup=4") == 0, "short: '%s'", buf);
   p.c = 3;
   T_ERR(ovl_plan_check(&p, OVL_FAMILY_SSC, 1), OVL_ERR_GRID); /* c does not divide s */
   p = ovl_plan_default(OVL_ALGO_SUMMA, 64, 8);

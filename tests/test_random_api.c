@@ -275,6 +275,13 @@ static void d_names(void) {
     ovl_plan fp = ovl_plan_default((ovl_algo)en(), 1, 1);
     VCALL(ovl_purify_plan_family((ovl_purify_method)en(), MAYBE(&fp)));
     VCALL(ovl_cmodel_default((ovl_mcoll)en()));
+    VCALL(ovl_algo_choices((ovl_family)en()));
+    VCALL(ovl_alg_choices(str()));
+    VCALL(ovl_knob_find(str()));
+    VCALL(ovl_knob_default((ovl_knob_id)en(), (ovl_family)en()));
+    VCALL(ovl_knob_default_int((ovl_knob_id)en(), (ovl_family)en()));
+    VCALL(ovl_knob_names((ovl_knob_id)en(), (ovl_family)en()));
+    VCALL(ovl_knob_applies((ovl_knob_id)en(), (ovl_algo)en()));
   }
 }
 
@@ -307,6 +314,15 @@ static void d_parse(void) {
     CALL(ovl_parse_dims(str(), MAYBE(dims), MAYBE(&nd)));
     CALL(ovl_plan_option_applies(str(), (ovl_algo)en()));
     CALL(ovl_purify_option_applies((ovl_purify_method)en(), str()));
+    CALL(ovl_parse_int(str(), MAYBE(&v)));
+    ovl_plan pl = ovl_plan_auto((ovl_family)en(), i64()), q = ovl_plan_default((ovl_algo)en(), i64(), iint());
+    char buf[256], esc[64];
+    CALL(ovl_plan_parse(str(), (ovl_family)en(), MAYBE(&pl)));
+    CALL(ovl_knob_set(MAYBE(&pl), (ovl_knob_id)en(), (ovl_family)en(), str()));
+    VCALL(ovl_knob_is_open(MAYBE(&pl), (ovl_knob_id)en()));
+    VCALL(ovl_knob_format(&pl, (ovl_knob_id)en(), buf, sizeof buf));
+    VCALL(ovl_knob_copy(MAYBE(&q), MAYBE(&pl), (ovl_knob_id)en()));
+    VCALL(ovl_escape_as(esc, sizeof esc, str(), (ovl_escape_c0)en()));
   }
 }
 

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "ovl/core.h"
+#include "ovl/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,53 +59,8 @@ int64_t ovl_req_live(void);
 
 /* ---- collective configuration ------------------------------------------- */
 
-typedef enum ovl_backend { OVL_BACKEND_MPI = 0, OVL_BACKEND_OWN = 1 } ovl_backend;
-
-typedef enum ovl_alg {
-  OVL_ALG_AUTO = 0,
-  /* bcast */
-  OVL_BCAST_BINOMIAL,
-  OVL_BCAST_SCATTER_ALLGATHER, /* binomial scatter + ring allgather (van de Geijn) */
-  OVL_BCAST_CHAIN,             /* segmented pipelined chain */
-  OVL_BCAST_HIER,              /* two levels: between groups, then inside groups (HSUMMA) */
-  /* reduce (sum) */
-  OVL_REDUCE_BINOMIAL,
-  OVL_REDUCE_RABENSEIFNER, /* reduce-scatter (recursive halving, ring when p is not a power of 2) + binomial gather */
-  /* allreduce (sum) */
-  OVL_ALLREDUCE_RABENSEIFNER, /* reduce-scatter + allgather (recursive doubling when p is a power of 2) */
-  OVL_ALLREDUCE_RING,         /* ring reduce-scatter + ring allgather */
-  /* allgather */
-  OVL_ALLGATHER_RING,
-  OVL_ALLGATHER_RECDBL, /* recursive doubling (ring when p is not a power of 2) */
-  /* alltoall */
-  OVL_ALLTOALL_RING,
-  OVL_ALLTOALL_PAIRWISE, /* XOR pairing (ring order when p is not a power of 2) */
-  OVL_ALG_COUNT
-} ovl_alg;
-
-typedef struct ovl_coll_cfg {
-  ovl_backend backend;
-  ovl_alg bcast, reduce, allreduce, allgather, alltoall; /* own back end; AUTO picks by size */
-  int64_t segment;                                       /* chain bcast segment (elements); 0: 16384 */
-  int hier_group;                                        /* hier bcast group size; 0: ~sqrt(p) */
-} ovl_coll_cfg;
-
-/* Defaults: MPI back end, AUTO algorithms. LOCAL. */
-ovl_coll_cfg ovl_coll_cfg_default(void);
-/* Algorithm names ("binomial", "scatter-allgather", "chain", "hier",
- * "rabenseifner", "ring", "recdbl", "pairwise", "auto") for a collective
- * ("bcast", "reduce", "allreduce", "allgather", "alltoall"). LOCAL. */
-const char *ovl_alg_name(ovl_alg a);
-ovl_err ovl_alg_parse(const char *collective, const char *name, ovl_alg *out);
-/* The back-end names, indexed by ovl_backend and NULL-terminated:
- * {"mpi", "own", NULL}; option tables and help texts take their choices
- * from here. */
-extern const char *const ovl_backend_names[];
-/* Name -> back end ("mpi" or "own"). LOCAL. Errors: OVL_ERR_ARG (naming
- * the choices). */
-ovl_err ovl_backend_parse(const char *name, ovl_backend *out);
-/* Back end -> name ("mpi" for a value out of range). LOCAL. */
-const char *ovl_backend_name(ovl_backend b);
+/* The back ends (ovl_backend), the schedules of the own back end (ovl_alg),
+ * ovl_coll_cfg and their names are part of the plan: ovl/schema.h. */
 
 /* ---- nonblocking collectives on one communicator ---------------------------
  * COLLECTIVE over comm (every rank calls it, in the same order as the other
@@ -140,8 +96,7 @@ typedef struct ovl_lanes_s *ovl_lanes;
 
 /* COLLECTIVE over comm. comm == MPI_COMM_NULL gives an empty lane set (for
  * ranks outside a grid). Errors (agreed over comm): OVL_ERR_ARG when ndup < 1
- * or ndup > OVL_LANES_MAX or differs between ranks (and out NULL). */
-#define OVL_LANES_MAX 64
+ * or ndup > OVL_LANES_MAX (ovl/schema.h) or differs between ranks (and out NULL). */
 ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out);
 /* NULL-safe; nulls *L. COLLECTIVE over the communicator. */
 ovl_err ovl_lanes_destroy(ovl_lanes *L);

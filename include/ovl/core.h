@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ovl/err.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,35 +36,6 @@ extern "C" {
 #else
 #define OVL_NORETURN _Noreturn
 #endif
-
-/* Error codes, ordered by severity: the collective agreement keeps the
- * largest code seen on any rank. */
-typedef enum ovl_err {
-  OVL_OK = 0,
-  OVL_ERR_ARG = 1,         /* invalid argument or option */
-  OVL_ERR_SIZE = 2,        /* sizes that contradict each other or the grid */
-  OVL_ERR_GRID = 3,        /* rank count does not fit the requested grid */
-  OVL_ERR_IO = 4,          /* file missing, unreadable, unwritable */
-  OVL_ERR_FORMAT = 5,      /* file present but malformed or truncated */
-  OVL_ERR_NUMERIC = 6,     /* NaN/Inf, asymmetry, verification failure */
-  OVL_ERR_NOMEM = 7,       /* allocation failed or over the memory limit */
-  OVL_ERR_UNSUPPORTED = 8, /* valid request that this build cannot do */
-  OVL_ERR_MPI = 9,         /* an MPI call returned an error */
-  OVL_ERR_INTERNAL = 10    /* a bug in ovl */
-} ovl_err;
-
-/* Short constant name of a code ("OVL_ERR_ARG"). LOCAL. */
-const char *ovl_err_name(ovl_err code);
-
-/* Message of the last error recorded on this rank (empty if none). LOCAL. */
-const char *ovl_errmsg(void);
-
-/* Record a formatted message for code and return code. LOCAL.
- * Typical use: return ovl_err_set(OVL_ERR_ARG, "n must be > 0, got %d", n); */
-ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Clear the recorded error. LOCAL. */
-void ovl_err_clear(void);
 
 /* Agree on an error across comm. COLLECTIVE over comm.
  * Every rank passes its local verdict; all ranks return the largest code and
@@ -82,16 +55,9 @@ ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local);
  * and the row-block entries check their arguments with it. */
 ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const char *const *names, int k);
 
-/* The checks of arguments every public function makes first, before any
- * communication. LOCAL. Each returns OVL_OK, or OVL_ERR_ARG with a message
- * that names fn (the function) and name (the argument):
- *  - ovl_check_handle: h is NULL ("never created, or destroyed": destroy
- *    functions null the caller's handle);
- *  - ovl_check_ptr: p is NULL (an output pointer or a required array);
- *  - ovl_check_comm: comm is MPI_COMM_NULL (refused before MPI sees it, so
- *    MPI's error handler does not abort the job). */
-ovl_err ovl_check_handle(const void *h, const char *fn, const char *name);
-ovl_err ovl_check_ptr(const void *p, const char *fn, const char *name);
+/* ovl_check_comm: comm is MPI_COMM_NULL (refused before MPI sees it, so
+ * MPI's error handler does not abort the job): OVL_ERR_ARG naming fn. The
+ * MPI-free checks (ovl_check_handle, ovl_check_ptr) are in ovl/err.h. LOCAL. */
 ovl_err ovl_check_comm(MPI_Comm comm, const char *fn);
 
 /* Print "ovl: fatal: <message>" on this rank and MPI_Abort(comm). For
@@ -103,20 +69,7 @@ OVL_NORETURN void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) _
  * LOCAL. */
 ovl_err ovl_err_mpi(int mpi_rc, const char *call);
 
-/* ---- macros (the only three) ------------------------------------------ */
-
-/* Evaluate an ovl call and return its code on failure. */
-#define OVL_TRY(call)                                                                                                  \
-  do {                                                                                                                 \
-    ovl_err ovl_try_rc_ = (call);                                                                                      \
-    if (ovl_try_rc_ != OVL_OK) return ovl_try_rc_;                                                                     \
-  } while (0)
-
-/* Check a condition; on failure record a message and return code. */
-#define OVL_CHECK(cond, code, ...)                                                                                     \
-  do {                                                                                                                 \
-    if (!(cond)) return ovl_err_set((code), __VA_ARGS__);                                                              \
-  } while (0)
+/* ---- macros (the only three: OVL_TRY and OVL_CHECK are in ovl/err.h) ---- */
 
 /* Evaluate an MPI call; on failure return OVL_ERR_MPI with its message. */
 #define OVL_MPI(call)                                                                                                  \
@@ -288,14 +241,6 @@ void ovl_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* printf to stderr with a "[rank r] " prefix, on any rank. LOCAL. */
 void ovl_log_rank(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* The one escaping of text for a terminal: src copied into dst (n bytes,
- * always terminated, cut at a whole character) with control characters
- * (newlines and tabs too), DEL, C1 controls and bytes that are not valid
- * UTF-8 written as \xNN; printable ASCII and valid UTF-8 pass unchanged.
- * Messages (ovl_err_set, ovl_log, ovl_warn, ovl_fatal), ovl_fprintf and the
- * strings of records (ovl_record_set_str) go through it. Returns dst. LOCAL. */
-const char *ovl_escape(char *dst, size_t n, const char *src);
 
 /* fprintf whose formatted text is escaped as ovl_escape does, newlines and
  * tabs kept: for every line that carries a file name, a path or a string

@@ -10,6 +10,7 @@
 #include "ovl/core.h"
 #include "ovl/dmat.h"
 #include "ovl/node.h" /* the node probes were declared here before */
+#include "ovl/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,42 +26,8 @@ typedef struct ovl_kstats {
   int64_t ncoll;  /* collective operations this rank took part in (a lane-split one counts once) */
 } ovl_kstats;
 
-/* A plan: everything that says how a kernel runs, for both families (the
- * multiplication and SymmSquareCube; purification carries one too). The
- * cost model predicts plans (ovl/model.h), the tune database stores them
- * and the planner (ovl/plan.h) completes one from constraints; the kernels
- * execute them. Prints as one line (ovl_plan_str). Fields an algorithm does
- * not use are ignored. */
-typedef struct ovl_plan {
-  ovl_algo algo;
-  int64_t n;     /* the matrix size it is for (the largest of m, n, k for a multiplication) */
-  int P;         /* ranks taking part (nodes x ppn) */
-  int p, q;      /* 2D grid (SUMMA, HSUMMA, Cannon); 0: derived from P */
-  int s, c;      /* 3D, 2.5D and SymmSquareCube grid s x s x c; 0: derived from P */
-  int64_t b;     /* panel width (SUMMA, HSUMMA inner block), > 0 */
-  int64_t outer; /* HSUMMA outer block M >= b (0: M = b) */
-  int G;         /* HSUMMA group count (a square g x g on a square grid) */
-  int groups_i;  /* HSUMMA groups I x J as executed (G = I*J) */
-  int groups_j;
-  int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
-  int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
-  int arrival;       /* SUMMA, Alg. 5: 1 = each lane carries a self-contained part of a panel and its product
-                        starts as it arrives (arrival order); 0 (default) = the product waits for all lanes */
-  int ppn;           /* ranks per node sharing a link (1) */
-  ovl_coll_cfg coll; /* collective back end and algorithms */
-} ovl_plan;
-
-/* The documented defaults of an algorithm for size n on P ranks: b = 256,
- * G = 1 (groups 1 x 1), N_DUP 1, no lookahead, ppn 1, grids derived from P,
- * default collectives. LOCAL. */
-ovl_plan ovl_plan_default(ovl_algo algo, int64_t n, int P);
-/* The same with panel width b, for a multiplication whose size and ranks
- * follow from its matrices. LOCAL. */
-ovl_plan ovl_plan_gemm(ovl_algo algo, int64_t b);
-
-/* Write the plan as one line, e.g. "summa b=256 ndup=1 lookahead=0
- * backend=mpi bcast=auto". LOCAL. */
-int ovl_plan_str(const ovl_plan *plan, char *buf, size_t n);
+/* The plan (ovl_plan), its defaults (ovl_plan_default, ovl_plan_gemm) and
+ * its printer are in the plan schema, ovl/schema.h. */
 
 /* C = alpha * A * B + beta * C with SUMMA on the 2D grid shared by A (m x k),
  * B (k x n) and C (m x n). Any grid shape, any sizes (uneven blocks); panels

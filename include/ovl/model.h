@@ -11,9 +11,7 @@
 
 #include <stdio.h>
 
-#include "ovl/algo.h"
-#include "ovl/core.h"
-#include "ovl/kernels.h"
+#include "ovl/schema.h" /* the plan and its names: the model needs neither MPI nor the kernels */
 
 #ifdef __cplusplus
 extern "C" {

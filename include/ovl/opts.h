@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "ovl/core.h"
+#include "ovl/schema.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,8 +37,9 @@ typedef struct ovl_opt_list {
   int cap, n;
 } ovl_opt_list;
 
-/* What OVL_OPT_INT_OR_AUTO stores for "auto" (the planner's OVL_AUTO). */
-#define OVL_OPT_AUTO (-1)
+/* What OVL_OPT_INT_OR_AUTO stores for "auto": the one sentinel OVL_AUTO
+ * (ovl/schema.h); this name is kept for one release. */
+#define OVL_OPT_AUTO OVL_AUTO
 
 typedef struct ovl_opt {
   const char *lname; /* long name without dashes, e.g. "iterations" */
@@ -78,10 +80,6 @@ ovl_err ovl_opts_parse_string_buf(const ovl_opt *opts, int nopts, const char *st
  * (options whose help is NULL, aliases, are not listed). LOCAL. */
 void ovl_opts_help(FILE *out, const char *usage, const ovl_opt *opts, int nopts);
 
-/* Parse a size "4096", "4K", "64M", "1G", "8KiB" into bytes/elements.
- * LOCAL. */
-ovl_err ovl_parse_size(const char *s, int64_t *out);
-
 /* Parse a comma-separated list of sizes (each as ovl_parse_size: "4K" is
  * 4096) and ascending ranges A-B (every integer from A to B: "1-6"), e.g.
  * "1,2,4", "1-3,8", "4K,64K". Every value must lie in [lo, hi] (when lo <=
@@ -92,8 +90,7 @@ ovl_err ovl_parse_size(const char *s, int64_t *out);
  * offending item; out and *n are then left as they were. */
 ovl_err ovl_parse_list(const char *s, int64_t lo, int64_t hi, int64_t *out, int cap, int *n);
 
-/* Parse "PxQ" or "PxQxR" into dims (ndims returned; dims[k] > 0). LOCAL. */
-ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims);
+/* ovl_parse_int, ovl_parse_size and ovl_parse_dims: ovl/schema.h. */
 
 #ifdef __cplusplus
 }

@@ -71,8 +71,9 @@ typedef struct ovl_pdpurify_params {
                                OVL_ALGO_AUTO (default): the planner's (ovl_plan_resolve, family
                                OVL_FAMILY_SSC); SP2 and TRS4 use the symmetric square (family OVL_FAMILY_SQ)
                                and ignore it */
-  int ndup;                 /* lanes (N_DUP) per communication phase, 1..OVL_LANES_MAX, or 0 (default): the
-                               planner's (4 for the symmetric square) */
+  int ndup;                 /* lanes (N_DUP) per communication phase, 1..OVL_LANES_MAX, or OVL_AUTO (default): the
+                               planner's (4 for the symmetric square); 0, the older spelling of open, is read
+                               as OVL_AUTO for one more release */
   ovl_purify_prec prec;     /* OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED (SP2, TRS4) */
   double tol;               /* ||D'^2 - D'||_F tolerance: 0 (default: the method's own stopping rule) or in
                                [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */

@@ -1,6 +1,6 @@
 /* ovl planner: one complete plan from constraints, for every entry.
  *
- * A plan (ovl_plan, ovl/kernels.h) says everything about how a kernel runs:
+ * A plan (ovl_plan, ovl/schema.h) says everything about how a kernel runs:
  * algorithm, grid shape (p x q, or s x s x c), HSUMMA groups, panel width,
  * N_DUP, lookahead, ranks per node and the collective back end. The caller
  * fixes what it wants and leaves the rest to the planner:
@@ -42,8 +42,6 @@
 extern "C" {
 #endif
 
-/* The value of an integer field left to the planner (lookahead, ppn). */
-#define OVL_AUTO (-1)
 /* A buffer size for the planner's reasons. */
 #define OVL_PLAN_WHY 640
 
@@ -55,13 +53,8 @@ typedef struct ovl_plan_src {
   const char *tune_file;
 } ovl_plan_src;
 
-/* A plan of family f for size n with everything open: algo auto, ndup 0,
- * b 0, lookahead OVL_AUTO, G 0, grid 0, ppn 1, default collectives. LOCAL. */
-ovl_plan ovl_plan_auto(ovl_family f, int64_t n);
-
-/* 1 when something of the plan is left to the planner (algorithm, ndup, b,
- * lookahead, G for HSUMMA). LOCAL. */
-int ovl_plan_is_open(const ovl_plan *plan);
+/* ovl_plan_auto, ovl_plan_is_open, the printer (ovl_plan_describe) and its
+ * parser (ovl_plan_parse) are in the plan schema, ovl/schema.h. */
 
 /* The machine of the cost models: path, else $OVL_MACHINE, else Huang &
  * Chow's Stampede2 (ovl_machine_stampede2); source (may be NULL) receives
@@ -101,32 +94,28 @@ ovl_err ovl_plan_check(const ovl_plan *plan, ovl_family f, int allow_idle);
  * idle when flags has OVL_GRID_ALLOW_IDLE. COLLECTIVE over comm. */
 ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *plan, int flags, ovl_grid2d *g2, ovl_grid3d *g3);
 
-/* The whole plan as one line: "summa grid=2x4 b=256 ndup=1 lookahead=0
- * backend=mpi bcast=auto", "hsumma grid=4x4 G=2x2 M=256 b=64 ...",
- * "alg6 grid=2x2x2 ndup=4 backend=mpi". LOCAL. */
-int ovl_plan_describe(const ovl_plan *plan, char *buf, size_t n);
-
-/* Short form for tables: "summa b=256 ndup=1 lookahead", "hsumma G=4 b=256
- * ndup=1", "2.5d 2x2x2 ndup=2", "alg5 ndup=4". LOCAL. */
-int ovl_plan_short(const ovl_plan *plan, char *buf, size_t n);
-
-/* 1 when two complete plans run the same configuration (algorithm, ndup,
- * b, G, lookahead; s and c for 2.5D). LOCAL. */
-int ovl_plan_same(const ovl_plan *a, const ovl_plan *b);
-
 /* The instruments that time plans -- the multiplication benchmark
  * (ovl_plan_bench, `ovl gemm`) and the tuner (ovl_tune, `ovl tune`) -- are
  * in ovl/bench.h, above the planner. */
 
 /* ---- options --------------------------------------------------------------
- * The plan's options, declared once: --algo NAME|auto, --ndup N|auto,
- * --block B, --outer M, --groups G|IxJ, --grid PxQ|SxSxC, --repl C,
- * --lookahead, --backend mpi|own, --arrival-order on|off, --bcast-alg A, --machine FILE,
- * --tune-file FILE. ovl_plan_opts writes the table (entries pointing into
- * *po) into opts (cap entries; returns how many, or -1 when cap is too
- * small); after parsing, ovl_plan_opts_apply turns what was given into
- * constraints on *plan. algos lists the algorithm names offered (NULL: the
- * family's). LOCAL. */
+ * The plan's options are derived from the knob table (ovl_knobs,
+ * ovl/schema.h): one option per knob that applies to an algorithm of the
+ * family (--algo, --grid, --block, --groups, --outer, --repl, --ndup,
+ * --lookahead, --arrival-order, --backend, --bcast-alg), its name, letter,
+ * range, choices and default from the row; then --plan TEXT (a printed
+ * plan, ovl_plan_parse), --machine FILE and --tune-file FILE, and the
+ * deprecated alias --kernel of --algo. ovl_plan_opts writes the table
+ * (entries pointing into *po) into opts (cap entries; returns how many, or
+ * -1 when cap is too small); after parsing, ovl_plan_opts_apply turns what
+ * was given into constraints on *plan.
+ *
+ * The sources of a knob, first one wins: the value a library call passes
+ * (per call) > the command line > $OVL_OPTIONS (parsed before argv into the
+ * same table, so argv overrides it) > --plan (the knobs given beside it
+ * win) > the tune file > the cost model (ovl_plan_resolve, for what is
+ * still open) > the family's default (the table, for a named algorithm).
+ * LOCAL. */
 typedef struct ovl_plan_optvals {
   const char *algo;                                                  /* a name or "auto" (NULL: auto) */
   int ndup;                                                          /* > 0, OVL_OPT_AUTO, or 0: not given */
@@ -135,6 +124,8 @@ typedef struct ovl_plan_optvals {
   int64_t b, outer;                                                  /* 0: not given */
   int repl;                                                          /* 0: not given */
   int lookahead;                                                     /* flag */
+  const char *plan;       /* --plan: a printed plan (ovl_plan_parse); NULL: not given */
+  const char *kernel_old; /* --kernel, the spelling of older releases of --algo (a note on stderr) */
 } ovl_plan_optvals;
 int ovl_plan_opts(ovl_family f, ovl_plan_optvals *po, ovl_opt *opts, int cap);
 /* Errors (OVL_ERR_ARG, naming the option): a value that does not parse, an

@@ -109,7 +109,8 @@ ovl_bench_coll_params ovl_bench_coll_default(void) {
   p.op = OVL_BENCH_BCAST;
   p.cfg = ovl_coll_cfg_default();
   p.min_bytes = 8, p.max_bytes = (int64_t)16 << 20;
-  p.ndup = 4, p.ppn = 1, p.iters = 20, p.warmup = 2, p.timeline_reps = 3;
+  p.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SSC), p.ppn = 1, p.iters = 20, p.warmup = 2,
+  p.timeline_reps = 3;
   return p;
 }
 

@@ -1,8 +1,6 @@
 /* Errors, collective agreement, memory, logging. */
 #include "ovl/core.h"
 
-#include "core/core_impl.h"
-
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -10,89 +8,6 @@
 #include <string.h>
 
 #define OVL_MSG_MAX 1024
-
-static _Thread_local char g_msg[OVL_MSG_MAX];
-
-const char *ovl_err_name(ovl_err code) {
-  switch (code) {
-  case OVL_OK: return "OVL_OK";
-  case OVL_ERR_ARG: return "OVL_ERR_ARG";
-  case OVL_ERR_SIZE: return "OVL_ERR_SIZE";
-  case OVL_ERR_GRID: return "OVL_ERR_GRID";
-  case OVL_ERR_IO: return "OVL_ERR_IO";
-  case OVL_ERR_FORMAT: return "OVL_ERR_FORMAT";
-  case OVL_ERR_NUMERIC: return "OVL_ERR_NUMERIC";
-  case OVL_ERR_NOMEM: return "OVL_ERR_NOMEM";
-  case OVL_ERR_UNSUPPORTED: return "OVL_ERR_UNSUPPORTED";
-  case OVL_ERR_MPI: return "OVL_ERR_MPI";
-  case OVL_ERR_INTERNAL: return "OVL_ERR_INTERNAL";
-  }
-  return "OVL_ERR_UNKNOWN";
-}
-
-const char *ovl_errmsg(void) { return g_msg; }
-
-void ovl_err_clear(void) { g_msg[0] = '\0'; }
-
-/* Length of the valid UTF-8 sequence that starts at s (1 to 4 bytes), or 0
- * when s does not start one (overlong forms, surrogates and code points
- * above U+10FFFF are invalid). */
-static int utf8_len(const unsigned char *s) {
-  unsigned c = s[0];
-  int len = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-  if (len == 0 || c > 0xF4) return 0;
-  for (int k = 1; k < len; k++)
-    if ((s[k] & 0xC0) != 0x80) return 0;
-  if (len == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
-  if (len == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
-  if (len == 2 && c == 0xC2 && s[1] < 0xA0) return 0; /* C1 controls (U+0080-U+009F) */
-  return len;
-}
-
-/* Copy src into dst (n bytes) with every byte a terminal could act on, or
- * that is not UTF-8, written as \xNN: C0 control characters (as c0 says),
- * DEL, C1 controls and invalid UTF-8. Printable
- * ASCII and valid UTF-8 are copied as they are, so an escaped text escapes
- * to itself. Messages carry bytes of file names and file contents; this is
- * the one place they are made safe for a terminal. */
-void ovl_i_core_escape(char *dst, size_t n, const char *src, ovl_i_escape_c0 c0) {
-  size_t o = 0;
-  const unsigned char *s = (const unsigned char *)src;
-  while (*s && o + 1 < n) {
-    int len = *s >= 0x80 ? utf8_len(s)
-                         : (*s >= 0x20 && *s != 0x7F) || c0 == OVL_I_ESCAPE_C0_NONE ||
-                               (c0 == OVL_I_ESCAPE_C0_LINES && (*s == '\n' || *s == '\t'));
-    if (len > 0) {
-      if (o + (size_t)len >= n) break;
-      memcpy(dst + o, s, (size_t)len);
-      o += (size_t)len, s += len;
-    } else {
-      if (o + 4 >= n) break;
-      snprintf(dst + o, 5, "\\x%02X", *s);
-      o += 4, s++;
-    }
-  }
-  dst[o] = '\0';
-}
-
-const char *ovl_escape(char *dst, size_t n, const char *src) {
-  if (dst && n > 0) ovl_i_core_escape(dst, n, src ? src : "", OVL_I_ESCAPE_C0_ALL);
-  return dst;
-}
-
-static void vset(const char *fmt, va_list ap) {
-  char raw[OVL_MSG_MAX];
-  vsnprintf(raw, sizeof raw, fmt, ap);
-  ovl_i_core_escape(g_msg, sizeof g_msg, raw, OVL_I_ESCAPE_C0_ALL);
-}
-
-ovl_err ovl_err_set(ovl_err code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vset(fmt, ap);
-  va_end(ap);
-  return code;
-}
 
 ovl_err ovl_err_mpi(int mpi_rc, const char *call) {
   char s[MPI_MAX_ERROR_STRING];
@@ -115,11 +30,11 @@ ovl_err ovl_err_agree(MPI_Comm comm, ovl_err local) {
   if (out.code == OVL_OK) return OVL_OK;
   int root = -out.neg_rank;
   char buf[OVL_MSG_MAX];
-  if (rank == root) memcpy(buf, g_msg, sizeof buf);
+  if (rank == root) snprintf(buf, sizeof buf, "%s", ovl_errmsg());
   rc = MPI_Bcast(buf, (int)sizeof buf, MPI_CHAR, root, comm);
   if (rc != MPI_SUCCESS) return ovl_err_mpi(rc, "MPI_Bcast (error agreement)");
   buf[OVL_MSG_MAX - 1] = '\0';
-  memcpy(g_msg, buf, sizeof buf);
+  ovl_err_set((ovl_err)out.code, "%s", buf); /* an escaped text escapes to itself */
   return (ovl_err)out.code;
 }
 
@@ -151,16 +66,6 @@ ovl_err ovl_err_agree_same(MPI_Comm comm, ovl_err local, const int64_t *v, const
   return ovl_err_agree(comm, local);
 }
 
-ovl_err ovl_check_handle(const void *h, const char *fn, const char *name) {
-  if (h != NULL) return OVL_OK;
-  return ovl_err_set(OVL_ERR_ARG, "%s: %s is NULL (a handle never created, or already destroyed)", fn, name);
-}
-
-ovl_err ovl_check_ptr(const void *p, const char *fn, const char *name) {
-  if (p != NULL) return OVL_OK;
-  return ovl_err_set(OVL_ERR_ARG, "%s: %s is NULL", fn, name);
-}
-
 ovl_err ovl_check_comm(MPI_Comm comm, const char *fn) {
   if (comm != MPI_COMM_NULL) return OVL_OK;
   return ovl_err_set(OVL_ERR_ARG, "%s: the communicator is MPI_COMM_NULL", fn);
@@ -172,7 +77,7 @@ void ovl_fatal(MPI_Comm comm, ovl_err code, const char *fmt, ...) {
   char raw[OVL_MSG_MAX], buf[OVL_MSG_MAX];
   vsnprintf(raw, sizeof raw, fmt, ap);
   va_end(ap);
-  ovl_i_core_escape(buf, sizeof buf, raw, OVL_I_ESCAPE_C0_ALL);
+  ovl_escape_as(buf, sizeof buf, raw, OVL_ESCAPE_C0_ALL);
   fprintf(stderr, "ovl: fatal (%s) on rank %d: %s\n", ovl_err_name(code), ovl_world_rank(), buf);
   fflush(stderr);
   fflush(stdout);
@@ -289,7 +194,7 @@ int ovl_world_rank(void) {
   return cached;
 }
 
-/* Format fmt, escape it (ovl_i_core_escape, newlines and tabs kept) and print it on out;
+/* Format fmt, escape it (ovl_escape_as, newlines and tabs kept) and print it on out;
  * flush when asked. Returns the bytes written or -1. */
 static int vprint_escaped(FILE *out, const char *prefix, int flush, const char *fmt, va_list ap) {
   va_list aq;
@@ -301,7 +206,7 @@ static int vprint_escaped(FILE *out, const char *prefix, int flush, const char *
   char *raw = malloc(cap), *esc = malloc(4 * cap);
   if (raw && esc) {
     vsnprintf(raw, cap, fmt, ap);
-    ovl_i_core_escape(esc, 4 * cap, raw, OVL_I_ESCAPE_C0_LINES);
+    ovl_escape_as(esc, 4 * cap, raw, OVL_ESCAPE_C0_LINES);
     w = fprintf(out, "%s%s", prefix, esc);
   }
   free(raw);

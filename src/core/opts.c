@@ -8,87 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An integer is digits with at most a leading '-' (signed only): strtoll and
- * strtoull also take leading white space and a sign, and strtoull negates a
- * "-N" it then returns as a huge unsigned value (" -18446744073709551615" is
- * 1). Returns 1 when s has that form. */
-static int integer_form(const char *s, int sign_ok) {
-  if (sign_ok && *s == '-') s++;
-  return isdigit((unsigned char)*s);
-}
-
-ovl_err ovl_parse_size(const char *s, int64_t *out) {
-  OVL_TRY(ovl_check_ptr(out, "ovl_parse_size", "out"));
-  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty size");
-  if (*s == '-') return ovl_err_set(OVL_ERR_ARG, "size '%s' is negative", s);
-  if (!integer_form(s, 0)) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size (it must start with a digit)", s);
-  errno = 0;
-  char *end = NULL;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s) return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size", s);
-  if (errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "size '%s' is too large", s);
-  int shift = 0;
-  switch (toupper((unsigned char)*end)) {
-  case 'K':
-    shift = 10;
-    end++;
-    break;
-  case 'M':
-    shift = 20;
-    end++;
-    break;
-  case 'G':
-    shift = 30;
-    end++;
-    break;
-  default: break;
-  }
-  if (shift && (*end == 'i' || *end == 'I')) end++;
-  if (shift && (*end == 'B' || *end == 'b')) end++;
-  if (*end != '\0') return ovl_err_set(OVL_ERR_ARG, "'%s' is not a size (expected N, NK, NM or NG)", s);
-  if (v > ((unsigned long long)INT64_MAX >> shift)) return ovl_err_set(OVL_ERR_ARG, "size '%s' is too large", s);
-  *out = (int64_t)(v << shift);
-  return OVL_OK;
-}
-
-static ovl_err parse_i64(const char *s, int64_t *out) {
-  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty number");
-  errno = 0;
-  char *end = NULL;
-  long long v = integer_form(s, 1) ? strtoll(s, &end, 10) : 0;
-  if (end == NULL || end == s || *end != '\0') return ovl_err_set(OVL_ERR_ARG, "'%s' is not an integer", s);
-  if (errno == ERANGE) return ovl_err_set(OVL_ERR_ARG, "'%s' is out of range (beyond 64 bits)", s);
-  *out = (int64_t)v;
-  return OVL_OK;
-}
-
-ovl_err ovl_parse_dims(const char *s, int dims[3], int *ndims) {
-  int n = 0;
-  const char *p = s;
-  OVL_TRY(ovl_check_ptr(dims, "ovl_parse_dims", "dims"));
-  OVL_TRY(ovl_check_ptr(ndims, "ovl_parse_dims", "ndims"));
-  if (s == NULL || *s == '\0') return ovl_err_set(OVL_ERR_ARG, "empty grid shape");
-  while (*p) {
-    if (n == 3) return ovl_err_set(OVL_ERR_ARG, "grid shape '%s' has more than 3 dimensions", s);
-    errno = 0;
-    char *end = NULL;
-    long v = integer_form(p, 0) ? strtol(p, &end, 10) : 0;
-    if (end == NULL || end == p || v <= 0 || v > (1 << 20) || errno == ERANGE)
-      return ovl_err_set(OVL_ERR_ARG, "grid shape '%s': expected positive integers like 2x3 or 2x2x2", s);
-    dims[n++] = (int)v;
-    if (*end == 'x' || *end == 'X') {
-      p = end + 1;
-      if (*p == '\0') return ovl_err_set(OVL_ERR_ARG, "grid shape '%s' ends with 'x'", s);
-    } else if (*end == '\0') {
-      p = end;
-    } else {
-      return ovl_err_set(OVL_ERR_ARG, "grid shape '%s': unexpected '%c'", s, *end);
-    }
-  }
-  *ndims = n;
-  return OVL_OK;
-}
-
 static int has_bounds(const ovl_opt *o) { return o->min <= o->max; }
 
 static void optname(const ovl_opt *o, char *buf, size_t n) {
@@ -167,14 +86,16 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
   switch (o->type) {
   case OVL_OPT_FLAG: *(int *)o->dest = 1; return OVL_OK;
   case OVL_OPT_INT:
-    if (parse_i64(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
+    if (ovl_parse_int(val, &v) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
     if (v < INT32_MIN || v > INT32_MAX)
       return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is out of range (beyond 32 bits)", nm, val);
     *(int *)o->dest = (int)v;
     return OVL_OK;
   case OVL_OPT_I64:
-    if (parse_i64(val, &v) != OVL_OK) return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
+    if (ovl_parse_int(val, &v) != OVL_OK)
+      return ovl_err_set(OVL_ERR_ARG, "option %s: %s", nm, last_msg(why, sizeof why));
     OVL_TRY(check_bounds(o, v));
     *(int64_t *)o->dest = v;
     return OVL_OK;
@@ -224,7 +145,7 @@ static ovl_err assign(const ovl_opt *o, const char *val) {
       *(int *)o->dest = OVL_OPT_AUTO;
       return OVL_OK;
     }
-    rc = parse_i64(val, &v);
+    rc = ovl_parse_int(val, &v);
     if (rc == OVL_OK && (v < INT32_MIN || v > INT32_MAX)) rc = ovl_err_set(OVL_ERR_ARG, "out of range");
     if (rc != OVL_OK)
       return ovl_err_set(OVL_ERR_ARG, "option %s: '%s' is not an integer in [%" PRId64 ", %" PRId64 "] or auto", nm,

@@ -2,8 +2,6 @@
  * first, printed through cJSON (escaping, number formatting). */
 #include "ovl/record.h"
 
-#include "core/core_impl.h"
-
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -85,7 +83,7 @@ ovl_err ovl_record_set_str(ovl_record *r, const char *key, const char *s) {
   size_t cap = 4 * strlen(s) + 1;
   char *esc = malloc(cap);
   if (!esc) return ovl_err_set(OVL_ERR_NOMEM, "ovl_record_set_str: no memory for %zu bytes", cap);
-  ovl_i_core_escape(esc, cap, s, OVL_I_ESCAPE_C0_NONE);
+  ovl_escape_as(esc, cap, s, OVL_ESCAPE_C0_NONE);
   ovl_err rc = put(r, key, cJSON_CreateString(esc));
   free(esc);
   return rc;

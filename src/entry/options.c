@@ -69,21 +69,8 @@ static ovl_err options_apply(const char *str, const char *what, int ignore_unkno
     ovl_plan s = *plan;
     rc = ovl_plan_opts_apply(f, &pv, &s);
     /* only what the string gives replaces the caller's choice */
-#define GIVEN(name) given_name(t, given, nplan, name)
-    if (rc == OVL_OK) {
-      if (GIVEN("algo")) plan->algo = s.algo;
-      if (GIVEN("ndup")) plan->ndup = s.ndup;
-      if (GIVEN("grid")) plan->p = s.p, plan->q = s.q, plan->s = s.s, plan->c = s.c;
-      if (GIVEN("backend")) plan->coll.backend = s.coll.backend;
-      if (GIVEN("bcast-alg")) plan->coll.bcast = s.coll.bcast;
-      if (GIVEN("arrival-order")) plan->arrival = s.arrival;
-      if (GIVEN("block")) plan->b = s.b;
-      if (GIVEN("outer")) plan->outer = s.outer;
-      if (GIVEN("groups")) plan->G = s.G, plan->groups_i = s.groups_i, plan->groups_j = s.groups_j;
-      if (GIVEN("repl")) plan->c = s.c;
-      if (GIVEN("lookahead")) plan->lookahead = s.lookahead;
-    }
-#undef GIVEN
+    for (int k = 0; rc == OVL_OK && k < OVL_KNOB_N; k++)
+      if (given_name(t, given, nplan, ovl_knobs[k].name)) ovl_knob_copy(plan, &s, (ovl_knob_id)k);
   }
   int any_purify = 0;
   for (int k = nplan; k < n; k++) any_purify |= given[k];

@@ -25,7 +25,7 @@ ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   memset(&p, 0, sizeof p);
   p.method = OVL_PURIFY_SP2;
   p.algo = OVL_ALGO_AUTO; /* open: the planner's */
-  p.ndup = 0;             /* open: the planner's */
+  p.ndup = OVL_AUTO;      /* open: the planner's */
   p.prec = OVL_PURIFY_PREC_DOUBLE;
   p.tol = 0.0;
   p.max_iter = 200;
@@ -303,8 +303,8 @@ static ovl_err check_params(const ovl_pdpurify_params *p, int P) {
   OVL_CHECK(p->algo == OVL_ALGO_AUTO || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC6), OVL_ERR_ARG,
             "ovl_pdpurify: algo must be OVL_ALGO_AUTO or a SymmSquareCube algorithm (alg3 .. alg6), got %d",
             (int)p->algo);
-  OVL_CHECK(p->ndup >= 0 && p->ndup <= OVL_LANES_MAX, OVL_ERR_ARG,
-            "ovl_pdpurify: ndup must be 0 (the planner's) or in [1, %d], got %d", OVL_LANES_MAX, p->ndup);
+  OVL_CHECK(p->ndup >= OVL_AUTO && p->ndup <= OVL_LANES_MAX, OVL_ERR_ARG,
+            "ovl_pdpurify: ndup must be OVL_AUTO (the planner's) or in [1, %d], got %d", OVL_LANES_MAX, p->ndup);
   OVL_CHECK(p->prec == OVL_PURIFY_PREC_DOUBLE || p->prec == OVL_PURIFY_PREC_MIXED, OVL_ERR_ARG,
             "ovl_pdpurify: prec must be double (0) or mixed (1), got %d", (int)p->prec);
   OVL_CHECK(p->tol == 0.0 || (p->tol >= OVL_PURIFY_TOL_MIN && p->tol <= OVL_PURIFY_TOL_MAX), OVL_ERR_ARG,
@@ -481,7 +481,7 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
 }
 
 /* $OVL_OPTIONS and params->options over the parameters (ovl_options_runtime):
- * the plan's --algo, --ndup (auto: the default 4), --grid SxSxC (its c), and
+ * the plan's --algo, --ndup (auto: the planner's), --grid SxSxC (its c), and
  * --method, --precision, --nocc, --tol, --max-iter. COLLECTIVE over comm;
  * errors agreed. */
 static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpurify_params *p) {
@@ -490,7 +490,7 @@ static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpu
   ovl_purify_opts po = ovl_purify_opts_default();
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
   OVL_TRY(ovl_options_runtime(comm, p->options, OVL_FAMILY_SSC, &plan, &po));
-  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : 0, p->c = plan.c > 0 ? plan.c : 0;
+  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : OVL_AUTO, p->c = plan.c > 0 ? plan.c : 0;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
   return OVL_OK;
 }

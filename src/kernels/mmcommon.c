@@ -6,31 +6,6 @@
 
 #include "kernels/kimpl.h"
 
-ovl_plan ovl_plan_default(ovl_algo algo, int64_t n, int P) {
-  ovl_plan p;
-  memset(&p, 0, sizeof p);
-  p.algo = algo, p.n = n, p.P = P;
-  p.b = 256, p.G = 1, p.groups_i = p.groups_j = 1, p.ndup = 1, p.ppn = 1;
-  p.coll = ovl_coll_cfg_default();
-  return p;
-}
-
-ovl_plan ovl_plan_gemm(ovl_algo algo, int64_t b) {
-  ovl_plan p = ovl_plan_default(algo, 0, 0);
-  p.b = b;
-  return p;
-}
-
-int ovl_plan_str(const ovl_plan *p, char *buf, size_t n) {
-  if (p == NULL) return snprintf(buf, n, "(no plan)");
-  char extra[96] = "";
-  if (p->algo == OVL_ALGO_HSUMMA)
-    snprintf(extra, sizeof extra, " G=%dx%d M=%" PRId64, p->groups_i, p->groups_j, p->outer > 0 ? p->outer : p->b);
-  return snprintf(buf, n, "%s b=%" PRId64 "%s ndup=%d lookahead=%d%s backend=%s bcast=%s", ovl_algo_name(p->algo), p->b,
-                  extra, p->ndup, p->lookahead, p->arrival ? " arrival=on" : "", ovl_backend_name(p->coll.backend),
-                  ovl_alg_name(p->coll.bcast));
-}
-
 ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
   OVL_TRY(ovl_check_handle(A, "ovl_kernel_check_gemm_shapes", "A"));
   OVL_TRY(ovl_check_handle(B, "ovl_kernel_check_gemm_shapes", "B"));

@@ -504,14 +504,17 @@ static int push(ovl_plan *out, int cap, int n, ovl_plan c) {
 
 int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap) {
   int cr = ovl_icbrt(P), sq = ovl_isqrt(P), cnt = 0, cube = P >= 1 && cr * cr * cr == P;
-  static const int nd3[3] = {1, 2, 4};
+  /* the candidates of each knob: the knob table's */
+  const ovl_knob *kb = &ovl_knobs[OVL_KNOB_BLOCK], *kd = &ovl_knobs[OVL_KNOB_NDUP],
+                 *kl = &ovl_knobs[OVL_KNOB_LOOKAHEAD];
+  const int64_t *nd3 = kd->cand;
+  const int nnd = kd->ncand;
   if (f == OVL_FAMILY_GEMM) {
-    static const int64_t bs[3] = {128, 256, 512};
-    for (int ib = 0; ib < 3; ib++)
-      for (int la = 0; la < 2; la++)
-        for (int d = 0; d < 3; d++) {
+    for (int ib = 0; ib < kb->ncand; ib++)
+      for (int la = 0; la < kl->ncand; la++)
+        for (int d = 0; d < nnd; d++) {
           ovl_plan c = ovl_plan_default(OVL_ALGO_SUMMA, n, P);
-          c.b = bs[ib], c.lookahead = la, c.ndup = nd3[d];
+          c.b = kb->cand[ib], c.lookahead = (int)kl->cand[la], c.ndup = (int)nd3[d];
           cnt = push(out, cap, cnt, c);
         }
     int p, q;
@@ -526,16 +529,19 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
       cnt = push(out, cap, cnt, c);
     }
     if (sq * sq == P && P > 1) cnt = push(out, cap, cnt, ovl_plan_default(OVL_ALGO_CANNON, n, P));
-    for (int d = 0; d < 3 && cube && P > 1; d++) {
+    for (int d = 0; d < nnd && cube && P > 1; d++) {
       ovl_plan c = ovl_plan_default(OVL_ALGO_3D, n, P);
-      c.ndup = nd3[d];
+      c.ndup = (int)nd3[d];
       cnt = push(out, cap, cnt, c);
     }
   } else {
     if (cube) {
-      cnt = push(out, cap, cnt, ovl_plan_default(OVL_ALGO_SSC3, n, P));
-      cnt = push(out, cap, cnt, ovl_plan_default(OVL_ALGO_SSC4, n, P));
-      for (int d = 1; d <= 8; d++) {
+      for (int a = OVL_ALGO_SSC3; a <= OVL_ALGO_SSC4; a++) { /* blocking collectives: one lane */
+        ovl_plan c = ovl_plan_default((ovl_algo)a, n, P);
+        c.ndup = 1;
+        cnt = push(out, cap, cnt, c);
+      }
+      for (int d = 1; d <= 8; d++) { /* Alg. 5's lanes: every count up to 8 */
         ovl_plan c = ovl_plan_default(OVL_ALGO_SSC5, n, P);
         c.ndup = d;
         cnt = push(out, cap, cnt, c);
@@ -546,10 +552,10 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
   for (int cc = 1; cc <= P; cc++) {
     int s = (int)lround(sqrt((double)P / cc));
     if ((int64_t)s * s * cc != P || s % cc) continue;
-    for (int d = 0; d < 3; d++) {
+    for (int d = 0; d < nnd; d++) {
       if (cc == 1 && d > 0) continue; /* no collectives to split */
       ovl_plan c = ovl_plan_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D : OVL_ALGO_SSC6, n, P);
-      c.s = s, c.c = cc, c.ndup = nd3[d];
+      c.s = s, c.c = cc, c.ndup = (int)nd3[d];
       if (f == OVL_FAMILY_GEMM && (cc == 1 || (cube && cc == s))) continue; /* Cannon / 3D already listed */
       cnt = push(out, cap, cnt, c);
     }

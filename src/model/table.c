@@ -9,7 +9,7 @@
 #include "ovl/model.h"
 #include "ovl/record.h"
 
-static int is_ssc(ovl_algo k) { return k >= OVL_ALGO_SSC3; }
+static int is_ssc(ovl_algo k) { return ovl_algo_family(k) != OVL_FAMILY_GEMM; }
 
 /* flops of one run: C = A B (2 n^3), D -> D^2, D^3 (4 n^3) or the symmetric square (n^3) */
 static double kernel_flops(ovl_algo k, int64_t n) {

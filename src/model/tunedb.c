@@ -13,8 +13,11 @@
 #include "ovl/json.h"
 #include "ovl/record.h"
 
-static const char *const k_families[] = {"gemm", "ssc"};
-enum { NFAMILIES = 2 };
+/* The fields of an entry are the knob table's keys (ovl_knobs[].key): the
+ * algorithm's, N_DUP's, the panel width's, the groups', lookahead's and the
+ * replication's; s is the grid's side. Files of older releases wrote the
+ * algorithm as "kernel": still read. */
+#define KEY(id) (ovl_knobs[id].key)
 
 /* One entry of a line: 1 with its family, n, P and configuration; 0 when the
  * line is not a tune entry (the lookup skips it, the store keeps it). */
@@ -25,17 +28,22 @@ static int parse_entry(const ovl_json *d, int *fam, int64_t *n, int *P, ovl_plan
   const int64_t big = OVL_JSON_INT_MAX, imax = 2147483647;
   if (!o || ovl_json_str_opt(d, o, "type", "tune", type, sizeof type) || strcmp(type, "tune") ||
       ovl_json_int_opt(d, o, "schema", 1, 1, 1, &schema) || ovl_json_str(d, o, "family", f, sizeof f) ||
-      ovl_json_str(d, o, "kernel", k, sizeof k) || ovl_json_int(d, o, "n", 0, big, &vn) ||
-      ovl_json_int(d, o, "P", 1, imax, &vP) || ovl_json_int(d, o, "ndup", 1, OVL_LANES_MAX, &nd) ||
-      ovl_json_int(d, o, "s", -imax, imax, &s) || ovl_json_int(d, o, "c", -imax, imax, &cc) ||
-      ovl_json_int(d, o, "b", -big, big, &b) || ovl_json_int(d, o, "G", -imax, imax, &G) ||
-      ovl_json_int(d, o, "lookahead", -imax, imax, &la))
+      (ovl_json_str_opt(d, o, KEY(OVL_KNOB_ALGO), "", k, sizeof k) ||
+       (!k[0] && ovl_json_str(d, o, "kernel", k, sizeof k))) ||
+      ovl_json_int(d, o, "n", 0, big, &vn) || ovl_json_int(d, o, "P", 1, imax, &vP) ||
+      ovl_json_int(d, o, KEY(OVL_KNOB_NDUP), 1, OVL_LANES_MAX, &nd) || ovl_json_int(d, o, "s", -imax, imax, &s) ||
+      ovl_json_int(d, o, KEY(OVL_KNOB_REPL), -imax, imax, &cc) ||
+      ovl_json_int(d, o, KEY(OVL_KNOB_BLOCK), -big, big, &b) ||
+      ovl_json_int(d, o, KEY(OVL_KNOB_GROUPS), -imax, imax, &G) ||
+      ovl_json_int(d, o, KEY(OVL_KNOB_LOOKAHEAD), -imax, imax, &la))
     return 0;
-  *fam = -1;
-  for (int i = 0; i < NFAMILIES; i++)
-    if (!strcmp(f, k_families[i])) *fam = i;
+  ovl_family ff;
   ovl_algo kk;
-  if (*fam < 0 || ovl_algo_parse(k, &kk) != OVL_OK) return 0;
+  if (ovl_family_parse(f, &ff) != OVL_OK || ovl_algo_parse(k, &kk) != OVL_OK) {
+    ovl_err_clear();
+    return 0;
+  }
+  *fam = (int)ff;
   *c = ovl_plan_default(kk, vn, (int)vP);
   c->ndup = (int)nd, c->s = (int)s, c->c = (int)cc, c->b = b, c->G = (int)G, c->lookahead = (int)la;
   *n = vn, *P = (int)vP;
@@ -117,16 +125,16 @@ static ovl_err keep_line(void *ctx, const ovl_json *d, const char *line, int lin
 static ovl_err entry_record(ovl_family f, const ovl_plan *c, double t_median, const char *machine, ovl_record **out) {
   ovl_record *r = NULL;
   OVL_TRY(ovl_record_create("tune", &r));
-  ovl_err rc = ovl_record_set_str(r, "family", k_families[f]);
+  ovl_err rc = ovl_record_set_str(r, "family", ovl_family_name(f));
   if (!rc) rc = ovl_record_set_int(r, "n", c->n);
   if (!rc) rc = ovl_record_set_int(r, "P", c->P);
-  if (!rc) rc = ovl_record_set_str(r, "kernel", ovl_algo_name(c->algo));
-  if (!rc) rc = ovl_record_set_int(r, "ndup", c->ndup);
+  if (!rc) rc = ovl_record_set_str(r, KEY(OVL_KNOB_ALGO), ovl_algo_name(c->algo));
+  if (!rc) rc = ovl_record_set_int(r, KEY(OVL_KNOB_NDUP), c->ndup);
   if (!rc) rc = ovl_record_set_int(r, "s", c->s);
-  if (!rc) rc = ovl_record_set_int(r, "c", c->c);
-  if (!rc) rc = ovl_record_set_int(r, "b", c->b);
-  if (!rc) rc = ovl_record_set_int(r, "G", c->G);
-  if (!rc) rc = ovl_record_set_int(r, "lookahead", c->lookahead);
+  if (!rc) rc = ovl_record_set_int(r, KEY(OVL_KNOB_REPL), c->c);
+  if (!rc) rc = ovl_record_set_int(r, KEY(OVL_KNOB_BLOCK), c->b);
+  if (!rc) rc = ovl_record_set_int(r, KEY(OVL_KNOB_GROUPS), c->G);
+  if (!rc) rc = ovl_record_set_int(r, KEY(OVL_KNOB_LOOKAHEAD), c->lookahead);
   if (!rc) rc = ovl_record_set_num(r, "t_median", t_median);
   if (!rc) rc = ovl_record_set_str(r, "machine", machine);
   if (rc) ovl_record_destroy(&r);
@@ -136,7 +144,8 @@ static ovl_err entry_record(ovl_family f, const ovl_plan *c, double t_median, co
 
 ovl_err ovl_tunedb_store(const char *path, ovl_family f, const ovl_plan *c, double t_median, const char *machine) {
   if (!c) return ovl_err_set(OVL_ERR_ARG, "ovl_tunedb_store: no configuration");
-  if ((int)f < 0 || (int)f >= NFAMILIES) return ovl_err_set(OVL_ERR_ARG, "ovl_tunedb_store: unknown family %d", (int)f);
+  if ((int)f < 0 || (int)f >= OVL_FAMILY_N)
+    return ovl_err_set(OVL_ERR_ARG, "ovl_tunedb_store: unknown family %d", (int)f);
   if ((int)c->algo < 0 || c->algo >= OVL_ALGO_N)
     return ovl_err_set(OVL_ERR_ARG, "ovl_tunedb_store: unknown kernel %d", (int)c->algo);
   if (c->ndup < 1 || c->ndup > OVL_LANES_MAX || c->P < 1 || c->n < 0 || c->n > OVL_JSON_INT_MAX)

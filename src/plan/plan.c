@@ -11,19 +11,8 @@
 
 enum { PLAN_MAXCAND = 128 };
 
-ovl_plan ovl_plan_auto(ovl_family f, int64_t n) {
-  ovl_plan p = ovl_plan_default(OVL_ALGO_AUTO, n, 0);
-  (void)f;
-  p.ndup = 0, p.b = 0, p.lookahead = OVL_AUTO, p.G = 0, p.groups_i = p.groups_j = 0;
-  return p;
-}
-
 /* What the cost model or the tune database decides (the rest follows). */
 static int open_choice(const ovl_plan *p) { return p->algo == OVL_ALGO_AUTO || p->ndup <= 0 || p->lookahead < 0; }
-
-int ovl_plan_is_open(const ovl_plan *p) {
-  return open_choice(p) || p->b <= 0 || (p->algo == OVL_ALGO_HSUMMA && p->G <= 0 && p->groups_i <= 0);
-}
 
 ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t nsource) {
   OVL_TRY(ovl_check_ptr(m, "ovl_plan_machine", "m"));
@@ -46,11 +35,6 @@ static const char *family_what(ovl_family f) {
   return f == OVL_FAMILY_GEMM ? "multiplication" : f == OVL_FAMILY_SQ ? "symmetric-square" : "SymmSquareCube";
 }
 
-/* The one default N_DUP of the symmetric square (no cost model or tune
- * entry of its own: its lanes split the broadcasts and reductions as
- * SymmSquareCube's do, where 4 is the documented default). */
-enum { SQ_NDUP = 4 };
-
 /* A chosen configuration c fills what the caller left open in *p. */
 static void take_choice(ovl_plan *p, const ovl_plan *c) {
   int algo_open = p->algo == OVL_ALGO_AUTO;
@@ -71,9 +55,9 @@ static void take_choice(ovl_plan *p, const ovl_plan *c) {
  * node's ranks (the tune database holds whole runs only). */
 static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int subset, const ovl_plan_src *src,
                       char *why, size_t nwhy) {
-  if (f == OVL_FAMILY_SQ) { /* one algorithm; its N_DUP from the defaults */
+  if (f == OVL_FAMILY_SQ) { /* one algorithm; its N_DUP the family's default (the knob table) */
     ovl_plan d = ovl_plan_default(OVL_ALGO_SQ, p->n, P);
-    d.ndup = SQ_NDUP, d.lookahead = 0;
+    d.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ), d.lookahead = 0;
     take_choice(p, &d);
     snprintf(why, nwhy, "the symmetric square's defaults (no cost model or tune entry of its own)");
     return OVL_OK;
@@ -247,7 +231,7 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   if (rank == 0 && rc == OVL_OK) {
     if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
     if (rc == OVL_OK) {
-      if (p.b <= 0) p.b = 256;
+      if (p.b <= 0) p.b = ovl_knob_default(OVL_KNOB_BLOCK, f);
       if (p.lookahead < 0) p.lookahead = 0;
       if (p.ppn < 1) p.ppn = 1;
       rc = shape(&p, p.P);
@@ -289,149 +273,154 @@ ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *
   return OVL_OK;
 }
 
-int ovl_plan_describe(const ovl_plan *p, char *buf, size_t n) {
-  if (p == NULL) return snprintf(buf, n, "(no plan)");
-  char grid[48] = "", rest[192];
-  if (is_2d(p->algo) && p->p > 0) snprintf(grid, sizeof grid, " grid=%dx%d", p->p, p->q);
-  else if (!is_2d(p->algo) && p->s > 0) snprintf(grid, sizeof grid, " grid=%dx%dx%d", p->s, p->s, p->c);
-  if (ovl_algo_family(p->algo) != OVL_FAMILY_GEMM) {
-    snprintf(rest, sizeof rest, "ndup=%d backend=%s", p->ndup, ovl_backend_name(p->coll.backend));
-    return snprintf(buf, n, "%s%s %s", ovl_algo_name(p->algo), grid, rest);
-  }
-  ovl_plan_str(p, rest, sizeof rest);
-  const char *sp = strchr(rest, ' ');
-  return snprintf(buf, n, "%s%s%s", ovl_algo_name(p->algo), grid, sp ? sp : "");
-}
+/* ---- options: derived from the knob table ---------------------------------------- */
 
-int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
-  if (c == NULL) return snprintf(buf, n, "(no plan)");
-  const char *k = ovl_algo_name(c->algo);
-  switch (c->algo) {
-  case OVL_ALGO_SUMMA:
-    return snprintf(buf, n, "%s b=%" PRId64 " ndup=%d%s", k, c->b, c->ndup, c->lookahead ? " lookahead" : "");
-  case OVL_ALGO_HSUMMA:
-    return snprintf(buf, n, "%s G=%d b=%" PRId64 " ndup=%d%s", k, c->G, c->b, c->ndup,
-                    c->lookahead ? " lookahead" : "");
-  case OVL_ALGO_25D:
-  case OVL_ALGO_SSC6:
-  case OVL_ALGO_SQ: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
-  default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
+/* Where the value of a knob's option goes in *v, and the option's type. */
+static void *knob_dest(ovl_plan_optvals *v, ovl_knob_id id) {
+  switch (id) {
+  case OVL_KNOB_ALGO: return &v->algo;
+  case OVL_KNOB_GRID: return &v->grid;
+  case OVL_KNOB_BLOCK: return &v->b;
+  case OVL_KNOB_GROUPS: return &v->groups;
+  case OVL_KNOB_OUTER: return &v->outer;
+  case OVL_KNOB_REPL: return &v->repl;
+  case OVL_KNOB_NDUP: return &v->ndup;
+  case OVL_KNOB_LOOKAHEAD: return &v->lookahead;
+  case OVL_KNOB_ARRIVAL: return &v->arrival;
+  case OVL_KNOB_BACKEND: return &v->backend;
+  case OVL_KNOB_BCAST: return &v->bcast;
+  default: return NULL;
   }
 }
 
-int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
-  int panels = a->algo == OVL_ALGO_SUMMA || a->algo == OVL_ALGO_HSUMMA;
-  return a->algo == b->algo && a->ndup == b->ndup && (!panels || (a->b == b->b && a->lookahead == b->lookahead)) &&
-         (a->algo != OVL_ALGO_HSUMMA || a->G == b->G) && (!has_c(a->algo) || (a->s == b->s && a->c == b->c));
+static ovl_opt_type knob_opt_type(const ovl_knob *r) {
+  switch (r->type) {
+  case OVL_KNOB_NAME:
+  case OVL_KNOB_ONOFF: return OVL_OPT_CHOICE;
+  case OVL_KNOB_INT: return r->def[0] == OVL_AUTO ? OVL_OPT_INT : OVL_OPT_INT_OR_AUTO;
+  case OVL_KNOB_SIZE: return OVL_OPT_SIZE;
+  case OVL_KNOB_FLAG: return OVL_OPT_FLAG;
+  default: return OVL_OPT_STRING;
+  }
 }
 
-/* ---- options ---------------------------------------------------------------- */
+/* The help line of a knob for family f: the table's, with its default. */
+static const char *knob_help(const ovl_knob *r, ovl_family f) {
+  static char help[OVL_KNOB_N][OVL_FAMILY_N][256];
+  char *h = help[r->id][f];
+  int64_t d = ovl_knob_default(r->id, f);
+  if (r->type == OVL_KNOB_INT || r->type == OVL_KNOB_SIZE) {
+    if (d != OVL_AUTO)
+      snprintf(h, sizeof help[0][0], "%s (default: %" PRId64 "; auto's choice with --algo auto)", r->help, d);
+    else snprintf(h, sizeof help[0][0], "%s", r->help);
+  } else if (r->type == OVL_KNOB_ONOFF) {
+    snprintf(h, sizeof help[0][0], "%s (default: %s)", r->help, d ? "on" : "off");
+  } else {
+    snprintf(h, sizeof help[0][0], "%s", r->help);
+  }
+  return h;
+}
 
-static const char *const k_gemm_algos[] = {"summa", "hsumma", "cannon", "3d", "2.5d", "auto", NULL};
-static const char *const k_ssc_algos[] = {"alg3", "alg4", "alg5", "alg6", "auto", NULL};
-static const char *const k_sq_algos[] = {"sq", "auto", NULL};
-static const char *const k_onoff[] = {"on", "off", NULL};
-static const char *const k_bcasts[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
+/* The knobs every family's entries offer; the multiplication's own follow. */
+static int knob_offered(const ovl_knob *r, ovl_family f) {
+  for (int a = 0; a < OVL_ALGO_N; a++)
+    if (ovl_algo_family((ovl_algo)a) == f && ((r->algos >> a) & 1u)) return 1;
+  return 0;
+}
 
 int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
-  const int gemm = f == OVL_FAMILY_GEMM;
-  const ovl_opt t[] = {
-      {"algo", 'a', OVL_OPT_CHOICE, &v->algo, "NAME",
-       gemm ? "algorithm (auto: the tune file's choice, else the cost model's; options given explicitly win)"
-            : "SymmSquareCube algorithm of canonical/mcweeny (auto: the tune file's or the cost model's choice)",
-       gemm                 ? k_gemm_algos
-       : f == OVL_FAMILY_SQ ? k_sq_algos
-                            : k_ssc_algos,
-       0, -1},
-      {"ndup", 'd', OVL_OPT_INT_OR_AUTO, &v->ndup, "N|auto",
-       gemm ? "lanes (N_DUP) per communication phase (default: 1; auto's choice with --algo auto)"
-            : "lanes (N_DUP) per communication phase (default: 4; auto's choice with --algo auto)",
-       NULL, 1, OVL_LANES_MAX},
-      {"grid", 'g', OVL_OPT_STRING, &v->grid, gemm ? "PxQ|SxSxC" : "SxSxC",
-       gemm ? "process grid: PxQ for summa/hsumma/cannon, SxSxC for 3d (C = S) and 2.5d (default: from the rank count)"
-            : "process grid (default: p x p x p; the 2.5D grid for alg6; for sp2 and trs4 the 2.5D grid, else 1 x 1 "
-              "x P)",
-       NULL, 0, -1},
-      {"backend", 0, OVL_OPT_CHOICE, &v->backend, "B", "collectives: the MPI library's or ovl's own", ovl_backend_names,
-       0, -1},
-      {"arrival-order", 0, OVL_OPT_CHOICE, &v->arrival, "on|off",
-       "SUMMA, alg5: multiply each lane's part of a panel as it arrives (on) or wait for the whole panel (off, "
-       "default)",
-       k_onoff, 0, -1},
+  if (!v || !opts || (int)f < 0 || f >= OVL_FAMILY_N) return -1;
+  int n = 0;
+  for (int k = 0; k < OVL_KNOB_N; k++) {
+    const ovl_knob *r = &ovl_knobs[k];
+    if (!knob_offered(r, f)) continue;
+    if (n + 1 > cap) return -1;
+    ovl_opt o = {r->name,
+                 r->letter,
+                 knob_opt_type(r),
+                 knob_dest(v, r->id),
+                 r->metavar,
+                 knob_help(r, f),
+                 r->type == OVL_KNOB_ONOFF ? r->names : ovl_knob_names(r->id, f),
+                 r->min,
+                 r->max};
+    if (r->type == OVL_KNOB_NAME || r->type == OVL_KNOB_DIMS || r->type == OVL_KNOB_FLAG) o.min = 0, o.max = -1;
+    opts[n++] = o;
+  }
+  const ovl_opt extra[] = {
+      {"plan", 0, OVL_OPT_STRING, &v->plan, "TEXT",
+       "a whole plan as a run prints it (\"summa grid=2x4 b=256 ndup=1 ...\"); knobs given beside it win", NULL, 0, -1},
       {"machine", 0, OVL_OPT_STRING, &v->machine, "FILE", "machine file for auto (default: $OVL_MACHINE)", NULL, 0, -1},
       {"tune-file", 0, OVL_OPT_STRING, &v->tune_file, "FILE", "tune file for auto (default: $OVL_TUNE_FILE)", NULL, 0,
        -1},
-      /* the multiplication's own */
-      {"block", 'b', OVL_OPT_SIZE, &v->b, "B",
-       "panel width (SUMMA; HSUMMA inner block) (default: 256; auto's choice with --algo auto)", NULL, 1,
-       (int64_t)1 << 40},
-      {"outer", 0, OVL_OPT_SIZE, &v->outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 40},
-      {"groups", 'G', OVL_OPT_STRING, &v->groups, "IxJ|G", "HSUMMA groups: IxJ, or a count G (default: ~sqrt(P))", NULL,
-       0, -1},
-      {"repl", 0, OVL_OPT_INT, &v->repl, "C", "2.5d replication c (default: the largest that fits)", NULL, 0, 4096},
-      {"lookahead", 0, OVL_OPT_FLAG, &v->lookahead, NULL,
-       "SUMMA, HSUMMA: next panel's broadcasts during this panel's dgemm", NULL, 0, -1},
-      {"bcast-alg", 0, OVL_OPT_CHOICE, &v->bcast, "A", "broadcast algorithm of the own back end", k_bcasts, 0, -1},
+      /* the spelling of older releases (an alias: parsed, not listed; a note on stderr) */
+      {"kernel", 0, OVL_OPT_CHOICE, &v->kernel_old, "NAME", NULL, ovl_algo_choices(f), 0, -1},
   };
-  int nt = gemm ? (int)(sizeof t / sizeof t[0]) : 7;
-  if (nt > cap) return -1;
-  for (int k = 0; k < nt; k++) opts[k] = t[k];
-  return nt;
+  for (size_t k = 0; k < sizeof extra / sizeof extra[0]; k++) {
+    if (n + 1 > cap) return -1;
+    opts[n++] = extra[k];
+  }
+  return n;
 }
-
-/* The one rule of options that some algorithms have no use for: an option
- * given for an algorithm it does not apply to is refused, never ignored.
- * Under --algo auto such an option narrows auto's choice instead (named: it
- * needs the algorithm named even then). */
-#define A_(a) (1u << (a))
-static const struct {
-  const char *option;
-  unsigned algos;
-  int named;
-  const char *which;
-} k_applies[] = {
-    {"--block", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA), 0, "summa and hsumma"},
-    {"--lookahead", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA), 0, "summa and hsumma"},
-    {"--outer", A_(OVL_ALGO_HSUMMA), 0, "hsumma"},
-    {"--groups", A_(OVL_ALGO_HSUMMA), 1, "hsumma"},
-    {"--repl", A_(OVL_ALGO_25D) | A_(OVL_ALGO_SSC6) | A_(OVL_ALGO_SQ), 0, "2.5d, alg6 and sq"},
-    {"--arrival-order", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_SSC5), 0, "summa and alg5"},
-    /* the collectives' options: Cannon shifts its blocks point to point, and
-     * only the broadcasts of SUMMA, HSUMMA, 3D and 2.5D have an algorithm */
-    {"--backend own", ~A_(OVL_ALGO_CANNON), 0, "summa, hsumma, 3d, 2.5d and alg3-alg6, whose collectives it runs,"},
-    {"--bcast-alg", A_(OVL_ALGO_SUMMA) | A_(OVL_ALGO_HSUMMA) | A_(OVL_ALGO_3D) | A_(OVL_ALGO_25D), 0,
-     "summa, hsumma, 3d and 2.5d"},
-};
-#undef A_
 
 ovl_err ovl_plan_option_applies(const char *option, ovl_algo algo) {
   if (!option) return ovl_err_set(OVL_ERR_ARG, "ovl_plan_option_applies: a NULL option");
-  for (size_t k = 0; k < sizeof k_applies / sizeof k_applies[0]; k++) {
-    if (strcmp(k_applies[k].option, option) != 0) continue;
-    if (algo == OVL_ALGO_AUTO && !k_applies[k].named) return OVL_OK;
-    if (algo != OVL_ALGO_AUTO && (k_applies[k].algos >> algo) & 1u) return OVL_OK;
-    return ovl_err_set(OVL_ERR_ARG, "%s applies to --algo %s only, not %s: refused rather than ignored", option,
-                       k_applies[k].which, algo == OVL_ALGO_AUTO ? "auto" : ovl_algo_name(algo));
+  if (strcmp(option, "--backend own") == 0) { /* Cannon shifts its blocks point to point */
+    if (algo != OVL_ALGO_CANNON) return OVL_OK;
+    return ovl_err_set(OVL_ERR_ARG,
+                       "--backend own applies to --algo summa, hsumma, 3d, 2.5d and alg3-alg6, whose collectives it "
+                       "runs, only, not cannon: refused rather than ignored");
   }
-  return OVL_OK;
+  const ovl_knob *r = strncmp(option, "--", 2) == 0 ? ovl_knob_find(option + 2) : NULL;
+  if (!r || r->algos == (1u << OVL_ALGO_N) - 1u) return OVL_OK; /* any other option applies everywhere */
+  if (ovl_knob_applies(r->id, algo)) return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG, "%s applies to --algo %s only, not %s: refused rather than ignored", option, r->which,
+                     algo == OVL_ALGO_AUTO ? "auto" : ovl_algo_name(algo));
 }
 
-ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p) {
-  OVL_TRY(ovl_check_ptr(v, "ovl_plan_opts_apply", "v"));
+ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v0, ovl_plan *p) {
+  OVL_TRY(ovl_check_ptr(v0, "ovl_plan_opts_apply", "v"));
   OVL_TRY(ovl_check_ptr(p, "ovl_plan_opts_apply", "plan"));
-  const int gemm = f == OVL_FAMILY_GEMM;
-  int is_auto = !v->algo || strcmp(v->algo, "auto") == 0;
+  ovl_plan_optvals vv = *v0, *v = &vv;
+  if (v->kernel_old) {
+    if (ovl_world_rank() == 0)
+      fprintf(stderr,
+              "ovl: note: --kernel is deprecated, use --algo (the kernel algorithm); accepted for one release\n");
+    v->algo = v->kernel_old;
+  }
+  /* --plan: the printed plan first, its algorithm included (unless it says
+   * auto); the knobs given beside it override the rest */
+  const char *pl = v->plan;
+  ovl_plan base = *p;
+  if (pl) {
+    base = ovl_plan_auto(f, p->n);
+    base.P = p->P, base.ppn = p->ppn;
+    OVL_TRY(ovl_plan_parse(pl, f, &base));
+  }
+  const char *algo_name = pl && base.algo != OVL_ALGO_AUTO ? ovl_algo_name(base.algo) : v->algo;
+  int is_auto = !algo_name || strcmp(algo_name, "auto") == 0;
   if (is_auto) p->algo = OVL_ALGO_AUTO;
-  else OVL_TRY(ovl_algo_parse(v->algo, &p->algo));
+  else OVL_TRY(ovl_algo_parse(algo_name, &p->algo));
   if (!is_auto && ovl_algo_family(p->algo) != f)
-    return ovl_err_set(OVL_ERR_ARG, "--algo %s is not a %s algorithm", v->algo, family_what(f));
-  /* not given: auto's choice with --algo auto, else the documented default */
-  p->ndup = v->ndup > 0 ? v->ndup : v->ndup == OVL_OPT_AUTO || is_auto ? 0 : (gemm ? 1 : 4);
-  p->b = v->b > 0 ? v->b : (is_auto ? 0 : 256);
-  p->lookahead = v->lookahead ? 1 : (is_auto ? OVL_AUTO : 0);
-  p->outer = v->outer;
+    return ovl_err_set(OVL_ERR_ARG, "--algo %s is not a %s algorithm", algo_name, family_what(f));
+  /* not given: the plan's (--plan), else auto's choice with --algo auto, else the family's default (the table) */
+  if (pl) {
+    ovl_algo keep = p->algo;
+    *p = base, p->algo = keep;
+  } else {
+    p->ndup = is_auto ? OVL_AUTO : ovl_knob_default_int(OVL_KNOB_NDUP, f);
+    p->b = is_auto ? OVL_AUTO : ovl_knob_default(OVL_KNOB_BLOCK, f);
+    p->lookahead = is_auto ? OVL_AUTO : ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, f);
+    p->arrival = ovl_knob_default_int(OVL_KNOB_ARRIVAL, f);
+    p->outer = 0;
+  }
+  if (v->ndup > 0) p->ndup = v->ndup;
+  else if (v->ndup == OVL_AUTO) p->ndup = OVL_AUTO;
+  if (v->b > 0) p->b = v->b;
+  if (v->lookahead) p->lookahead = 1;
+  if (v->outer > 0) p->outer = v->outer;
   if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
-  p->arrival = v->arrival && strcmp(v->arrival, "on") == 0;
+  if (v->arrival) p->arrival = strcmp(v->arrival, "on") == 0;
   if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));
   if (v->b > 0) OVL_TRY(ovl_plan_option_applies("--block", p->algo));
   if (v->lookahead) OVL_TRY(ovl_plan_option_applies("--lookahead", p->algo));
@@ -439,7 +428,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
   if (v->groups) OVL_TRY(ovl_plan_option_applies("--groups", p->algo));
   if (v->repl > 0) OVL_TRY(ovl_plan_option_applies("--repl", p->algo));
   if (v->arrival) OVL_TRY(ovl_plan_option_applies("--arrival-order", p->algo));
-  if (v->bcast && strcmp(v->bcast, "auto") != 0) { /* an algorithm of ovl's own broadcast */
+  if (v->bcast && strcmp(v->bcast, "auto") != 0) { /* a schedule of ovl's own broadcast */
     if (p->coll.backend != OVL_BACKEND_OWN)
       return ovl_err_set(OVL_ERR_ARG,
                          "--bcast-alg %s applies to --backend own only (the MPI library picks its own broadcast): "
@@ -448,7 +437,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v, ovl_plan *p
     OVL_TRY(ovl_plan_option_applies("--bcast-alg", p->algo));
   }
   if (v->backend && p->coll.backend == OVL_BACKEND_OWN) OVL_TRY(ovl_plan_option_applies("--backend own", p->algo));
-  int is3 = !is_auto && !is_2d(p->algo);
+  int is3 = !is_auto && ovl_algo_is_3d(p->algo);
   if (v->grid) {
     int dims[3] = {0, 0, 0}, nd = 0;
     OVL_TRY(ovl_parse_dims(v->grid, dims, &nd));

@@ -22,8 +22,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.max_iter = 200;
   o.tol = 0.0;
   o.prec = OVL_PURIFY_PREC_DOUBLE;
-  o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0);
-  o.plan.ndup = 4;
+  o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0); /* N_DUP: the family's default (the knob table) */
   return o;
 }
 

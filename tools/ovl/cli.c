@@ -103,3 +103,18 @@ const char *cli_join(char *buf, size_t n, const char *a, const char *b) {
   snprintf(buf, n, "%s%s", a, b);
   return buf;
 }
+
+void cli_note_deprecated(const ovl_opt *opts, int nopts, const unsigned char *given, const char *const *olds,
+                         const char *now) {
+  for (int k = 0; given && k < nopts; k++) {
+    if (!given[k] || opts[k].help) continue; /* the listed option itself */
+    for (const char *const *o = olds; *o; o++) {
+      char letter[3] = {'-', opts[k].sname, 0};
+      if ((opts[k].lname && !strcmp(opts[k].lname, *o + 2)) || (opts[k].sname && !strcmp(letter, *o))) {
+        if (ovl_world_rank() == 0)
+          fprintf(stderr, "ovl: note: %s is deprecated, use %s (accepted for one release)\n", *o, now);
+        return;
+      }
+    }
+  }
+}

@@ -12,6 +12,13 @@ enum { CLI_OK = 0, CLI_FAILED = 1, CLI_USAGE = 2 };
 int cli_parse(const char *usage, const ovl_opt *opts, int nopts, int argc, char **argv, int first, const int *help,
               unsigned char *given);
 
+/* The spellings of older releases, accepted for one release: for every
+ * option of opts[] given (given[k]) whose long name is one of the olds (or
+ * whose letter is, as "-a"), print one note on rank 0's stderr naming the
+ * option that replaces it (now). LOCAL. */
+void cli_note_deprecated(const ovl_opt *opts, int nopts, const unsigned char *given, const char *const *olds,
+                         const char *now);
+
 /* Report an agreed error on rank 0 ("ovl <cmd>: error: ...") and return
  * CLI_FAILED. */
 int cli_fail(const char *cmd, ovl_err rc);

@@ -23,10 +23,10 @@
 #include "bench_util.h"
 
 int cmd_bench_coll(int argc, char **argv) {
-  int help = 0, iters = 20, warmup = 2, ndup = 4, ppn = 1, full = 0, json = 0, quiet = 0, tl_reps = 3;
+  int help = 0, iters = 20, warmup = 2, ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SSC), ppn = 1, full = 0,
+      json = 0, quiet = 0, tl_reps = 3;
   int64_t range[2] = {8, (int64_t)16 << 20}, cache = 0, tl_size = 0, mem_limit = 0;
   const char *op = "bcast", *backend = "mpi", *alg = "auto", *timeline = NULL;
-  static const char *const backends[] = {"mpi", "own", NULL};
   int capped = 0, knode = 1, nodes = 1, consec = 0;
   if (ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK ||
       ovl_node_ranks(MPI_COMM_WORLD, &knode, &nodes, &consec) != OVL_OK)
@@ -46,11 +46,14 @@ int cmd_bench_coll(int argc, char **argv) {
        "ranks per \"node\" (consecutive ranks); collectives run over p = P/K ranks (default: ranks per node from "
        "MPI_Comm_split_type on several nodes, else 1)",
        NULL, 1, 1 << 20},
-      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
-      {"algo", 'a', OVL_OPT_STRING, &alg, "NAME",
-       "algorithm of the own back end (bcast: binomial, scatter-allgather, chain, hier; reduce: binomial, "
+      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", ovl_backend_names, 0,
+       -1},
+      {"coll-alg", 0, OVL_OPT_STRING, &alg, "NAME",
+       "schedule of the collective on the own back end (bcast: binomial, scatter-allgather, chain, hier; reduce: "
+       "binomial, "
        "rabenseifner; allreduce: rabenseifner, ring; allgather: ring, recdbl; alltoall: ring, pairwise)",
        NULL, 0, -1},
+      {"algo", 'a', OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1}, /* deprecated spellings */
       {"alg", 0, OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and case", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and case", NULL, 0, 1000000},
@@ -83,6 +86,7 @@ int cmd_bench_coll(int argc, char **argv) {
                       "comm layer. Rank 0 prints one progress line per size on stderr.",
                       opts, nopts, argc, argv, 3, &help, given);
   if (prc >= 0) return prc;
+  cli_note_deprecated(opts, nopts, given, (const char *const[]){"--algo", "-a", "--alg", NULL}, "--coll-alg");
   ovl_err rc = OVL_OK;
   for (int o = 0; o < nopts; o++) {
     if (given[o] && opts[o].dest == &ppn) ppn_from = "explicit";

@@ -33,7 +33,6 @@ int cmd_bench_nbc(int argc, char **argv) {
   int64_t range[2] = {8, (int64_t)1 << 20}, cache = 0, mem_limit = 0;
   double compute_us = 1000.0;
   const char *op = "allreduce", *backend = "mpi", *alg = "auto", *mode = "all";
-  static const char *const backends[] = {"mpi", "own", NULL};
   static const char *const modes[] = {"all", "osu", "imb", "eff", NULL};
   int capped = 0;
   if (ovl_bench_default_cache_bytes(MPI_COMM_WORLD, 2, &cache, &capped) != OVL_OK)
@@ -53,9 +52,11 @@ int cmd_bench_nbc(int argc, char **argv) {
        "eff: the fixed computation, in microseconds of this machine's kernel (converted once into a number of "
        "kernel calls, the same on every rank)",
        NULL, 0, -1},
-      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
-      {"algo", 'a', OVL_OPT_STRING, &alg, "NAME", "algorithm of the own back end (see `ovl bench coll --help`)", NULL,
-       0, -1},
+      {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", ovl_backend_names, 0,
+       -1},
+      {"coll-alg", 0, OVL_OPT_STRING, &alg, "NAME",
+       "schedule of the collective on the own back end (see `ovl bench coll --help`)", NULL, 0, -1},
+      {"algo", 'a', OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1}, /* deprecated spellings */
       {"alg", 0, OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and measurement", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and measurement", NULL, 0,
@@ -86,6 +87,7 @@ int cmd_bench_nbc(int argc, char **argv) {
                       "Rank 0 prints one progress line per size on stderr.",
                       opts, NOPTS, argc, argv, 3, &help, given);
   if (prc >= 0) return prc;
+  cli_note_deprecated(opts, NOPTS, given, (const char *const[]){"--algo", "-a", "--alg", NULL}, "--coll-alg");
   ovl_bench_nbc_params p = ovl_bench_nbc_default();
   ovl_alg a = OVL_ALG_AUTO;
   ovl_err rc = ovl_bench_op_parse(op, &p.op);

@@ -17,15 +17,15 @@
 int cmd_bench_progress(int argc, char **argv) {
   int help = 0, iters = 5, warmup = 1, chunks = 64, every = 1, nb = 192, json = 0;
   int64_t size = (int64_t)32 << 20, segment = 0, mem_limit = 0;
-  const char *alg = "auto";
-  static const char *const algs[] = {"auto", "binomial", "scatter-allgather", "chain", "hier", NULL};
+  const char *alg = "auto", *alg_old = NULL;
+  const char *const *algs = ovl_alg_choices("bcast");
   ovl_opt opts[] = {
       {"size", 'n', OVL_OPT_SIZE, &size, "BYTES", "broadcast size in bytes", NULL, 8, (int64_t)1 << 34},
       {"chunks", 0, OVL_OPT_INT, &chunks, "K", "computation chunks (one dgemm each)", NULL, 1, 1000000},
       {"chunk-size", 0, OVL_OPT_INT, &nb, "NB", "dgemm size of a chunk (NB x NB x NB)", NULL, 1, 8192},
       {"every", 0, OVL_OPT_INT, &every, "E", "call the progress hook after every E chunks", NULL, 1, 1000000},
-      {"algo", 'a', OVL_OPT_CHOICE, &alg, "A", "broadcast algorithm of the own back end", algs, 0, -1},
-      {"bcast-alg", 0, OVL_OPT_CHOICE, &alg, "A", NULL, algs, 0, -1},
+      {"bcast-alg", 0, OVL_OPT_CHOICE, &alg, "A", "broadcast schedule of the own back end", algs, 0, -1},
+      {"algo", 'a', OVL_OPT_CHOICE, &alg_old, "A", NULL, algs, 0, -1}, /* deprecated spelling */
       {"segment", 0, OVL_OPT_SIZE, &segment, "BYTES", "chain segment (default: 128 KiB)", NULL, 0, (int64_t)1 << 34},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions", NULL, 1, 10000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions", NULL, 0, 10000},
@@ -39,6 +39,11 @@ int cmd_bench_progress(int argc, char **argv) {
                       "ovl's own schedule. Times are per repetition, MAX over ranks; median over repetitions.",
                       opts, (int)(sizeof opts / sizeof opts[0]), argc, argv, 3, &help, NULL);
   if (prc >= 0) return prc;
+  if (alg_old) { /* the spelling of older releases */
+    if (ovl_world_rank() == 0)
+      fprintf(stderr, "ovl: note: --algo/-a is deprecated here, use --bcast-alg (accepted for one release)\n");
+    alg = alg_old;
+  }
   ovl_bench_progress_params p = ovl_bench_progress_default();
   p.bytes = size, p.chunks = chunks, p.nb = nb, p.every = every, p.segment = segment, p.iters = iters;
   p.warmup = warmup, p.mem_limit = mem_limit;

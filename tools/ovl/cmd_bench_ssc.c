@@ -20,7 +20,7 @@ int cmd_bench_ssc(int argc, char **argv) {
   const char *algs_s = "alg3,alg4,alg5,alg6", *backend = "mpi", *grid25 = NULL, *arrival = "off";
   int64_t nd[16] = {1, 2, 4};
   ovl_opt_list ndups = {nd, 16, 3};
-  static const char *const backends[] = {"mpi", "own", NULL}, *const onoff[] = {"on", "off", NULL};
+  static const char *const *backends = ovl_backend_names, *const onoff[] = {"on", "off", NULL};
   ovl_opt opts[] = {
       {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size n (D is n x n)", NULL, 1, (int64_t)1 << 20},
       {"algo", 'a', OVL_OPT_STRING, &algs_s, "LIST", "algorithms, comma-separated {alg3,alg4,alg5,alg6}", NULL, 0, -1},

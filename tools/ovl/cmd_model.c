@@ -7,16 +7,19 @@
 
 #include "cli.h"
 
-static const char *const k_kernels[] = {"summa", "hsumma", "cannon", "3d",   "2.5d",
-                                        "alg3",  "alg4",   "alg5",   "alg6", NULL};
 static const char *const k_sweeps[] = {"none", "G", "ndup", "c", "ppn", "P", "algo", NULL};
 
 int cmd_model(int argc, char **argv) {
-  int help = 0, json = 0, P = 8, G = 1, ndup = 1, repl = 0, ppn = 1, lookahead = 0, maxv = 16;
-  int64_t n = 4096, b = 256, outer = 0;
+  int help = 0, json = 0, P = 8, G = 1, repl = 0, ppn = 1, lookahead = 0, maxv = 16;
+  int ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
+  int64_t n = 4096, b = ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM), outer = 0;
   const char *kernel = "alg5", *machine = NULL, *sweep = "none";
+  /* every algorithm of every family (the one table), without "auto" */
+  const char *kernels[OVL_ALGO_N + 1] = {NULL};
+  for (int a = 0; a < OVL_ALGO_N; a++) kernels[a] = ovl_algo_name((ovl_algo)a);
   ovl_opt opts[] = {
-      {"kernel", 0, OVL_OPT_CHOICE, &kernel, "K", "kernel", k_kernels, 0, -1},
+      {"algo", 'a', OVL_OPT_CHOICE, &kernel, "NAME", "kernel algorithm", kernels, 0, -1},
+      {"kernel", 0, OVL_OPT_CHOICE, &kernel, "NAME", NULL, kernels, 0, -1}, /* deprecated spelling */
       {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size", NULL, 1, (int64_t)1 << 24},
       {"ranks", 0, OVL_OPT_INT, &P, "P", "ranks taking part (nodes x PPN)", NULL, 1, 1 << 24},
       {"machine", 0, OVL_OPT_STRING, &machine, "FILE",
@@ -45,6 +48,7 @@ int cmd_model(int argc, char **argv) {
                       "algorithm.",
                       opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
+  cli_note_deprecated(opts, nopts, given, (const char *const[]){"--kernel", NULL}, "--algo");
   ovl_algo k;
   ovl_algo_parse(kernel, &k);
   ovl_plan c = ovl_plan_default(k, n, P);
@@ -72,12 +76,12 @@ int cmd_model(int argc, char **argv) {
     /* the sweeps of one algorithm's parameter run that algorithm: another one named would be replaced */
     if (!rc && opts[o].dest == &kernel && !strcmp(sweep, "G") && k != OVL_ALGO_HSUMMA)
       rc = ovl_err_set(OVL_ERR_ARG,
-                       "--sweep G varies HSUMMA's groups: --kernel %s has none (refused rather than "
+                       "--sweep G varies HSUMMA's groups: --algo %s has none (refused rather than "
                        "replaced by hsumma)",
                        kernel);
     if (!rc && opts[o].dest == &kernel && !strcmp(sweep, "c") && k != OVL_ALGO_25D && k != OVL_ALGO_SSC6)
       rc = ovl_err_set(OVL_ERR_ARG,
-                       "--sweep c varies the replication of 2.5d and alg6: --kernel %s has none (refused "
+                       "--sweep c varies the replication of 2.5d and alg6: --algo %s has none (refused "
                        "rather than replaced)",
                        kernel);
   }

@@ -11,8 +11,9 @@ int cmd_tune(int argc, char **argv) {
   const char *family = "ssc";
   ovl_tune_params p = ovl_tune_default(OVL_FAMILY_SSC, 1024);
   ovl_opt opts[] = {
-      {"kernel", 0, OVL_OPT_CHOICE, &family, "K", "kernel family: gemm (C = A B) or ssc (SymmSquareCube)", k_families,
+      {"family", 0, OVL_OPT_CHOICE, &family, "F", "kernel family: gemm (C = A B) or ssc (SymmSquareCube)", k_families,
        0, -1},
+      {"kernel", 0, OVL_OPT_CHOICE, &family, "F", NULL, k_families, 0, -1}, /* deprecated spelling */
       {"size", 'n', OVL_OPT_I64, &p.n, "N", "matrix size", NULL, 1, (int64_t)1 << 20},
       {"machine", 0, OVL_OPT_STRING, &p.src.machine, "FILE", "machine file (default: $OVL_MACHINE, else built-in)",
        NULL, 0, -1},
@@ -47,6 +48,7 @@ int cmd_tune(int argc, char **argv) {
                 "tuner's and auto's choices are from the best one.",
                 opts, NOPTS, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
+  cli_note_deprecated(opts, NOPTS, given, (const char *const[]){"--kernel", NULL}, "--family");
   ovl_family_parse(family, &p.family);
   const char *env = getenv("OVL_TUNE_FILE");
   if (!p.src.tune_file && env && *env) p.src.tune_file = env;
