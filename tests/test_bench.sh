@@ -145,10 +145,12 @@ expect "coll alg of another collective refused" test "$rc" -eq 2
 run 2 bench coll --op scatter
 expect "coll unknown op exit 2" test "$rc" -eq 2
 run 2 bench coll --alg auto -m 64 -i 1 -x 0 "${small[@]}" -j -q
-expect "coll --alg: the old name of --algo still works" test "$rc" -eq 0
+expect "coll --alg: an old name of --coll-alg still works" test "$rc" -eq 0
 expect "coll --alg: same record" has '"type":"coll","schema":1,"op":"bcast"' "$out"
+expect "coll --alg: a deprecation note" has "deprecated, use --coll-alg" "$err"
 run 1 bench coll --help
-expect "coll help: --algo listed" has "  -a, --algo NAME" "$out"
+expect "coll help: --coll-alg listed" has "      --coll-alg NAME" "$out"
+expect "coll help: the alias --algo not listed" test "$(count "--algo " "$out")" -eq 0
 expect "coll help: the alias --alg not listed" test "$(count "--alg " "$out")" -eq 0
 expect "coll help: --op and --backend long only" has "      --op OP" "$out"
 

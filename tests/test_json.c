@@ -378,7 +378,7 @@ static void test_tunedb(void) {
   EXPECT(ovl_tunedb_store(db, OVL_FAMILY_SSC, &c, 0.0125, "box"), OVL_OK, "");
   const char *t = slurp("tune.jsonl");
   CHECK(!strcmp(t,
-                "{\"type\":\"tune\",\"schema\":1,\"family\":\"ssc\",\"n\":576,\"P\":8,\"kernel\":\"alg5\",\"ndup\":4,"
+                "{\"type\":\"tune\",\"schema\":1,\"family\":\"ssc\",\"n\":576,\"P\":8,\"algo\":\"alg5\",\"ndup\":4,"
                 "\"s\":0,\"c\":0,\"b\":256,\"G\":1,\"lookahead\":0,\"t_median\":0.0125,\"machine\":\"box\"}\n"),
         "the stored line: %s", t);
   EXPECT(ovl_tunedb_lookup(db, OVL_FAMILY_SSC, 576, 8, &out, &nf, &found), OVL_OK, "");
@@ -425,7 +425,7 @@ static void test_tunedb(void) {
   /* old lines (before "type"/"schema"), malformed ones, other types: read or skipped, and kept by a store */
   const char *old = path_of("old.jsonl");
   put("old.jsonl",
-      "{\"family\":\"ssc\",\"n\":576,\"P\":8,\"kernel\":\"alg5\",\"ndup\":4,\"s\":0,\"c\":0,\"b\":256,\"G\":1,"
+      "{\"family\":\"ssc\",\"n\":576,\"P\":8,\"algo\":\"alg5\",\"ndup\":4,\"s\":0,\"c\":0,\"b\":256,\"G\":1,"
       "\"lookahead\":0,\"t_median\":1.2e-02,\"machine\":\"x\"}\n"
       "garbage line\n"
       "{\"family\":\"ssc\",\"n\":600,\"P\":8,\"kernel\":\"alg4\",\"ndup\":0,\"s\":0,\"c\":0,\"b\":256,\"G\":1,"
