@@ -90,7 +90,7 @@ want_cxx="^downstream C++: ovl $version (headers $version), 2 ranks, |C - A B| 0
 want_f='^downstream Fortran: 2 ranks, |D - D_exact| .*: OK$'
 check_run() { # name program pattern: 2 ranks, the expected line
   local out
-  out=$("$mpiexec" "${mpiflags[@]}" -n 2 "$2" 2>&1) || { echo "$out"; fail "$1: the program failed"; }
+  out=$("$mpiexec" "${mpiflags[@]}" -n 2 "$2" 2>&1 </dev/null) || { echo "$out"; fail "$1: the program failed"; }
   echo "$out" | grep -q "$3" || { echo "$out"; fail "$1: unexpected output"; }
   echo "install test: $1: $(echo "$out" | grep '^downstream')"
 }
@@ -153,7 +153,7 @@ readme_block link-lines >"$tmp/app/lines.sh"
   export PREFIX=$prefix
   unset PKG_CONFIG_PATH
   seen=""
-  while IFS= read -r line; do
+  while IFS= read -r line <&3; do # fd 3: mpiexec reads its standard input
     case "$line" in '' | '#'*) continue ;; esac
     rm -f app
     eval "$line" >"$log" 2>&1 || { tail -40 "$log"; fail "README line: $line"; }
@@ -173,7 +173,7 @@ readme_block link-lines >"$tmp/app/lines.sh"
         "$(objdump -p app | awk '$1 == "NEEDED" {printf "%s ", $2}')"
     fi
     seen="$seen[$kind]"
-  done <"$tmp/app/lines.sh"
+  done 3<"$tmp/app/lines.sh"
   for kind in "C, pkg-config" "C++, pkg-config" "Fortran, pkg-config ovl-fortran" "C, pkg-config --static"; do
     case "$seen" in *"[$kind]"*) ;; *) fail "README.md: the link-lines block has no line for $kind" ;; esac
   done
