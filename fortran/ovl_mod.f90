@@ -21,8 +21,11 @@ module ovl_mod
   implicit none
   private
 
+  ! Copies of the C headers' constants and structs (ovl/core.h, ovl/purify.h, ovl/algo.h,
+  ! ovl/pdpurify.h): the layout test (tests/layout_check.py) compares them with the C compiler's.
   integer(c_int), parameter, public :: OVL_OK = 0, OVL_ERR_ARG = 1, OVL_ERR_SIZE = 2, OVL_ERR_GRID = 3, &
-                                       OVL_ERR_NUMERIC = 6, OVL_ERR_NOMEM = 7, OVL_ERR_UNSUPPORTED = 8
+                                       OVL_ERR_IO = 4, OVL_ERR_FORMAT = 5, OVL_ERR_NUMERIC = 6, OVL_ERR_NOMEM = 7, &
+                                       OVL_ERR_UNSUPPORTED = 8, OVL_ERR_MPI = 9, OVL_ERR_INTERNAL = 10
   integer(c_int), parameter, public :: OVL_PURIFY_CANONICAL = 0, OVL_PURIFY_SP2 = 2, OVL_PURIFY_TRS4 = 3
   integer(c_int), parameter, public :: OVL_PURIFY_PREC_DOUBLE = 0, OVL_PURIFY_PREC_MIXED = 1
   integer(c_int), parameter, public :: OVL_ALGO_AUTO = -1, OVL_ALGO_SSC3 = 5, OVL_ALGO_SSC4 = 6, &

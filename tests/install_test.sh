@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # ovl as an installed library, as a user's code sees it:
 #   1. configure, build and install ovl into a temporary prefix;
-#   2. what is installed: headers, libovl.so (SONAME) and libovl.a, the CMake
-#      package, ovl.pc, the ovl command;
-#   3. symbols: every global name defined in libovl.so and libovl.a starts
-#      with ovl_, and libovl.so exports no internal ovl_i_* name;
-#   4. a downstream C program (a grid, ovl_gemm, a trace checked) built with
-#      find_package(ovl) (ovl::ovl and ovl::ovl_static) and with pkg-config
-#      (shared, and --static from a prefix holding only libovl.a), the same
-#      file compiled as C++, each run on 2 ranks under mpiexec;
+#   2. what is installed: headers (with the generated ovl/version.h),
+#      libovl.so (SONAME) and libovl.a, libovl_fortran.a and the module, the
+#      CMake package, ovl.pc, ovl-fortran.pc, the ovl command;
+#   3. symbols: libovl.so exports exactly the functions and variables of the
+#      installed headers (tests/api_list_check.py --exports), every global
+#      name of libovl.a starts with ovl_;
+#   4. downstream programs (tests/install/app.c, app.cpp, app.f90), each run
+#      on 2 ranks under mpiexec: find_package(ovl) from a C project
+#      (ovl::ovl, ovl::ovl_static), a C++-only project (no extra defines) and
+#      a Fortran-only project (ovl::fortran); the README's pkg-config lines
+#      (<!-- test: link-lines -->: C, C++, Fortran, --static) run exactly as
+#      written, with PREFIX set; the headers as C++11 and C++17 without ovl.pc's
+#      defines (ovl/core.h keeps MPI's C++ bindings out by itself);
 #   5. the README's "C and CMake" example: its C lines (ovl_purify_rows,
 #      ovl_gemm_rows) in a program, built with its CMake lines through
 #      find_package(ovl) and run on 2 ranks with an uneven row split;
@@ -31,6 +36,11 @@ gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 cc=${CC:-cc} cxx=${CXX:-c++}
 command -v "$cxx" >/dev/null || fail "no C++ compiler ($cxx; Debian: g++, scripts/deps.sh installs it)"
 command -v pkg-config >/dev/null || fail "no pkg-config (Debian: pkgconf, scripts/deps.sh installs it)"
+command -v gfortran >/dev/null || fail "no gfortran (Debian: gfortran, scripts/deps.sh installs it)"
+# the C++ and Fortran wrappers of the C wrapper's MPI (mpicc.mpich -> mpicxx.mpich, mpif90.mpich)
+mpicxx=$(dirname "$mpicc")/$(basename "$mpicc" | sed 's/^mpicc/mpicxx/')
+mpif90=$(dirname "$mpicc")/$(basename "$mpicc" | sed 's/^mpicc/mpif90/')
+[ -x "$mpicxx" ] && [ -x "$mpif90" ] || fail "no $mpicxx or $mpif90 beside $mpicc"
 
 # ---- 1. configure, build, install ---------------------------------------
 prefix=$tmp/prefix
@@ -45,95 +55,43 @@ echo "install test: installed into a temporary prefix"
 so=$(find "$prefix" -name 'libovl.so' | head -1)
 [ -n "$so" ] || fail "no libovl.so under the prefix"
 libdir=$(dirname "$so")
-for f in include/ovl/ovl.h include/ovl/core.h bin/ovl; do
+for f in include/ovl/ovl.h include/ovl/core.h include/ovl/version.h include/ovl/fortran/ovl_mod.mod bin/ovl; do
   [ -e "$prefix/$f" ] || fail "$f not installed"
 done
-for f in libovl.a pkgconfig/ovl.pc cmake/ovl/ovlConfig.cmake cmake/ovl/ovlConfigVersion.cmake cmake/ovl/ovlTargets.cmake; do
+for f in libovl.a libovl_fortran.a pkgconfig/ovl.pc pkgconfig/ovl-fortran.pc cmake/ovl/ovlConfig.cmake \
+  cmake/ovl/ovlConfigVersion.cmake cmake/ovl/ovlTargets.cmake; do
   [ -e "$libdir/$f" ] || fail "$libdir/$f not installed"
 done
-nh=$(find "$src/include/ovl" -name '*.h' | wc -l)
+nh=$(($(find "$src/include/ovl" -name '*.h' | wc -l) + 1)) # and the generated version.h
 [ "$(find "$prefix/include/ovl" -name '*.h' | wc -l)" -eq "$nh" ] || fail "not all $nh public headers installed"
 version=$(sed -n 's/^project(ovl VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+grep -q "^#define OVL_VERSION_STRING \"$version\"$" "$prefix/include/ovl/version.h" ||
+  fail "include/ovl/version.h does not define OVL_VERSION_STRING \"$version\""
 soname=$(objdump -p "$so" | awk '$1 == "SONAME" {print $2}')
 [ "$soname" = "libovl.so.${version%.*}" ] || fail "SONAME '$soname', expected libovl.so.${version%.*}"
 [ -e "$libdir/libovl.so.$version" ] || fail "no libovl.so.$version"
 [ "$("$prefix/bin/ovl" --version | cut -d' ' -f1-2)" = "ovl $version" ] || fail "bin/ovl --version"
-echo "install test: headers ($nh), $soname -> libovl.so.$version, libovl.a, CMake package, ovl.pc, bin/ovl: OK"
+echo "install test: headers ($nh, version.h: $version), $soname -> libovl.so.$version, libovl.a, libovl_fortran.a" \
+  "+ ovl_mod.mod, CMake package, ovl.pc, ovl-fortran.pc, bin/ovl: OK"
 
 # ---- 3. symbols ----------------------------------------------------------
-nm -D --defined-only "$so" | awk 'NF == 3 {print $3}' | sort -u >"$tmp/so.syms"
+out=$(python3 "$src/tests/api_list_check.py" "$prefix/include/ovl" "$so" --exports) || { echo "$out"; fail "libovl.so's exports"; }
 nm -g --defined-only "$libdir/libovl.a" | awk 'NF == 3 {print $3}' | sort -u >"$tmp/a.syms"
-[ "$(wc -l <"$tmp/so.syms")" -ge 100 ] || fail "libovl.so exports only $(wc -l <"$tmp/so.syms") names"
 [ "$(wc -l <"$tmp/a.syms")" -ge 100 ] || fail "libovl.a defines only $(wc -l <"$tmp/a.syms") global names"
-bad=$(grep -v '^ovl_' "$tmp/so.syms" || true)
-[ -z "$bad" ] || fail "libovl.so exports names without the ovl_ prefix: $(echo $bad)"
-bad=$(grep '^ovl_i_' "$tmp/so.syms" || true)
-[ -z "$bad" ] || fail "libovl.so exports internal names: $(echo $bad)"
 bad=$(grep -v '^ovl_' "$tmp/a.syms" || true)
 [ -z "$bad" ] || fail "libovl.a defines global names without the ovl_ prefix: $(echo $bad)"
-grep -qx ovl_gemm "$tmp/so.syms" || fail "libovl.so does not export ovl_gemm"
-echo "install test: symbols: libovl.so exports $(wc -l <"$tmp/so.syms") names, libovl.a defines $(wc -l <"$tmp/a.syms"), all ovl_*: OK"
+echo "install test: symbols: $out; libovl.a defines $(wc -l <"$tmp/a.syms"), all ovl_*: OK"
 
-# ---- 4. a downstream program ---------------------------------------------
+# ---- 4. downstream programs ----------------------------------------------
 mkdir -p "$tmp/app"
-# valid C and C++: A(i,j) = i+1, B(i,j) = j+1, C = A*B has trace n * sum (i+1)^2
-cat >"$tmp/app/main.c" <<'EOF'
-#include <ovl/ovl.h>
-#include <stdio.h>
-#include <stdlib.h>
-
-#define TRY(x)                                                                \
-  do {                                                                        \
-    ovl_err e_ = (x);                                                         \
-    if (e_ != OVL_OK) {                                                       \
-      fprintf(stderr, "%s: %s: %s\n", #x, ovl_err_name(e_), ovl_errmsg());    \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                           \
-    }                                                                         \
-  } while (0)
-
-int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  int rank, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  const int64_t n = 7;
-  double *a = (double *)malloc(sizeof(double) * n * n), *b = (double *)malloc(sizeof(double) * n * n);
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < n; i++) {
-      a[i + j * n] = (double)(i + 1);
-      b[i + j * n] = (double)(j + 1);
-    }
-  ovl_grid2d g = NULL;
-  ovl_dmat A = NULL, B = NULL, C = NULL;
-  TRY(ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &g));
-  TRY(ovl_dmat_create(g, n, n, &A));
-  TRY(ovl_dmat_create(g, n, n, &B));
-  TRY(ovl_dmat_create(g, n, n, &C));
-  TRY(ovl_dmat_scatter(A, a));
-  TRY(ovl_dmat_scatter(B, b));
-  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_SUMMA, 2);
-  TRY(ovl_gemm('N', 'N', 1.0, A, B, 0.0, C, &plan, NULL, NULL));
-  double tr = 0, want = (double)(n * n * (n + 1) * (2 * n + 1) / 6);
-  TRY(ovl_dmat_trace(C, &tr));
-  int p, q;
-  ovl_grid2d_dims(g, &p, &q);
-  if (rank == 0) printf("downstream: ovl %s, %d ranks, grid %dx%d, trace %.1f (expected %.1f)\n", ovl_version(), size, p, q, tr, want);
-  int ok = tr == want;
-  ovl_dmat_destroy(&C);
-  ovl_dmat_destroy(&B);
-  ovl_dmat_destroy(&A);
-  ovl_grid2d_destroy(&g);
-  free(a);
-  free(b);
-  MPI_Finalize();
-  return ok ? 0 : 1;
-}
-EOF
-check_run() { # name program: 2 ranks, the expected line
+cp "$src/tests/install/app.c" "$src/tests/install/app.cpp" "$src/tests/install/app.f90" "$tmp/app/"
+want_c="^downstream: ovl $version (headers $version), 2 ranks, grid 1x2, trace 980.0 (expected 980.0)$"
+want_cxx="^downstream C++: ovl $version (headers $version), 2 ranks, |C - A B| 0.0e+00: OK$"
+want_f='^downstream Fortran: 2 ranks, |D - D_exact| .*: OK$'
+check_run() { # name program pattern: 2 ranks, the expected line
   local out
-  out=$("$mpiexec" "${mpiflags[@]}" -n 2 "$2" 2>&1) || { echo "$out"; fail "$1: the program failed"; }
-  echo "$out" | grep -q "^downstream: ovl $version, 2 ranks, grid 1x2, trace 980.0 (expected 980.0)$" ||
-    { echo "$out"; fail "$1: unexpected output"; }
+  out=$("$mpiexec" "${mpiflags[@]}" -n 2 "$2" 2>&1 </dev/null) || { echo "$out"; fail "$1: the program failed"; }
+  echo "$out" | grep -q "$3" || { echo "$out"; fail "$1: unexpected output"; }
   echo "install test: $1: $(echo "$out" | grep '^downstream')"
 }
 needs_so() { # name program yes|no: whether it loads libovl.so
@@ -142,56 +100,95 @@ needs_so() { # name program yes|no: whether it loads libovl.so
   [ "$has" = "$3" ] || fail "$1: NEEDED libovl.so: $has, expected $3"
 }
 
-# find_package(ovl)
-cat >"$tmp/app/CMakeLists.txt" <<EOF
+# find_package(ovl) from a C project, a C++-only and a Fortran-only one
+mkdir -p "$tmp/app/c" "$tmp/app/cxx" "$tmp/app/f"
+cat >"$tmp/app/c/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.16)
 project(downstream C)
 find_package(ovl $version REQUIRED)
-add_executable(app_shared main.c)
+add_executable(app_shared ../app.c)
 target_link_libraries(app_shared PRIVATE ovl::ovl)
-add_executable(app_static main.c)
+add_executable(app_static ../app.c)
 target_link_libraries(app_static PRIVATE ovl::ovl_static)
 EOF
-run cmake -S "$tmp/app" -B "$tmp/app/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DMPI_C_COMPILER="$mpicc"
-run cmake --build "$tmp/app/build"
-needs_so "find_package, ovl::ovl" "$tmp/app/build/app_shared" yes
-needs_so "find_package, ovl::ovl_static" "$tmp/app/build/app_static" no
-check_run "find_package, ovl::ovl" "$tmp/app/build/app_shared"
-check_run "find_package, ovl::ovl_static" "$tmp/app/build/app_static"
-
-# pkg-config, shared
-export PKG_CONFIG_PATH=$libdir/pkgconfig
-[ "$(pkg-config --modversion ovl)" = "$version" ] || fail "pkg-config --modversion ovl"
-run "$cc" -std=c11 -Wall -Wextra -Werror "$tmp/app/main.c" -o "$tmp/app/app_pc" $(pkg-config --cflags --libs ovl) \
-  -Wl,-rpath,"$libdir"
-needs_so "pkg-config" "$tmp/app/app_pc" yes
-check_run "pkg-config" "$tmp/app/app_pc"
-
-# pkg-config --static, from a copy of the prefix without libovl.so (the
-# .pc file's paths are relative to where it is)
-mkdir -p "$tmp/static/lib/pkgconfig"
-cp -r "$prefix/include" "$tmp/static/"
-cp "$libdir/libovl.a" "$tmp/static/lib/"
-cp "$libdir/pkgconfig/ovl.pc" "$tmp/static/lib/pkgconfig/"
-sed -i "s|^libdir=.*|libdir=\${prefix}/lib|" "$tmp/static/lib/pkgconfig/ovl.pc"
-run "$cc" -std=c11 -Wall -Wextra -Werror "$tmp/app/main.c" -o "$tmp/app/app_pc_static" \
-  $(PKG_CONFIG_PATH=$tmp/static/lib/pkgconfig pkg-config --static --cflags --libs ovl)
-needs_so "pkg-config --static" "$tmp/app/app_pc_static" no
-check_run "pkg-config --static" "$tmp/app/app_pc_static"
-
-# the headers as C++ (the MPI C++ bindings left out, as for any C API user)
-for std in c++11 c++17; do
-  run "$cxx" -std=$std -Wall -Wextra -Wpedantic -Werror -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX -x c++ \
-    "$tmp/app/main.c" -x none -o "$tmp/app/app_cxx" $(pkg-config --cflags --libs ovl) -Wl,-rpath,"$libdir"
+cat >"$tmp/app/cxx/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(downstream_cxx CXX)
+find_package(ovl $version REQUIRED)
+add_executable(app ../app.cpp)
+target_link_libraries(app PRIVATE ovl::ovl)
+EOF
+cat >"$tmp/app/f/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(downstream_fortran Fortran)
+find_package(ovl $version REQUIRED)
+add_executable(app ../app.f90)
+target_link_libraries(app PRIVATE ovl::fortran)
+EOF
+for lang in c cxx f; do
+  run cmake -S "$tmp/app/$lang" -B "$tmp/app/$lang/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DMPI_C_COMPILER="$mpicc" -DMPI_CXX_COMPILER="$mpicxx" -DMPI_Fortran_COMPILER="$mpif90"
+  run cmake --build "$tmp/app/$lang/build" -v
+  grep -q 'SKIP_MPICXX' "$log" || [ $lang = f ] ||
+    fail "find_package, $lang: ovl::ovl does not pass OMPI_SKIP_MPICXX and MPICH_SKIP_MPICXX"
 done
-check_run "C++ (g++ -std=c++11 and c++17)" "$tmp/app/app_cxx"
+needs_so "find_package, ovl::ovl" "$tmp/app/c/build/app_shared" yes
+needs_so "find_package, ovl::ovl_static" "$tmp/app/c/build/app_static" no
+check_run "find_package, C, ovl::ovl" "$tmp/app/c/build/app_shared" "$want_c"
+check_run "find_package, C, ovl::ovl_static" "$tmp/app/c/build/app_static" "$want_c"
+check_run "find_package, project(... CXX), ovl::ovl" "$tmp/app/cxx/build/app" "$want_cxx"
+check_run "find_package, project(... Fortran), ovl::fortran" "$tmp/app/f/build/app" "$want_f"
 
-# ---- 5. the README's C and CMake example -----------------------------------
+# the README's pkg-config lines, exactly as written, PREFIX set; each program run
 # the code block after "<!-- test: TAG -->"
 readme_block() {
   awk -v tag="<!-- test: $1 -->" '$0 == tag {f = 1; next} f == 1 && /^```/ {f = 2; next} f == 2 && /^```/ {exit} f == 2 {print}' \
     "$src/README.md"
 }
+[ "$libdir" = "$prefix/lib" ] || fail "the library directory is $libdir, the README's lines say \$PREFIX/lib"
+readme_block link-lines >"$tmp/app/lines.sh"
+[ -s "$tmp/app/lines.sh" ] || fail "README.md: no code block after <!-- test: link-lines -->"
+(
+  cd "$tmp/app"
+  export PREFIX=$prefix
+  unset PKG_CONFIG_PATH
+  seen=""
+  while IFS= read -r line <&3; do # fd 3: mpiexec reads its standard input
+    case "$line" in '' | '#'*) continue ;; esac
+    rm -f app
+    eval "$line" >"$log" 2>&1 || { tail -40 "$log"; fail "README line: $line"; }
+    case "$line" in
+      export*) continue ;;
+      *' app.c '*--static*) kind="C, pkg-config --static" want=$want_c so=no ;;
+      *' app.c '*) kind="C, pkg-config" want=$want_c so=yes ;;
+      *' app.cpp '*) kind="C++, pkg-config" want=$want_cxx so=yes ;;
+      *' app.f90 '*) kind="Fortran, pkg-config ovl-fortran" want=$want_f so=yes ;;
+      *) fail "README line of no known kind: $line" ;;
+    esac
+    [ -x app ] || fail "README line: $line: no ./app"
+    needs_so "README: $kind" ./app "$so"
+    check_run "README: $kind" ./app "$want"
+    if [ "$so" = no ]; then
+      echo "install test: README: $kind: libovl.a linked in; loaded at run time:" \
+        "$(objdump -p app | awk '$1 == "NEEDED" {printf "%s ", $2}')"
+    fi
+    seen="$seen[$kind]"
+  done 3<"$tmp/app/lines.sh"
+  for kind in "C, pkg-config" "C++, pkg-config" "Fortran, pkg-config ovl-fortran" "C, pkg-config --static"; do
+    case "$seen" in *"[$kind]"*) ;; *) fail "README.md: the link-lines block has no line for $kind" ;; esac
+  done
+) || exit 1
+
+# the headers as C++ without ovl.pc's defines (ovl/core.h keeps MPI's C++ bindings out)
+export PKG_CONFIG_PATH=$libdir/pkgconfig
+cflags=$(pkg-config --cflags ovl | sed 's/-D[A-Z_]*SKIP_MPICXX//g')
+for std in c++11 c++17; do
+  run "$cxx" -std=$std -Wall -Wextra -Wpedantic -Werror -x c++ "$tmp/app/app.c" -x none -o "$tmp/app/app_cxx" \
+    $cflags $(pkg-config --libs ovl) -Wl,-rpath,"$libdir"
+done
+check_run "the headers as C++ (g++ -std=c++11 and c++17, no defines)" "$tmp/app/app_cxx" "$want_c"
+
+# ---- 5. the README's C and CMake example -----------------------------------
 mkdir -p "$tmp/readme"
 readme_block c-app >"$tmp/readme/snippet.c"
 readme_block c-cmake >"$tmp/readme/CMakeLists.txt"
@@ -258,7 +255,7 @@ echo "install test: README C and CMake example (find_package; ovl_purify_rows, o
 
 # ---- 6. add_subdirectory -------------------------------------------------
 mkdir -p "$tmp/parent"
-cp "$tmp/app/main.c" "$tmp/parent/"
+cp "$tmp/app/app.c" "$tmp/parent/main.c"
 cat >"$tmp/parent/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.25)
 project(parent C)
@@ -277,6 +274,6 @@ if [ ${#gen[@]} -gt 0 ]; then
   grep -q '\(^\|/\)libovl\.a$' "$tmp/targets" || fail "add_subdirectory: no libovl.a in the parent's build"
 fi
 run cmake --build "$tmp/parent/build" -j 2
-check_run "add_subdirectory, ovl::ovl_static" "$tmp/parent/build/app"
+check_run "add_subdirectory, ovl::ovl_static" "$tmp/parent/build/app" "$want_c"
 echo "install test: add_subdirectory: build type left unset, only the library built: OK"
 echo "install test: PASS"

@@ -18,6 +18,17 @@
 #ifndef OVL_CORE_H
 #define OVL_CORE_H
 
+/* ovl is a C API: C++ programs that include it use MPI's C bindings, so
+ * Open MPI's and MPICH's mpi.h must leave out their C++ bindings (which
+ * would need libmpi_cxx or libmpichcxx at link time). Defined here unless
+ * the program decided before (as PETSc's headers do); the CMake package and
+ * ovl.pc pass them too, for programs that include mpi.h first. */
+#ifndef OMPI_SKIP_MPICXX
+#define OMPI_SKIP_MPICXX 1
+#endif
+#ifndef MPICH_SKIP_MPICXX
+#define MPICH_SKIP_MPICXX 1
+#endif
 #include <mpi.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +36,7 @@
 #include <stdio.h>
 
 #include "ovl/err.h"
+#include "ovl/version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -284,7 +296,8 @@ static inline int ovl_block_owner(int64_t n, int p, int64_t g) {
   return (int)(r + (g - r * (q + 1)) / q);
 }
 
-/* Library version string. LOCAL. */
+/* The library's version, "MAJOR.MINOR.PATCH" (the loaded library's; the
+ * headers' is OVL_VERSION_STRING, ovl/version.h). LOCAL. */
 const char *ovl_version(void);
 
 /* The MPI library in use as one line for headers and records (the first
