@@ -377,9 +377,8 @@ static void test_tunedb(void) {
   c = cfg(OVL_ALGO_SSC5, 576, 8, 4);
   EXPECT(ovl_tunedb_store(db, OVL_FAMILY_SSC, &c, 0.0125, "box"), OVL_OK, "");
   const char *t = slurp("tune.jsonl");
-  CHECK(!strcmp(t,
-                "{\"type\":\"tune\",\"schema\":1,\"family\":\"ssc\",\"n\":576,\"P\":8,\"algo\":\"alg5\",\"ndup\":4,"
-                "\"s\":0,\"c\":0,\"b\":256,\"G\":1,\"lookahead\":0,\"t_median\":0.0125,\"machine\":\"box\"}\n"),
+  CHECK(!strcmp(t, "{\"type\":\"tune\",\"schema\":1,\"family\":\"ssc\",\"n\":576,\"P\":8,\"algo\":\"alg5\",\"ndup\":4,"
+                   "\"s\":0,\"c\":0,\"b\":256,\"G\":1,\"lookahead\":0,\"t_median\":0.0125,\"machine\":\"box\"}\n"),
         "the stored line: %s", t);
   EXPECT(ovl_tunedb_lookup(db, OVL_FAMILY_SSC, 576, 8, &out, &nf, &found), OVL_OK, "");
   CHECK(found && nf == 576 && out.algo == OVL_ALGO_SSC5 && out.ndup == 4 && out.n == 576 && out.P == 8,
