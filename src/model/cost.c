@@ -310,8 +310,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   ovl_plan c = *cfg;
   if (c.n < 0 || c.P < 1)
     return ovl_err_set(OVL_ERR_ARG, "model: n = %lld and P = %d must be >= 0 and >= 1", (long long)c.n, c.P);
-  if (c.ndup < 1 || c.ndup > OVL_LANES_MAX)
-    return ovl_err_set(OVL_ERR_ARG, "model: N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, c.ndup);
+  OVL_TRY(ovl_knob_check(OVL_KNOB_NDUP, c.ndup, "model"));
   if (c.ppn < 1) return ovl_err_set(OVL_ERR_ARG, "model: PPN must be >= 1, got %d", c.ppn);
   double n = (double)c.n, g = ovl_model_gamma(m, c.ppn), flops = 2.0 * n * n * n;
   int N = c.ndup, k = c.ppn;
