@@ -142,7 +142,11 @@ run 2 tune --family ssc -n 40
 expect "tune ssc on 2 ranks: no grid fits" test "$rc" -eq 1
 expect "tune ssc on 2 ranks: message" has "fits 2 ranks" "$err"
 run 1 tune --family nope
-expect "tune bad kernel exit 2" test "$rc" -eq 2
+expect "tune bad family exit 2" test "$rc" -eq 2
+expect "tune bad family: the families listed" has "gemm.*ssc.*sq" "$err"
+run 1 tune --family sq -n 40
+expect "tune sq refused: exit 2" test "$rc" -eq 2
+expect "tune sq refused: why" has "sq has nothing to tune.*N_DUP.*--ndup" "$err"
 
 echo "model_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -57,7 +57,8 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int 
                       char *why, size_t nwhy) {
   if (f == OVL_FAMILY_SQ) { /* one algorithm; its N_DUP the family's default (the knob table) */
     ovl_plan d = ovl_plan_default(OVL_ALGO_SQ, p->n, P);
-    d.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ), d.lookahead = 0;
+    d.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ);
+    d.lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, OVL_FAMILY_SQ);
     take_choice(p, &d);
     snprintf(why, nwhy, "the symmetric square's defaults (no cost model or tune entry of its own)");
     return OVL_OK;
@@ -102,7 +103,8 @@ again:;
   }
   if (keep == 0 && p->algo != OVL_ALGO_AUTO) { /* e.g. alg4 with ndup 3, or Cannon on 8 ranks: the pair itself */
     cand[0] = ovl_plan_default(p->algo, p->n, P);
-    cand[0].ndup = p->ndup > 0 ? p->ndup : 1, cand[0].ppn = ppn;
+    cand[0].ppn = ppn; /* its knobs: the family's defaults (the table), those given win */
+    if (p->ndup > 0) cand[0].ndup = p->ndup;
     if (p->b > 0) cand[0].b = p->b;
     keep = 1;
   }
@@ -173,8 +175,7 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if (p->algo == OVL_ALGO_CANNON && p->p != p->q)
     return ovl_err_set(OVL_ERR_GRID, "cannon needs a square --grid, got %dx%d", p->p, p->q);
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
-    return ovl_err_set(OVL_ERR_GRID, "%s needs a --grid PxPxP, got %dx%dx%d", ovl_algo_name(p->algo), p->s, p->s,
-                       p->c);
+    return ovl_err_set(OVL_ERR_GRID, "%s needs a --grid PxPxP, got %dx%dx%d", ovl_algo_name(p->algo), p->s, p->s, p->c);
   if (has_c(p->algo) && p->s % p->c != 0 && !(p->algo == OVL_ALGO_SQ && p->s == 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: the replication --repl %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);
@@ -222,15 +223,14 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   ovl_err rc = OVL_OK;
   if (p.algo != OVL_ALGO_AUTO && ((int)p.algo < 0 || p.algo >= OVL_ALGO_N || ovl_algo_family(p.algo) != f))
     rc = ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p.algo), family_what(f));
-  else if (!ovl_knob_is_open(&p, OVL_KNOB_NDUP))
-    rc = ovl_knob_check(OVL_KNOB_NDUP, p.ndup, NULL);
+  else if (!ovl_knob_is_open(&p, OVL_KNOB_NDUP)) rc = ovl_knob_check(OVL_KNOB_NDUP, p.ndup, NULL);
   int open = open_choice(&p), nodes = 1, consec = 1;
   if (open && ppn <= 0 && rc == OVL_OK) OVL_TRY(ovl_node_ranks(comm, &ppn, &nodes, &consec));
   if (rank == 0 && rc == OVL_OK) {
     if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
     if (rc == OVL_OK) {
       if (p.b <= 0) p.b = ovl_knob_default(OVL_KNOB_BLOCK, f);
-      if (p.lookahead < 0) p.lookahead = 0;
+      if (p.lookahead < 0) p.lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, f);
       if (p.ppn < 1) p.ppn = 1;
       rc = shape(&p, p.P);
       if (rc == OVL_OK) rc = check_plan(&p, f, 0); /* the fit to the ranks: ovl_plan_grids */
