@@ -58,8 +58,8 @@
 
 #include "ovl/algo.h"
 #include "ovl/core.h"
-#include "ovl/plan.h"
 #include "ovl/entry.h"
+#include "ovl/plan.h"
 
 #ifdef __cplusplus
 extern "C" {
