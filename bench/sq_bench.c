@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int64_t n = 1000;
-  int reps = 5, c = 0, ndup = 4, opt;
+  int reps = 5, c = 0, ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ), opt;
   ovl_algo alg = OVL_ALGO_SSC6;
   while ((opt = getopt(argc, argv, "n:r:c:d:a:")) != -1) {
     if (opt == 'n') n = atoll(optarg);
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
   ovl_plan sp = ovl_plan_default(alg, n, 0);
   sp.ndup = ndup;
   die(ovl_ssc_create(g, &sp, &ssc), "ssc");
-  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_25D, 256);
+  ovl_plan plan = ovl_plan_gemm(OVL_ALGO_25D, ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM));
   plan.ndup = ndup;
   double *t = calloc((size_t)(K_COUNT * reps), sizeof(double));
   double tr[K_COUNT] = {0};

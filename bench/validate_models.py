@@ -90,13 +90,13 @@ def table(a, mfile, P, n, r, warm):
     b = "32" if a.smoke else "256"
     # (label, ranks, gemm args, model args)
     gemm_cases = [
-        ("summa b=" + b, P, ["--algo", "summa", "-b", b], ["--kernel", "summa", "-b", b]),
+        ("summa b=" + b, P, ["--algo", "summa", "-b", b], ["--algo", "summa", "-b", b]),
         ("summa b=%s lookahead" % b, P, ["--algo", "summa", "-b", b, "--lookahead"],
-         ["--kernel", "summa", "-b", b, "--lookahead"]),
-        ("hsumma G=4 b=" + b, P, ["--algo", "hsumma", "-b", b, "-G", "4"], ["--kernel", "hsumma", "-b", b, "-G", "4"]),
-        ("cannon", 4, ["--algo", "cannon"], ["--kernel", "cannon"]),
-        ("3d ndup=2", P, ["--algo", "3d", "--ndup", "2"], ["--kernel", "3d", "--ndup", "2"]),
-        ("2.5d c=2", P, ["--algo", "2.5d", "--repl", "2"], ["--kernel", "2.5d", "--repl", "2"]),
+         ["--algo", "summa", "-b", b, "--lookahead"]),
+        ("hsumma G=4 b=" + b, P, ["--algo", "hsumma", "-b", b, "-G", "4"], ["--algo", "hsumma", "-b", b, "-G", "4"]),
+        ("cannon", 4, ["--algo", "cannon"], ["--algo", "cannon"]),
+        ("3d ndup=2", P, ["--algo", "3d", "--ndup", "2"], ["--algo", "3d", "--ndup", "2"]),
+        ("2.5d c=2", P, ["--algo", "2.5d", "--repl", "2"], ["--algo", "2.5d", "--repl", "2"]),
     ]
     raw = open(os.path.join(a.out, "validate.jsonl"), "w")
     for label, np_, gargs, margs in gemm_cases:
@@ -106,7 +106,7 @@ def table(a, mfile, P, n, r, warm):
         rows.append((label, n, np_, pred, meas["t_median"], meas["t_min"]))
     ssc = jlines(run(P, ["bench", "ssc", "-n", str(a.ssc_n), "-d", "1,4", "-i", r, "-x", warm, "--json", "-q"], a))
     for s in ssc:
-        margs = ["--kernel", s["algo"], "--ndup", str(s["ndup"])]
+        margs = ["--algo", s["algo"], "--ndup", str(s["ndup"])]
         pred = jlines(run(1, ["model", "-n", str(a.ssc_n), "--ranks", str(P), "--machine", mfile, "--json"] + margs,
                           a))[0]
         raw.write(json.dumps({"case": s["algo"], "measured": s, "predicted": pred}) + "\n")
@@ -131,7 +131,7 @@ def tune(a, mfile, P, n, r, warm):
         # one launch: the tuner chooses (its set in interleaved rounds) and stores the choice; then every
         # candidate is re-timed in fresh interleaved rounds, and auto's choice (resolved through the tune
         # file) is judged against the best of those rounds
-        out = run(P, ["tune", "--kernel", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-r",
+        out = run(P, ["tune", "--family", fam, "-n", str(nn), "--machine", mfile, "--exhaustive", "-i", r, "-r",
                       str(a.rounds), "-x", warm, "-q", "--json", "-o", tfile], a)
         with open(os.path.join(a.out, "tune_%s.json" % fam), "w") as f:
             f.write(out)
@@ -170,6 +170,8 @@ def smoke_check(a, rows, sweeps):
         if want not in algos:
             bad.append("no row for %s" % want)
     for label, nn, np_, p, tmed, tmin in rows:
+        if p.get(ovlrecords.ALGO_KEY) != label.split()[0]:  # the model's record names the algorithm by the knob's key
+            bad.append("%s: the model's record says %s=%r" % (label, ovlrecords.ALGO_KEY, p.get(ovlrecords.ALGO_KEY)))
         if not all(pos(p.get(k)) for k in ("total", "bandwidth", "compute")) or not (p["latency"] >= 0):
             bad.append("%s: prediction %s" % (label, {k: p.get(k) for k in ("total", "latency", "bandwidth", "compute")}))
         if not (pos(tmed) and pos(tmin) and tmin <= tmed):

@@ -137,7 +137,8 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   int64_t n = 1000;
-  int algs[MAXL] = {5}, nalg = 1, ndups[MAXL] = {4}, nnd = 1, reps = 2, warm = 1, check = 0, s = 0, c = 0, vol = 0;
+  int algs[MAXL] = {5}, nalg = 1, ndups[MAXL] = {ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SSC)}, nnd = 1,
+      reps = 2, warm = 1, check = 0, s = 0, c = 0, vol = 0;
   ovl_backend be = OVL_BACKEND_OWN;
   for (int a = 1; a < argc; a++) {
     const char *v = a + 1 < argc ? argv[a + 1] : "";

@@ -258,7 +258,7 @@ case_ "--trace onto a device"   1 "cannot write trace .*trdev.json.: it exists a
 case_ "gemm --trace onto a device" 1 "cannot write trace .*trdev.json" "$P" gemm -n 16 -t "$f/trdev"
 case_ "bench coll --timeline onto a device" 1 "cannot write timeline .*trdev.json.: it exists and is a character device" "2" bench coll -m 8:64 -i 1 -x 0 --timeline "$f/trdev.json"
 case_ "bench machine -o a device" 1 "cannot write machine file .*null.: it exists and is a character device" "2" bench machine -o "$f/null"
-case_ "tune -o a device"        1 "cannot write tune file .*null.: it exists and is a character device" "$P" tune --kernel ssc -n 64 -o "$f/null"
+case_ "tune -o a device"        1 "cannot write tune file .*null.: it exists and is a character device" "$P" tune --family ssc -n 64 -o "$f/null"
 case_ "-o \"\""                  2 "option -o/--output: an empty value" "$P" purify --fock "$f/good.raw" --nocc 5 -o ""
 # inputs that could block: every file read goes through one check
 case_ "FIFO as --fock x.mtx"    1 "Matrix Market file .*fifo.mtx.: not a regular file \(a FIFO\)" "$P" purify --fock "$f/fifo.mtx" --nocc 5 "${o[@]}"
@@ -291,9 +291,9 @@ case_ "--max-iter 1"            1 "did not converge: the iteration limit was rea
 case_ "byte-swapped F"          1 "swapped/fock.raw. does not match its meta.json.*wrong byte order" "$P" purify --fock "$f/swapped/fock.raw" "${o[@]}"
 # ---- third round: messages and codes --------------------------------------
 # bad arguments exit 2 before any output (one_run checks that stdout is empty for exit 2)
-case_ "model --repl 3 on 8 ranks" 2 "--repl 3: 8 ranks are no 2.5D grid s x s x 3" "1" model --kernel 2.5d --repl 3 --ranks 8 -n 256
-case_ "model: no grid (alg5, 6 ranks)" 2 "no such configuration: .*6 ranks are not a cube" "1" model --kernel alg5 --ranks 6
-case_ "tune --band -1"          2 "band \(--band\) must be a finite number >= 0, got -1" "$P" tune --kernel ssc -n 64 --band -1
+case_ "model --repl 3 on 8 ranks" 2 "--repl 3: 8 ranks are no 2.5D grid s x s x 3" "1" model --algo 2.5d --repl 3 --ranks 8 -n 256
+case_ "model: no grid (alg5, 6 ranks)" 2 "no such configuration: .*6 ranks are not a cube" "1" model --algo alg5 --ranks 6
+case_ "tune --band -1"          2 "band \(--band\) must be a finite number >= 0, got -1" "$P" tune --family ssc -n 64 --band -1
 case_ "gemm --tol -5"           2 "--tol must be > 0, got -5" "$P" gemm -n 16 --check --tol -5
 case_ "gemm --tol 0"            2 "--tol must be > 0, got 0" "1" gemm -n 16 --check --tol 0
 case_ "-n ' -18446744073709551615'" 2 "size: ' -18446744073709551615' is not a size \(it must start with a digit\)" "$P" gemm -n ' -18446744073709551615'
@@ -310,7 +310,7 @@ case_ "gemm -b with 3d"         2 "--block applies to --algo summa and hsumma on
 case_ "gemm --tol without --check" 2 "--tol applies to --check only" "1" gemm -n 16 --tol 1e-3
 case_ "purify --algo alg3 with sp2" 2 "--algo does not apply to --method sp2" "$P" purify --fock "$f/good.raw" --nocc 5 --method sp2 --algo alg3 "${o[@]}"
 PLAIN=1 case_ "purify --arrival-order with alg4" 2 "--arrival-order applies to --algo summa and alg5 only, not alg4" "1" purify --fock "$f/good.raw" --nocc 5 --algo alg4 --arrival-order on "${o[@]}"
-case_ "model --lookahead with cannon" 2 "--lookahead applies to --algo summa and hsumma only, not cannon" "1" model --kernel cannon --lookahead
+case_ "model --lookahead with cannon" 2 "--lookahead applies to --algo summa and hsumma only, not cannon" "1" model --algo cannon --lookahead
 case_ "model --max without a sweep" 2 "--max applies to --sweep ndup and ppn only" "1" model --max 4
 case_ "bench ssc --arrival-order with alg6" 2 "--arrival-order applies to alg5 only" "1" bench ssc -n 48 -a alg6 --arrival-order on
 case_ "bench progress --segment with binomial" 2 "--segment applies to --algo chain" "1" bench progress -n 64K -a binomial --segment 1K

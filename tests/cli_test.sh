@@ -152,7 +152,7 @@ expect "version" has "ovl " "$out"
 mkdir -p "$tmp/fsz"
 for _ in $(seq 12); do echo '{"type":"note","text":"a line that a store keeps as it is, padding the tune file"}'; done   >"$tmp/fsz/t.json"
 cp "$tmp/fsz/t.json" "$tmp/fsz.before"
-err=$(PMIX_MCA_gds=hash OMPI_MCA_btl=self UCX_TLS=self timeout 120 bash -c 'ulimit -f 1; trap "" XFSZ; exec "$0" "$@"'   "$OVL" tune --kernel ssc -n 48 --top 1 -i 1 -x 0 -q -j -o "$tmp/fsz/t.json" 2>&1 >/dev/null)
+err=$(PMIX_MCA_gds=hash OMPI_MCA_btl=self UCX_TLS=self timeout 120 bash -c 'ulimit -f 1; trap "" XFSZ; exec "$0" "$@"'   "$OVL" tune --family ssc -n 48 --top 1 -i 1 -x 0 -q -j -o "$tmp/fsz/t.json" 2>&1 >/dev/null)
 rc=$?
 out=""
 expect "tune -o past a file size limit: exit 1" test "$rc" -eq 1
@@ -182,7 +182,7 @@ cat "$tmp/out" "$tmp/err" >"$tmp/all"
 expect "escaped: purify -j's record" has "\"fock\":\"[^\"]*/e\\\\u001b\\[31m" "$out"
 expect "escaped: purify -j is valid JSON, no raw byte" clean "$tmp/all"
 for j in "" -j; do
-  run 1 tune --kernel ssc -n 48 --top 1 -i 1 -x 0 $j --machine "$ed/m.json" -o "$ed/t$j.json"
+  run 1 tune --family ssc -n 48 --top 1 -i 1 -x 0 $j --machine "$ed/m.json" -o "$ed/t$j.json"
   cat "$tmp/out" "$tmp/err" >"$tmp/all"
   expect "escaped: tune $j with the machine file" test "$rc" -eq 0
   expect "escaped: tune $j prints no raw byte" clean "$tmp/all"

@@ -15,7 +15,7 @@ jcheck() { $PY -c "$1" "$tmp/out" >/dev/null 2>"$tmp/pyerr" || { cat "$tmp/pyerr
 for k in summa hsumma cannon 3d 2.5d alg3 alg4 alg5 alg6; do
   P=8; case $k in cannon) P=16 ;; hsumma) P=16 ;; esac
   G=(); [ "$k" = hsumma ] && G=(-G 4) # HSUMMA's groups: the other kernels refuse -G
-  run 1 model --kernel "$k" -n 2000 --ranks "$P" "${G[@]}" -j
+  run 1 model --algo "$k" -n 2000 --ranks "$P" "${G[@]}" -j
   expect "model $k rc" test "$rc" -eq 0
   expect "model $k json" jcheck '
 import json, sys
@@ -27,29 +27,29 @@ assert r["total"] > 0 and r["compute"] > 0 and r["latency"] >= 0 and r["bandwidt
 assert r["total"] <= (r["latency"] + r["bandwidth"] + r["compute"]) * (1 + 1e-6)
 '
 done
-run 1 model --kernel alg5 -n 5000 --ranks 64 --sweep ndup --max 6
+run 1 model --algo alg5 -n 5000 --ranks 64 --sweep ndup --max 6
 expect "sweep ndup rc" test "$rc" -eq 0
 expect "sweep ndup rows" test "$(count "alg5 P=64 ndup=" "$out")" -eq 6
-run 1 model --kernel hsumma -n 8192 --ranks 64 --sweep G -j
-expect "sweep G rows (1, 4, 16, 64 tile 8x8 squarely; 2, 8, 32 too)" test "$(count '"kernel":"hsumma"' "$out")" -ge 4
-run 1 model --kernel alg6 -n 4000 --ranks 128 --sweep c
+run 1 model --algo hsumma -n 8192 --ranks 64 --sweep G -j
+expect "sweep G rows (1, 4, 16, 64 tile 8x8 squarely; 2, 8, 32 too)" test "$(count '"algo":"hsumma"' "$out")" -ge 4
+run 1 model --algo alg6 -n 4000 --ranks 128 --sweep c
 expect "sweep c: 8x8x2 and 4x4x8? only c | s: 8x8x2" has "alg6 P=128 c=2" "$out"
-run 1 model --kernel alg5 -n 4000 --ranks 8 --sweep ppn --max 8
+run 1 model --algo alg5 -n 4000 --ranks 8 --sweep ppn --max 8
 expect "sweep ppn rows" test "$(count "alg5 P=" "$out")" -eq 8
 # 8 nodes x 2 ranks are no cube: the largest cube of them, 8 ranks on 4 nodes (the other ranks asleep)
 expect "sweep ppn: 16 ranks, the 2x2x2 cube on 4 nodes" has "alg5 P=8 (2x2x2) ndup=1 ppn=2 nodes=4" "$out"
 expect "sweep ppn: 8 x 8 ranks, the 4x4x4 cube" has "alg5 P=64 (4x4x4) ndup=1 ppn=8 nodes=8" "$out"
 # the machine of Huang & Chow's Table IV (docs/design/models.md): the paper's meshes, PPN 1 and 8 on 64 nodes
-run 1 model --kernel alg5 -n 7645 --ranks 64 --sweep ppn --max 8 --ndup 4 --machine "$(dirname "$0")/../bench/machines/stampede2-table4.json"
+run 1 model --algo alg5 -n 7645 --ranks 64 --sweep ppn --max 8 --ndup 4 --machine "$(dirname "$0")/../bench/machines/stampede2-table4.json"
 expect "Table III machine" has "alg5 P=343 (7x7x7) ndup=4 ppn=6 nodes=58" "$out"
 expect "Table III machine: 48 cores" has "48 cores and 1 NIC" "$out"
-run 1 model --kernel 3d -n 4000 --ranks 1000 --sweep P
+run 1 model --algo 3d -n 4000 --ranks 1000 --sweep P
 expect "sweep P: cubes" test "$(count "^  3d P=" "$out")" -eq 10
 run 1 model --algo summa -n 4096 --ranks 64 --sweep algo
 expect "sweep algo: 10 rows" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 10
-run 1 model --kernel alg4 -n 7645 --ranks 64
+run 1 model --algo alg4 -n 7645 --ranks 64
 expect "model header names the built-in machine" has "stampede2" "$out"
-run 1 model --kernel alg7
+run 1 model --algo alg7
 expect "bad kernel exit 2" test "$rc" -eq 2
 echo '{"beta": 1e-9}' >"$tmp/bad.json"
 run 1 model --machine "$tmp/bad.json"
@@ -71,7 +71,7 @@ assert m["beta"] > 0 and m["gamma"] > 0 and m["peak_bw"] > 0, m
 assert {(t["coll"], t["p"]) for t in m["fbw"]} == {("bcast", 2), ("reduce", 2), ("allreduce", 2)}
 assert all(len(t["size"]) == len(t["bw"]) == 4 and all(b > 0 for b in t["bw"]) for t in m["fbw"])
 '
-run 1 model --kernel alg5 -n 1000 --ranks 8 --machine "$tmp/m.json"
+run 1 model --algo alg5 -n 1000 --ranks 8 --machine "$tmp/m.json"
 expect "model reads the measured machine" has "3 f_BW tables" "$out"
 run 1 bench machine -o "$tmp/m1.json"
 expect "bench machine needs 2 ranks" test "$rc" -eq 2
@@ -81,14 +81,14 @@ expect "bench machine needs -o" test "$rc" -eq 2
 # ---- ovl tune and auto ---------------------------------------------------------------------------------------------
 # OVL_TEST_QUICK=1 (the sanitizer build) skips the slowest runs: the exhaustive sweep and --ppn auto.
 if [ "${OVL_TEST_QUICK:-0}" != 1 ]; then
-run 8 tune --kernel ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune --family ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune ssc np=8 rc" test "$rc" -eq 0
 expect "tune ssc: all 13 configurations timed" test "$(grep -c "^ *[0-9]* *alg[3-6]" <<<"$out")" -eq 13
 expect "tune ssc: sweep line" has "# sweep: best .* auto (tune file $tmp/tune.json, measured at n=48): .*x the best" "$out"
 expect "tune file entry" test "$(grep -c '"family":"ssc","n":48,"P":8' "$tmp/tune.json")" -eq 1
 # the JSON form: the tuner's set timed in its rounds, auto found among the candidates and equal to the tuner's
 # choice (it reads the tune file just written), every ratio >= 1 and the best's = 1
-run 8 tune --kernel ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --json --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune --family ssc -n 48 --exhaustive -i 1 -r 2 -x 0 -q --json --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune --exhaustive --json" "$PY" -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
@@ -105,10 +105,10 @@ assert sw["tuner"] == choice["config"] == sw["auto"], sw
 assert abs(sw["auto_ratio"] - choice["t_median"] / best["t_median"]) < 1e-3, sw
 assert min(sw["model_ratio"], sw["tuner_ratio"], sw["auto_ratio"]) >= 1.0, sw
 ' <<<"$out"
-run 8 tune --kernel ssc -n 48 --top 2 --band 0 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
+run 8 tune --family ssc -n 48 --top 2 --band 0 -i 1 -x 0 -q --machine "$tmp/m.json" -o "$tmp/tune.json"
 expect "tune again replaces the entry" test "$(grep -c '"family":"ssc"' "$tmp/tune.json")" -eq 1
 fi
-run 4 tune --kernel gemm -n 64 --top 3 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
+run 4 tune --family gemm -n 64 --top 3 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
 expect "tune gemm np=4 rc" test "$rc" -eq 0
 expect "tune gemm: 3 timed" test "$(grep -c "^ *[1-3]  " <<<"$out")" -eq 3
 expect "tune file has the gemm entry" test "$(grep -c '"family":"gemm","n":64,"P":4' "$tmp/tune.json")" -eq 1
@@ -122,7 +122,7 @@ expect "gemm auto: n far from the tuned one uses the model" has "(cost model" "$
 run 4 gemm -n 70 --algo auto --tune-file "$tmp/tune.json" --ndup 3 -i 1 -x 0 --no-blas-check
 expect "explicit --ndup wins over auto" has "ndup=3" "$out"
 DATA=${OVL_TEST_DATA:-$(dirname "$0")/../data}
-run 8 tune --kernel ssc -n 24 --top 2 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
+run 8 tune --family ssc -n 24 --top 2 --band 0 -i 1 -x 0 -q -o "$tmp/tune.json"
 expect "tune ssc n=24 rc" test "$rc" -eq 0
 choice=$(grep -o '# choice: [^(]*' <<<"$out" | sed 's/# choice: //; s/ *$//; s/ [0-9]*x[0-9]*x[0-9]*//')
 run 8 purify --fock "$DATA/water_ccpvdz/fock.raw" --algo auto --ndup auto --tune-file "$tmp/tune.json" --check
@@ -138,11 +138,15 @@ fi
 run 2 purify --fock "$DATA/water_ccpvdz/fock.raw" --ndup many
 expect "purify --ndup many exit 2" test "$rc" -eq 2
 expect "purify --ndup message" has "integer in \[1, .*\] or auto" "$err"
-run 2 tune --kernel ssc -n 40
+run 2 tune --family ssc -n 40
 expect "tune ssc on 2 ranks: no grid fits" test "$rc" -eq 1
 expect "tune ssc on 2 ranks: message" has "fits 2 ranks" "$err"
-run 1 tune --kernel nope
-expect "tune bad kernel exit 2" test "$rc" -eq 2
+run 1 tune --family nope
+expect "tune bad family exit 2" test "$rc" -eq 2
+expect "tune bad family: the families listed" has "gemm.*ssc.*sq" "$err"
+run 1 tune --family sq -n 40
+expect "tune sq refused: exit 2" test "$rc" -eq 2
+expect "tune sq refused: why" has "sq has nothing to tune.*N_DUP.*--ndup" "$err"
 
 echo "model_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

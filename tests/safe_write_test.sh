@@ -60,7 +60,7 @@ writer_cmd() {
     mtx) runw "$OVL" purify --fock "$F" -q -o D.mtx ;;
     checkpoint) runw "$OVL" purify --fock "$F" -q --checkpoint CK --checkpoint-every 1 --max-iter 3 ;;
     trace) runw "$OVL" gemm -n 64 -i 2 -q -t TR ;;
-    tune) runw "$OVL" tune --kernel gemm -n 64 --top 1 -i 1 -x 0 -q -o T.json ;;
+    tune) runw "$OVL" tune --family gemm -n 64 --top 1 -i 1 -x 0 -q -o T.json ;;
     machine) runw "${MPIEXEC[@]}" -n 2 "$OVL" bench machine -o M.json --max-size 4096 -i 2 -q ;;
     plot) cp "$tmp/g.jsonl" w/ && runw "$PLOT" sweep g.jsonl --x n --y gflops_median -o P.png ;;
   esac

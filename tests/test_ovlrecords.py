@@ -19,7 +19,7 @@ import ovlrecords  # noqa: E402
 SCRATCH = None
 
 # what the C record writer prints for a tune-database entry (tests/test_json.c checks the same text)
-C_TUNE = ('{"type":"tune","schema":1,"family":"ssc","n":576,"P":8,"kernel":"alg5","ndup":4,"s":0,"c":0,"b":256,'
+C_TUNE = ('{"type":"tune","schema":1,"family":"ssc","n":576,"P":8,"algo":"alg5","ndup":4,"s":0,"c":0,"b":256,'
           '"G":1,"lookahead":0,"t_median":0.0125,"machine":"box"}')
 OLD_TUNE = ('{"family":"ssc","n":576,"P":8,"kernel":"alg5","ndup":4,"s":0,"c":0,"b":256,"G":1,"lookahead":0,'
             '"t_median":1.2e-02,"machine":"x"}')
@@ -79,6 +79,20 @@ class Records(unittest.TestCase):
         self.assertEqual(ovlrecords.measured(json.loads(OLD_GEMM), "relerr"), None)
         self.assertEqual(ovlrecords.measured(json.loads(OLD_GEMM), "gflops_median"), 0.5)
         self.assertEqual(ovlrecords.normalize({"platform": "x"}), {"platform": "x"})
+
+    def test_old_algorithm_key(self):
+        # the kernel algorithm's key is the knob table's "algo"; model records and tune entries of older
+        # releases wrote "kernel", read as "algo" (other records' "kernel" keys are left alone)
+        self.assertEqual(ovlrecords.normalize(json.loads(OLD_TUNE))["algo"], "alg5")
+        self.assertNotIn("kernel", ovlrecords.normalize(json.loads(OLD_TUNE)))
+        self.assertEqual(ovlrecords.normalize(json.loads(C_TUNE))["algo"], "alg5")
+        old_model = ovlrecords.normalize({"type": "model", "schema": 1, "config": "summa P=4", "kernel": "summa"})
+        self.assertEqual(old_model["algo"], "summa")
+        both = ovlrecords.normalize({"type": "model", "schema": 1, "kernel": "x", "algo": "summa"})
+        self.assertEqual((both["algo"], both["kernel"]), ("summa", "x"))
+        self.assertEqual(ovlrecords.normalize({"type": "purify", "kernel": "k"})["kernel"], "k")
+        self.assertIn("algo", ovlrecords.TYPES["model"]["fields"])
+        self.assertIn("algo", ovlrecords.TYPES["tune"]["fields"])
 
     def test_every_legacy_type_in_schema(self):
         for t, spec in ovlrecords.TYPES.items():

@@ -320,6 +320,8 @@ static void d_parse(void) {
     CALL(ovl_plan_parse(str(), (ovl_family)en(), MAYBE(&pl)));
     CALL(ovl_knob_set(MAYBE(&pl), (ovl_knob_id)en(), (ovl_family)en(), str()));
     VCALL(ovl_knob_is_open(MAYBE(&pl), (ovl_knob_id)en()));
+    CALL(ovl_knob_check((ovl_knob_id)en(), i64(), coin() ? str() : NULL));
+    CALL(ovl_knob_check_plan(MAYBE(&q), coin() ? str() : NULL));
     VCALL(ovl_knob_format(&pl, (ovl_knob_id)en(), buf, sizeof buf));
     VCALL(ovl_knob_copy(MAYBE(&q), MAYBE(&pl), (ovl_knob_id)en()));
     VCALL(ovl_escape_as(esc, sizeof esc, str(), (ovl_escape_c0)en()));

@@ -15,7 +15,9 @@ record per row), model (`ovl model --json`), machine (a machine file), purify, t
 tune-sweep (`ovl purify --json`, `ovl tune --json`), tune (a tune-database entry).
 
 read_file / read_text return every JSON object line (lines not starting with '{' are skipped),
-normalized: "type" is set on every ovl record, and the old -1 markers become None. Other keys,
+normalized: "type" is set on every ovl record, the old -1 markers become None, and the kernel
+algorithm's old key "kernel" (model records and tune entries before the one vocabulary) reads as
+"algo", the knob table's key (src/schema/knobs.c). Other keys,
 and objects that are not ovl records, are left as they are. Used by tools/ovl-plot,
 cluster/summarize.py, bench/validate_models.py and smpi/plot_smpi.py, each of which finds this file
 relative to its own path.
@@ -52,14 +54,14 @@ TYPES = {
                "fields": ("fock", "n", "nocc", "method", "algo", "precision", "stop_reason", "iterations",
                           "idempotency_error", "trace_error", "energy", "t_total", "check", "ref_relerr", "t_eig")},
     "model": {"legacy": "cmd", "not_measured": (),
-              "fields": ("config", "kernel", "n", "P", "latency", "bandwidth", "compute", "total", "gflops",
+              "fields": ("config", "algo", "n", "P", "latency", "bandwidth", "compute", "total", "gflops",
                          "machine")},
     # a machine file (`ovl bench machine -o FILE`; older files have no type)
     "machine": {"legacy": None, "not_measured": (),
                 "fields": ("name", "alpha", "beta", "alpha_r", "beta_r", "eager", "gamma", "peak_bw")},
     # a tune-database entry
     "tune": {"legacy": None, "not_measured": (),
-             "fields": ("family", "n", "P", "kernel", "ndup", "s", "c", "b", "G", "lookahead", "t_median",
+             "fields": ("family", "n", "P", "algo", "ndup", "s", "c", "b", "G", "lookahead", "t_median",
                         "machine")},
     # a row of `ovl tune --json`, one per candidate ("cmd":"tune" before); t_median_tuner is -1 in old rows
     # the tuner did not time
@@ -71,7 +73,13 @@ TYPES = {
                               "tuner", "tuner_ratio", "auto", "auto_from", "auto_ratio")},
 }
 
-_TUNE_ENTRY_KEYS = ("family", "n", "P", "kernel", "ndup", "s", "c", "b", "G", "lookahead")
+# the key of the kernel algorithm (the knob table's "algo"), and the one older records wrote for it
+ALGO_KEY = "algo"
+_OLD_ALGO_KEY = "kernel"
+# the record types whose older generations wrote the algorithm as "kernel" (read as "algo")
+_OLD_ALGO_TYPES = ("model", "tune")
+
+_TUNE_ENTRY_KEYS = ("family", "n", "P", "ndup", "s", "c", "b", "G", "lookahead")
 
 
 class RecordError(Exception):
@@ -90,7 +98,7 @@ def kind(rec):
             if rec[key] == "tune" and ("rank" in rec or "config" in rec):
                 return "tune-candidate"  # an old `ovl tune --json` row
             return rec[key]
-    if all(k in rec for k in _TUNE_ENTRY_KEYS):
+    if all(k in rec for k in _TUNE_ENTRY_KEYS) and (ALGO_KEY in rec or _OLD_ALGO_KEY in rec):
         return "tune"  # a tune-database line written before "type"
     return None
 
@@ -110,7 +118,12 @@ def normalize(rec):
     if t is None:
         return dict(rec)
     out = {"type": t}
-    out.update((k, v) for k, v in rec.items() if k != "type")
+    for k, v in rec.items():
+        if k == "type":
+            continue
+        if k == _OLD_ALGO_KEY and t in _OLD_ALGO_TYPES and ALGO_KEY not in rec:
+            k = ALGO_KEY  # the old spelling of the kernel algorithm's key
+        out[k] = v
     if schema(rec) == 0:
         for key in TYPES.get(t, {}).get("not_measured", ()):
             if out.get(key) == -1:

@@ -405,7 +405,8 @@ int main(int argc, char **argv) {
   int P = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int help = 0, json = 0, iters = 3, warmup = 1, ndup = 4, have_elpa = 0;
+  int help = 0, json = 0, iters = 3, warmup = 1, have_elpa = 0;
+  int ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SSC);
   int64_t nb = 32, nocc = -1;
   const char *fock = NULL, *grid = NULL, *algo = NULL, *plist = "canonical,sp2", *elist = NULL, *kname = NULL;
   const char *dprod = "syrk";

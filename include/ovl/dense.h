@@ -24,7 +24,7 @@
  * such a pointer.
  *
  * Options. options (NULL: none) is a string of run-time options with the
- * names of the command line (ovl/purify.h: ovl_options_runtime), e.g.
+ * names of the command line (ovl/entry.h: ovl_options_runtime), e.g.
  * "--ndup 2 --algo alg5 --method canonical"; with $OVL_OPTIONS they set the
  * plan's options (--algo, --ndup, --grid, --backend, ...) and, for the
  * purification, --method, --precision, --nocc, --tol, --max-iter. Rank 0's

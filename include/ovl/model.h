@@ -220,7 +220,8 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
  * without lookahead, N_DUP 1/2/4; HSUMMA with lookahead for every square G
  * that tiles the grid; Cannon on a square P; 3D on a cube; 2.5D for every c;
  * SSC: Alg. 3, 4, Alg. 5 with N_DUP 1..8 (cube P), Alg. 6 for every c with
- * N_DUP 1/2/4. */
+ * N_DUP 1/2/4; SQ: sq for every c with N_DUP 1/2/4 (the N_DUP candidates
+ * are the knob table's). */
 int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap);
 /* Sort cfg[0..n-1] by predicted total time, fastest first; predictions that
  * fail go last. pred (may be NULL) receives the sorted predictions. */

@@ -9,6 +9,7 @@
 #include "ovl/core.h"
 #include "ovl/dense.h"
 #include "ovl/dmat.h"
+#include "ovl/entry.h"
 #include "ovl/grid.h"
 #include "ovl/json.h"
 #include "ovl/kernels.h"

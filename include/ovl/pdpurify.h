@@ -58,8 +58,8 @@
 
 #include "ovl/algo.h"
 #include "ovl/core.h"
+#include "ovl/entry.h"
 #include "ovl/plan.h"
-#include "ovl/purify.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,7 +85,7 @@ typedef struct ovl_pdpurify_params {
   int verbose;              /* one line per iteration on rank 0 of the context */
   /* Run-time options (NULL, the default: none), e.g. "--method trs4 --ndup 2":
    * the names of the command line (docs/guides/cli.md), read after $OVL_OPTIONS
-   * (ovl/purify.h: ovl_options_runtime): --algo, --ndup (auto: the planner's), --grid
+   * (ovl/entry.h: ovl_options_runtime): --algo, --ndup (auto: the planner's), --grid
    * SxSxC (sets c; s follows), --method, --precision, --nocc, --tol,
    * --max-iter. Precedence: the defaults < these fields (and nocc) <
    * $OVL_OPTIONS < options; rank 0's environment and string decide for every

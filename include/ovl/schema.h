@@ -284,6 +284,16 @@ const char *const *ovl_knob_names(ovl_knob_id id, ovl_family f);
 int ovl_knob_applies(ovl_knob_id id, ovl_algo a);
 /* 1 when the plan leaves the knob open (OVL_AUTO or below its minimum). */
 int ovl_knob_is_open(const ovl_plan *plan, ovl_knob_id id);
+/* The range check of an integer, size or flag knob: OVL_OK when value is in
+ * the row's [min, max], else OVL_ERR_ARG naming the long option and the
+ * key ("who: --ndup (ndup) must be in [1, 64], got 0"; who may be NULL).
+ * Every check of a knob's range (ovl_plan_check, the kernels' arguments,
+ * the cost model) is this one. */
+ovl_err ovl_knob_check(ovl_knob_id id, int64_t value, const char *who);
+/* ovl_knob_check for every integer, size or flag knob of the table that
+ * applies to plan->algo: one with a default (ndup, b, lookahead) must be in
+ * range, one without (outer, repl: derived when open) only when set. */
+ovl_err ovl_knob_check_plan(const ovl_plan *plan, const char *who);
 /* Copy the knob's value (all the fields it sets) from src to dst. */
 void ovl_knob_copy(ovl_plan *dst, const ovl_plan *src, ovl_knob_id id);
 /* Write the knob's value of plan as the printer does ("256", "2x4", "on",

@@ -3,9 +3,10 @@
  * `ovl tune` writes.
  *
  * File format: JSON lines, one entry per line,
- *   {"type":"tune","schema":1,"family":"ssc","n":576,"P":8,"kernel":"alg5","ndup":4,"s":0,"c":0,"b":256,
+ *   {"type":"tune","schema":1,"family":"ssc","n":576,"P":8,"algo":"alg5","ndup":4,"s":0,"c":0,"b":256,
  *    "G":1,"lookahead":0,"t_median":1.2e-02,"machine":"..."}
- * Lines written before "type" and "schema" existed read the same. A line
+ * (the keys of the knob table, ovl/schema.h). Lines written before "type"
+ * and "schema" existed, and with the algorithm as "kernel", read the same. A line
  * that is not such an entry (not JSON, a key missing or out of range, an
  * unknown family or kernel, ndup outside [1, OVL_LANES_MAX], P < 1, n < 0,
  * another "type", a "schema" other than 1) is skipped by lookups and kept

@@ -155,8 +155,9 @@ ovl_bench_ssc_params ovl_bench_ssc_default(void) {
   p.n = 1000;
   p.algs[0] = OVL_ALGO_SSC3, p.algs[1] = OVL_ALGO_SSC4, p.algs[2] = OVL_ALGO_SSC5, p.algs[3] = OVL_ALGO_SSC6;
   p.nalgs = 4;
-  p.ndups[0] = 1, p.ndups[1] = 2, p.ndups[2] = 4;
-  p.nndups = 3;
+  const ovl_knob *kd = &ovl_knobs[OVL_KNOB_NDUP]; /* the N_DUP list: the knob's candidates (the table's) */
+  for (int k = 0; k < kd->ncand && k < (int)(sizeof p.ndups / sizeof p.ndups[0]); k++)
+    p.ndups[p.nndups++] = (int)kd->cand[k];
   p.cfg = ovl_coll_cfg_default();
   p.iters = 5, p.warmup = 1, p.check = 1, p.seed = 42;
   return p;

@@ -138,6 +138,17 @@ static ovl_err candidates(const ovl_tune_params *p, int P, ovl_plan *cand, ovl_m
 
 ovl_err ovl_tune_check(const ovl_tune_params *p) {
   if (!p) return ovl_err_set(OVL_ERR_ARG, "tune: NULL parameters");
+  if ((int)p->family < 0 || p->family >= OVL_FAMILY_N)
+    return ovl_err_set(OVL_ERR_ARG, "tune: no family %d (--family)", (int)p->family);
+  /* the symmetric square has one algorithm and its grid follows from the
+   * ranks: N_DUP is its only knob, and auto takes the table's default for
+   * it (no tune entry is looked up), so a tuned choice would never be used */
+  if (p->family == OVL_FAMILY_SQ)
+    return ovl_err_set(OVL_ERR_ARG,
+                       "tune: --family sq has nothing to tune: one algorithm, the grid from the ranks, and N_DUP, "
+                       "which auto takes from the knob table (ndup=%d) without asking a tune file; give --ndup N (or "
+                       "ndup=N in OVL_OPTIONS) to the sp2/trs4 run instead",
+                       ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ));
   if (p->n < 1) return ovl_err_set(OVL_ERR_ARG, "tune: n must be >= 1, got %lld", (long long)p->n);
   if (p->top < 1) return ovl_err_set(OVL_ERR_ARG, "tune: top (--top) must be >= 1, got %d", p->top);
   if (p->rounds < 1) return ovl_err_set(OVL_ERR_ARG, "tune: rounds (--iterations) must be >= 1, got %d", p->rounds);

@@ -32,8 +32,7 @@ ovl_err ovl_lanes_create(MPI_Comm comm, int ndup, ovl_lanes *out) {
   *out = NULL;
   const int64_t key[] = {ndup};
   static const char *const names[] = {"N_DUP"};
-  if (ndup < 1 || ndup > OVL_LANES_MAX)
-    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
+  rc = ovl_knob_check(OVL_KNOB_NDUP, ndup, NULL);
   ovl_lanes L = NULL;
   if (rc == OVL_OK) {
     L = calloc(1, sizeof *L);

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "ovl/dmat.h"
+#include "ovl/entry.h"
 #include "ovl/grid.h"
 #include "ovl/kernels.h"
 #include "ovl/plan.h"
-#include "ovl/purify.h"
 #include "ovl/sq.h"
 
 static MPI_Comm comm_of(const void *handle) { return handle ? *(const MPI_Comm *)handle : MPI_COMM_WORLD; }

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ovl/entry.h"
 #include "ovl/json.h"
-#include "ovl/purify.h"
 #include "ovl/record.h"
 #include "ovl/trace.h"
 

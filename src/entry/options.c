@@ -1,4 +1,4 @@
-/* Options strings for the library's entries (ovl/purify.h: ovl_options_apply,
+/* Options strings for the library's entries (ovl/entry.h: ovl_options_apply,
  * ovl_options_runtime): the tables the plan and the purification declare
  * (ovl_plan_opts, ovl_purify_opts_table), parsed by ovl_opts_parse_string_buf,
  * and what was given laid over the caller's plan and options. */
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ovl/entry.h"
 #include "ovl/plan.h"
-#include "ovl/purify.h"
 
 /* Options of the commands that an entry has no use for: files of the
  * planner (the entries read $OVL_MACHINE and $OVL_TUNE_FILE) and

@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "dmat/bcyclic.h"
+#include "ovl/entry.h"
 #include "ovl/pdgemm.h"
 #include "ovl/plan.h"
-#include "ovl/purify.h"
 
 /* ovl_pdgemm_config's values: constraints under $OVL_OPTIONS (set: given) */
 static struct {

@@ -43,8 +43,7 @@ static void comm_free(MPI_Comm *c) {
 static ovl_err cache_lanes(lane_cache *lc, int active, MPI_Comm comm, ovl_grid_dir dir, int ndup, ovl_lanes *out) {
   *out = NULL;
   /* refused on idle ranks too: every rank of the parent gives the same code */
-  if (ndup < 1 || ndup > OVL_LANES_MAX)
-    return ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
+  OVL_TRY(ovl_knob_check(OVL_KNOB_NDUP, ndup, NULL));
   if (!active) return OVL_OK;
   for (int k = 0; k < lc->n; k++)
     if (lc->dir[k] == (int)dir && lc->ndup[k] == ndup) {

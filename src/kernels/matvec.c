@@ -43,8 +43,7 @@ ovl_err ovl_matvec(ovl_dmat A, const double *x, double *y, ovl_matvec_alg alg, i
                      (long long)ovl_dmat_cols(A));
   else if (alg != OVL_MATVEC_ALG1 && alg != OVL_MATVEC_ALG2)
     rc = ovl_err_set(OVL_ERR_ARG, "unknown mat-vec algorithm %d", (int)alg);
-  else if (ndup < 1 || ndup > OVL_LANES_MAX)
-    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
+  else rc = ovl_knob_check(OVL_KNOB_NDUP, ndup, "ovl_matvec");
   if (alg == OVL_MATVEC_ALG1) ndup = 1;
   double *t = NULL;
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(ovl_dmat_local_rows(A) + 1), &t);

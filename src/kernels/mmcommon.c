@@ -24,9 +24,8 @@ ovl_err ovl_kernel_check_gemm_shapes(ovl_dmat A, ovl_dmat B, ovl_dmat C) {
 
 ovl_err ovl_i_kern_check_plan(const ovl_plan *plan, const char *who) {
   OVL_CHECK(plan != NULL, OVL_ERR_ARG, "%s: no plan given", who);
-  OVL_CHECK(plan->b > 0, OVL_ERR_ARG, "%s: panel width b must be > 0, got %" PRId64, who, plan->b);
-  OVL_CHECK(plan->ndup >= 1 && plan->ndup <= OVL_LANES_MAX, OVL_ERR_ARG, "%s: N_DUP must be in [1, %d], got %d", who,
-            OVL_LANES_MAX, plan->ndup);
+  OVL_TRY(ovl_knob_check(OVL_KNOB_BLOCK, plan->b, who)); /* the kernels size their panels by b, used or not */
+  OVL_TRY(ovl_knob_check(OVL_KNOB_NDUP, plan->ndup, who));
   return OVL_OK;
 }
 

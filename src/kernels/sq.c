@@ -136,9 +136,8 @@ ovl_err ovl_sq_create(ovl_grid3d g, int64_t n, int ndup, const ovl_coll_cfg *cfg
   ovl_err rc = ovl_calloc(sizeof *s, &s);
   int sd = 0, cd = 0;
   ovl_grid3d_dims(g, &sd, &cd);
-  if (rc == OVL_OK && (ndup < 1 || ndup > OVL_LANES_MAX))
-    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
-  else if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
+  if (rc == OVL_OK) rc = ovl_knob_check(OVL_KNOB_NDUP, ndup, "sq");
+  if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
   else if (rc == OVL_OK && (cd < 1 || (sd % cd && sd != 1)))
     rc =
         ovl_err_set(OVL_ERR_GRID, "sq needs the replication c = %d to divide the plane side s = %d (or s = 1)", cd, sd);

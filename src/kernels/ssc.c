@@ -79,9 +79,8 @@ ovl_err ovl_ssc_create(ovl_grid3d g, const ovl_plan *plan, ovl_ssc *out) {
   ovl_grid3d_dims(g, &sd, &cd);
   if (rc == OVL_OK && (alg < OVL_ALGO_SSC3 || alg > OVL_ALGO_SSC6))
     rc = ovl_err_set(OVL_ERR_ARG, "%s is not a SymmSquareCube algorithm (alg3, alg4, alg5, alg6)", ovl_algo_name(alg));
-  else if (rc == OVL_OK && (ndup < 1 || ndup > OVL_LANES_MAX))
-    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, ndup);
-  else if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
+  if (rc == OVL_OK) rc = ovl_knob_check(OVL_KNOB_NDUP, ndup, ovl_algo_name(alg));
+  if (rc == OVL_OK && n < 0) rc = ovl_err_set(OVL_ERR_ARG, "matrix size must be >= 0, got %" PRId64, n);
   else if (rc == OVL_OK && alg != OVL_ALGO_SSC6 && cd != sd)
     rc = ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_algo_name(alg), sd, sd, cd);
   else if (rc == OVL_OK && alg == OVL_ALGO_SSC6 && sd % cd)

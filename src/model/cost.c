@@ -310,8 +310,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
   ovl_plan c = *cfg;
   if (c.n < 0 || c.P < 1)
     return ovl_err_set(OVL_ERR_ARG, "model: n = %lld and P = %d must be >= 0 and >= 1", (long long)c.n, c.P);
-  if (c.ndup < 1 || c.ndup > OVL_LANES_MAX)
-    return ovl_err_set(OVL_ERR_ARG, "model: N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, c.ndup);
+  OVL_TRY(ovl_knob_check(OVL_KNOB_NDUP, c.ndup, "model"));
   if (c.ppn < 1) return ovl_err_set(OVL_ERR_ARG, "model: PPN must be >= 1, got %d", c.ppn);
   double n = (double)c.n, g = ovl_model_gamma(m, c.ppn), flops = 2.0 * n * n * n;
   int N = c.ndup, k = c.ppn;
@@ -534,7 +533,7 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
       c.ndup = (int)nd3[d];
       cnt = push(out, cap, cnt, c);
     }
-  } else {
+  } else if (f == OVL_FAMILY_SSC) {
     if (cube) {
       for (int a = OVL_ALGO_SSC3; a <= OVL_ALGO_SSC4; a++) { /* blocking collectives: one lane */
         ovl_plan c = ovl_plan_default((ovl_algo)a, n, P);
@@ -554,7 +553,10 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
     if ((int64_t)s * s * cc != P || s % cc) continue;
     for (int d = 0; d < nnd; d++) {
       if (cc == 1 && d > 0) continue; /* no collectives to split */
-      ovl_plan c = ovl_plan_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D : OVL_ALGO_SSC6, n, P);
+      ovl_plan c = ovl_plan_default(f == OVL_FAMILY_GEMM ? OVL_ALGO_25D
+                                    : f == OVL_FAMILY_SQ ? OVL_ALGO_SQ
+                                                         : OVL_ALGO_SSC6,
+                                    n, P);
       c.s = s, c.c = cc, c.ndup = (int)nd3[d];
       if (f == OVL_FAMILY_GEMM && (cc == 1 || (cube && cc == s))) continue; /* Cannon / 3D already listed */
       cnt = push(out, cap, cnt, c);

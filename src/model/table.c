@@ -45,7 +45,7 @@ static ovl_err row_on(FILE *out, const ovl_machine *m, ovl_plan c, int nodes, in
   ovl_record *rec = NULL;
   ovl_err wrc = ovl_record_create("model", &rec);
   if (!wrc) wrc = ovl_record_set_str(rec, "config", cfg);
-  if (!wrc) wrc = ovl_record_set_str(rec, "kernel", ovl_algo_name(c.algo));
+  if (!wrc) wrc = ovl_record_set_str(rec, ovl_knobs[OVL_KNOB_ALGO].key, ovl_algo_name(c.algo));
   if (!wrc && rc) wrc = ovl_record_set_str(rec, "error", msg);
   if (!wrc && !rc) {
     const char *ik[] = {"n", "P", "b", "G", "c", "ndup", "ppn", "lookahead"};

@@ -57,7 +57,8 @@ static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int 
                       char *why, size_t nwhy) {
   if (f == OVL_FAMILY_SQ) { /* one algorithm; its N_DUP the family's default (the knob table) */
     ovl_plan d = ovl_plan_default(OVL_ALGO_SQ, p->n, P);
-    d.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ), d.lookahead = 0;
+    d.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ);
+    d.lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, OVL_FAMILY_SQ);
     take_choice(p, &d);
     snprintf(why, nwhy, "the symmetric square's defaults (no cost model or tune entry of its own)");
     return OVL_OK;
@@ -102,7 +103,8 @@ again:;
   }
   if (keep == 0 && p->algo != OVL_ALGO_AUTO) { /* e.g. alg4 with ndup 3, or Cannon on 8 ranks: the pair itself */
     cand[0] = ovl_plan_default(p->algo, p->n, P);
-    cand[0].ndup = p->ndup > 0 ? p->ndup : 1, cand[0].ppn = ppn;
+    cand[0].ppn = ppn; /* its knobs: the family's defaults (the table), those given win */
+    if (p->ndup > 0) cand[0].ndup = p->ndup;
     if (p->b > 0) cand[0].b = p->b;
     keep = 1;
   }
@@ -160,31 +162,28 @@ static ovl_err shape(ovl_plan *p, int P) {
 static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if ((int)p->algo < 0 || p->algo >= OVL_ALGO_N || ovl_algo_family(p->algo) != f)
     return ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p->algo), family_what(f));
-  if (p->ndup < 1 || p->ndup > OVL_LANES_MAX)
-    return ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p->ndup);
-  if (f == OVL_FAMILY_GEMM && p->b <= 0)
-    return ovl_err_set(OVL_ERR_ARG, "panel width b must be > 0, got %" PRId64, p->b);
-  if (p->outer > 0 && p->outer < p->b)
-    return ovl_err_set(OVL_ERR_ARG, "outer block %" PRId64 " must be >= the panel width %" PRId64, p->outer, p->b);
+  /* the ranges: the knob table's rows (ndup, b, lookahead; outer and repl when set) */
+  OVL_TRY(ovl_knob_check_plan(p, ovl_algo_name(p->algo)));
+  if (ovl_knob_applies(OVL_KNOB_OUTER, p->algo) && p->outer > 0 && p->outer < p->b)
+    return ovl_err_set(OVL_ERR_ARG, "--outer %" PRId64 " must be >= --block %" PRId64, p->outer, p->b);
   int need = 0, dims[3] = {p->p, p->q, 0}, d3[3] = {p->s, p->s, p->c};
   if (is_2d(p->algo) && (p->p < 1 || p->q < 1))
-    return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d grid", ovl_algo_name(p->algo), p->p, p->q);
+    return ovl_err_set(OVL_ERR_GRID, "%s: --grid %dx%d", ovl_algo_name(p->algo), p->p, p->q);
   if (!is_2d(p->algo) && (p->s < 1 || p->c < 1))
-    return ovl_err_set(OVL_ERR_GRID, "%s: a %d x %d x %d grid", ovl_algo_name(p->algo), p->s, p->s, p->c);
-  OVL_TRY(is_2d(p->algo) ? ovl_ranks_product(dims, 2, "grid", &need) : ovl_ranks_product(d3, 3, "grid", &need));
+    return ovl_err_set(OVL_ERR_GRID, "%s: --grid %dx%dx%d", ovl_algo_name(p->algo), p->s, p->s, p->c);
+  OVL_TRY(is_2d(p->algo) ? ovl_ranks_product(dims, 2, "--grid", &need) : ovl_ranks_product(d3, 3, "--grid", &need));
   if (p->algo == OVL_ALGO_CANNON && p->p != p->q)
-    return ovl_err_set(OVL_ERR_GRID, "Cannon needs a square grid, got %d x %d", p->p, p->q);
+    return ovl_err_set(OVL_ERR_GRID, "cannon needs a square --grid, got %dx%d", p->p, p->q);
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
-    return ovl_err_set(OVL_ERR_GRID, "%s needs a p x p x p grid, got %d x %d x %d", ovl_algo_name(p->algo), p->s, p->s,
-                       p->c);
+    return ovl_err_set(OVL_ERR_GRID, "%s needs a --grid PxPxP, got %dx%dx%d", ovl_algo_name(p->algo), p->s, p->s, p->c);
   if (has_c(p->algo) && p->s % p->c != 0 && !(p->algo == OVL_ALGO_SQ && p->s == 1))
-    return ovl_err_set(OVL_ERR_GRID, "%s: the replication c = %d must divide s = %d", ovl_algo_name(p->algo), p->c,
+    return ovl_err_set(OVL_ERR_GRID, "%s: the replication --repl %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);
   int gd[2] = {p->groups_i, p->groups_j}, ng = 0;
   if (p->algo == OVL_ALGO_HSUMMA && p->groups_i >= 1 && p->groups_j >= 1)
-    OVL_TRY(ovl_ranks_product(gd, 2, "HSUMMA groups", &ng));
+    OVL_TRY(ovl_ranks_product(gd, 2, "--groups", &ng));
   if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i < 1 || p->groups_j < 1 || p->p % p->groups_i || p->q % p->groups_j))
-    return ovl_err_set(OVL_ERR_ARG, "HSUMMA: G = %d groups cannot tile the %d x %d grid", p->G, p->p, p->q);
+    return ovl_err_set(OVL_ERR_ARG, "hsumma: --groups %d cannot tile the %dx%d grid", p->G, p->p, p->q);
   if (ranks == 0 || p->P <= 0) return OVL_OK;
   if (need > p->P)
     return ovl_err_set(OVL_ERR_GRID, "%s needs %d ranks for its grid, but there are %d", ovl_algo_name(p->algo), need,
@@ -224,15 +223,14 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   ovl_err rc = OVL_OK;
   if (p.algo != OVL_ALGO_AUTO && ((int)p.algo < 0 || p.algo >= OVL_ALGO_N || ovl_algo_family(p.algo) != f))
     rc = ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p.algo), family_what(f));
-  else if (p.ndup > OVL_LANES_MAX)
-    rc = ovl_err_set(OVL_ERR_ARG, "N_DUP must be in [1, %d], got %d", OVL_LANES_MAX, p.ndup);
+  else if (!ovl_knob_is_open(&p, OVL_KNOB_NDUP)) rc = ovl_knob_check(OVL_KNOB_NDUP, p.ndup, NULL);
   int open = open_choice(&p), nodes = 1, consec = 1;
   if (open && ppn <= 0 && rc == OVL_OK) OVL_TRY(ovl_node_ranks(comm, &ppn, &nodes, &consec));
   if (rank == 0 && rc == OVL_OK) {
     if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
     if (rc == OVL_OK) {
       if (p.b <= 0) p.b = ovl_knob_default(OVL_KNOB_BLOCK, f);
-      if (p.lookahead < 0) p.lookahead = 0;
+      if (p.lookahead < 0) p.lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, f);
       if (p.ppn < 1) p.ppn = 1;
       rc = shape(&p, p.P);
       if (rc == OVL_OK) rc = check_plan(&p, f, 0); /* the fit to the ranks: ovl_plan_grids */

@@ -307,6 +307,27 @@ void ovl_knob_copy(ovl_plan *d, const ovl_plan *s, ovl_knob_id id) {
   }
 }
 
+ovl_err ovl_knob_check(ovl_knob_id id, int64_t value, const char *who) {
+  if ((int)id < 0 || id >= OVL_KNOB_N) return ovl_err_set(OVL_ERR_ARG, "ovl_knob_check: no knob %d", (int)id);
+  const ovl_knob *r = &ovl_knobs[id];
+  if (value >= r->min && value <= r->max) return OVL_OK;
+  return ovl_err_set(OVL_ERR_ARG, "%s%s--%s (%s) must be in [%" PRId64 ", %" PRId64 "], got %" PRId64, who ? who : "",
+                     who ? ": " : "", r->name, r->key, r->min, r->max, value);
+}
+
+ovl_err ovl_knob_check_plan(const ovl_plan *p, const char *who) {
+  OVL_TRY(ovl_check_ptr(p, "ovl_knob_check_plan", "plan"));
+  for (int k = 0; k < OVL_KNOB_N; k++) {
+    const ovl_knob *r = &ovl_knobs[k];
+    if (r->type != OVL_KNOB_INT && r->type != OVL_KNOB_SIZE && r->type != OVL_KNOB_FLAG) continue;
+    if (!ovl_knob_applies(r->id, p->algo)) continue;
+    /* a knob without a default (the planner's or derived: outer, repl) may stay open */
+    if (ovl_knob_default(r->id, ovl_algo_family(p->algo)) == OVL_AUTO && ovl_knob_is_open(p, r->id)) continue;
+    OVL_TRY(ovl_knob_check(r->id, knob_value(p, r->id), who));
+  }
+  return OVL_OK;
+}
+
 static ovl_err bad(const ovl_knob *r, const char *value, const char *what) {
   char why[512];
   snprintf(why, sizeof why, "%s", ovl_errmsg());
@@ -361,11 +382,8 @@ ovl_err ovl_knob_set(ovl_plan *p, ovl_knob_id id, ovl_family f, const char *valu
       v = dims[0];
       break;
     }
-  if (!is_auto && r->type != OVL_KNOB_NAME && r->type != OVL_KNOB_ONOFF && r->type != OVL_KNOB_DIMS &&
-      (v < r->min || v > r->max)) {
-    return ovl_err_set(OVL_ERR_ARG, "knob %s (%s): %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", r->name, r->key,
-                       v, r->min, r->max);
-  }
+  if (!is_auto && r->type != OVL_KNOB_NAME && r->type != OVL_KNOB_ONOFF && r->type != OVL_KNOB_DIMS)
+    OVL_TRY(ovl_knob_check(id, v, "knob"));
   int a = is_auto ? OVL_AUTO : (int)v;
   switch (id) {
   case OVL_KNOB_ALGO:

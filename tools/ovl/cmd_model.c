@@ -10,7 +10,8 @@
 static const char *const k_sweeps[] = {"none", "G", "ndup", "c", "ppn", "P", "algo", NULL};
 
 int cmd_model(int argc, char **argv) {
-  int help = 0, json = 0, P = 8, G = 1, repl = 0, ppn = 1, lookahead = 0, maxv = 16;
+  int help = 0, json = 0, P = 8, G = 1, repl = 0, ppn = 1, maxv = 16;
+  int lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, OVL_FAMILY_GEMM);
   int ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
   int64_t n = 4096, b = ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM), outer = 0;
   const char *kernel = "alg5", *machine = NULL, *sweep = "none";

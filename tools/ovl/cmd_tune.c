@@ -4,16 +4,16 @@
 
 #include "cli.h"
 
-static const char *const k_families[] = {"gemm", "ssc", NULL};
-
 int cmd_tune(int argc, char **argv) {
   int help = 0, json = 0, quiet = 0;
-  const char *family = "ssc";
   ovl_tune_params p = ovl_tune_default(OVL_FAMILY_SSC, 1024);
+  const char *family = ovl_family_name(p.family);
   ovl_opt opts[] = {
-      {"family", 0, OVL_OPT_CHOICE, &family, "F", "kernel family: gemm (C = A B) or ssc (SymmSquareCube)", k_families,
-       0, -1},
-      {"kernel", 0, OVL_OPT_CHOICE, &family, "F", NULL, k_families, 0, -1}, /* deprecated spelling */
+      {"family", 0, OVL_OPT_CHOICE, &family, "F",
+       "kernel family: gemm (C = A B) or ssc (SymmSquareCube); sq is refused (nothing to tune but N_DUP, whose default "
+       "auto takes)",
+       ovl_family_names, 0, -1},
+      {"kernel", 0, OVL_OPT_CHOICE, &family, "F", NULL, ovl_family_names, 0, -1}, /* deprecated spelling */
       {"size", 'n', OVL_OPT_I64, &p.n, "N", "matrix size", NULL, 1, (int64_t)1 << 20},
       {"machine", 0, OVL_OPT_STRING, &p.src.machine, "FILE", "machine file (default: $OVL_MACHINE, else built-in)",
        NULL, 0, -1},
@@ -39,7 +39,7 @@ int cmd_tune(int argc, char **argv) {
   enum { NOPTS = sizeof opts / sizeof opts[0] };
   unsigned char given[NOPTS];
   int prc =
-      cli_parse("usage: mpiexec -n P ovl tune --kernel gemm|ssc -n N [options]\n\n"
+      cli_parse("usage: mpiexec -n P ovl tune --family gemm|ssc -n N [options]\n\n"
                 "Ranks the configurations of a kernel (algorithm, N_DUP, G, c, panel width, lookahead) by the\n"
                 "cost model, times the K best (and those predicted within the band) on these ranks in\n"
                 "interleaved rounds (time = MAX over ranks, median over rounds) and stores the fastest in the\n"
