@@ -230,7 +230,8 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
   const ovl_opt t[] = {
       {"method", 0, OVL_OPT_CHOICE, &v->method, "NAME", "purification method", k_methods, 0, -1},
       {"precision", 'P', OVL_OPT_CHOICE, &v->precision, "PREC",
-       "sp2/sp2acc/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
+       "sp2/sp2acc/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then "
+       "float64; "
        "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
        k_precs, 0, -1},
       {"nocc", 0, OVL_OPT_I64, &v->nocc, "K",

@@ -23,7 +23,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.tol = 0.0;
   o.prec = OVL_PURIFY_PREC_DOUBLE;
   o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0); /* N_DUP: the family's default (the knob table) */
-  o.homo = o.lumo = NAN;                           /* SP2-ACC: no gap estimates */
+  o.homo = o.lumo = NAN;                          /* SP2-ACC: no gap estimates */
   return o;
 }
 
@@ -520,8 +520,10 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
   else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&
            !(isfinite(opts->homo) && isfinite(opts->lumo) && opts->homo < opts->lumo))
-    rc = ovl_err_set(OVL_ERR_ARG, "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both "
-                     "NAN, got homo %g and lumo %g", opts->homo, opts->lumo);
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both "
+                     "NAN, got homo %g and lumo %g",
+                     opts->homo, opts->lumo);
   OVL_TRY(ovl_err_agree(parent, rc));
   /* F must be symmetric and finite (plane 0 checks, everyone learns) */
   if (on0) {
@@ -550,7 +552,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;
   double est[2] = {0.0, 0.0}; /* SP2-ACC: the estimates' images in D0, xo and yo (0: no acceleration) */
-  uint64_t fsum = 0; /* F's checksum, recorded in checkpoints */
+  uint64_t fsum = 0;          /* F's checksum, recorded in checkpoints */
   if (rc == OVL_OK && on0 && (opts->restart || opts->checkpoint_every > 0)) rc = ovl_dmat_checksum(F, &fsum);
   rc = ovl_err_agree(parent, rc);
   /* ---- D0 ---- */

@@ -1,7 +1,7 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,7 +265,9 @@ int cmd_purify(int argc, char **argv) {
             plan_s, cli_mpi_library());
   if (!json && j.po.method == OVL_PURIFY_SP2ACC)
     ovl_log(OVL_LOG_INFO, "# gap estimates: %s\n",
-            isnan(j.po.homo) ? "none (the steps are SP2's)" : meta_gap ? "meta.json's homo and lumo" : "--homo, --lumo");
+            isnan(j.po.homo) ? "none (the steps are SP2's)"
+            : meta_gap       ? "meta.json's homo and lumo"
+                             : "--homo, --lumo");
   g_stop = 0, g_phase = 0, g_rank0 = ovl_world_rank() == 0;
   stop_signals(1);
   j.ppn = ppn;
