@@ -26,14 +26,15 @@ module ovl_mod
   integer(c_int), parameter, public :: OVL_OK = 0, OVL_ERR_ARG = 1, OVL_ERR_SIZE = 2, OVL_ERR_GRID = 3, &
                                        OVL_ERR_IO = 4, OVL_ERR_FORMAT = 5, OVL_ERR_NUMERIC = 6, OVL_ERR_NOMEM = 7, &
                                        OVL_ERR_UNSUPPORTED = 8, OVL_ERR_MPI = 9, OVL_ERR_INTERNAL = 10
-  integer(c_int), parameter, public :: OVL_PURIFY_CANONICAL = 0, OVL_PURIFY_SP2 = 2, OVL_PURIFY_TRS4 = 3
+  integer(c_int), parameter, public :: OVL_PURIFY_CANONICAL = 0, OVL_PURIFY_SP2 = 2, OVL_PURIFY_TRS4 = 3, &
+                                       OVL_PURIFY_SP2ACC = 4
   integer(c_int), parameter, public :: OVL_PURIFY_PREC_DOUBLE = 0, OVL_PURIFY_PREC_MIXED = 1
   integer(c_int), parameter, public :: OVL_ALGO_AUTO = -1, OVL_ALGO_SSC3 = 5, OVL_ALGO_SSC4 = 6, &
                                        OVL_ALGO_SSC5 = 7, OVL_ALGO_SSC6 = 8
 
   ! struct ovl_pdpurify_params
   type, bind(C), public :: ovl_pdpurify_params
-    integer(c_int) :: method    ! OVL_PURIFY_SP2 (default), OVL_PURIFY_TRS4 or OVL_PURIFY_CANONICAL
+    integer(c_int) :: method    ! OVL_PURIFY_SP2 (default), OVL_PURIFY_SP2ACC, OVL_PURIFY_TRS4 or OVL_PURIFY_CANONICAL
     integer(c_int) :: algo      ! SymmSquareCube algorithm of canonical purification (OVL_ALGO_AUTO)
     integer(c_int) :: ndup      ! lanes per communication phase (0: the planner's)
     integer(c_int) :: prec      ! OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED
@@ -42,6 +43,7 @@ module ovl_mod
     integer(c_int) :: c         ! replication of the s x s x c kernel grid (0: the planner's)
     integer(c_int) :: verbose   ! 1: one line per iteration
     type(c_ptr) :: options      ! C string of run-time options (c_null_ptr); Fortran: the options argument
+    real(c_double) :: homo, lumo  ! sp2acc's HOMO/LUMO estimates (NaN: none), e.g. the previous call's info%homo, info%lumo
   end type
 
   ! struct ovl_pdpurify_info

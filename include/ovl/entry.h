@@ -22,19 +22,21 @@ extern "C" {
 /* ---- options ------------------------------------------------------------------
  * The purification options, declared once for every entry (the command
  * line, $OVL_OPTIONS, strings): --method NAME, --precision (-P) double|mixed,
- * --nocc K, --mu MU, --tol T, --max-iter N, --checkpoint PREFIX,
+ * --nocc K, --mu MU, --tol T, --max-iter N, --homo E, --lumo E (sp2acc's
+ * gap estimates, given together), --checkpoint PREFIX,
  * --checkpoint-every K, --restart. ovl_purify_opts_table writes the table
  * (entries pointing into *v) into opts (cap entries; returns how many, or -1
  * when cap is too small). ovl_purify_opts_apply checks what was given and
  * sets *po (po->nocc = -1 when --nocc was not given: the caller supplies
  * it). LOCAL. Errors (OVL_ERR_ARG, naming the options): --precision mixed
- * without sp2/trs4, mcweeny without --mu or with --nocc, --mu without
+ * without sp2/sp2acc/trs4, --homo or --lumo without the other or not
+ * homo < lumo, mcweeny without --mu or with --nocc, --mu without
  * mcweeny, --tol outside [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX], a
  * checkpoint option without the others it needs. */
 typedef struct ovl_purify_optvals {
   const char *method, *precision, *checkpoint; /* checkpoint: NULL when not given */
   int64_t nocc;                                /* -1: not given */
-  double mu, tol;                              /* NAN: not given */
+  double mu, tol, homo, lumo;                  /* NAN: not given */
   int max_iter, checkpoint_every, restart;
 } ovl_purify_optvals;
 ovl_purify_optvals ovl_purify_optvals_default(void);
@@ -91,13 +93,15 @@ ovl_err ovl_options_runtime_print(MPI_Comm comm, const char *options, ovl_family
 typedef struct ovl_fock_meta {
   int64_t nocc;            /* -1 when absent */
   double eig_min, eig_max; /* NAN when absent */
+  double homo, lumo;       /* F's HOMO and LUMO eigenvalues (sp2acc's estimates when the caller gives none);
+                              NAN when absent or not homo < lumo */
 } ovl_fock_meta;
 /* The path of meta.json beside fock. LOCAL. */
 void ovl_fock_meta_path(const char *fock, char *path, size_t n);
 /* What meta.json beside fock says. A missing meta.json is no error; one
  * that exists goes through the input check (a FIFO is refused, never
  * opened for data) and must be a JSON object whose "n_occ" (an integer) and
- * "eig_min", "eig_max" (numbers), where present, are valid (OVL_ERR_FORMAT
+ * "eig_min", "eig_max", "homo", "lumo" (numbers), where present, are valid (OVL_ERR_FORMAT
  * naming the file and the key). Rank 0 reads; every rank learns the values
  * and the verdict. COLLECTIVE over comm. */
 ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m);

@@ -66,7 +66,8 @@ extern "C" {
 #endif
 
 typedef struct ovl_pdpurify_params {
-  ovl_purify_method method; /* default OVL_PURIFY_SP2 (McWeeny is not accepted: it needs mu, not n_occ) */
+  ovl_purify_method method; /* default OVL_PURIFY_SP2; or OVL_PURIFY_SP2ACC, OVL_PURIFY_TRS4,
+                               OVL_PURIFY_CANONICAL (McWeeny is not accepted: it needs mu, not n_occ) */
   ovl_algo algo;            /* SymmSquareCube algorithm of canonical purification (OVL_ALGO_SSC3..6), or
                                OVL_ALGO_AUTO (default): the planner's (ovl_plan_resolve, family
                                OVL_FAMILY_SSC); SP2 and TRS4 use the symmetric square (family OVL_FAMILY_SQ)
@@ -91,6 +92,13 @@ typedef struct ovl_pdpurify_params {
    * $OVL_OPTIONS < options; rank 0's environment and string decide for every
    * process, and an unknown option in options is OVL_ERR_ARG naming it. */
   const char *options;
+  /* sp2acc: estimates of the HOMO and LUMO eigenvalues of F' (NAN, the
+   * default: none, the steps are SP2's; both finite with homo < lumo
+   * otherwise; ignored by the other methods). The previous call's
+   * info.homo and info.lumo are the natural choice in an SCF loop: the
+   * estimated gap must only overlap the true one (ovl/purify.h). Also
+   * --homo, --lumo in options. */
+  double homo, lumo;
 } ovl_pdpurify_params;
 
 /* The defaults above. LOCAL. */

@@ -21,6 +21,23 @@
  *    and one more symmetric square (D^2 + a D)^2 (two more near gamma = 3,
  *    where that form cancels: D^4 and (D + D^2)^2 give D^3); tr(D^3) = <D, D^2>
  *    and tr(D^4) = ||D^2||_F^2 come free.
+ *  - OVL_PURIFY_SP2ACC (Rubensson 2011, SP2 accelerated by scale-and-fold;
+ *    Ergo's purification_sp2acc): SP2's two branches with a scaled argument,
+ *    D <- (1 - a + a D)^2 or 2 b D - b^2 D^2 (one symmetric square each), where
+ *    a = 2 / (2 - x), b = 2 / (2 - y) fold the interval between 0 and an
+ *    estimate x of the LUMO's image (between the estimate y of the HOMO's
+ *    image and 1) onto itself, so that its ends meet, instead of only
+ *    squeezing it. x and y start from the caller's HOMO and LUMO estimates
+ *    (opts.homo, opts.lumo, mapped like F's spectrum onto [0, 1]) and follow
+ *    each step's polynomial; the branch squeezes the side whose estimate is
+ *    farther from its end (x >= y: the first).
+ *    The fold keeps the eigenvalues' order, so the result is exact, whenever
+ *    the estimated gap [homo, lumo] overlaps the true one (lumo above the
+ *    true HOMO and homo below the true LUMO): estimates off by 2x cost a
+ *    step or two, never the answer. Once x and y are below 0.01 the steps are
+ *    SP2's (with its trace rule, which makes tr D = n_occ whatever the
+ *    estimates were), and so is the stopping rule. Without estimates (NAN) the method
+ *    is SP2. A restart continues without the acceleration.
  * Stopping. Canonical purification stops when ||D^2 - D||_F <= tol (default
  * 1e-11), or when the error stops decreasing once below sqrt(tol) (three
  * iterations without halving it: the rounding floor). SP2, TRS4 and McWeeny
@@ -42,7 +59,7 @@
  * Checkpoints record what defines the problem: a checksum of F, n, n_occ,
  * the method, mu and the precision; a restart refuses a state that differs
  * in any of them or lacks one. A restart continues in float64.
- * Precision (SP2 and TRS4). OVL_PURIFY_PREC_MIXED iterates with float32
+ * Precision (SP2, SP2-ACC and TRS4). OVL_PURIFY_PREC_MIXED iterates with float32
  * products and messages (half the bytes on the wire, twice the flop rate)
  * until the same criterion finds the float32 rounding floor (e below 1e-2),
  * then continues in float64 to the float64 floor. Idempotency and the trace
@@ -73,6 +90,7 @@ typedef enum ovl_purify_method {
   OVL_PURIFY_MCWEENY,
   OVL_PURIFY_SP2,
   OVL_PURIFY_TRS4,
+  OVL_PURIFY_SP2ACC,
   OVL_PURIFY_TRS2 = OVL_PURIFY_SP2 /* the same method under its other name */
 } ovl_purify_method;
 
@@ -85,7 +103,7 @@ typedef struct ovl_purify_opts {
   int max_iter;         /* iteration cap (default 200) */
   double tol;           /* tolerance on ||D^2 - D||_F: 0 (the method's default, see above) or in
                            [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
-  ovl_purify_prec prec; /* SP2 and TRS4: float64 throughout, or float32 first (default: double) */
+  ovl_purify_prec prec; /* SP2, SP2-ACC and TRS4: float64 throughout, or float32 first (default: double) */
   /* The kernel's plan: algo (the SymmSquareCube algorithm of canonical and
    * McWeeny, default Alg. 5; SP2 and TRS4 use the symmetric square), ndup
    * (default 4) and coll; the grid is the one passed to ovl_purify. */
@@ -107,6 +125,12 @@ typedef struct ovl_purify_opts {
    * outputs remain to be written, which a caller may abandon at once (the
    * writers' temporaries are tracked for that: ovl_tmp_exit). */
   volatile sig_atomic_t *started;
+  /* SP2-ACC: estimates of F's HOMO and LUMO eigenvalues (NAN, the default:
+   * none; both finite with homo < lumo, or both NAN). Estimates, not bounds:
+   * the estimated gap must overlap the true one (see above); the previous
+   * SCF cycle's values, or ovl_pdpurify's info.homo and info.lumo, serve.
+   * The other methods ignore them. */
+  double homo, lumo;
 } ovl_purify_opts;
 
 /* The accepted range of tol: below the minimum the rounding floor of double
@@ -117,16 +141,16 @@ typedef struct ovl_purify_opts {
 
 /* Defaults as documented above. LOCAL. */
 ovl_purify_opts ovl_purify_opts_default(void);
-/* Names: "canonical", "mcweeny", "sp2" (also parsed: "trs2"), "trs4";
+/* Names: "canonical", "mcweeny", "sp2" (also parsed: "trs2"), "trs4", "sp2acc";
  * "double", "mixed". LOCAL. */
 const char *ovl_purify_method_name(ovl_purify_method m);
 ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out);
 const char *ovl_purify_prec_name(ovl_purify_prec p);
 ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out);
-/* 1 when the method iterates on the symmetric square (ovl/sq.h: SP2, TRS4),
+/* 1 when the method iterates on the symmetric square (ovl/sq.h: SP2, SP2-ACC, TRS4),
  * 0 when on SymmSquareCube (canonical, McWeeny). LOCAL. */
 int ovl_purify_uses_sq(ovl_purify_method m);
-/* The plan family of a method's kernel: OVL_FAMILY_SQ (sp2, trs4) or
+/* The plan family of a method's kernel: OVL_FAMILY_SQ (sp2, sp2acc, trs4) or
  * OVL_FAMILY_SSC (canonical, mcweeny). LOCAL. */
 ovl_family ovl_purify_family(ovl_purify_method m);
 /* ovl_purify_family, and *plan (may be NULL) made a constraint of that
@@ -153,6 +177,7 @@ typedef struct ovl_purify_result {
   int checkpoint;          /* iteration of the last checkpoint written or read, else -1 */
   double t_symm;           /* seconds in making D exactly symmetric, (D + D^T) / 2 (ovl_dmat_symmetrize): D0, and
                               after every step of canonical and mcweeny, whose D^2 and D^3 are rounded apart */
+  int accelerated;         /* SP2-ACC: the steps that used a scaled argument (a or b > 1) */
 } ovl_purify_result;
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the

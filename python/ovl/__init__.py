@@ -219,7 +219,7 @@ def _square(F, what):
 
 
 def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
-           bcast=True, layout="root", options=None):
+           bcast=True, layout="root", options=None, homo=None, lumo=None):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
 
     D is the projector onto the nocc lowest eigenvectors of F (D^2 = D, tr D = nocc;
@@ -227,10 +227,12 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     n x n numpy array on rank 0 (None elsewhere) and rank 0's nocc counts;
     layout="rows": F is this rank's block of rows (shape (rows, n)), every rank
     passes the same nocc and options, and D comes back as this rank's rows. method: "sp2" (default),
-    "trs4" or "canonical"; algo: "auto" (the planner) or an SSC algorithm name
+    "sp2acc" (SP2 accelerated by scale-and-fold), "trs4" or "canonical"; algo: "auto" (the planner) or an SSC algorithm name
     ("alg3".."alg6", canonical only); ndup: lanes per communication phase (None: the
-    planner's); precision: "double" or "mixed" (sp2, trs4); tol: 0 for the method's
-    own stopping rule, else in [1e-14, 1e-2]; max_iter: iteration cap.
+    planner's); precision: "double" or "mixed" (sp2, sp2acc, trs4); tol: 0 for the method's
+    own stopping rule, else in [1e-14, 1e-2]; max_iter: iteration cap. homo, lumo: sp2acc's
+    estimates of F's HOMO and LUMO eigenvalues (both or neither; e.g. the previous SCF
+    cycle's): the estimated gap must overlap the true one; without them sp2acc is sp2.
     options: run-time options with the names of the ovl command (docs/guides/cli.md), e.g.
     options="--ndup 4 --algo alg5 --method canonical": the plan's (--algo, --ndup, --grid,
     --backend, ...) and --method, --precision, --nocc, --tol, --max-iter. They override
@@ -243,6 +245,7 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     """
     _check_layout(layout)
     comm = _comm(comm)
+    options = _gap_options(homo, lumo, options)
     sc, err = _scalars(ndup, tol, max_iter)
     _agree_any(comm, err)
     ndup, tol, max_iter = sc
@@ -269,6 +272,17 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
         n = comm.bcast(n, root=0)
         D = _bcast(comm, D, (n, n))
     return D, info.as_dict()
+
+
+def _gap_options(homo, lumo, options):
+    """sp2acc's estimates as options, before the caller's (which override them)."""
+    if homo is None and lumo is None:
+        return options
+    try:
+        gap = "--homo %r --lumo %r" % (float(homo), float(lumo))
+    except (TypeError, ValueError):
+        raise TypeError(f"homo and lumo must be given together as numbers, got {homo!r} and {lumo!r}") from None
+    return gap if options is None else gap + " " + str(options)
 
 
 def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, options):

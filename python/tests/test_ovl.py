@@ -17,7 +17,7 @@ def eig_density(F, nocc):
 
 
 @pytest.mark.parametrize("case", ["water_ccpvdz", "c10h22_631g"])
-@pytest.mark.parametrize("method", ["sp2", "trs4", "canonical"])
+@pytest.mark.parametrize("method", ["sp2", "sp2acc", "trs4", "canonical"])
 def test_purify_matches_eigh(comm, case, method):
     F, nocc = read_case(case)
     D, info = ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, method=method)
@@ -29,6 +29,22 @@ def test_purify_matches_eigh(comm, case, method):
     assert info["plan"]
     # every rank holds the same D
     assert comm.allreduce(float(np.abs(D - comm.bcast(D, root=0)).max()), op=__import__("mpi4py").MPI.MAX) == 0.0
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 0.5])
+def test_purify_sp2acc_estimates(comm, factor):
+    """sp2acc with HOMO/LUMO estimates (exact, or a gap twice or half as wide): the same density, fewer products."""
+    F, nocc = read_case("c10h22_631g")
+    w = np.linalg.eigvalsh(F)
+    mid, half = (w[nocc - 1] + w[nocc]) / 2, factor * (w[nocc] - w[nocc - 1]) / 2
+    D, info = ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, method="sp2acc", homo=mid - half,
+                         lumo=mid + half)
+    ref = eig_density(F, nocc)
+    assert np.linalg.norm(D - ref) / np.linalg.norm(ref) <= 1e-10, info
+    _, base = ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, method="sp2")
+    assert info["products"] < base["products"], (info, base)
+    with pytest.raises(TypeError):
+        ovl.purify(F if comm.rank == 0 else None, nocc, comm=comm, method="sp2acc", homo=mid)
 
 
 @pytest.mark.parametrize("method", ["sp2", "trs4", "canonical"])

@@ -27,7 +27,7 @@ ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m) {
   OVL_TRY(ovl_check_ptr(m, "ovl_fock_meta_read", "m"));
   int rank = 0;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
-  double v[3] = {-1, NAN, NAN};
+  double v[5] = {-1, NAN, NAN, NAN, NAN};
   ovl_err rc = OVL_OK;
   if (rank == 0) {
     char path[4096];
@@ -41,13 +41,17 @@ ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m) {
       if (rc == OVL_OK) rc = ovl_json_int_opt(&d, d.root, "n_occ", 0, INT64_MAX, -1, &k);
       if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_min", NAN, &v[1]);
       if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "eig_max", NAN, &v[2]);
+      if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "homo", NAN, &v[3]);
+      if (rc == OVL_OK) rc = ovl_json_num_opt(&d, d.root, "lumo", NAN, &v[4]);
       ovl_json_free(&d);
       v[0] = (double)k;
     }
   }
   OVL_TRY(ovl_err_agree(comm, rc));
-  OVL_MPI(MPI_Bcast(v, 3, MPI_DOUBLE, 0, comm));
+  OVL_MPI(MPI_Bcast(v, 5, MPI_DOUBLE, 0, comm));
   m->nocc = (int64_t)v[0], m->eig_min = v[1], m->eig_max = v[2];
+  int gap = isfinite(v[3]) && isfinite(v[4]) && v[3] < v[4]; /* both, in order, or neither */
+  m->homo = gap ? v[3] : NAN, m->lumo = gap ? v[4] : NAN;
   return OVL_OK;
 }
 
@@ -211,13 +215,14 @@ ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_jo
 
 /* ---- options ------------------------------------------------------------------- */
 
-static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", NULL};
+static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs2", "trs4", "sp2acc", NULL};
 static const char *const k_precs[] = {"double", "mixed", NULL};
 
 ovl_purify_optvals ovl_purify_optvals_default(void) {
   ovl_purify_optvals v;
   memset(&v, 0, sizeof v);
   v.method = "canonical", v.precision = "double", v.nocc = -1, v.mu = NAN, v.tol = NAN, v.max_iter = 200;
+  v.homo = v.lumo = NAN;
   return v;
 }
 
@@ -225,13 +230,20 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
   const ovl_opt t[] = {
       {"method", 0, OVL_OPT_CHOICE, &v->method, "NAME", "purification method", k_methods, 0, -1},
       {"precision", 'P', OVL_OPT_CHOICE, &v->precision, "PREC",
-       "sp2/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then float64; "
+       "sp2/sp2acc/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then "
+       "float64; "
        "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
        k_precs, 0, -1},
       {"nocc", 0, OVL_OPT_I64, &v->nocc, "K",
        "occupied orbitals (default: n_occ of meta.json beside the Fock file; not with mcweeny)", NULL, 0, INT64_MAX},
       {"mu", 0, OVL_OPT_DOUBLE, &v->mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
       {"max-iter", 0, OVL_OPT_INT, &v->max_iter, "N", "iteration cap", NULL, 1, 100000},
+      {"homo", 0, OVL_OPT_DOUBLE, &v->homo, "E",
+       "sp2acc: an estimate of F's HOMO eigenvalue, with --lumo (the previous SCF cycle's; the estimated gap must "
+       "overlap the true one)",
+       NULL, 0, -1},
+      {"lumo", 0, OVL_OPT_DOUBLE, &v->lumo, "E", "sp2acc: an estimate of F's LUMO eigenvalue, with --homo", NULL, 0,
+       -1},
       {"tol", 0, OVL_OPT_DOUBLE, &v->tol, "T",
        "stop once ||D^2 - D||_F <= T, T in [1e-14, 1e-2] (default: canonical 1e-11; sp2, trs4, mcweeny: none, they "
        "stop at the rounding floor)",
@@ -254,7 +266,13 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
   OVL_TRY(ovl_purify_prec_parse(v->precision, &po->prec));
   int mcw = po->method == OVL_PURIFY_MCWEENY;
   OVL_CHECK(po->prec != OVL_PURIFY_PREC_MIXED || ovl_purify_uses_sq(po->method), OVL_ERR_ARG,
-            "--precision mixed needs --method sp2 or trs4");
+            "--precision mixed needs --method sp2, sp2acc or trs4");
+  OVL_CHECK(isnan(v->homo) == isnan(v->lumo), OVL_ERR_ARG, "--homo and --lumo go together");
+  OVL_CHECK(isnan(v->homo) || (isfinite(v->homo) && isfinite(v->lumo) && v->homo < v->lumo), OVL_ERR_ARG,
+            "--homo must be below --lumo, got %g and %g", v->homo, v->lumo);
+  OVL_CHECK(isnan(v->homo) || po->method == OVL_PURIFY_SP2ACC, OVL_ERR_ARG,
+            "--homo and --lumo apply to --method sp2acc only, not %s: refused rather than ignored",
+            ovl_purify_method_name(po->method));
   OVL_CHECK(!mcw || !isnan(v->mu), OVL_ERR_ARG, "--method mcweeny needs --mu");
   OVL_CHECK(mcw || isnan(v->mu), OVL_ERR_ARG, "--mu applies to --method mcweeny only");
   OVL_CHECK(!(v->checkpoint_every > 0 || v->restart) || v->checkpoint, OVL_ERR_ARG,
@@ -267,6 +285,7 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
   OVL_CHECK(!mcw || v->nocc < 0, OVL_ERR_ARG,
             "--nocc does not apply to --method mcweeny (the occupation follows from --mu)");
   po->nocc = v->nocc, po->mu = v->mu, po->max_iter = v->max_iter, po->tol = isnan(v->tol) ? 0.0 : v->tol;
+  po->homo = v->homo, po->lumo = v->lumo;
   po->checkpoint = v->checkpoint, po->checkpoint_every = v->checkpoint_every, po->restart = v->restart;
   return OVL_OK;
 }
@@ -309,6 +328,8 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_str(o, "method", method), ovl_record_set_str(o, "algo", kernel);
     ovl_record_set_str(o, "precision", precision), ovl_record_set_str(o, "stop_reason", r->stop_reason);
     ovl_record_set_int(o, "iter_single", r->iter_single), ovl_record_set_int(o, "products", r->products);
+    ovl_record_set_int(o, "accelerated", r->accelerated);
+    ovl_record_set_num(o, "homo_estimate", j->po.homo), ovl_record_set_num(o, "lumo_estimate", j->po.lumo);
     ovl_record_set_int(o, "ndup", j->po.plan.ndup);
     ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));
     ovl_record_set_int(o, "ranks", ranks), ovl_record_set_int(o, "active", jr->active);

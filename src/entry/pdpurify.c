@@ -31,6 +31,7 @@ ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   p.max_iter = 200;
   p.c = 0;
   p.verbose = 0;
+  p.homo = p.lumo = NAN; /* sp2acc: no gap estimates */
   return p;
 }
 
@@ -297,9 +298,14 @@ static ovl_err homo_lumo(ovl_dmat F, ovl_dmat D, MPI_Comm comm, double *homo, do
 
 static ovl_err check_params(const ovl_pdpurify_params *p, int P) {
   (void)P;
-  OVL_CHECK(p->method == OVL_PURIFY_SP2 || p->method == OVL_PURIFY_TRS4 || p->method == OVL_PURIFY_CANONICAL,
-            OVL_ERR_ARG, "ovl_pdpurify: method must be sp2, trs4 or canonical (mcweeny needs mu, not n_occ), got %d",
+  OVL_CHECK(p->method == OVL_PURIFY_SP2 || p->method == OVL_PURIFY_TRS4 || p->method == OVL_PURIFY_CANONICAL ||
+                p->method == OVL_PURIFY_SP2ACC,
+            OVL_ERR_ARG,
+            "ovl_pdpurify: method must be sp2, sp2acc, trs4 or canonical (mcweeny needs mu, not n_occ), got %d",
             (int)p->method);
+  OVL_CHECK((isnan(p->homo) && isnan(p->lumo)) || (isfinite(p->homo) && isfinite(p->lumo) && p->homo < p->lumo),
+            OVL_ERR_ARG, "ovl_pdpurify: homo and lumo must be both NAN or both finite with homo < lumo, got %g and %g",
+            p->homo, p->lumo);
   OVL_CHECK(p->algo == OVL_ALGO_AUTO || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC6), OVL_ERR_ARG,
             "ovl_pdpurify: algo must be OVL_ALGO_AUTO or a SymmSquareCube algorithm (alg3 .. alg6), got %d",
             (int)p->algo);
@@ -427,6 +433,7 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
   po.prec = prm->prec;
   po.plan = plan;
   po.verbose = prm->verbose;
+  if (prm->method == OVL_PURIFY_SP2ACC) po.homo = prm->homo, po.lumo = prm->lumo;
   ovl_purify_result res;
   memset(&res, 0, sizeof res);
   double t2 = ovl_time();
@@ -489,7 +496,9 @@ static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpu
   plan.algo = p->algo, plan.ndup = p->ndup, plan.c = p->c;
   ovl_purify_opts po = ovl_purify_opts_default();
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
+  if (p->method == OVL_PURIFY_SP2ACC) po.homo = p->homo, po.lumo = p->lumo; /* the other methods refuse them */
   OVL_TRY(ovl_options_runtime(comm, p->options, OVL_FAMILY_SSC, &plan, &po));
+  if (po.method == OVL_PURIFY_SP2ACC) p->homo = po.homo, p->lumo = po.lumo;
   p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : OVL_AUTO, p->c = plan.c > 0 ? plan.c : 0;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
   return OVL_OK;

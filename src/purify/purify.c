@@ -23,11 +23,12 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.tol = 0.0;
   o.prec = OVL_PURIFY_PREC_DOUBLE;
   o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0); /* N_DUP: the family's default (the knob table) */
+  o.homo = o.lumo = NAN;                          /* SP2-ACC: no gap estimates */
   return o;
 }
 
-static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs4"};
-enum { NMETHODS = 4 };
+static const char *const k_methods[] = {"canonical", "mcweeny", "sp2", "trs4", "sp2acc"};
+enum { NMETHODS = 5 };
 
 const char *ovl_purify_method_name(ovl_purify_method m) {
   return (int)m >= 0 && (int)m < NMETHODS ? k_methods[m] : "unknown";
@@ -44,7 +45,7 @@ ovl_err ovl_purify_method_parse(const char *name, ovl_purify_method *out) {
     *out = OVL_PURIFY_SP2;
     return OVL_OK;
   }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, sp2 (or trs2), trs4)",
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a purification method (canonical, mcweeny, sp2 (or trs2), trs4, sp2acc)",
                      name ? name : "(null)");
 }
 
@@ -62,7 +63,9 @@ ovl_err ovl_purify_prec_parse(const char *name, ovl_purify_prec *out) {
   return ovl_err_set(OVL_ERR_ARG, "'%s' is not a precision (double, mixed)", name ? name : "(null)");
 }
 
-int ovl_purify_uses_sq(ovl_purify_method m) { return m == OVL_PURIFY_SP2 || m == OVL_PURIFY_TRS4; }
+int ovl_purify_uses_sq(ovl_purify_method m) {
+  return m == OVL_PURIFY_SP2 || m == OVL_PURIFY_TRS4 || m == OVL_PURIFY_SP2ACC;
+}
 
 ovl_family ovl_purify_family(ovl_purify_method m) { return ovl_purify_uses_sq(m) ? OVL_FAMILY_SQ : OVL_FAMILY_SSC; }
 
@@ -343,6 +346,9 @@ typedef struct pstep {
   double N, Ne; /* n, n_occ */
   ovl_purify_result *R;
   ovl_kstats ks;
+  /* SP2-ACC: the images of the LUMO estimate (x, its distance from 0) and of
+   * the HOMO estimate (y, its distance from 1) under the steps so far */
+  double xo, yo;
 } pstep;
 
 /* X2 = X^2 by the symmetric square on every rank (COLLECTIVE), timed as the kernel. */
@@ -385,14 +391,53 @@ static ovl_err step_mcweeny(pstep *x, const double *v, int *branch, int *end) {
   return OVL_OK;
 }
 
+/* SP2's branch: D^2 (0) or 2D - D^2 (1), whichever trace is closer to n_occ */
+static int sp2_branch(const pstep *x, const double *v) {
+  return fabs(v[V_TRD2] - x->Ne) <= fabs(2.0 * v[V_TRD] - v[V_TRD2] - x->Ne) ? 0 : 1;
+}
+
 static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
   (void)end;
-  double trD = v[V_TRD], trD2 = v[V_TRD2];
-  *branch = fabs(trD2 - x->Ne) <= fabs(2.0 * trD - trD2 - x->Ne) ? 0 : 1;
+  *branch = sp2_branch(x, v);
   if (x->on0) {
     if (*branch == 0) combine(x->D, 0.0, x->D2, 1.0, NULL, 0.0);
     else combine(x->D, 2.0, x->D2, -1.0, NULL, 0.0);
   }
+  return OVL_OK;
+}
+
+/* SP2-ACC (see purify.h). Branch 0: D <- (1 - a + a D)^2, a = 2 / (2 - x),
+ * which maps 0 and x to the same value; branch 1: D <- 2 b D - b^2 D^2,
+ * b = 2 / (2 - y), its mirror image. While accelerating, the branch is the
+ * side whose estimate is farther from its end (x >= y: branch 0; Ergo's
+ * rule); once x and y are below k_acc_off, a = b = 1 and SP2's trace rule
+ * picks it, which brings the trace to n_occ whatever the estimates were.
+ * x and y follow the step. *branch: 0 or 1 for a step that was SP2's, 2 or
+ * 3 for an accelerated one. */
+static const double k_acc_off = 0.01; /* x and y below it: SP2's steps (Ergo's deltaTurnOffAcc) */
+
+static ovl_err step_sp2acc(pstep *x, const double *v, int *branch, int *end) {
+  (void)end;
+  const double a = 2.0 / (2.0 - x->xo), b = 2.0 / (2.0 - x->yo);
+  const int acc = x->xo > 0.0 || x->yo > 0.0;
+  const int br = acc ? (x->xo >= x->yo ? 0 : 1) : sp2_branch(x, v);
+  const double s = br == 0 ? a : b;
+  if (x->on0) {
+    if (br == 0) {
+      combine(x->D, 2.0 * a * (1.0 - a), x->D2, a * a, NULL, 0.0);
+      if (a != 1.0) affine(x->D, x->D, 1.0, (1.0 - a) * (1.0 - a));
+    } else {
+      combine(x->D, 2.0 * b, x->D2, -b * b, NULL, 0.0);
+    }
+  }
+  /* the estimates' images: (1 - s + s t)^2 on one side is 1 - (2 s u - s^2 u^2), u = 1 - t, on the other */
+  double xo = x->xo, yo = x->yo;
+  if (br == 0) xo = (1.0 - a + a * xo) * (1.0 - a + a * xo), yo = 2.0 * a * yo - a * a * yo * yo;
+  else xo = 2.0 * b * xo - b * b * xo * xo, yo = (1.0 - b + b * yo) * (1.0 - b + b * yo);
+  x->xo = xo, x->yo = yo;
+  if (x->xo < k_acc_off && x->yo < k_acc_off) x->xo = x->yo = 0.0; /* SP2 from here on */
+  *branch = br + (s != 1.0 ? 2 : 0);
+  if (s != 1.0) x->R->accelerated++;
   return OVL_OK;
 }
 
@@ -433,7 +478,7 @@ static ovl_err step_trs4(pstep *x, const double *v, int *branch, int *end) {
 }
 
 /* One step per method, in the order of ovl_purify_method. */
-static const step_fn k_steps[NMETHODS] = {step_canonical, step_mcweeny, step_sp2, step_trs4};
+static const step_fn k_steps[NMETHODS] = {step_canonical, step_mcweeny, step_sp2, step_trs4, step_sp2acc};
 
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(g, "ovl_purify", "the 3D grid"));
@@ -469,10 +514,16 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   else if (opts->prec != OVL_PURIFY_PREC_DOUBLE && opts->prec != OVL_PURIFY_PREC_MIXED)
     rc = ovl_err_set(OVL_ERR_ARG, "unknown precision %d", (int)opts->prec);
   else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
-    rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2 or trs4 method, got %s",
+    rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2, sp2acc or trs4 method, got %s",
                      ovl_purify_method_name(opts->method));
   else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
     rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
+  else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&
+           !(isfinite(opts->homo) && isfinite(opts->lumo) && opts->homo < opts->lumo))
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both "
+                     "NAN, got homo %g and lumo %g",
+                     opts->homo, opts->lumo);
   OVL_TRY(ovl_err_agree(parent, rc));
   /* F must be symmetric and finite (plane 0 checks, everyone learns) */
   if (on0) {
@@ -489,7 +540,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   ovl_sq sq = NULL;
   /* planes k > 0: workspace-free handles of the same layout */
   OVL_TRY(ovl_dmat_create(pl, n, n, &D2));
-  if (method != OVL_PURIFY_SP2) rc = ovl_dmat_create(pl, n, n, &D3);
+  if (method != OVL_PURIFY_SP2 && method != OVL_PURIFY_SP2ACC) rc = ovl_dmat_create(pl, n, n, &D3);
   if (rc == OVL_OK && method == OVL_PURIFY_TRS4) rc = ovl_dmat_create(pl, n, n, &T);
   if (rc == OVL_OK && sqm) rc = ovl_sq_create(g, n, opts->plan.ndup, &opts->plan.coll, &sq);
   else if (rc == OVL_OK) {
@@ -500,7 +551,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   rc = ovl_err_agree(parent, rc);
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;
-  uint64_t fsum = 0; /* F's checksum, recorded in checkpoints */
+  double est[2] = {0.0, 0.0}; /* SP2-ACC: the estimates' images in D0, xo and yo (0: no acceleration) */
+  uint64_t fsum = 0;          /* F's checksum, recorded in checkpoints */
   if (rc == OVL_OK && on0 && (opts->restart || opts->checkpoint_every > 0)) rc = ovl_dmat_checksum(F, &fsum);
   rc = ovl_err_agree(parent, rc);
   /* ---- D0 ---- */
@@ -527,19 +579,26 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
                          hmax);
       double lambda = fmin(1.0 / (hmax - mu), 1.0 / (mu - hmin));
       affine(D, F, -0.5 * lambda, 0.5 + 0.5 * lambda * mu);
-    } else if (rc == OVL_OK) { /* SP2, TRS4: the spectrum mapped onto [0, 1], reversed */
+    } else if (rc == OVL_OK) { /* SP2, SP2-ACC, TRS4: the spectrum mapped onto [0, 1], reversed */
       double w = hmax - hmin > 0 ? hmax - hmin : 1.0;
       affine(D, F, -1.0 / w, hmax / w);
+      if (method == OVL_PURIFY_SP2ACC && isfinite(opts->homo)) { /* the LUMO's image from 0, the HOMO's from 1 */
+        est[0] = fmin(fmax((hmax - opts->lumo) / w, 0.0), 1.0 - k_acc_off);
+        est[1] = fmin(fmax((opts->homo - hmin) / w, 0.0), 1.0 - k_acc_off);
+        if (est[0] + est[1] >= 1.0) est[0] = est[1] = 0.0; /* cannot happen with homo < lumo; no acceleration */
+      }
     }
   }
   rc = ovl_err_agree(parent, rc);
+  if (rc == OVL_OK && MPI_Bcast(est, 2, MPI_DOUBLE, 0, parent) != MPI_SUCCESS)
+    rc = ovl_err_set(OVL_ERR_MPI, "purification: broadcast of the gap estimates failed");
   /* F (and so D0) or a checkpoint may be symmetric only to 1e-12 */
   if (rc == OVL_OK) rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
   /* ---- iterate ---- */
   pstep x;
   memset(&x, 0, sizeof x);
   x.D = D, x.D2 = D2, x.D3 = D3, x.T = T, x.sq = sq, x.prec = OVL_PREC_DOUBLE, x.on0 = on0, x.N = N, x.Ne = Ne;
-  x.R = &R;
+  x.R = &R, x.xo = est[0], x.yo = est[1];
   if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart) x.prec = OVL_PREC_SINGLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
@@ -585,8 +644,10 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     /* stopping */
     int floor_hit = 0;
     if (sqm || method == OVL_PURIFY_MCWEENY) {
-      if (method == OVL_PURIFY_SP2) /* over the two iterations after a change of branch */
-        floor_hit = branch_hist[0] >= 0 && branch_hist[0] != branch_hist[1] &&
+      if (method == OVL_PURIFY_SP2 || method == OVL_PURIFY_SP2ACC) /* over the two iterations after a change of
+                                                                      branch, both SP2's (not accelerated) */
+        floor_hit = branch_hist[0] >= 0 && branch_hist[0] < 2 && branch_hist[1] < 2 &&
+                    branch_hist[0] != branch_hist[1] &&
                     quadratic_bound_broken(err, e_hist[1], 4.0, x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
       else
         floor_hit = quadratic_bound_broken(err, e_hist[0], method == OVL_PURIFY_TRS4 ? 6.0 : 4.0,

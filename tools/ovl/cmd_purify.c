@@ -1,4 +1,5 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -182,8 +183,9 @@ int cmd_purify(int argc, char **argv) {
   for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
   int prc = cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
                       "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification:\n"
-                      "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2 and trs4\n"
-                      "on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid. Reports iterations,\n"
+                      "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2, sp2acc\n"
+                      "and trs4 on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid. sp2acc takes\n"
+                      "its HOMO/LUMO estimates from --homo/--lumo, else from meta.json. Reports iterations,\n"
                       "idempotency and trace errors, the energy tr(D F), what stopped the run and timings.",
                       opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
@@ -234,6 +236,8 @@ int cmd_purify(int argc, char **argv) {
     }
   }
   j.po.nocc = nocc < 0 ? 0 : nocc, j.po.verbose = !quiet && !json;
+  int meta_gap = j.po.method == OVL_PURIFY_SP2ACC && isnan(j.po.homo) && isfinite(j.meta.homo) && !uv.restart;
+  if (meta_gap) j.po.homo = j.meta.homo, j.po.lumo = j.meta.lumo; /* the caller's knowledge, as n_occ */
   j.po.stop = &g_stop;
   j.po.started = &g_phase;
   if (quiet) ovl_log_set_level(OVL_LOG_QUIET);
@@ -259,6 +263,11 @@ int cmd_purify(int argc, char **argv) {
     ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# plan: %s\n# MPI: %s\n",
             fock, method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
             plan_s, cli_mpi_library());
+  if (!json && j.po.method == OVL_PURIFY_SP2ACC)
+    ovl_log(OVL_LOG_INFO, "# gap estimates: %s\n",
+            isnan(j.po.homo) ? "none (the steps are SP2's)"
+            : meta_gap       ? "meta.json's homo and lumo"
+                             : "--homo, --lumo");
   g_stop = 0, g_phase = 0, g_rank0 = ovl_world_rank() == 0;
   stop_signals(1);
   j.ppn = ppn;
