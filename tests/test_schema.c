@@ -108,12 +108,13 @@ static void walk(void) {
       if (!val[0] && (r->type == OVL_KNOB_NAME || r->type == OVL_KNOB_ONOFF)) {
         const char *const *names = r->type == OVL_KNOB_ONOFF ? r->names : ovl_knob_names(r->id, (ovl_family)f);
         for (int c = 0; names[c] && !val[0]; c++)
-          if (strcmp(names[c], "auto") && (r->type == OVL_KNOB_ONOFF ? (strcmp(names[c], "on") == 0) != (d != 0) : c != d))
+          if (strcmp(names[c], "auto") &&
+              (r->type == OVL_KNOB_ONOFF ? (strcmp(names[c], "on") == 0) != (d != 0) : c != d))
             snprintf(val, sizeof val, "%s", names[c]);
       } else if (!val[0] && r->type == OVL_KNOB_DIMS) {
         int three = r->id == OVL_KNOB_GRID && ovl_algo_is_3d(first);
-        snprintf(val, sizeof val, three ? "%" PRId64 "x%" PRId64 "x%" PRId64 : "%" PRId64 "x%" PRId64, r->min,
-                 r->min, r->min);
+        snprintf(val, sizeof val, three ? "%" PRId64 "x%" PRId64 "x%" PRId64 : "%" PRId64 "x%" PRId64, r->min, r->min,
+                 r->min);
       } else if (!val[0]) {
         snprintf(val, sizeof val, "%" PRId64, r->min);
       }
