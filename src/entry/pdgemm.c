@@ -153,7 +153,7 @@ static ovl_err context_of(int ctxt, int nprow, int npcol, int myrow, int mycol, 
     rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "ovl_pdgemm: OVL_OPTIONS: --grid: the grid is the BLACS context's");
   if (rc != OVL_OK) { /* refused (the drop-in hands the call to ScaLAPACK): said once, by world rank 0 */
     static int told;
-    if (!told++) ovl_warn("ovl_pdgemm: refused: %s", ovl_errmsg());
+    if (!told++) ovl_warn("ovl_pdgemm: refused: %s\n", ovl_errmsg());
     return rc;
   }
   if (rc == OVL_OK && !(x = calloc(1, sizeof *x))) rc = ovl_err_set(OVL_ERR_NOMEM, "ovl_pdgemm: no memory");
