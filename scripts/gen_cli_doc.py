@@ -27,13 +27,13 @@ END = "<!-- knobs:end -->"
 SECTION = "## Plan knobs\n\nThe knobs of a plan, one row each (the knob table, `src/schema/knobs.c`).\n\n"
 
 
-def table(root, cc):
+def table(root, cc, flag="--markdown"):
     with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, "knobs")
         srcs = [os.path.join(root, "tests", "test_schema.c")] + sorted(glob.glob(os.path.join(root, "src", "schema", "*.c")))
         subprocess.run([cc, "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-I", os.path.join(root, "include"), "-o", exe] + srcs,
                        check=True)
-        return subprocess.run([exe, "--markdown"], check=True, capture_output=True, text=True).stdout
+        return subprocess.run([exe, flag], check=True, capture_output=True, text=True).stdout
 
 
 def splice(doc, gen):

@@ -3,7 +3,8 @@
  * family's and algorithm's printed plan parses back to the same plan, that
  * every knob's written value sets it again, and that auto plans round-trip.
  * With --markdown it prints the knob reference of docs/guides/cli.md instead
- * (scripts/gen_cli_doc.py). */
+ * (scripts/gen_cli_doc.py); with --walk, the cases of the cross-entry knob
+ * walk (tests/knob_walk_test.py). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,6 +71,70 @@ static void markdown(void) {
          "the command line, `OVL_OPTIONS`, `--plan`, the tune file, the cost model, the default above.\n");
 }
 
+/* The knob walk: per family, one line per knob the family's entries offer:
+ *   FAMILY KNOB ALGO ALGOS FRAGMENT -- WORDS...
+ * WORDS are the option words giving the knob a valid value other than its
+ * default, derived from the row: the first tuner candidate that is not the
+ * default, else the first name (on/off value) that is neither auto nor the
+ * default, a flag's word alone, each dimension at its minimum (PxQ on a
+ * p x q grid, SxSxC otherwise), the minimum of a range. ALGO is the
+ * algorithm to name beside it ("-" when none is needed): the family's first
+ * one the knob applies to, when the knob needs one named or does not apply
+ * to every algorithm of the family. ALGOS lists the algorithms it applies to
+ * (comma-separated); FRAGMENT is how the printed plan shows the value
+ * ("key=value", the algorithm itself for the algorithm knob, "-" when it is
+ * not printed). */
+static void walk(void) {
+  for (int f = 0; f < OVL_FAMILY_N; f++) {
+    for (int k = 0; k < OVL_KNOB_N; k++) {
+      const ovl_knob *r = &ovl_knobs[k];
+      ovl_algo first = OVL_ALGO_AUTO;
+      char algos[128] = "";
+      int all = 1;
+      for (int a = 0; a < OVL_ALGO_N; a++) {
+        if (ovl_algo_family((ovl_algo)a) != (ovl_family)f) continue;
+        if (!ovl_knob_applies(r->id, (ovl_algo)a)) {
+          all = 0;
+          continue;
+        }
+        if (first == OVL_ALGO_AUTO) first = (ovl_algo)a;
+        snprintf(algos + strlen(algos), sizeof algos - strlen(algos), "%s%s", algos[0] ? "," : "", ovl_algo_name(a));
+      }
+      if (first == OVL_ALGO_AUTO) continue; /* no algorithm of the family has it */
+      int64_t d = ovl_knob_default(r->id, (ovl_family)f);
+      char val[64] = "";
+      for (int c = 0; c < r->ncand && !val[0]; c++)
+        if (r->cand[c] != d) snprintf(val, sizeof val, "%" PRId64, r->cand[c]);
+      if (!val[0] && (r->type == OVL_KNOB_NAME || r->type == OVL_KNOB_ONOFF)) {
+        const char *const *names = r->type == OVL_KNOB_ONOFF ? r->names : ovl_knob_names(r->id, (ovl_family)f);
+        for (int c = 0; names[c] && !val[0]; c++)
+          if (strcmp(names[c], "auto") &&
+              (r->type == OVL_KNOB_ONOFF ? (strcmp(names[c], "on") == 0) != (d != 0) : c != d))
+            snprintf(val, sizeof val, "%s", names[c]);
+      } else if (!val[0] && r->type == OVL_KNOB_DIMS) {
+        int three = r->id == OVL_KNOB_GRID && ovl_algo_is_3d(first);
+        snprintf(val, sizeof val, three ? "%" PRId64 "x%" PRId64 "x%" PRId64 : "%" PRId64 "x%" PRId64, r->min, r->min,
+                 r->min);
+      } else if (!val[0]) {
+        snprintf(val, sizeof val, "%" PRId64, r->min);
+      }
+      /* the value as the printed plan shows it: set on a plan of the algorithm, written back */
+      ovl_plan p = ovl_plan_default(first, 1000, 8);
+      char frag[96] = "-", fv[64];
+      if (ovl_knob_set(&p, r->id, (ovl_family)f, r->type == OVL_KNOB_FLAG ? "1" : val) == OVL_OK && r->printed) {
+        ovl_knob_format(&p, r->id, fv, sizeof fv);
+        if (r->id == OVL_KNOB_ALGO) snprintf(frag, sizeof frag, "%s", fv);
+        else snprintf(frag, sizeof frag, "%s=%s", r->key, fv);
+      }
+      int name_algo = r->id != OVL_KNOB_ALGO && (r->named || !all);
+      printf("%s %s %s %s %s -- --%s", ovl_family_name((ovl_family)f), r->name, name_algo ? ovl_algo_name(first) : "-",
+             algos, frag, r->name);
+      if (r->type != OVL_KNOB_FLAG) printf(" %s", val);
+      printf("\n");
+    }
+  }
+}
+
 /* describe -> parse -> describe gives the same text and the same plan. */
 static void round_trip(const ovl_plan *p, ovl_family f) {
   char a[512], b[512];
@@ -85,6 +150,10 @@ static void round_trip(const ovl_plan *p, ovl_family f) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--markdown") == 0) {
     markdown();
+    return 0;
+  }
+  if (argc > 1 && strcmp(argv[1], "--walk") == 0) {
+    walk();
     return 0;
   }
   for (int f = 0; f < OVL_FAMILY_N; f++) {

@@ -36,7 +36,8 @@ static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, const char *algo
   if (ndup > 0) plan->ndup = ndup;
   OVL_TRY(ovl_err_agree(comm, rc));
   /* the run-time options over the arguments: rank 0's $OVL_OPTIONS, then options */
-  OVL_TRY(ovl_options_runtime(comm, options, f, plan, po));
+  int print_plan = 0, rank = 0;
+  OVL_TRY(ovl_options_runtime_print(comm, options, f, plan, po, &print_plan));
   if (po && po->method == OVL_PURIFY_MCWEENY)
     rc = ovl_err_set(OVL_ERR_ARG, "method mcweeny needs a chemical potential, not nocc: use sp2, trs4 or canonical");
   else if (po && (po->nocc < 0 || po->nocc > n))
@@ -45,6 +46,12 @@ static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, const char *algo
   if (po) f = ovl_purify_plan_family(po->method, plan); /* the family of the method's kernel */
   char why[OVL_PLAN_WHY] = "";
   OVL_TRY(ovl_plan_resolve(comm, f, plan, NULL, why, sizeof why));
+  MPI_Comm_rank(comm, &rank);
+  if (print_plan && rank == 0) {
+    char d[256];
+    ovl_plan_describe(plan, d, sizeof d);
+    fprintf(stderr, "ovl_%s_dense: plan: %s (n=%" PRId64 "; %s)\n", po ? "purify" : "gemm", d, n, why);
+  }
   if (info) {
     snprintf(info->why, sizeof info->why, "%s", why);
     ovl_plan_describe(plan, info->plan, sizeof info->plan);

@@ -69,9 +69,14 @@ static ovl_err options_apply(const char *str, const char *what, int ignore_unkno
   if (plan) {
     ovl_plan s = *plan;
     rc = ovl_plan_opts_apply(f, &pv, &s);
-    /* only what the string gives replaces the caller's choice */
+    /* only what the string gives replaces the caller's choice; an algorithm it names brings the family's
+     * defaults (the knob table's) for the knobs the caller left open, as on the command line */
+    int named = given_name(t, given, nplan, "algo") && s.algo != OVL_ALGO_AUTO;
     for (int k = 0; rc == OVL_OK && k < OVL_KNOB_N; k++)
-      if (given_name(t, given, nplan, ovl_knobs[k].name)) ovl_knob_copy(plan, &s, (ovl_knob_id)k);
+      if (given_name(t, given, nplan, ovl_knobs[k].name) ||
+          (named && ovl_knobs[k].type != OVL_KNOB_NAME && ovl_knob_is_open(plan, (ovl_knob_id)k) &&
+           !ovl_knob_is_open(&s, (ovl_knob_id)k)))
+        ovl_knob_copy(plan, &s, (ovl_knob_id)k);
   }
   int any_purify = 0;
   for (int k = nplan; k < n; k++) any_purify |= given[k];

@@ -143,15 +143,19 @@ static ovl_err context_of(int ctxt, int nprow, int npcol, int myrow, int mycol, 
   ovl_plan want = ovl_plan_auto(OVL_FAMILY_GEMM, 1);
   want.algo = OVL_ALGO_SUMMA; /* what runs on the BLACS grid */
   int print_plan = 0;
-  OVL_TRY(ovl_options_runtime_print(comm, NULL, OVL_FAMILY_GEMM, &want, NULL, &print_plan));
-  rc = want.algo == OVL_ALGO_SUMMA
-           ? OVL_OK
-           : ovl_err_set(OVL_ERR_UNSUPPORTED,
-                         "ovl_pdgemm: OVL_OPTIONS: --algo %s does not run on the BLACS grid: ovl_pdgemm runs summa on "
-                         "the context's %d x %d grid",
-                         ovl_algo_name(want.algo), nprow, npcol);
+  rc = ovl_options_runtime_print(comm, NULL, OVL_FAMILY_GEMM, &want, NULL, &print_plan);
+  if (rc == OVL_OK && want.algo != OVL_ALGO_SUMMA)
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED,
+                     "ovl_pdgemm: OVL_OPTIONS: --algo %s does not run on the BLACS grid: ovl_pdgemm runs summa on the "
+                     "context's %d x %d grid",
+                     ovl_algo_name(want.algo), nprow, npcol);
   if (rc == OVL_OK && (want.p > 0 || want.s > 0))
     rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "ovl_pdgemm: OVL_OPTIONS: --grid: the grid is the BLACS context's");
+  if (rc != OVL_OK) { /* refused (the drop-in hands the call to ScaLAPACK): said once, by world rank 0 */
+    static int told;
+    if (!told++) ovl_warn("ovl_pdgemm: refused: %s\n", ovl_errmsg());
+    return rc;
+  }
   if (rc == OVL_OK && !(x = calloc(1, sizeof *x))) rc = ovl_err_set(OVL_ERR_NOMEM, "ovl_pdgemm: no memory");
   OVL_TRY(ovl_err_agree(comm, rc));
   x->want = want, x->print_plan = print_plan;

@@ -13,6 +13,7 @@
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,18 +45,31 @@ void ovl_errmsg_copy_f(char *buf, const int *len) {
   memset(buf + n, ' ', cap - n);
 }
 
+/* The constraints of params as a plan: what they leave open (0, OVL_AUTO,
+ * OVL_ALGO_AUTO) is the planner's. LOCAL. */
+static ovl_plan params_plan(const ovl_pdpurify_params *p, int64_t n) {
+  ovl_plan c = ovl_plan_auto(OVL_FAMILY_SSC, n > 0 ? n : 1);
+  c.algo = p->algo, c.ndup = p->ndup > 0 ? p->ndup : OVL_AUTO, c.c = p->c > 0 ? p->c : OVL_AUTO;
+  return c;
+}
+
+/* The plan of constraints c for method m on P ranks (P <= 0: comm's),
+ * resolved in the method's family. COLLECTIVE over comm. */
+static ovl_err resolve_plan(MPI_Comm comm, int P, ovl_purify_method m, ovl_plan c, ovl_plan *plan, char *why,
+                            size_t nwhy) {
+  c.P = P > 0 ? P : 0;
+  ovl_family f = ovl_purify_plan_family(m, &c);
+  OVL_TRY(ovl_plan_resolve(comm, f, &c, NULL, why, nwhy));
+  *plan = c;
+  return OVL_OK;
+}
+
 ovl_err ovl_pdpurify_plan(MPI_Comm comm, int P, int64_t n, const ovl_pdpurify_params *params, ovl_plan *plan, char *why,
                           size_t nwhy) {
   OVL_TRY(ovl_check_ptr(plan, "ovl_pdpurify_plan", "plan"));
   ovl_pdpurify_params d = ovl_pdpurify_params_default();
   const ovl_pdpurify_params *p = params ? params : &d;
-  /* the parameters are constraints; what they leave open (0, OVL_ALGO_AUTO) is the planner's */
-  ovl_plan c = ovl_plan_auto(ovl_purify_family(p->method), n > 0 ? n : 1);
-  c.algo = p->algo, c.ndup = p->ndup > 0 ? p->ndup : 0, c.c = p->c > 0 ? p->c : 0, c.P = P > 0 ? P : 0;
-  ovl_family f = ovl_purify_plan_family(p->method, &c);
-  OVL_TRY(ovl_plan_resolve(comm, f, &c, NULL, why, nwhy));
-  *plan = c;
-  return OVL_OK;
+  return resolve_plan(comm, P, p->method, params_plan(p, n), plan, why, nwhy);
 }
 
 #ifndef OVL_HAVE_SCALAPACK
@@ -338,18 +352,22 @@ static void mats_free(mats *m) {
 
 static ovl_err run(const bgrid *G, const double *f, const int *descf, const double *s, const int *descs, int64_t nocc,
                    double *d, const int *descd, double *w, const int *descw, const ovl_pdpurify_params *prm,
-                   double out[8], ovl_pdpurify_info *info) {
+                   const ovl_plan *want, int print_plan, double out[8], ovl_pdpurify_info *info) {
   MPI_Comm comm = G->comm;
   int P = G->nprow * G->npcol;
   int64_t n = descf[D_M];
   ovl_plan plan;
-  OVL_TRY(ovl_pdpurify_plan(comm, P, n, prm, &plan, NULL, 0));
+  char why[OVL_PLAN_WHY] = "";
+  OVL_TRY(resolve_plan(comm, P, prm->method, *want, &plan, why, sizeof why));
   int ks = plan.s, kc = plan.c;
   if ((int64_t)ks * ks * kc > P) /* the same verdict everywhere: the plan is */
     return ovl_err_set(OVL_ERR_GRID, "ovl_pdpurify: the %d x %d x %d kernel grid (c = %d) does not fit in %d ranks", ks,
                        ks, kc, prm->c, P);
   info->s = ks, info->c = kc;
   ovl_plan_describe(&plan, info->plan, sizeof info->plan);
+  if (print_plan && G->myrow == 0 && G->mycol == 0)
+    fprintf(stderr, "ovl_pdpurify: plan: %s (n=%" PRId64 ", method %s; %s)\n", info->plan, n,
+            ovl_purify_method_name(prm->method), why);
   mats m;
   memset(&m, 0, sizeof m);
   ovl_err rc = ovl_grid3d_create(comm, ks, kc, OVL_GRID_ALLOW_IDLE, &m.g3);
@@ -488,18 +506,18 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
 }
 
 /* $OVL_OPTIONS and params->options over the parameters (ovl_options_runtime):
- * the plan's --algo, --ndup (auto: the planner's), --grid SxSxC (its c), and
- * --method, --precision, --nocc, --tol, --max-iter. COLLECTIVE over comm;
- * errors agreed. */
-static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpurify_params *p) {
-  ovl_plan plan = ovl_plan_auto(OVL_FAMILY_SSC, n > 0 ? n : 1);
-  plan.algo = p->algo, plan.ndup = p->ndup, plan.c = p->c;
+ * the plan's knobs (want: the constraints of params, then every knob the
+ * options give), --method, --precision, --nocc, --tol, --max-iter, and
+ * --print-plan. COLLECTIVE over comm; errors agreed. */
+static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpurify_params *p, ovl_plan *want,
+                               int *print_plan) {
+  *want = params_plan(p, n);
   ovl_purify_opts po = ovl_purify_opts_default();
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
   if (p->method == OVL_PURIFY_SP2ACC) po.homo = p->homo, po.lumo = p->lumo; /* the other methods refuse them */
-  OVL_TRY(ovl_options_runtime(comm, p->options, OVL_FAMILY_SSC, &plan, &po));
+  OVL_TRY(ovl_options_runtime_print(comm, p->options, OVL_FAMILY_SSC, want, &po, print_plan));
   if (po.method == OVL_PURIFY_SP2ACC) p->homo = po.homo, p->lumo = po.lumo;
-  p->algo = plan.algo, p->ndup = plan.ndup > 0 ? plan.ndup : OVL_AUTO, p->c = plan.c > 0 ? plan.c : 0;
+  p->algo = want->algo, p->ndup = want->ndup > 0 ? want->ndup : OVL_AUTO, p->c = want->c > 0 ? want->c : 0;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
   return OVL_OK;
 }
@@ -543,13 +561,15 @@ ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const i
   if (rc == OVL_OK && descw) rc = check_desc(descw, "DESCW", &G, n);
   if (rc == OVL_OK) rc = check_params(&prm, G.nprow * G.npcol);
   OVL_TRY(ovl_err_agree(G.comm, rc));
-  OVL_TRY(runtime_options(G.comm, n, &nocc, &prm));
+  ovl_plan want;
+  int print_plan = 0;
+  OVL_TRY(runtime_options(G.comm, n, &nocc, &prm, &want, &print_plan));
   if (nocc < 0 || nocc > n)
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_pdpurify: nocc must lie in [0, %" PRId64 "], got %" PRId64, n, nocc);
   if (rc == OVL_OK) rc = check_params(&prm, G.nprow * G.npcol);
   OVL_TRY(ovl_err_agree(G.comm, rc));
   double out[8] = {0};
-  if (n > 0) rc = run(&G, f, descf, s, descs, nocc, d, descd, w, descw, &prm, out, &inf);
+  if (n > 0) rc = run(&G, f, descf, s, descs, nocc, d, descd, w, descw, &prm, &want, print_plan, out, &inf);
   if (rc != OVL_OK) return rc;
   /* one view of the scalars: rank 0's */
   OVL_MPI(MPI_Bcast(out, 8, MPI_DOUBLE, 0, G.comm));

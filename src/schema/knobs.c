@@ -12,6 +12,7 @@
 
 static const char *const k_onoff[] = {"on", "off", NULL};
 static const int64_t k_cand_b[] = {128, 256, 512};
+static const int64_t k_cand_outer[] = {512, 1024}; /* HSUMMA's outer block M: multiples of the panel widths */
 static const int64_t k_cand_ndup[] = {1, 2, 4};
 static const int64_t k_cand_flag[] = {0, 1};
 
@@ -96,8 +97,8 @@ const ovl_knob ovl_knobs[OVL_KNOB_N] = {
      1,
      BIG,
      NULL,
-     NULL,
-     0,
+     k_cand_outer,
+     2,
      A_(OVL_ALGO_HSUMMA),
      0,
      1,

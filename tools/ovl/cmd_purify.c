@@ -198,6 +198,10 @@ int cmd_purify(int argc, char **argv) {
   if (!rc) rc = ovl_purify_opts_apply(&uv, &j.po);
   if (!rc) rc = stop_grace();
   j.po.plan = ovl_plan_auto(OVL_FAMILY_SSC, 0);
+  int algo_given = 0;
+  for (int k = 0; k < nopts; k++) algo_given |= given[k] && opts[k].lname && strcmp(opts[k].lname, "algo") == 0;
+  if (!rc && !algo_given && ovl_purify_uses_sq(j.po.method)) /* sp2, trs4: the symmetric square's knobs apply */
+    pv.algo = "auto";
   if (!rc) rc = ovl_plan_opts_apply(OVL_FAMILY_SSC, &pv, &j.po.plan);
   for (int k = 0; k < nopts && !rc; k++) /* the plan's options the method has no use for */
     if (given[k] && opts[k].lname) {
