@@ -103,6 +103,7 @@ DOUBLES = ["0", "1", "-1", "1e-11", "1e-3", "1e-20", "inf", "-inf", "nan", "1e30
            "1e-400", ESC]
 GRIDS = ["1x1", "2x2", "1x1x1", "2x2x1", "2x2x2", "0x2", "1x2x1", "-1x1", "3", "x", ""]
 ND = ["1", "2", "4", "auto", "0", "65", "-3", "x", ""]
+PLANS = ["summa grid=1x1 b=64 ndup=1", "alg5 grid=1x1x1 ndup=2", "sq grid=1x1x1 ndup=4", "auto", "summa b=x", "x=1", ""]
 
 # per command: base options (a short valid run) and the option pools
 CMDS = {
@@ -116,12 +117,13 @@ CMDS = {
         "--bcast-alg": ["auto", "binomial", "chain", "hier", "x"], "-M": SIZES, "-i": SMALL, "-x": SMALL,
         "--alpha": DOUBLES, "--beta": DOUBLES, "-s": INTS, "-c": None,
         "--check-mode": ["auto", "exact", "prob", "x"], "--tol": DOUBLES, "-t": OUT_FILES, "-j": None,
-        "-q": None}),
+        "-q": None, "--plan": PLANS}),
     "purify": (["--fock", F("fock.raw"), "--nocc", "5", "-q"], {
         "--fock": IN_FILES, "--nocc": INTS, "--method": ["canonical", "mcweeny", "trs2", "x"], "--mu": DOUBLES,
         "--algo": ["alg3", "alg4", "alg5", "alg6", "auto", "x"], "--ndup": ND,
         "--arrival-order": ["on", "off", "x"], "--precision": ["double", "mixed", "x", ""], "--method": ["canonical",
-        "mcweeny", "sp2", "trs4", "trs2", "x", ESC], "--grid": GRIDS,
+        "mcweeny", "sp2", "trs4", "trs2", "sp2acc", "x", ESC], "--grid": GRIDS, "--repl": SMALL, "--plan": PLANS,
+        "--homo": DOUBLES, "--lumo": DOUBLES,
         "--allow-idle": None, "--ppn": ["0", "1", "auto", "-1", "x"], "--machine": IN_FILES,
         "--tune-file": IN_FILES, "--backend": ["mpi", "own", ""], "--mem-limit": SIZES,
         "--max-iter": ["1", "3", "50", "0", "100001", "x"], "--tol": DOUBLES, "-o": OUT_FILES,
@@ -134,16 +136,18 @@ CMDS = {
     "bench coll": (["-m", "8:1K", "-i", "1", "-x", "0"], {
         "--op": ["bcast", "reduce", "allreduce", "allgather", "alltoall", "x"], "-m": RANGES, "-d": INTS,
         "--ppn": SMALL, "--backend": ["mpi", "own", "x"], "-a": ["auto", "binomial", "ring", "x", ""],
-        "--alg": ["auto", "ring", "x"], "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "--timeline": OUT_FILES, "--timeline-size": SIZES, "--timeline-reps": SMALL,
+        "--alg": ["auto", "ring", "x"], "--coll-alg": ["auto", "binomial", "ring", "x", ""], "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "--timeline": OUT_FILES, "--timeline-size": SIZES, "--timeline-reps": SMALL,
         "--mem-limit": SIZES, "-f": None, "-j": None, "-q": None}),
     "bench nbc": (["-m", "8:1K", "-i", "1", "-x", "0", "--num-tests", "1", "--compute-us", "10"], {
         "--op": ["bcast", "allreduce", "alltoall", "x"], "-m": RANGES, "--mode": ["all", "osu", "imb", "eff", "x"],
         "--num-tests": SMALL, "--compute-us": ["0", "10", "-1", "inf", "x"], "--backend": ["mpi", "own", "x"],
-        "-a": ["auto", "x", ""], "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES, "-M": SIZES, "-f": None, "-j": None,
+        "-a": ["auto", "x", ""], "--coll-alg": ["auto", "x", ""], "-i": SMALL, "-x": SMALL, "--cache-bytes": SIZES,
+        "-M": SIZES, "-f": None, "-j": None,
         "-q": None}),
     "bench progress": (["-n", "64K", "--chunks", "4", "--chunk-size", "16", "-i", "1", "-x", "0"], {
         "-n": ["8", "64K", "0", "-1", "1T", "x"], "--chunks": SMALL, "--chunk-size": ["1", "16", "0", "8193", "x"],
         "--every": SMALL, "-a": ["auto", "binomial", "scatter-allgather", "chain", "hier", "x"], "--segment": SIZES,
+        "--bcast-alg": ["auto", "binomial", "chain", "x", ""],
         "-i": SMALL, "-x": SMALL, "-M": SIZES, "-j": None}),
     "bench ssc": (["-n", "48", "-i", "1", "-x", "0", "-q"], {
         "-n": ["16", "48", "0", "-1", "100000", "x"], "-a": ["alg3", "alg5,alg6", "alg9", ",", "alg3,alg3,alg3,alg3,alg3"],
@@ -155,11 +159,13 @@ CMDS = {
         "-W": SMALL, "-i": SMALL, "-M": SIZES, "--quiet": None}),
     "model": (["-n", "256"], {
         "--kernel": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "x"], "-n": SIZES, "--ranks": INTS,
+        "--algo": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "sq", "x"],
         "--machine": IN_FILES, "-b": SIZES, "--outer": SIZES, "-G": INTS, "-d": INTS, "--repl": INTS, "--ppn": INTS,
         "--lookahead": None, "--sweep": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
         "-j": None}),
     "tune": (["-n", "48", "--top", "1", "-i", "1", "-x", "0", "-q", "-o", "@OUT@/t.json"], {
-        "--kernel": ["gemm", "ssc", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"], "--machine": IN_FILES,
+        "--kernel": ["gemm", "ssc", "x"], "--family": ["gemm", "ssc", "sq", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"],
+        "--machine": IN_FILES,
         "--top": SMALL,
         "--band": DOUBLES, "-i": SMALL, "-r": SMALL, "-x": SMALL, "-o": OUT_FILES, "-j": None, "--exhaustive": None,
         "--quiet": None}),
