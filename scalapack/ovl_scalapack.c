@@ -1,4 +1,5 @@
-/* libovl_scalapack.so: ScaLAPACK's PDGEMM (and PDSYMM) for unchanged programs.
+/* libovl_scalapack.so: ScaLAPACK's PDGEMM (and PDSYMM) for unchanged programs,
+ * taken by ovl only where it wins.
  *
  * The library defines the Fortran symbols pdgemm_ and pdsymm_ with PBLAS's
  * arguments and semantics. A program gets them instead of ScaLAPACK's by
@@ -12,9 +13,21 @@
  * it was built with (for the same MPI), opened by name.
  *
  * Forwarded, by reason (each decided from arguments that PBLAS requires to be
- * the same on every process of the grid, or from an error ovl_pdgemm has
- * agreed over the grid, so all processes take the same road):
+ * the same on every process of the grid, from where the call comes (the same
+ * code on every process), or from a verdict or error ovl has agreed over the
+ * grid, so all processes take the same road):
  *   disabled      OVL_SCALAPACK_DISABLE=1 (or any value but 0/empty);
+ *   internal      the caller is ScaLAPACK itself (PDGETRF, PDPOTRF...: the
+ *                 return address lies in an object whose file name starts
+ *                 with libscalapack, by dladdr); ScaLAPACK's own blocking
+ *                 is left alone;
+ *   small         ovl_pdgemm_pays: the cost model (or OVL_OPTIONS
+ *                 --dropin-min) says ScaLAPACK is faster for this shape
+ *                 (rank-k updates, mat-vec, small sizes);
+ *   memory        ovl_pdgemm_pays: ovl's workspace would pass the cap
+ *                 (OVL_OPTIONS --dropin-mem; default 0.3 x the operands'
+ *                 bytes per rank). The workspace is kept between calls, so
+ *                 it never grows past the cap;
  *   trans         TRANSA/TRANSB (PDSYMM: SIDE/UPLO) not a valid letter;
  *   descriptor    a descriptor neither of type 1 (BLOCK_CYCLIC_2D) nor of
  *                 PBLAS's type 2 with whole first blocks (IMB_ = MB_ and
@@ -33,6 +46,8 @@
  * world rank 0 to stderr; OVL_SCALAPACK_REPORT=all prints every rank's. The
  * counts are per process: PDGEMM is collective over a grid, so rank 0's
  * counts are those of every grid it belongs to.
+ *
+ * psgemm_, pcgemm_ and pzgemm_ are not defined here: they stay ScaLAPACK's.
  *
  * Not thread-safe, as ovl_pdgemm. */
 #define _GNU_SOURCE /* RTLD_NEXT */

@@ -59,7 +59,7 @@ for rep in $(seq "$REPS"); do
         nocap) setenv LD_PRELOAD "$lib" && setenv OVL_OPTIONS "--dropin-mem 1024G" ;;
       esac
       line=$("$root/scripts/mpirun.sh" "$NP" "${env[@]}" "$exe" "${args[@]}" 2>&1 | grep -E "^(shape|lu) ")
-      grep -q " ok$" <<<"$line" || { echo "dropin_shapes.sh: WRONG: $v ${shapes[$s]}: $line" >&2; exit 1; }
+      grep -qE "( |=)ok$" <<<"$line" || { echo "dropin_shapes.sh: WRONG: $v ${shapes[$s]}: $line" >&2; exit 1; }
       t=$(sed 's/.* t=\([0-9.]*\).*/\1/' <<<"$line") rss=$(sed 's/.*rss_mb=\([0-9.]*\).*/\1/' <<<"$line")
       echo "$s $v $t $rss" >>"$out/runs"
     done

@@ -42,7 +42,10 @@
  *
  * The memory of the ovl_dmat operands and of the exchange buffers is one
  * process-wide workspace that only grows, so repeated calls do not allocate
- * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it.
+ * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it. It
+ * takes about as much as the operands themselves (A, B and C in ovl's
+ * layout) plus the exchange buffers; ovl_pdgemm_pays tells a caller (the
+ * drop-in) when that passes a cap or does not pay.
  *
  * Processes that are not part of DESCC's context return OVL_OK at once, as
  * PDGEMM returns at once on processes outside the grid.
