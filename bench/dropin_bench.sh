@@ -9,12 +9,16 @@
 # ScaLAPACK / drop-in of the min and median times (> 1: the drop-in is faster).
 #   bench/dropin_bench.sh [BUILD_DIR]
 #   env: SIZES="2000 4000" RANKS="4 8" NB=128 ROUNDS=3 REPS=2
+#        OPTIONS="--dropin-mem 1024G" (the drop-in's OVL_OPTIONS: by default
+#        no memory cap, so every call runs on ovl; bench/peers/dropin_shapes.sh
+#        measures the defaults)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 exe=$build/tests/dropin_pdgemm lib=$build/lib/libovl_scalapack.so
 [ -x "$exe" ] && [ -e "$lib" ] || { echo "dropin_bench: build $exe and $lib first (cmake --build $build)" >&2; exit 2; }
 SIZES=${SIZES:-"2000 4000"} RANKS=${RANKS:-"4 8"} NB=${NB:-128} ROUNDS=${ROUNDS:-3} REPS=${REPS:-2}
+OPTIONS=${OPTIONS:-"--dropin-mem 1024G"}
 . "$root/scripts/env.sh"
 out=$(mktemp "${TMPDIR:-/tmp}/dropin_bench.XXXXXX")
 trap 'rm -f "$out"' EXIT
@@ -22,7 +26,7 @@ echo "# bench/dropin_bench.sh: sizes $SIZES, ranks $RANKS, NB=$NB, $ROUNDS round
 echo "# $(getconf _NPROCESSORS_ONLN) cores; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 launch() { # VARIANT NP N
   local pre=()
-  [ "$1" = ovl ] && pre=(-x "LD_PRELOAD=$lib" -x OVL_SCALAPACK_REPORT=1)
+  [ "$1" = ovl ] && pre=(-x "LD_PRELOAD=$lib" -x OVL_SCALAPACK_REPORT=1 -x "OVL_OPTIONS=$OPTIONS")
   local o
   o=$("$root/scripts/mpirun.sh" "$2" "${pre[@]}" "$exe" --bench "$3" "$NB" "$REPS" 2>&1) || { echo "$o" >&2; exit 1; }
   grep -q "check=ok" <<<"$o" || { echo "$o" >&2; echo "dropin_bench: wrong result" >&2; exit 1; }

@@ -1,4 +1,5 @@
-/* libovl_scalapack.so: ScaLAPACK's PDGEMM (and PDSYMM) for unchanged programs.
+/* libovl_scalapack.so: ScaLAPACK's PDGEMM (and PDSYMM) for unchanged programs,
+ * taken by ovl only where it wins.
  *
  * The library defines the Fortran symbols pdgemm_ and pdsymm_ with PBLAS's
  * arguments and semantics. A program gets them instead of ScaLAPACK's by
@@ -12,9 +13,21 @@
  * it was built with (for the same MPI), opened by name.
  *
  * Forwarded, by reason (each decided from arguments that PBLAS requires to be
- * the same on every process of the grid, or from an error ovl_pdgemm has
- * agreed over the grid, so all processes take the same road):
+ * the same on every process of the grid, from where the call comes (the same
+ * code on every process), or from a verdict or error ovl has agreed over the
+ * grid, so all processes take the same road):
  *   disabled      OVL_SCALAPACK_DISABLE=1 (or any value but 0/empty);
+ *   internal      the caller is ScaLAPACK itself (PDGETRF, PDPOTRF...: the
+ *                 return address lies in an object whose file name starts
+ *                 with libscalapack, by dladdr); ScaLAPACK's own blocking
+ *                 is left alone;
+ *   small         ovl_pdgemm_pays: the cost model (or OVL_OPTIONS
+ *                 --dropin-min) says ScaLAPACK is faster for this shape
+ *                 (rank-k updates, mat-vec, small sizes);
+ *   memory        ovl_pdgemm_pays: ovl's workspace would pass the cap
+ *                 (OVL_OPTIONS --dropin-mem; default 0.3 x the operands'
+ *                 bytes per rank). The workspace is kept between calls, so
+ *                 it never grows past the cap;
  *   trans         TRANSA/TRANSB (PDSYMM: SIDE/UPLO) not a valid letter;
  *   descriptor    a descriptor neither of type 1 (BLOCK_CYCLIC_2D) nor of
  *                 PBLAS's type 2 with whole first blocks (IMB_ = MB_ and
@@ -33,6 +46,8 @@
  * world rank 0 to stderr; OVL_SCALAPACK_REPORT=all prints every rank's. The
  * counts are per process: PDGEMM is collective over a grid, so rank 0's
  * counts are those of every grid it belongs to.
+ *
+ * psgemm_, pcgemm_ and pzgemm_ are not defined here: they stay ScaLAPACK's.
  *
  * Not thread-safe, as ovl_pdgemm. */
 #define _GNU_SOURCE /* RTLD_NEXT */
@@ -63,10 +78,27 @@ typedef void (*pdsymm_fn)(const char *, const char *, const int *, const int *, 
                           const double *, double *, const int *, const int *, const int *);
 void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 
-enum reason { R_DISABLED, R_TRANS, R_DESC, R_CONTEXT, R_REPLICATED, R_INVALID, R_UNSUPPORTED, R_ERROR, R_COUNT };
-static const char *const reason_name[R_COUNT] = {"disabled",   "trans",   "descriptor",  "context",
-                                                 "replicated", "invalid", "unsupported", "error"};
+enum reason {
+  R_DISABLED,
+  R_INTERNAL,
+  R_SMALL,
+  R_MEMORY,
+  R_TRANS,
+  R_DESC,
+  R_CONTEXT,
+  R_REPLICATED,
+  R_INVALID,
+  R_UNSUPPORTED,
+  R_ERROR,
+  R_COUNT
+};
+static const char *const reason_name[R_COUNT] = {"disabled", "internal",    "small",   "memory",
+                                                 "trans",    "descriptor",  "context", "replicated",
+                                                 "invalid",  "unsupported", "error"};
 static const char *const reason_text[R_COUNT] = {"OVL_SCALAPACK_DISABLE is set",
+                                                 "called from inside ScaLAPACK (PDGETRF, PDPOTRF...)",
+                                                 "ScaLAPACK is faster here (cost model, or OVL_OPTIONS --dropin-min)",
+                                                 "workspace over the cap (OVL_OPTIONS --dropin-mem)",
                                                  "TRANS/SIDE/UPLO not a valid letter",
                                                  "descriptor not type 1, nor type 2 with IMB = MB, INB = NB",
                                                  "operands in different BLACS contexts",
@@ -144,6 +176,32 @@ static void *real_symbol(const char *name, const void *self) {
             name, OVL_SCALAPACK_FILE);
 }
 
+/* 1 when the code at ADDR (a return address) belongs to a ScaLAPACK
+ * library (its file name starts with libscalapack): a call that ScaLAPACK's
+ * own routines make (PDGETRF's trailing updates, PDPOTRF's...) is theirs to
+ * tune, so it is left to ScaLAPACK. The verdict of the last few addresses is
+ * kept (dladdr walks the loaded objects). */
+static int from_scalapack(const void *addr) {
+  enum { KEEP = 8 };
+  static struct {
+    const void *addr;
+    int inside;
+  } seen[KEEP];
+  static int next;
+  for (int i = 0; i < KEEP; i++)
+    if (seen[i].addr == addr && addr) return seen[i].inside;
+  Dl_info info;
+  int inside = 0;
+  if (addr && dladdr(addr, &info) && info.dli_fname) {
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    inside = strncmp(base, "libscalapack", 12) == 0;
+  }
+  seen[next].addr = addr, seen[next].inside = inside;
+  next = (next + 1) % KEEP;
+  return inside;
+}
+
 static int trans_ok(const char *t) { return t && strchr("NnTtCc", t[0]) && t[0]; }
 
 /* PBLAS's descriptor of type 2 (BLOCK_CYCLIC_2D_INB: 11 integers, with the
@@ -201,8 +259,16 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
   const int *descs[3] = {desca, descb, descc};
   int d[3][9];
   if (g.disabled) why = R_DISABLED;
+  else if (from_scalapack(__builtin_return_address(0))) why = R_INTERNAL;
   else if (!trans_ok(transa) || !trans_ok(transb)) why = R_TRANS;
   else why = pre_check(descs, d);
+  if (why == R_COUNT) {
+    int verdict = OVL_PDGEMM_RUN;
+    ovl_err rc = ovl_pdgemm_pays(transa, transb, m, n, k, beta, d[0], d[1], d[2], &verdict);
+    if (rc != OVL_OK) why = after_ovl(rc);
+    else if (verdict == OVL_PDGEMM_SMALL) why = R_SMALL;
+    else if (verdict == OVL_PDGEMM_MEMORY) why = R_MEMORY;
+  }
   if (why == R_COUNT)
     why =
         after_ovl(ovl_pdgemm(transa, transb, m, n, k, alpha, a, ia, ja, d[0], b, ib, jb, d[1], beta, c, ic, jc, d[2]));
@@ -303,6 +369,7 @@ void pdsymm_(const char *side, const char *uplo, const int *m, const int *n, con
   int left = side && (side[0] == 'L' || side[0] == 'l'), right = side && (side[0] == 'R' || side[0] == 'r');
   int lower = uplo && (uplo[0] == 'L' || uplo[0] == 'l'), upper = uplo && (uplo[0] == 'U' || uplo[0] == 'u');
   if (g.disabled) why = R_DISABLED;
+  else if (from_scalapack(__builtin_return_address(0))) why = R_INTERNAL;
   else if (!(left || right) || !(lower || upper)) why = R_TRANS;
   else if (!m || !n || !alpha || !ia || !ja) why = R_INVALID;
   else why = pre_check(descs, d);

@@ -19,6 +19,15 @@
  * (exit 1) on rank 0.
  * usage: mpiexec -n P dropin_pdgemm [repeat]   (repeat: calls per case, default 1)
  *
+ * Then pzgemm_ (complex; the drop-in does not define it) on all ranks,
+ * checked against the formula: "pzgemm maxerr=... ok".
+ *
+ * Shape mode (bench/peers/dropin_shapes.sh): dropin_pdgemm --shape TA TB M N
+ * K OFF NB REPS times one shape on the near-square grid of all ranks
+ * (sub-matrices at offset OFF, beta 1) and prints the peak RSS; LU mode:
+ * dropin_pdgemm --lu N NB times PDGETRF (whose internal pdgemm_ calls the
+ * drop-in leaves to ScaLAPACK) and checks the solve of A x = A ones.
+ *
  * Timing mode (bench/dropin_bench.sh): mpiexec -n P dropin_pdgemm --bench N NB REPS
  * runs C := A B (N x N, blocks NB x NB, beta 0) on a near-square grid of all
  * P ranks, 1 warm-up + REPS timed calls, each timed as the MAX over ranks,
@@ -29,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* BLACS and ScaLAPACK (no header ships with them). */
 void Cblacs_pinfo(int *mypnum, int *nprocs);
@@ -40,6 +50,14 @@ void Cblacs_exit(int cont);
 int numroc_(const int *n, const int *nb, const int *iproc, const int *isrc, const int *nprocs);
 void descinit_(int *desc, const int *m, const int *n, const int *mb, const int *nb, const int *irsrc, const int *icsrc,
                const int *ictxt, const int *lld, int *info);
+void pdgetrf_(const int *m, const int *n, double *a, const int *ia, const int *ja, const int *desca, int *ipiv,
+              int *info);
+void pdgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *ia, const int *ja,
+              const int *desca, const int *ipiv, double *b, const int *ib, const int *jb, const int *descb, int *info);
+void pzgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
+             const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
+             const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
+             const int *descc);
 void pdgemm_(const char *transa, const char *transb, const int *m, const int *n, const int *k, const double *alpha,
              const double *a, const int *ia, const int *ja, const int *desca, const double *b, const int *ib,
              const int *jb, const int *descb, const double *beta, double *c, const int *ic, const int *jc,
@@ -241,12 +259,182 @@ static int bench(int me, int np, int n, int nb, int reps) {
   return ok ? 0 : 1;
 }
 
+/* The largest resident set of the ranks, MB (getrusage: the process's peak). */
+static double peak_rss_mb(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  double mb = (double)ru.ru_maxrss / 1024.0;
+  MPI_Allreduce(MPI_IN_PLACE, &mb, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return mb;
+}
+
+/* The near-square grid of all ranks (p <= q). */
+static int grid_all(int np, int *ctxt) {
+  int p = 1;
+  for (int d = 1; d * d <= np; d++)
+    if (np % d == 0) p = d;
+  Cblacs_get(-1, 0, ctxt);
+  Cblacs_gridinit(ctxt, "Row", p, np / p);
+  return p;
+}
+
+/* --shape TA TB M N K OFF NB REPS: C(OFF+1.., OFF+1..) := op(A) op(B) on
+ * sub-matrices at offset OFF (beta 1), 1 warm-up + REPS timed calls (MAX
+ * over ranks each), a few entries of C checked; prints "shape ... t=..."
+ * and the peak RSS. */
+static int shape(int me, int np, char ta, char tb, int m, int n, int k, int off, int nb, int reps) {
+  int ctxt, nprow, npcol, myrow, mycol;
+  grid_all(np, &ctxt);
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  int tra = ta != 'N', trb = tb != 'N';
+  int ar = tra ? k : m, ac = tra ? m : k, br = trb ? n : k, bc = trb ? k : n;
+  bmat A, B, C;
+  bmat_make(&A, ctxt, 0, off + ar, off + ac, nb, nb, 0, 0, off, off, ar, ac, 0);
+  bmat_make(&B, ctxt, 1, off + br, off + bc, nb, nb, 0, 0, off, off, br, bc, 0);
+  bmat_make(&C, ctxt, 2, off + m, off + n, nb, nb, 0, 0, off, off, m, n, 0);
+  int i1 = off + 1;
+  const double alpha = 1.0, beta = 1.0;
+  char sa[2] = {ta, 0}, sb[2] = {tb, 0};
+  if (me == 0) printf("shape %c%c m=%d n=%d k=%d off=%d nb=%d grid=%dx%d", ta, tb, m, n, k, off, nb, nprow, npcol);
+  for (int r = 0; r <= reps; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t = MPI_Wtime();
+    pdgemm_(sa, sb, &m, &n, &k, &alpha, A.d, &i1, &i1, A.desc, B.d, &i1, &i1, B.desc, &beta, C.d, &i1, &i1, C.desc);
+    t = MPI_Wtime() - t;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (me == 0 && r > 0) printf(" t=%.5f", t);
+  }
+  /* C = C0 + (reps + 1) op(A) op(B): check the first local entries of sub(C) */
+  double err = 0.0;
+  for (int lj = 0, cnt = 0; lj < C.nloc && cnt < 4; lj++)
+    for (int li = 0; li < C.mloc && cnt < 4; li++) {
+      int i = (li / nb * nprow + myrow) * nb + li % nb, j = (lj / nb * npcol + mycol) * nb + lj % nb;
+      if (i < off || j < off) continue;
+      double ref = 0.0;
+      for (int l = 0; l < k; l++) ref += opval(0, ta, off, off, i - off, l) * opval(1, tb, off, off, l, j - off);
+      ref = val(2, i, j) + (reps + 1) * ref;
+      double e = fabs(C.d[li + (size_t)lj * C.lld] - ref);
+      if (!(e <= err)) err = isnan(e) ? INFINITY : e;
+      cnt++;
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int ok = err <= 1e-9 * (k + 1) * (reps + 1);
+  double rss = peak_rss_mb();
+  if (me == 0) printf(" rss_mb=%.1f check=%s\n", rss, ok ? "ok" : "WRONG");
+  free(A.d);
+  free(B.d);
+  free(C.d);
+  Cblacs_gridexit(ctxt);
+  return ok ? 0 : 1;
+}
+
+/* --lu N NB: PDGETRF of a diagonally dominant N x N matrix (entries
+ * val(0, i, j), N on the diagonal), then PDGETRS for b = A * ones: the
+ * solution must be ones. Prints "lu n=N ... t=<PDGETRF s> err=..." */
+static int lu(int me, int np, int n, int nb) {
+  int ctxt, nprow, npcol, myrow, mycol, info = 0, one = 1;
+  grid_all(np, &ctxt);
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  bmat A, X;
+  bmat_make(&A, ctxt, 0, n, n, nb, nb, 0, 0, 0, 0, n, n, 0);
+  bmat_make(&X, ctxt, 1, n, 1, nb, nb, 0, 0, 0, 0, n, 1, 0);
+  for (int lj = 0; lj < A.nloc; lj++)
+    for (int li = 0; li < A.mloc; li++) {
+      int i = (li / nb * nprow + myrow) * nb + li % nb, j = (lj / nb * npcol + mycol) * nb + lj % nb;
+      if (i == j) A.d[li + (size_t)lj * A.lld] += n;
+    }
+  for (int li = 0; li < X.mloc && X.nloc > 0; li++) { /* b_i = sum_j A(i, j) */
+    int i = (li / nb * nprow + myrow) * nb + li % nb;
+    double s = n;
+    for (int j = 0; j < n; j++) s += val(0, i, j);
+    X.d[li] = s;
+  }
+  int *ipiv = malloc(sizeof(int) * (size_t)(A.mloc + nb));
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t = MPI_Wtime();
+  pdgetrf_(&n, &n, A.d, &one, &one, A.desc, ipiv, &info);
+  t = MPI_Wtime() - t;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (info == 0) pdgetrs_("N", &n, &one, A.d, &one, &one, A.desc, ipiv, X.d, &one, &one, X.desc, &info);
+  double err = info == 0 ? 0.0 : INFINITY;
+  for (int li = 0; li < X.mloc && X.nloc > 0; li++) {
+    double e = fabs(X.d[li] - 1.0);
+    if (!(e <= err)) err = isnan(e) ? INFINITY : e;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  int ok = err <= 1e-10;
+  double rss = peak_rss_mb();
+  if (me == 0)
+    printf("lu n=%d nb=%d grid=%dx%d t=%.5f err=%.3e rss_mb=%.1f %s\n", n, nb, nprow, npcol, t, err, rss,
+           ok ? "ok" : "WRONG");
+  free(ipiv);
+  free(A.d);
+  free(X.d);
+  Cblacs_gridexit(ctxt);
+  return ok ? 0 : 1;
+}
+
+/* pzgemm_ (complex, never ovl's) on the grid of all ranks: C := A^T B with
+ * A(i, j) = val(0) + i val(1), B(i, j) = val(1) + i val(2), checked against
+ * the formula; returns the max error over ranks. */
+static double zgemm_check(int np) {
+  int ctxt, nprow, npcol, myrow, mycol, info = 0, one = 1;
+  grid_all(np, &ctxt);
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  const int m = 23, n = 19, k = 29, nb = 4, zero = 0;
+  int dims[3][2] = {{k, m}, {k, n}, {m, n}}, desc[3][9];
+  double *x[3];
+  for (int w = 0; w < 3; w++) {
+    int mloc = numroc_(&dims[w][0], &nb, &myrow, &zero, &nprow),
+        nloc = numroc_(&dims[w][1], &nb, &mycol, &zero, &npcol);
+    int lld = mloc > 1 ? mloc : 1;
+    descinit_(desc[w], &dims[w][0], &dims[w][1], &nb, &nb, &zero, &zero, &ctxt, &lld, &info);
+    x[w] = calloc((size_t)2 * lld * (nloc > 0 ? nloc : 1), sizeof(double));
+    for (int lj = 0; lj < nloc; lj++)
+      for (int li = 0; li < mloc; li++) {
+        int i = (li / nb * nprow + myrow) * nb + li % nb, j = (lj / nb * npcol + mycol) * nb + lj % nb;
+        x[w][2 * (li + (size_t)lj * lld)] = val(w, i, j);
+        x[w][2 * (li + (size_t)lj * lld) + 1] = val(w + 1, i, j);
+      }
+  }
+  const double alpha[2] = {1.0, 0.0}, beta[2] = {0.0, 0.0};
+  pzgemm_("T", "N", &m, &n, &k, alpha, x[0], &one, &one, desc[0], x[1], &one, &one, desc[1], beta, x[2], &one, &one,
+          desc[2]);
+  double err = 0.0;
+  int mloc = numroc_(&m, &nb, &myrow, &zero, &nprow), nloc = numroc_(&n, &nb, &mycol, &zero, &npcol);
+  for (int lj = 0; lj < nloc; lj++)
+    for (int li = 0; li < mloc; li++) {
+      int i = (li / nb * nprow + myrow) * nb + li % nb, j = (lj / nb * npcol + mycol) * nb + lj % nb;
+      double re = 0.0, im = 0.0;
+      for (int l = 0; l < k; l++) {
+        double ar = val(0, l, i), ai = val(1, l, i), br = val(1, l, j), bi = val(2, l, j);
+        re += ar * br - ai * bi, im += ar * bi + ai * br;
+      }
+      size_t t = 2 * (li + (size_t)lj * desc[2][8]);
+      double e = fabs(x[2][t] - re) + fabs(x[2][t + 1] - im);
+      if (!(e <= err)) err = isnan(e) ? INFINITY : e;
+    }
+  MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (int w = 0; w < 3; w++) free(x[w]);
+  Cblacs_gridexit(ctxt);
+  return err;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int me, np;
   Cblacs_pinfo(&me, &np);
   if (argc == 5 && strcmp(argv[1], "--bench") == 0) {
     int rc = bench(me, np, atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    fflush(stdout);
+    Cblacs_exit(1);
+    MPI_Finalize();
+    return rc;
+  }
+  if ((argc == 10 && strcmp(argv[1], "--shape") == 0) || (argc == 4 && strcmp(argv[1], "--lu") == 0)) {
+    int rc = argc == 4 ? lu(me, np, atoi(argv[2]), atoi(argv[3]))
+                       : shape(me, np, argv[2][0], argv[3][0], atoi(argv[4]), atoi(argv[5]), atoi(argv[6]),
+                               atoi(argv[7]), atoi(argv[8]), atoi(argv[9]));
     fflush(stdout);
     Cblacs_exit(1);
     MPI_Finalize();
@@ -286,6 +474,9 @@ int main(int argc, char **argv) {
     if (me == 0)
       printf("grid %dx%d cases=%d maxerr=%.3e checksum=%.10e %s\n", p, q, nran, gerr, gsum, ok ? "ok" : "WRONG");
   }
+  double zerr = zgemm_check(np); /* pzgemm_ is ScaLAPACK's, preloaded or not */
+  fails += !(zerr <= 1e-12);
+  if (me == 0) printf("pzgemm maxerr=%.3e %s\n", zerr, zerr <= 1e-12 ? "ok" : "WRONG");
   if (me == 0) printf("dropin_pdgemm: %s\n", fails ? "FAIL" : "PASS");
   fflush(stdout);
   Cblacs_exit(1);

@@ -5,9 +5,17 @@
 #   1. the library exports only pdgemm_, pdsymm_ and ovl_* names;
 #   2. on 1, 4 and 6 ranks: the program plain (ScaLAPACK's pdgemm_), with
 #      LD_PRELOAD=libovl_scalapack.so, and linked with -lovl_scalapack before
-#      ScaLAPACK: all PASS with the same checksums, and the report
+#      ScaLAPACK, with OVL_OPTIONS="--dropin-min 1 --dropin-mem 1024G" (no size
+#      threshold, no cap: ovl takes what it can): all PASS (pzgemm_ too,
+#      which stays ScaLAPACK's) with the same checksums, and the report
 #      (OVL_SCALAPACK_REPORT=1) shows every call handled by ovl but the one
 #      with a descriptor ovl does not take (forwarded, reason "descriptor");
+#   2b. the default options on 4 ranks: the program's small products are
+#      left to ScaLAPACK (reasons "small" or "memory", no call on ovl), same
+#      checksums; --dropin-min 50 forwards exactly the cases below 50;
+#   2c. PDGETRF (--lu) plain and preloaded on 2 ranks: the solve is right
+#      and every pdgemm_ call, all made inside ScaLAPACK, is forwarded
+#      (reason "internal", none on ovl);
 #   3. OVL_SCALAPACK_DISABLE=1 forwards every call (still correct);
 #   4. the README's example (the block after "<!-- dropin example -->"),
 #      run as written on a copy of the program;
@@ -70,11 +78,12 @@ same_sums() {
 report() { grep -o "rank 0: pdgemm calls=[0-9]* ovl=[0-9]* forwarded=[0-9]*" "$1" || fail "no report in $1"; }
 
 # ---- 2. plain, preloaded, linked first -----------------------------------
+all="--dropin-min 1 --dropin-mem 1024G"
 for np in 1 4 6; do
   run "$np" "$tmp/plain$np" -- "$plain"
   grep -q "ovl_scalapack" "$tmp/plain$np" && fail "plain run on $np ranks went through libovl_scalapack"
-  run "$np" "$tmp/pre$np" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 -- "$plain"
-  run "$np" "$tmp/lnk$np" OVL_SCALAPACK_REPORT=1 -- "$linked"
+  run "$np" "$tmp/pre$np" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all" -- "$plain"
+  run "$np" "$tmp/lnk$np" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all" -- "$linked"
   for v in pre lnk; do
     same_sums "$tmp/plain$np" "$tmp/$v$np"
     r=$(report "$tmp/$v$np")
@@ -85,6 +94,43 @@ for np in 1 4 6; do
     echo "dropin test: np=$np $v: PASS, same checksums as plain, $r"
   done
 done
+
+# ---- 2b. default options: small products stay with ScaLAPACK ---------------
+# per case of the program (awk over its table): "zero" (m, n or k = 0: ovl's
+# quick return) or "small" (0 < min(m, n, k) < 50); times 4, the grids rank 0
+# of 4 ranks is in (1x1, 2x1, 2x2, 1x3); the IMB < MB case is not counted
+count() {
+  awk -v want="$1" '/^static const gcase cases/ { on = 1; next } on && /^ *\{/ { gsub(/[{}]/, ""); split($0, f, ",");
+    m = f[3] + 0; n = f[4] + 0; k = f[5] + 0; s = m < n ? m : n; s = s < k ? s : k
+    if (f[17] + 0 != 3 && ((want == "zero" && s == 0) || (want == "small" && s > 0 && s < 50))) c++ }
+    on && /;/ { exit } END { print 4 * c }' "$src/tests/dropin_pdgemm.c"
+}
+run 4 "$tmp/def" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 -- "$plain"
+same_sums "$tmp/plain4" "$tmp/def"
+r=$(report "$tmp/def")
+grep -q "ovl=$(count zero) forwarded=[1-9]" <<<"$r" ||
+  fail "default options: ovl took more than the $(count zero) empty products (all small): $r"
+grep -q "pdgemm forwarded reason=\(small\|memory\)" "$tmp/def" || fail "default options: no reason=small/memory"
+echo "dropin test: default options: PASS, every non-empty (small) product forwarded, $r"
+run 4 "$tmp/min50" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="--dropin-min 50 --dropin-mem 1024G" -- "$plain"
+same_sums "$tmp/plain4" "$tmp/min50"
+want=$(count small)
+grep -q "rank 0: pdgemm forwarded reason=small count=$want " "$tmp/min50" ||
+  { grep ovl_scalapack "$tmp/min50"; fail "--dropin-min 50: not $want calls forwarded as small"; }
+echo "dropin test: --dropin-min 50: PASS, $want small calls forwarded, $(report "$tmp/min50")"
+
+# ---- 2c. PDGETRF: ScaLAPACK's own pdgemm_ calls stay ScaLAPACK's -----------
+"$mpiexec" "${flags[@]}" -n 2 "$plain" --lu 600 32 >"$tmp/lu" 2>&1 || { cat "$tmp/lu"; fail "LU plain"; }
+lupre=()
+for x in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all"; do mapfile -t -O ${#lupre[@]} lupre < <(setenv "$x"); done
+"$mpiexec" "${flags[@]}" -n 2 "${lupre[@]}" "$plain" --lu 600 32 >"$tmp/lupre" 2>&1 || { cat "$tmp/lupre"; fail "LU preloaded"; }
+for f in lu lupre; do grep -q "^lu n=600 .* ok$" "$tmp/$f" || { cat "$tmp/$f"; fail "LU $f: wrong solution"; }; done
+r=$(report "$tmp/lupre")
+calls=$(sed 's/.*calls=\([0-9]*\).*/\1/' <<<"$r")
+[ "$calls" -gt 0 ] && grep -q "ovl=0 forwarded=$calls" <<<"$r" &&
+  grep -q "rank 0: pdgemm forwarded reason=internal count=$calls " "$tmp/lupre" ||
+  { cat "$tmp/lupre"; fail "LU preloaded: ScaLAPACK's internal pdgemm_ calls were not all forwarded as internal"; }
+echo "dropin test: PDGETRF preloaded: PASS (solution right, $calls internal pdgemm_ calls all left to ScaLAPACK)"
 
 # ---- 3. disabled: everything forwarded ------------------------------------
 run 4 "$tmp/off" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_SCALAPACK_DISABLE=1 -- "$plain"
@@ -113,8 +159,8 @@ else
     . ./example.sh
   ) >"$tmp/example.out" 2>&1 || { tail -20 "$tmp/example.out"; fail "the README example"; }
   [ "$(grep -c '^dropin_pdgemm: PASS' "$tmp/example.out")" = 2 ] || { cat "$tmp/example.out"; fail "README example: not 2 PASS"; }
-  [ "$(grep -c 'rank 0: pdgemm calls=[1-9][0-9]* ovl=[1-9]' "$tmp/example.out")" = 2 ] ||
-    { cat "$tmp/example.out"; fail "README example: the report does not show calls handled by ovl twice"; }
+  [ "$(grep -c 'rank 0: pdgemm calls=[1-9][0-9]* ovl=[0-9]' "$tmp/example.out")" = 2 ] ||
+    { cat "$tmp/example.out"; fail "README example: no report of the drop-in twice"; }
   echo "dropin test: README example: PASS (preloaded and linked)"
 fi
 # ---- 5. ScaLAPACK's PBLAS tester ---------------------------------------------
@@ -125,7 +171,7 @@ if [ -x "$pb" ] && [ -r "$dat" ]; then
   sed -e '/^PDSYRK\|^PDSYR2K\|^PDTRMM\|^PDTRSM\|^PDGEADD\|^PDTRADD/s/ T\t/ F\t/' \
     -e "/values of SIDE/s/^.*\t\t/'R' 'L' 'R' 'L' 'R' 'R' 'L' 'R'\t\t/" "$dat" >"$tmp/pb/PDBLAS3TST.dat"
   pbenv=()
-  for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
+  for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all" ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
     mapfile -t -O ${#pbenv[@]} pbenv < <(setenv "$v")
   done
   (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 "${pbenv[@]}" "$pb") \
@@ -148,7 +194,7 @@ if [ -n "$fc" ] && [ -x "$mpif90" ]; then
   for v in plain pre; do
     pre=()
     if [ $v = pre ]; then
-      for x in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
+      for x in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all" ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
         mapfile -t -O ${#pre[@]} pre < <(setenv "$x")
       done
     fi

@@ -50,6 +50,14 @@ METHOD = {"ssc": ["--method", "canonical"], "sq": ["--method", "sp2"]}
 NEEDS = {"bcast-alg": ["--backend", "own"]}
 
 
+DROPIN_LIFT = {"--dropin-min": "1", "--dropin-mem": "1024G"}
+
+
+def dropin_lifted(s):
+    """The drop-in's own knobs that s leaves out, lifted (its default cap would forward the calls)."""
+    return "".join("%s %s " % kv for kv in DROPIN_LIFT.items() if kv[0] not in s.split())
+
+
 def python_entry(argv):
     """Under mpiexec: Python's entry, one call per options string, as options= then as OVL_OPTIONS."""
     import numpy as np
@@ -192,7 +200,7 @@ class Walk:
         for s in strings:
             rc, o, e = self.run([self.a.dropin, "--bench", str(GEMM_N), str(GEMM_NB), "1"],
                                 {"LD_PRELOAD": self.a.dropin_lib, "OVL_SCALAPACK_REPORT": "1",
-                                 "OVL_OPTIONS": (s + " --print-plan").strip()})
+                                 "OVL_OPTIONS": (dropin_lifted(s) + s + " --print-plan").strip()})
             m = re.search(r"^ovl_pdgemm: plan: (.*) \(m=", e, re.M)
             fwd = re.search(r"forwarded=([1-9])", e)
             if rc != 0:
@@ -200,7 +208,8 @@ class Walk:
             elif m and not fwd:
                 res.append([("dropin", "ok", m.group(1))])
             else:
-                why = re.search(r"ovl: warning: ovl_pdgemm: refused: (.*)$", e, re.M)
+                why = (re.search(r"ovl: warning: ovl_pdgemm: refused: (.*)$", e, re.M) or  # a knob it cannot take
+                       re.search(r"forwarded reason=\w+ count=\d+ \((.*)\)$", e, re.M))  # its policy's verdict
                 res.append([("dropin", "refused", why.group(1) if why and fwd else "forwarded without a reason: " + e)])
         return res
 
@@ -222,8 +231,10 @@ class Walk:
             for i, s in enumerate(strings):
                 # an algorithm named brings the family's defaults, not the adapter's open knobs
                 fix = ["--grid", grid, "--block", cons.split()[2][2:]] if "--algo" in cases[i]["words"] else ["--plan", cons]
-                rc, o, e = self.run([self.a.ovl, "gemm", "-n", str(GEMM_N), "-i", "1", "-x", "0", "-j"] + fix +
-                                    shlex.split(s))
+                words = shlex.split(s)  # the drop-in's own knobs are no benchmark's: ovl gemm refuses them
+                words = [w for j, w in enumerate(words) if w not in DROPIN_LIFT and
+                         (j == 0 or words[j - 1] not in DROPIN_LIFT)]
+                rc, o, e = self.run([self.a.ovl, "gemm", "-n", str(GEMM_N), "-i", "1", "-x", "0", "-j"] + fix + words)
                 m = re.search(r'"plan":"([^"]*)"', o)
                 ref[i] = m.group(1) if rc == 0 and m else None
         for i, c in enumerate(cases):
@@ -257,7 +268,7 @@ class Walk:
                 self.expect(c["frag"] == "-" or "summa" not in c["algos"] or c["frag"] in r[2].split() or
                             c["knob"] == "algo", name + ": the drop-in's plan does not show " + c["frag"])
             else:
-                self.expect(r[1] == "refused" and (dropin_ref is None or c["knob"] in ("algo", "grid") or
+                self.expect(r[1] == "refused" and (dropin_ref is None or c["knob"] in ("algo", "grid", "dropin-mem") or
                                                    "summa" not in c["algos"]),
                             name + ": the drop-in refused a knob summa takes: " + r[2])
 

@@ -300,6 +300,7 @@ EXEMPT(ovl_pdgemm, "ScaLAPACK descriptors and Fortran lengths: the caller's cont
 DRIVE(ovl_pdgemm_config, d_misc)
 DRIVE(ovl_pdgemm_get_config, d_misc)
 EXEMPT(ovl_pdgemm_last_info, "ScaLAPACK descriptors and Fortran lengths: the caller's contract; test_pdgemm, test_pdpurify")
+EXEMPT(ovl_pdgemm_pays, "ScaLAPACK descriptors and Fortran lengths: the caller's contract; test_pdgemm, dropin")
 EXEMPT(ovl_pdgemm_release, "ScaLAPACK descriptors and Fortran lengths: the caller's contract; test_pdgemm, test_pdpurify")
 EXEMPT(ovl_pdpurify, "ScaLAPACK descriptors and Fortran lengths: the caller's contract; test_pdgemm, test_pdpurify")
 DRIVE(ovl_pdpurify_plan, d_core)

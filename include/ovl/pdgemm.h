@@ -42,7 +42,10 @@
  *
  * The memory of the ovl_dmat operands and of the exchange buffers is one
  * process-wide workspace that only grows, so repeated calls do not allocate
- * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it.
+ * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it. It
+ * takes about as much as the operands themselves (A, B and C in ovl's
+ * layout) plus the exchange buffers; ovl_pdgemm_pays tells a caller (the
+ * drop-in) when that passes a cap or does not pay.
  *
  * Processes that are not part of DESCC's context return OVL_OK at once, as
  * PDGEMM returns at once on processes outside the grid.
@@ -109,6 +112,32 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
                    const double *alpha, const double *a, const int *ia, const int *ja, const int *desca,
                    const double *b, const int *ib, const int *jb, const int *descb, const double *beta, double *c,
                    const int *ic, const int *jc, const int *descc);
+
+/* Whether this call pays on ovl (the drop-in libovl_scalapack.so asks
+ * before each PDGEMM it intercepts). *verdict:
+ *  OVL_PDGEMM_RUN     ovl_pdgemm is expected to beat ScaLAPACK's PDGEMM;
+ *  OVL_PDGEMM_SMALL   it is not (the cost model: ScaLAPACK's SUMMA with
+ *                     PBLAS's 32-wide panels against ovl's panels plus the
+ *                     conversion block-cyclic -> ovl layout and back; rank-k
+ *                     updates, mat-vec and small sizes fall here), or
+ *                     min(m, n, k) < --dropin-min N when OVL_OPTIONS gives it;
+ *  OVL_PDGEMM_MEMORY  ovl's workspace (its copies of the three operands and
+ *                     the exchange buffers) would pass the cap per rank:
+ *                     OVL_OPTIONS --dropin-mem BYTES, else 0.3 x the bytes
+ *                     per rank of the three matrices the descriptors name
+ *                     (so peak memory stays within about 1.3x ScaLAPACK's).
+ * The verdict follows from arguments every process of the grid shares, rank
+ * 0's OVL_OPTIONS and rank 0's measure of the dgemm rate (made once per
+ * BLACS context, as the context itself; $OVL_MACHINE's gamma instead when
+ * set), so every process gets the same. Arguments ovl_pdgemm would reject,
+ * m, n or k <= 0, and processes outside the grid get OVL_PDGEMM_RUN (ovl_pdgemm
+ * then reports, or returns at once). COLLECTIVE over the processes of
+ * DESCC's context (the first call with a context creates ovl's context, as
+ * ovl_pdgemm does). Errors (agreed): those of that creation (OVL_ERR_UNSUPPORTED,
+ * OVL_ERR_ARG from $OVL_OPTIONS, OVL_ERR_MPI); OVL_ERR_ARG (verdict NULL). */
+enum { OVL_PDGEMM_RUN = 0, OVL_PDGEMM_SMALL = 1, OVL_PDGEMM_MEMORY = 2 };
+ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                        const double *beta, const int *desca, const int *descb, const int *descc, int *verdict);
 
 /* Deprecated (kept for one release; use $OVL_OPTIONS): caller defaults,
  * constraints of every later call's plan under $OVL_OPTIONS' (an option

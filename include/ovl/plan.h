@@ -124,6 +124,8 @@ typedef struct ovl_plan_optvals {
   int64_t b, outer;                                                  /* 0: not given */
   int repl;                                                          /* 0: not given */
   int lookahead;                                                     /* flag */
+  int dropin_min;                                                    /* 0: not given */
+  int64_t dropin_mem;                                                /* 0: not given */
   const char *plan;       /* --plan: a printed plan (ovl_plan_parse); NULL: not given */
   const char *kernel_old; /* --kernel, the spelling of older releases of --algo (a note on stderr) */
 } ovl_plan_optvals;

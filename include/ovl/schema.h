@@ -165,6 +165,9 @@ typedef struct ovl_plan {
                         starts as it arrives (arrival order); 0 (default) = the product waits for all lanes */
   int ppn;           /* ranks per node sharing a link (1) */
   ovl_coll_cfg coll; /* collective back end and algorithms */
+  /* ovl_pdgemm_pays (the drop-in libovl_scalapack.so) only; open: the cost model's and the default cap */
+  int64_t dropin_min; /* calls with min(m, n, k) below it go to ScaLAPACK */
+  int64_t dropin_mem; /* bytes of workspace per rank above which a call goes to ScaLAPACK */
 } ovl_plan;
 
 /* The documented defaults of an algorithm for size n on P ranks: every
@@ -229,8 +232,10 @@ typedef enum ovl_knob_id {
   OVL_KNOB_NDUP,     /* lanes per communication phase (N_DUP) */
   OVL_KNOB_LOOKAHEAD,
   OVL_KNOB_ARRIVAL,
-  OVL_KNOB_BACKEND, /* collective back end */
-  OVL_KNOB_BCAST,   /* broadcast schedule of the own back end */
+  OVL_KNOB_BACKEND,    /* collective back end */
+  OVL_KNOB_BCAST,      /* broadcast schedule of the own back end */
+  OVL_KNOB_DROPIN_MIN, /* ovl_pdgemm_pays: the size below which calls go to ScaLAPACK */
+  OVL_KNOB_DROPIN_MEM, /* ovl_pdgemm_pays: the workspace cap per rank */
   OVL_KNOB_N
 } ovl_knob_id;
 

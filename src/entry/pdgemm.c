@@ -8,12 +8,14 @@
  * $OVL_OPTIONS and the plans resolved for it) is an attribute of the
  * context's communicator. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dmat/bcyclic.h"
 #include "ovl/entry.h"
+#include "ovl/node.h"
 #include "ovl/pdgemm.h"
 #include "ovl/plan.h"
 
@@ -75,6 +77,13 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
                      "the MPI library, and configure again)");
 }
 
+ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                        const double *beta, const int *desca, const int *descb, const int *descc, int *verdict) {
+  (void)transa, (void)transb, (void)m, (void)n, (void)k, (void)beta, (void)desca, (void)descb, (void)descc;
+  if (verdict) *verdict = OVL_PDGEMM_RUN;
+  return ovl_err_set(OVL_ERR_UNSUPPORTED, "ovl_pdgemm_pays: this ovl was built without ScaLAPACK/BLACS");
+}
+
 #else
 
 /* The BLACS C interface (shipped inside ScaLAPACK's library; no header). */
@@ -95,8 +104,11 @@ enum { PD_PLANS = 8 };
  * panel default and ovl_pdgemm_config generation). */
 typedef struct pd_ctx {
   ovl_grid2d g;
-  ovl_plan want;  /* $OVL_OPTIONS' constraints */
-  int print_plan; /* --print-plan in $OVL_OPTIONS */
+  ovl_plan want;    /* $OVL_OPTIONS' constraints */
+  int print_plan;   /* --print-plan in $OVL_OPTIONS */
+  ovl_machine mach; /* the cost model's machine (ovl_pdgemm_pays) */
+  int ppn;          /* ranks of the context on this node (rank 0's count) */
+  double gamma;     /* seconds per flop of one rank (rank 0's measure, or the machine file's) */
   struct {
     int64_t m, n, k, bw;
     unsigned gen;
@@ -159,12 +171,28 @@ static ovl_err context_of(int ctxt, int nprow, int npcol, int myrow, int mycol, 
   if (rc == OVL_OK && !(x = calloc(1, sizeof *x))) rc = ovl_err_set(OVL_ERR_NOMEM, "ovl_pdgemm: no memory");
   OVL_TRY(ovl_err_agree(comm, rc));
   x->want = want, x->print_plan = print_plan;
-  rc = ovl_grid2d_create(comm, nprow, npcol, 0, &x->g);
+  rc = ovl_plan_machine(NULL, &x->mach, NULL, 0); /* $OVL_MACHINE, else the built-in machine */
+  MPI_Comm node = MPI_COMM_NULL;
+  int mrc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  if (mrc == MPI_SUCCESS) {
+    MPI_Comm_size(node, &x->ppn);
+    MPI_Comm_free(&node);
+    mrc = MPI_Bcast(&x->ppn, 1, MPI_INT, 0, comm);
+  }
+  if (rc == OVL_OK && mrc != MPI_SUCCESS) rc = ovl_err_mpi(mrc, "MPI_Comm_split_type");
+  x->gamma = ovl_model_gamma(&x->mach, x->ppn);
+  if (!getenv("OVL_MACHINE") || !getenv("OVL_MACHINE")[0]) { /* the built-in is another machine: measure this one */
+    double gf = rank == 0 ? ovl_local_dgemm_gflops(256, 2) : 0.0;
+    MPI_Bcast(&gf, 1, MPI_DOUBLE, 0, comm);
+    if (gf > 0) x->gamma = 1e-9 / gf;
+  }
+  rc = ovl_err_agree(comm, rc);
+  if (rc == OVL_OK) rc = ovl_grid2d_create(comm, nprow, npcol, 0, &x->g);
   if (rc != OVL_OK) {
     free(x);
     return rc;
   }
-  int mrc = MPI_Comm_set_attr(comm, g_keyval, x);
+  mrc = MPI_Comm_set_attr(comm, g_keyval, x);
   if (mrc != MPI_SUCCESS) {
     ovl_grid2d_destroy(&x->g);
     free(x);
@@ -251,6 +279,86 @@ static ovl_err check_args(const char *transa, const char *transb, const int *m, 
   return OVL_OK;
 }
 
+/* ---- the drop-in's verdict ------------------------------------------------------
+ * The model (seconds on one rank; F = 2 m n k flops shared by P ranks;
+ * gamma: a rank's seconds per flop; a local dgemm whose inner dimension is
+ * kb runs at the rate 1/gamma * kb / (kb + PD_KHALF)):
+ *   ScaLAPACK: F/P gamma (kbs + KHALF)/kbs with PBLAS's panel kbs =
+ *     PD_PBLAS_NB (PILAENV's 32: PBLAS cuts k into panels of that width
+ *     whatever the descriptors' blocks), plus k/kbs steps of the two panel
+ *     broadcasts (A's along the grid row, B's along the column);
+ *   ovl: the same with ovl's panel b, plus the layout conversion: every
+ *     operand entry that moves (A, B, C, and C again when beta != 0; 1/P of
+ *     each per rank) is packed, sent and unpacked (3 passes over its bytes at
+ *     the machine's beta), four MPI_Alltoallv (P - 1 latencies each) and
+ *     PD_CALL seconds of set-up.
+ * ovl runs when its time is below (1 - PD_MARGIN) of ScaLAPACK's. */
+enum { PD_PBLAS_NB = 32 };
+#define PD_KHALF  8.0
+#define PD_CALL   50e-6
+#define PD_MARGIN 0.05
+#define PD_MEMCAP 0.3 /* default cap: this share of the operands' bytes per rank */
+
+static double gemm_time(double flops, double gamma, double kb) { return flops * gamma * (kb + PD_KHALF) / kb; }
+
+/* Time of the SUMMA steps of M x N x K with panel width kb on p x q. */
+static double summa_time(const pd_ctx *x, int p, int q, double M, double N, double K, double kb) {
+  if (kb > K) kb = K;
+  double steps = ceil(K / kb), P = (double)p * q;
+  double t = gemm_time(2.0 * M * N * K / P, x->gamma, kb);
+  double abytes = 8.0 * ceil(M / p) * kb, bbytes = 8.0 * kb * ceil(N / q);
+  t += steps * (ovl_coll_time(&x->mach, OVL_MC_BCAST, q, abytes, 1, 1, NULL) +
+                ovl_coll_time(&x->mach, OVL_MC_BCAST, p, bbytes, 1, 1, NULL));
+  return t;
+}
+
+ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                        const double *beta, const int *desca, const int *descb, const int *descc, int *verdict) {
+  OVL_CHECK(verdict != NULL, OVL_ERR_ARG, "ovl_pdgemm_pays: verdict is NULL");
+  *verdict = OVL_PDGEMM_RUN;
+  if (!transa || !transb || !m || !n || !k || !beta || !desca || !descb || !descc) return OVL_OK;
+  if (*m <= 0 || *n <= 0 || *k <= 0) return OVL_OK; /* ovl_pdgemm's quick return or its error */
+  int ctxt = descc[OVL_DESC_CTXT], nprow = -1, npcol = -1, myrow = -1, mycol = -1;
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  if (nprow < 1 || npcol < 1 || myrow < 0 || mycol < 0) return OVL_OK;
+  pd_ctx *x = NULL;
+  OVL_TRY(context_of(ctxt, nprow, npcol, myrow, mycol, &x));
+  double M = *m, N = *n, K = *k, P = (double)nprow * npcol;
+  int64_t small = *m < *n ? *m : *n;
+  if (*k < small) small = *k;
+  /* the memory cap: ovl's workspace (the three operands in its layout and the
+   * exchange buffers, send and receive of the largest) against the cap */
+  double la = ceil(M / nprow) * ceil(K / npcol), lb = ceil(K / nprow) * ceil(N / npcol),
+         lc = ceil(M / nprow) * ceil(N / npcol);
+  double big = la > lb ? la : lb;
+  if (lc > big) big = lc;
+  double ws = 8.0 * (la + lb + lc + 2.0 * big);
+  double cap = (double)x->want.dropin_mem;
+  if (x->want.dropin_mem <= 0) {
+    const int *d[3] = {desca, descb, descc};
+    double own = 0.0;
+    for (int i = 0; i < 3; i++) own += 8.0 * (double)d[i][OVL_DESC_M] * (double)d[i][OVL_DESC_N] / P;
+    cap = PD_MEMCAP * own;
+  }
+  if (ws > cap) {
+    *verdict = OVL_PDGEMM_MEMORY;
+    return OVL_OK;
+  }
+  if (x->want.dropin_min > 0) {
+    *verdict = small < x->want.dropin_min ? OVL_PDGEMM_SMALL : OVL_PDGEMM_RUN;
+    return OVL_OK;
+  }
+  int64_t kblock = trans_of(transa) == 1 ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
+  const double b0 = (double)ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM);
+  double b = x->want.b > 0 ? (double)x->want.b : (double)kblock > b0 ? (double)kblock : b0;
+  double t_scal = summa_time(x, nprow, npcol, M, N, K, PD_PBLAS_NB);
+  double moved = M * K + K * N + M * N * (*beta != 0.0 ? 2.0 : 1.0);
+  double t_conv = 3.0 * 8.0 * moved / P * x->mach.beta + 4.0 * (P - 1.0) * x->mach.alpha + PD_CALL;
+  double t_ovl = summa_time(x, nprow, npcol, M, N, K, b) + t_conv;
+  *verdict = t_ovl < (1.0 - PD_MARGIN) * t_scal ? OVL_PDGEMM_RUN : OVL_PDGEMM_SMALL;
+  return OVL_OK;
+}
+
 static int64_t round8(int64_t x) { return (x + 7) / 8 * 8; }
 
 ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const int *n, const int *k,
@@ -306,7 +414,12 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   rc = ovl_err_agree(parent, rc);
   int64_t kblock = ta ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
   ovl_plan plan = x->want;
-  if (rc == OVL_OK) rc = plan_of(x, M, N, K, kblock > 256 ? kblock : 256, &plan); /* agreed */
+  if (rc == OVL_OK)
+    rc = plan_of(x, M, N, K,
+                 kblock > ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM)
+                     ? kblock
+                     : ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM),
+                 &plan); /* agreed */
   info.b = plan.b;
   if (rc == OVL_OK) ovl_plan_describe(&plan, info.plan, sizeof info.plan);
   double t1 = ovl_time();

@@ -287,6 +287,8 @@ static void *knob_dest(ovl_plan_optvals *v, ovl_knob_id id) {
   case OVL_KNOB_ARRIVAL: return &v->arrival;
   case OVL_KNOB_BACKEND: return &v->backend;
   case OVL_KNOB_BCAST: return &v->bcast;
+  case OVL_KNOB_DROPIN_MIN: return &v->dropin_min;
+  case OVL_KNOB_DROPIN_MEM: return &v->dropin_mem;
   default: return NULL;
   }
 }
@@ -417,6 +419,8 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v0, ovl_plan *
   if (v->b > 0) p->b = v->b;
   if (v->lookahead) p->lookahead = 1;
   if (v->outer > 0) p->outer = v->outer;
+  if (v->dropin_min > 0) p->dropin_min = v->dropin_min;
+  if (v->dropin_mem > 0) p->dropin_mem = v->dropin_mem;
   if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
   if (v->arrival) p->arrival = strcmp(v->arrival, "on") == 0;
   if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));

@@ -206,6 +206,41 @@ const ovl_knob ovl_knobs[OVL_KNOB_N] = {
      1,
      "summa, hsumma, 3d and 2.5d",
      "broadcast schedule of the own back end"},
+    {OVL_KNOB_DROPIN_MIN,
+     "dropin-min",
+     0,
+     OVL_KNOB_INT,
+     "dropin_min",
+     "N",
+     {OVL_AUTO, OVL_AUTO, OVL_AUTO},
+     1,
+     1 << 30,
+     NULL,
+     NULL,
+     0,
+     A_(OVL_ALGO_SUMMA),
+     0,
+     0,
+     "ovl_pdgemm_pays and the drop-in",
+     "drop-in: calls with min(m, n, k) < N go to ScaLAPACK (default: the cost model decides; 1: size never does)"},
+    {OVL_KNOB_DROPIN_MEM,
+     "dropin-mem",
+     0,
+     OVL_KNOB_SIZE,
+     "dropin_mem",
+     "BYTES",
+     {OVL_AUTO, OVL_AUTO, OVL_AUTO},
+     1,
+     BIG,
+     NULL,
+     NULL,
+     0,
+     A_(OVL_ALGO_SUMMA),
+     0,
+     0,
+     "ovl_pdgemm_pays and the drop-in",
+     "drop-in: calls whose workspace per rank would pass BYTES go to ScaLAPACK; the workspace is kept up to it "
+     "(default: 0.3 x the operands' bytes per rank)"},
 };
 
 /* Spellings of older releases, still found (with a note by the callers). */
@@ -260,6 +295,8 @@ static int64_t knob_value(const ovl_plan *p, ovl_knob_id id) {
   case OVL_KNOB_ARRIVAL: return p->arrival;
   case OVL_KNOB_BACKEND: return p->coll.backend;
   case OVL_KNOB_BCAST: return p->coll.bcast;
+  case OVL_KNOB_DROPIN_MIN: return p->dropin_min;
+  case OVL_KNOB_DROPIN_MEM: return p->dropin_mem;
   default: return OVL_AUTO;
   }
 }
@@ -304,6 +341,8 @@ void ovl_knob_copy(ovl_plan *d, const ovl_plan *s, ovl_knob_id id) {
   case OVL_KNOB_ARRIVAL: d->arrival = s->arrival; break;
   case OVL_KNOB_BACKEND: d->coll.backend = s->coll.backend; break;
   case OVL_KNOB_BCAST: d->coll.bcast = s->coll.bcast; break;
+  case OVL_KNOB_DROPIN_MIN: d->dropin_min = s->dropin_min; break;
+  case OVL_KNOB_DROPIN_MEM: d->dropin_mem = s->dropin_mem; break;
   default: break;
   }
 }
@@ -412,6 +451,8 @@ ovl_err ovl_knob_set(ovl_plan *p, ovl_knob_id id, ovl_family f, const char *valu
   case OVL_KNOB_ARRIVAL: p->arrival = is_auto ? 0 : a; break;
   case OVL_KNOB_BACKEND: p->coll.backend = is_auto ? OVL_BACKEND_MPI : (ovl_backend)v; break;
   case OVL_KNOB_BCAST: p->coll.bcast = is_auto ? OVL_ALG_AUTO : (ovl_alg)((int)OVL_BCAST_BINOMIAL + (int)v - 1); break;
+  case OVL_KNOB_DROPIN_MIN: p->dropin_min = is_auto ? OVL_AUTO : v; break;
+  case OVL_KNOB_DROPIN_MEM: p->dropin_mem = is_auto ? OVL_AUTO : v; break;
   default: break;
   }
   if (id == OVL_KNOB_BCAST && !is_auto && v == 0) p->coll.bcast = OVL_ALG_AUTO;

@@ -55,6 +55,13 @@ int cmd_gemm(int argc, char **argv) {
   for (int o = 0; o < nopts && !rc; o++) /* the verification's options need it */
     if (given[o] && !check && (opts[o].dest == &tol || opts[o].dest == &check_mode))
       rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to --check only: refused rather than ignored", opts[o].lname);
+  for (int o = 0; o < nopts && !rc;
+       o++) /* the drop-in's policy: a ScaLAPACK program's OVL_OPTIONS, not a benchmark's */
+    if (given[o] && (opts[o].dest == (void *)&pv.dropin_min || opts[o].dest == (void *)&pv.dropin_mem))
+      rc = ovl_err_set(OVL_ERR_ARG,
+                       "--%s applies to ovl_pdgemm and the ScaLAPACK drop-in only (in their OVL_OPTIONS): refused "
+                       "rather than ignored",
+                       opts[o].lname);
   if (!rc && !isnan(tol) && !(tol > 0))
     rc = ovl_err_set(OVL_ERR_ARG, "--tol must be > 0, got %g (leave it out for the default, 16 k eps)", tol);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("gemm", rc);
