@@ -34,7 +34,7 @@ run 1 model --algo hsumma -n 8192 --ranks 64 --sweep G -j
 expect "sweep G rows (1, 4, 16, 64 tile 8x8 squarely; 2, 8, 32 too)" test "$(count '"algo":"hsumma"' "$out")" -ge 4
 run 1 model --algo alg6 -n 4000 --ranks 128 --sweep c
 expect "sweep c: 8x8x2 and 4x4x8? only c | s: 8x8x2" has "alg6 P=128 c=2" "$out"
-run 1 model --algo alg5 -n 4000 --ranks 8 --sweep ppn --max 8
+run 1 model --algo alg5 -n 4000 --ranks 8 --sweep ppn --max 8 --ndup 1
 expect "sweep ppn rows" test "$(count "alg5 P=" "$out")" -eq 8
 # 8 nodes x 2 ranks are no cube: the largest cube of them, 8 ranks on 4 nodes (the other ranks asleep)
 expect "sweep ppn: 16 ranks, the 2x2x2 cube on 4 nodes" has "alg5 P=8 (2x2x2) ndup=1 ppn=2 nodes=4" "$out"

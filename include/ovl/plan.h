@@ -130,6 +130,15 @@ typedef struct ovl_plan_optvals {
   const char *kernel_old; /* --kernel, the spelling of older releases of --algo (a note on stderr) */
 } ovl_plan_optvals;
 int ovl_plan_opts(ovl_family f, ovl_plan_optvals *po, ovl_opt *opts, int cap);
+/* The knob rows of ovl_plan_opts alone, for a command that offers some
+ * knobs with options of its own (`ovl model`): the options of the knobs in
+ * the mask knobs (bit 1u << id of each ovl_knob_id; 0: every knob that
+ * applies to an algorithm of family f), in the table's order, with family
+ * f's defaults in their help and choices, entries pointing into *po, into
+ * opts (cap entries). Returns how many, or -1 when cap is too small or an
+ * argument is bad. ovl_plan_opts_apply turns what was given into the plan.
+ * LOCAL. */
+int ovl_plan_knob_opts(ovl_family f, unsigned knobs, ovl_plan_optvals *po, ovl_opt *opts, int cap);
 /* Errors (OVL_ERR_ARG, naming the option): a value that does not parse, an
  * option that does not apply to the algorithm (ovl_plan_option_applies),
  * --bcast-alg other than auto without the own back end,

@@ -328,12 +328,12 @@ static int knob_offered(const ovl_knob *r, ovl_family f) {
   return 0;
 }
 
-int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
-  if (!v || !opts || (int)f < 0 || f >= OVL_FAMILY_N) return -1;
+int ovl_plan_knob_opts(ovl_family f, unsigned knobs, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
+  if (!v || !opts || cap < 0 || (int)f < 0 || f >= OVL_FAMILY_N) return -1;
   int n = 0;
   for (int k = 0; k < OVL_KNOB_N; k++) {
     const ovl_knob *r = &ovl_knobs[k];
-    if (!knob_offered(r, f)) continue;
+    if (knobs ? !((knobs >> k) & 1u) : !knob_offered(r, f)) continue;
     if (n + 1 > cap) return -1;
     ovl_opt o = {r->name,
                  r->letter,
@@ -347,6 +347,12 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
     if (r->type == OVL_KNOB_NAME || r->type == OVL_KNOB_DIMS || r->type == OVL_KNOB_FLAG) o.min = 0, o.max = -1;
     opts[n++] = o;
   }
+  return n;
+}
+
+int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
+  int n = ovl_plan_knob_opts(f, 0, v, opts, cap);
+  if (n < 0) return -1;
   const ovl_opt extra[] = {
       {"plan", 0, OVL_OPT_STRING, &v->plan, "TEXT",
        "a whole plan as a run prints it (\"summa grid=2x4 b=256 ndup=1 ...\"); knobs given beside it win", NULL, 0, -1},

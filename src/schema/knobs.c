@@ -1,6 +1,7 @@
 /* The knob table: the one place each knob of a plan is named, defaulted and
  * bounded, and the get/set/print of a knob derived from its row. */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -280,25 +281,65 @@ int ovl_knob_applies(ovl_knob_id id, ovl_algo a) {
   return (int)a >= 0 && a < OVL_ALGO_N && ((ovl_knobs[id].algos >> a) & 1u);
 }
 
-/* The integer a knob holds in a plan (grid and groups: their first
- * dimension; names: their index). */
-static int64_t knob_value(const ovl_plan *p, ovl_knob_id id) {
-  switch (id) {
-  case OVL_KNOB_ALGO: return p->algo;
-  case OVL_KNOB_GRID: return ovl_algo_is_3d(p->algo) ? p->s : p->p;
-  case OVL_KNOB_BLOCK: return p->b;
-  case OVL_KNOB_GROUPS: return p->groups_i > 0 ? p->groups_i : p->G;
-  case OVL_KNOB_OUTER: return p->outer;
-  case OVL_KNOB_REPL: return p->c;
-  case OVL_KNOB_NDUP: return p->ndup;
-  case OVL_KNOB_LOOKAHEAD: return p->lookahead;
-  case OVL_KNOB_ARRIVAL: return p->arrival;
-  case OVL_KNOB_BACKEND: return p->coll.backend;
-  case OVL_KNOB_BCAST: return p->coll.bcast;
-  case OVL_KNOB_DROPIN_MIN: return p->dropin_min;
-  case OVL_KNOB_DROPIN_MEM: return p->dropin_mem;
-  default: return OVL_AUTO;
+/* ---- where a knob lives in a plan: the one mapping of knob to fields ------------------ */
+
+/* A field of ovl_plan: its offset and width (an int, an enum or an int64_t). */
+typedef struct {
+  size_t off, size;
+} field;
+#define F_(m)                                                                                                          \
+  { offsetof(ovl_plan, m), sizeof(((ovl_plan *)0)->m) }
+_Static_assert(sizeof(ovl_algo) == sizeof(int) && sizeof(ovl_backend) == sizeof(int) && sizeof(ovl_alg) == sizeof(int),
+               "the plan's enum fields are read and written as int");
+
+/* The fields each knob sets, its value field first (grid: p q s c; groups:
+ * G i j). */
+static const field k_fields[OVL_KNOB_N][4] = {
+    [OVL_KNOB_ALGO] = {F_(algo)},
+    [OVL_KNOB_GRID] = {F_(p), F_(q), F_(s), F_(c)},
+    [OVL_KNOB_BLOCK] = {F_(b)},
+    [OVL_KNOB_GROUPS] = {F_(G), F_(groups_i), F_(groups_j)},
+    [OVL_KNOB_OUTER] = {F_(outer)},
+    [OVL_KNOB_REPL] = {F_(c)},
+    [OVL_KNOB_NDUP] = {F_(ndup)},
+    [OVL_KNOB_LOOKAHEAD] = {F_(lookahead)},
+    [OVL_KNOB_ARRIVAL] = {F_(arrival)},
+    [OVL_KNOB_BACKEND] = {F_(coll.backend)},
+    [OVL_KNOB_BCAST] = {F_(coll.bcast)},
+    [OVL_KNOB_DROPIN_MIN] = {F_(dropin_min)},
+    [OVL_KNOB_DROPIN_MEM] = {F_(dropin_mem)},
+};
+#undef F_
+
+static int64_t field_get(const ovl_plan *p, field f) {
+  const char *at = (const char *)p + f.off;
+  if (f.size == sizeof(int64_t)) {
+    int64_t v;
+    memcpy(&v, at, sizeof v);
+    return v;
   }
+  int v;
+  memcpy(&v, at, sizeof v);
+  return v;
+}
+
+static void field_put(ovl_plan *p, field f, int64_t v) {
+  char *at = (char *)p + f.off;
+  if (f.size == sizeof(int64_t)) {
+    memcpy(at, &v, sizeof v);
+  } else {
+    int iv = (int)v;
+    memcpy(at, &iv, sizeof iv);
+  }
+}
+
+/* The integer a knob holds in a plan (grid and groups: their first
+ * dimension; names: their enum value). */
+static int64_t knob_value(const ovl_plan *p, ovl_knob_id id) {
+  if ((int)id < 0 || id >= OVL_KNOB_N) return OVL_AUTO;
+  if (id == OVL_KNOB_GRID && ovl_algo_is_3d(p->algo)) return p->s;
+  if (id == OVL_KNOB_GROUPS && p->groups_i > 0) return p->groups_i;
+  return field_get(p, k_fields[id][0]);
 }
 
 int ovl_knob_is_open(const ovl_plan *p, ovl_knob_id id) {
@@ -313,9 +354,9 @@ int ovl_knob_format(const ovl_plan *p, ovl_knob_id id, char *buf, size_t n) {
   if (ovl_knob_is_open(p, id)) return snprintf(buf, n, "auto");
   int64_t v = knob_value(p, id);
   switch (id) {
-  case OVL_KNOB_ALGO: return snprintf(buf, n, "%s", ovl_algo_name(p->algo));
-  case OVL_KNOB_BACKEND: return snprintf(buf, n, "%s", ovl_backend_name(p->coll.backend));
-  case OVL_KNOB_BCAST: return snprintf(buf, n, "%s", ovl_alg_name(p->coll.bcast));
+  case OVL_KNOB_ALGO: return snprintf(buf, n, "%s", ovl_algo_name((ovl_algo)v));
+  case OVL_KNOB_BACKEND: return snprintf(buf, n, "%s", ovl_backend_name((ovl_backend)v));
+  case OVL_KNOB_BCAST: return snprintf(buf, n, "%s", ovl_alg_name((ovl_alg)v));
   case OVL_KNOB_ARRIVAL: return snprintf(buf, n, "%s", v ? "on" : "off");
   case OVL_KNOB_GRID:
     if (ovl_algo_is_3d(p->algo)) return snprintf(buf, n, "%dx%dx%d", p->s, p->s, p->c > 0 ? p->c : p->s);
@@ -328,23 +369,8 @@ int ovl_knob_format(const ovl_plan *p, ovl_knob_id id, char *buf, size_t n) {
 }
 
 void ovl_knob_copy(ovl_plan *d, const ovl_plan *s, ovl_knob_id id) {
-  if (!d || !s) return;
-  switch (id) {
-  case OVL_KNOB_ALGO: d->algo = s->algo; break;
-  case OVL_KNOB_GRID: d->p = s->p, d->q = s->q, d->s = s->s, d->c = s->c; break;
-  case OVL_KNOB_BLOCK: d->b = s->b; break;
-  case OVL_KNOB_GROUPS: d->G = s->G, d->groups_i = s->groups_i, d->groups_j = s->groups_j; break;
-  case OVL_KNOB_OUTER: d->outer = s->outer; break;
-  case OVL_KNOB_REPL: d->c = s->c; break;
-  case OVL_KNOB_NDUP: d->ndup = s->ndup; break;
-  case OVL_KNOB_LOOKAHEAD: d->lookahead = s->lookahead; break;
-  case OVL_KNOB_ARRIVAL: d->arrival = s->arrival; break;
-  case OVL_KNOB_BACKEND: d->coll.backend = s->coll.backend; break;
-  case OVL_KNOB_BCAST: d->coll.bcast = s->coll.bcast; break;
-  case OVL_KNOB_DROPIN_MIN: d->dropin_min = s->dropin_min; break;
-  case OVL_KNOB_DROPIN_MEM: d->dropin_mem = s->dropin_mem; break;
-  default: break;
-  }
+  if (!d || !s || (int)id < 0 || id >= OVL_KNOB_N) return;
+  for (int k = 0; k < 4 && k_fields[id][k].size; k++) field_put(d, k_fields[id][k], field_get(s, k_fields[id][k]));
 }
 
 ovl_err ovl_knob_check(ovl_knob_id id, int64_t value, const char *who) {
@@ -424,37 +450,28 @@ ovl_err ovl_knob_set(ovl_plan *p, ovl_knob_id id, ovl_family f, const char *valu
     }
   if (!is_auto && r->type != OVL_KNOB_NAME && r->type != OVL_KNOB_ONOFF && r->type != OVL_KNOB_DIMS)
     OVL_TRY(ovl_knob_check(id, v, "knob"));
-  int a = is_auto ? OVL_AUTO : (int)v;
-  switch (id) {
-  case OVL_KNOB_ALGO:
-    if (!is_auto && ovl_algo_family((ovl_algo)v) != f)
-      return ovl_err_set(OVL_ERR_ARG, "knob algo: %s is not a %s algorithm", value, ovl_family_name(f));
-    p->algo = is_auto ? OVL_ALGO_AUTO : (ovl_algo)v;
-    break;
-  case OVL_KNOB_GRID:
-    if (is_auto) p->p = p->q = p->s = p->c = OVL_AUTO;
-    else if (nd == 2) p->p = dims[0], p->q = dims[1];
-    else if (nd == 3 && dims[0] == dims[1]) p->s = dims[0], p->c = dims[2], p->p = p->q = dims[0];
-    else return ovl_err_set(OVL_ERR_ARG, "knob grid: '%s' is neither PxQ nor SxSxC", value);
-    break;
-  case OVL_KNOB_BLOCK: p->b = is_auto ? OVL_AUTO : v; break;
-  case OVL_KNOB_GROUPS:
-    p->groups_i = p->groups_j = p->G = OVL_AUTO;
-    if (nd == 1) p->G = dims[0];
-    else if (nd == 2) p->groups_i = dims[0], p->groups_j = dims[1], p->G = dims[0] * dims[1];
-    else if (!is_auto) return ovl_err_set(OVL_ERR_ARG, "knob groups: '%s' is neither IxJ nor a count", value);
-    break;
-  case OVL_KNOB_OUTER: p->outer = is_auto ? OVL_AUTO : v; break;
-  case OVL_KNOB_REPL: p->c = a; break;
-  case OVL_KNOB_NDUP: p->ndup = a; break;
-  case OVL_KNOB_LOOKAHEAD: p->lookahead = a; break;
-  case OVL_KNOB_ARRIVAL: p->arrival = is_auto ? 0 : a; break;
-  case OVL_KNOB_BACKEND: p->coll.backend = is_auto ? OVL_BACKEND_MPI : (ovl_backend)v; break;
-  case OVL_KNOB_BCAST: p->coll.bcast = is_auto ? OVL_ALG_AUTO : (ovl_alg)((int)OVL_BCAST_BINOMIAL + (int)v - 1); break;
-  case OVL_KNOB_DROPIN_MIN: p->dropin_min = is_auto ? OVL_AUTO : v; break;
-  case OVL_KNOB_DROPIN_MEM: p->dropin_mem = is_auto ? OVL_AUTO : v; break;
-  default: break;
+  if (id == OVL_KNOB_ALGO && !is_auto && ovl_algo_family((ovl_algo)v) != f)
+    return ovl_err_set(OVL_ERR_ARG, "knob algo: %s is not a %s algorithm", value, ovl_family_name(f));
+  if (id == OVL_KNOB_GRID && !is_auto && !(nd == 2 || (nd == 3 && dims[0] == dims[1])))
+    return ovl_err_set(OVL_ERR_ARG, "knob grid: '%s' is neither PxQ nor SxSxC", value);
+  if (id == OVL_KNOB_GROUPS && !is_auto && nd != 1 && nd != 2)
+    return ovl_err_set(OVL_ERR_ARG, "knob groups: '%s' is neither IxJ nor a count", value);
+  if (r->type == OVL_KNOB_DIMS) { /* groups G i j (grid p q s c under auto): every field open, then the shape */
+    if (is_auto || id == OVL_KNOB_GROUPS)
+      for (int k = 0; k < 4 && k_fields[id][k].size; k++) field_put(p, k_fields[id][k], OVL_AUTO);
+    if (id == OVL_KNOB_GRID && nd == 2) p->p = dims[0], p->q = dims[1];
+    if (id == OVL_KNOB_GRID && nd == 3) p->s = dims[0], p->c = dims[2], p->p = p->q = dims[0];
+    if (id == OVL_KNOB_GROUPS && nd == 1) p->G = dims[0];
+    if (id == OVL_KNOB_GROUPS && nd == 2) p->groups_i = dims[0], p->groups_j = dims[1], p->G = dims[0] * dims[1];
+    return OVL_OK;
   }
-  if (id == OVL_KNOB_BCAST && !is_auto && v == 0) p->coll.bcast = OVL_ALG_AUTO;
+  /* auto of a name or on/off: the table's default (the MPI back end, off); a
+   * broadcast schedule's index k is the enum after OVL_ALG_AUTO (0: auto) */
+  if (is_auto)
+    v = id == OVL_KNOB_ALGO                                                             ? OVL_ALGO_AUTO
+        : id == OVL_KNOB_BCAST || r->type == OVL_KNOB_NAME || r->type == OVL_KNOB_ONOFF ? ovl_knob_default(id, f)
+                                                                                        : OVL_AUTO;
+  if (id == OVL_KNOB_BCAST) v = v == 0 ? OVL_ALG_AUTO : (int64_t)OVL_BCAST_BINOMIAL + v - 1;
+  field_put(p, k_fields[id][0], v);
   return OVL_OK;
 }

@@ -57,10 +57,7 @@ int cmd_bench_coll(int argc, char **argv) {
       {"alg", 0, OVL_OPT_STRING, &alg, "NAME", NULL, NULL, 0, -1},
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and case", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and case", NULL, 0, 1000000},
-      {"cache-bytes", 0, OVL_OPT_SIZE, &cache, "BYTES",
-       "rotate each rank's send and receive buffers through this many bytes (0: one buffer each, warm in cache; "
-       "default: 2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
-       NULL, 0, (int64_t)1 << 40},
+      BENCH_OPT_CACHE_BYTES(&cache),
       {"timeline", 0, OVL_OPT_STRING, &timeline, "FILE.json",
        "also trace every case at one size: post/completion per rank and lane (writes FILE.json and FILE.csv)", NULL, 0,
        -1},

@@ -61,10 +61,7 @@ int cmd_bench_nbc(int argc, char **argv) {
       {"iterations", 'i', OVL_OPT_INT, &iters, "I", "timed repetitions per size and measurement", NULL, 1, 1000000},
       {"warmup", 'x', OVL_OPT_INT, &warmup, "X", "untimed warm-up repetitions per size and measurement", NULL, 0,
        1000000},
-      {"cache-bytes", 0, OVL_OPT_SIZE, &cache, "BYTES",
-       "rotate each rank's send and receive buffers through this many bytes (0: one buffer each, warm in cache; "
-       "default: 2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
-       NULL, 0, (int64_t)1 << 40},
+      BENCH_OPT_CACHE_BYTES(&cache),
       BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "osu: also print the post (init) and wait times", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per size instead of the table", NULL, 0, -1},

@@ -53,10 +53,7 @@ int cmd_bench_pingpong(int argc, char **argv) {
        fits, 0, -1},
       {"fit-range", 0, OVL_OPT_RANGE, fit_range, "MIN:MAX", "sizes used by the fit (default: all measured)", NULL, 0,
        (int64_t)1 << 30},
-      {"cache-bytes", 0, OVL_OPT_SIZE, &cache, "BYTES",
-       "rotate each rank's send and receive buffers through this many bytes (0: one buffer, warm in cache; default: "
-       "2x the last-level cache, lowered when the node's ranks would not fit in half of MemAvailable)",
-       NULL, 0, (int64_t)1 << 40},
+      BENCH_OPT_CACHE_BYTES(&cache),
       BENCH_OPT_MEM_LIMIT(&mem_limit),
       {"full", 'f', OVL_OPT_FLAG, &full, NULL, "also print min/max times and repetition counts", NULL, 0, -1},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per size instead of the table", NULL, 0, -1},

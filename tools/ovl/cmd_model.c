@@ -9,83 +9,97 @@
 
 static const char *const k_sweeps[] = {"none", "G", "ndup", "c", "ppn", "P", "algo", NULL};
 
+/* The knobs a prediction takes: their options are the knob table's rows
+ * (ovl_plan_knob_opts), with the family's defaults of the algorithm named. */
+#define MODEL_KNOBS                                                                                                    \
+  (1u << OVL_KNOB_ALGO | 1u << OVL_KNOB_BLOCK | 1u << OVL_KNOB_GROUPS | 1u << OVL_KNOB_OUTER | 1u << OVL_KNOB_REPL |   \
+   1u << OVL_KNOB_NDUP | 1u << OVL_KNOB_LOOKAHEAD)
+
+/* An alias of option o (a spelling of older releases: parsed, not listed) writing to dest. */
+static ovl_opt alias_of(ovl_opt o, const char *name, void *dest) {
+  o.lname = name, o.sname = 0, o.help = NULL, o.dest = dest;
+  return o;
+}
+
 int cmd_model(int argc, char **argv) {
-  int help = 0, json = 0, P = 8, G = 1, repl = 0, ppn = 1, maxv = 16;
-  int lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, OVL_FAMILY_GEMM);
-  int ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
-  int64_t n = 4096, b = ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM), outer = 0;
-  const char *kernel = "alg5", *machine = NULL, *sweep = "none";
+  int help = 0, json = 0, P = 8, ppn = 1, maxv = 16;
+  int64_t n = 4096;
+  const char *machine = NULL, *sweep = "none";
+  ovl_plan_optvals pv;
+  memset(&pv, 0, sizeof pv);
+  pv.algo = "alg5";
   /* every algorithm of every family (the one table), without "auto" */
   const char *kernels[OVL_ALGO_N + 1] = {NULL};
   for (int a = 0; a < OVL_ALGO_N; a++) kernels[a] = ovl_algo_name((ovl_algo)a);
-  ovl_opt opts[] = {
-      {"algo", 'a', OVL_OPT_CHOICE, &kernel, "NAME", "kernel algorithm", kernels, 0, -1},
-      {"kernel", 0, OVL_OPT_CHOICE, &kernel, "NAME", NULL, kernels, 0, -1}, /* deprecated spelling */
+  const ovl_opt own[] = {
       {"size", 'n', OVL_OPT_I64, &n, "N", "matrix size", NULL, 1, (int64_t)1 << 24},
       {"ranks", 0, OVL_OPT_INT, &P, "P", "ranks taking part (nodes x PPN)", NULL, 1, 1 << 24},
       {"machine", 0, OVL_OPT_STRING, &machine, "FILE",
        "machine file from `ovl bench machine` (default: $OVL_MACHINE, else Huang-Chow's Stampede2)", NULL, 0, -1},
-      {"block", 'b', OVL_OPT_I64, &b, "B", "panel width (SUMMA, HSUMMA inner block)", NULL, 1, (int64_t)1 << 24},
-      {"panel", 0, OVL_OPT_I64, &b, "B", NULL, NULL, 1, (int64_t)1 << 24},
-      {"outer", 0, OVL_OPT_I64, &outer, "M", "HSUMMA outer block (default: b)", NULL, 0, (int64_t)1 << 24},
-      {"groups", 'G', OVL_OPT_INT, &G, "G", "HSUMMA groups", NULL, 1, 1 << 24},
-      {"ndup", 'd', OVL_OPT_INT, &ndup, "N", "lanes (N_DUP) per phase", NULL, 1, OVL_LANES_MAX},
-      {"repl", 0, OVL_OPT_INT, &repl, "C", "2.5D replication c (default: the largest that fits)", NULL, 0, 1 << 20},
       {"ppn", 0, OVL_OPT_INT, &ppn, "K", "ranks per node sharing a link", NULL, 1, 1024},
-      {"lookahead", 0, OVL_OPT_FLAG, &lookahead, NULL, "SUMMA/HSUMMA broadcasts overlap the dgemm", NULL, 0, -1},
       {"sweep", 0, OVL_OPT_CHOICE, &sweep, "WHAT", "table over a parameter (P: powers of 2 or cubes up to P)", k_sweeps,
        0, -1},
       {"max", 0, OVL_OPT_INT, &maxv, "V", "largest N_DUP or PPN of a sweep", NULL, 1, OVL_LANES_MAX},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
-  enum { NOPTS = sizeof opts / sizeof opts[0] };
-  const int nopts = NOPTS;
-  unsigned char given[NOPTS];
+  enum { NOWN = sizeof own / sizeof own[0], CAP = OVL_KNOB_N + 2 + NOWN };
+  ovl_opt opts[CAP];
+  int nopts = ovl_plan_knob_opts(OVL_FAMILY_GEMM, MODEL_KNOBS, &pv, opts, OVL_KNOB_N);
+  if (nopts < 0) return cli_fail("model", ovl_err_set(OVL_ERR_ARG, "the knob table offers no options to the model"));
+  for (int o = 0, nk = nopts; o < nk; o++) {
+    if (opts[o].dest == &pv.algo) { /* any family's algorithm; --kernel, the old spelling (a note on stderr) */
+      opts[o].choices = kernels, opts[o].help = "kernel algorithm, of any family";
+      opts[nopts++] = alias_of(opts[o], "kernel", &pv.kernel_old);
+    }
+    if (opts[o].dest == &pv.b) opts[nopts++] = alias_of(opts[o], "panel", &pv.b);
+  }
+  for (int o = 0; o < NOWN; o++) opts[nopts++] = own[o];
+  unsigned char given[CAP];
   int prc = cli_parse("usage: ovl model [options]\n\n"
                       "Predicts the time of one kernel run from the cost models (docs/design/models.md): latency\n"
                       "(alpha terms), bandwidth (beta or measured f_BW terms), computation (gamma) and the total\n"
                       "with the overlaps the algorithm has. --sweep prints a table over G, N_DUP, c, PPN, P or the\n"
-                      "algorithm.",
+                      "algorithm. A knob not given takes the default of the algorithm's family.",
                       opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
-  cli_note_deprecated(opts, nopts, given, (const char *const[]){"--kernel", NULL}, "--algo");
-  ovl_algo k;
-  ovl_algo_parse(kernel, &k);
+  ovl_algo k = OVL_ALGO_AUTO;
+  ovl_algo_parse(pv.kernel_old ? pv.kernel_old : pv.algo, &k);
   ovl_plan c = ovl_plan_default(k, n, P);
-  c.b = b, c.outer = outer, c.G = G, c.ndup = ndup, c.ppn = ppn, c.lookahead = lookahead;
-  /* the options that do not apply to the kernel or the sweep are refused (one rule: ovl_plan_option_applies) */
-  ovl_err rc = OVL_OK;
+  /* the knobs given, and the refusal of those that do not apply to the algorithm (ovl_plan_option_applies) */
+  ovl_err rc = ovl_plan_opts_apply(ovl_algo_family(k), &pv, &c);
+  c.ppn = ppn;
+  if (!rc && ovl_knob_is_open(&c, OVL_KNOB_NDUP))
+    rc = ovl_err_set(OVL_ERR_ARG, "--ndup auto: the model predicts the configuration given; auto is the planner's "
+                                  "(ovl gemm, ovl purify)");
   for (int o = 0; o < nopts && !rc; o++) {
     if (!given[o] || !opts[o].lname) continue;
-    const char *name = opts[o].dest == &b ? "--block" : opts[o].dest == &G ? "--groups" : NULL;
-    char buf[64];
-    snprintf(buf, sizeof buf, "--%s", opts[o].lname);
-    rc = ovl_plan_option_applies(name ? name : buf, k);
-    if (!rc && opts[o].dest == &maxv && strcmp(sweep, "ndup") != 0 && strcmp(sweep, "ppn") != 0)
+    if (opts[o].dest == &maxv && strcmp(sweep, "ndup") != 0 && strcmp(sweep, "ppn") != 0)
       rc = ovl_err_set(OVL_ERR_ARG, "--max applies to --sweep ndup and ppn only, not %s: refused rather than ignored",
                        sweep);
     /* a sweep sets the parameter it varies: a value given for it would be ignored */
-    const void *varied = !strcmp(sweep, "G")      ? (const void *)&G
-                         : !strcmp(sweep, "ndup") ? (const void *)&ndup
-                         : !strcmp(sweep, "c")    ? (const void *)&repl
+    const void *varied = !strcmp(sweep, "G")      ? (const void *)&pv.groups
+                         : !strcmp(sweep, "ndup") ? (const void *)&pv.ndup
+                         : !strcmp(sweep, "c")    ? (const void *)&pv.repl
                          : !strcmp(sweep, "ppn")  ? (const void *)&ppn
                                                   : NULL;
     if (!rc && varied && opts[o].dest == varied)
       rc =
           ovl_err_set(OVL_ERR_ARG, "--%s is what --sweep %s varies: refused rather than ignored", opts[o].lname, sweep);
     /* the sweeps of one algorithm's parameter run that algorithm: another one named would be replaced */
-    if (!rc && opts[o].dest == &kernel && !strcmp(sweep, "G") && k != OVL_ALGO_HSUMMA)
+    int named = opts[o].dest == &pv.algo || opts[o].dest == &pv.kernel_old;
+    if (!rc && named && !strcmp(sweep, "G") && k != OVL_ALGO_HSUMMA)
       rc = ovl_err_set(OVL_ERR_ARG,
                        "--sweep G varies HSUMMA's groups: --algo %s has none (refused rather than "
                        "replaced by hsumma)",
-                       kernel);
-    if (!rc && opts[o].dest == &kernel && !strcmp(sweep, "c") && k != OVL_ALGO_25D && k != OVL_ALGO_SSC6)
+                       ovl_algo_name(k));
+    if (!rc && named && !strcmp(sweep, "c") && k != OVL_ALGO_25D && k != OVL_ALGO_SSC6)
       rc = ovl_err_set(OVL_ERR_ARG,
                        "--sweep c varies the replication of 2.5d and alg6: --algo %s has none (refused "
                        "rather than replaced)",
-                       kernel);
+                       ovl_algo_name(k));
   }
+  int repl = pv.repl;
   if (!rc && repl > 0) { /* c given: the grid s x s x c on P ranks, c | s */
     c.c = repl, c.s = (int)lround(sqrt((double)P / repl));
     if (c.s < 1 || (int64_t)c.s * c.s * repl != P || c.s % repl)
