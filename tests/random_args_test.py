@@ -117,7 +117,7 @@ CMDS = {
         "--bcast-alg": ["auto", "binomial", "chain", "hier", "x"], "-M": SIZES, "-i": SMALL, "-x": SMALL,
         "--alpha": DOUBLES, "--beta": DOUBLES, "-s": INTS, "-c": None,
         "--check-mode": ["auto", "exact", "prob", "x"], "--tol": DOUBLES, "-t": OUT_FILES, "-j": None,
-        "-q": None, "--plan": PLANS}),
+        "-q": None, "--plan": PLANS, "--dropin-min": INTS, "--dropin-mem": SIZES}),
     "purify": (["--fock", F("fock.raw"), "--nocc", "5", "-q"], {
         "--fock": IN_FILES, "--nocc": INTS, "--method": ["canonical", "mcweeny", "trs2", "x"], "--mu": DOUBLES,
         "--algo": ["alg3", "alg4", "alg5", "alg6", "auto", "x"], "--ndup": ND,
@@ -152,7 +152,7 @@ CMDS = {
     "bench ssc": (["-n", "48", "-i", "1", "-x", "0", "-q"], {
         "-n": ["16", "48", "0", "-1", "100000", "x"], "-a": ["alg3", "alg5,alg6", "alg9", ",", "alg3,alg3,alg3,alg3,alg3"],
         "-d": ["1", "1,2", "1-3", "0", "65", "x"], "-g": GRIDS, "--allow-idle": None, "--backend": ["mpi", "own"],
-        "--arrival-order": ["on", "off", "x"], "--quiet": None,
+        "--arrival-order": ["on", "off", "x"], "--quiet": None, "--plan": PLANS,
         "-i": SMALL, "-x": SMALL, "-M": SIZES, "-j": None}),
     "bench machine": (["-o", "@OUT@/m.json", "--max-size", "4096", "-i", "1", "-W", "1", "-q"], {
         "-o": OUT_FILES, "--name": ["x", "a\"b", ""], "--eager": SIZES, "--max-size": ["4096", "8K", "0", "1T", "x"],

@@ -233,6 +233,17 @@ expect "ssc ndup 0 refused (exit 2)" test "$rc" -eq 2
 expect "ssc ndup message once" test "$(count "ndup" "$err")" -eq 1
 run 2 bench ssc -a alg7
 expect "ssc bad algo refused (exit 2)" test "$rc" -eq 2
+# a printed plan pasted back runs that one configuration; beside the options it replaces it is refused
+run 8 bench ssc -n 61 --plan "alg6 grid=2x2x2 ndup=3 backend=own" -i 1 -x 0 -j -q
+expect "ssc --plan rc" test "$rc" -eq 0
+cp "$tmp/out" "$tmp/sscp.json"
+expect "ssc --plan: the one configuration" $PY "$tmp/ssc.py" "$tmp/sscp.json" 8 alg6:3
+expect "ssc --plan: its grid" has '"grid":"2x2x2"' "$out"
+run 2 bench ssc --plan "alg5 ndup=2" -d 2
+expect "ssc --plan with --ndup refused (exit 2)" test "$rc" -eq 2
+expect "ssc --plan with --ndup: named" has "--ndup beside it" "$err"
+run 1 bench ssc -a alg3 -d 2
+expect "ssc --ndup without alg5/alg6 refused (exit 2)" test "$rc" -eq 2
 
 # ---- plots ----------------------------------------------------------------------------------------------------
 png_ok() { [ -s "$1" ] && [ "$(head -c 4 "$1" | od -An -c | tr -d ' ')" = "211PNG" ]; }

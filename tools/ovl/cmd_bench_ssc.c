@@ -17,7 +17,7 @@
 int cmd_bench_ssc(int argc, char **argv) {
   int help = 0, iters = 5, warmup = 1, json = 0, quiet = 0, allow_idle = 0;
   int64_t n = 1000, mem_limit = 0;
-  const char *algs_s = "alg3,alg4,alg5,alg6", *backend = "mpi", *grid25 = NULL, *arrival = "off";
+  const char *algs_s = "alg3,alg4,alg5,alg6", *backend = "mpi", *grid25 = NULL, *arrival = "off", *plan_s = NULL;
   int64_t nd[16] = {1, 2, 4};
   ovl_opt_list ndups = {nd, 16, 3};
   static const char *const *backends = ovl_backend_names, *const onoff[] = {"on", "off", NULL};
@@ -29,6 +29,10 @@ int cmd_bench_ssc(int argc, char **argv) {
       {"grid", 'g', OVL_OPT_STRING, &grid25, "SxSxC", "alg6 grid (default: the largest c with c | s, s*s*c = P)", NULL,
        0, -1},
       {"grid25", 0, OVL_OPT_STRING, &grid25, "SxSxC", NULL, NULL, 0, -1},
+      {"plan", 0, OVL_OPT_STRING, &plan_s, "TEXT",
+       "one configuration as a run prints its plan (\"alg5 grid=2x2x2 ndup=4 backend=mpi\", ovl_plan_describe); "
+       "instead of --algo, --ndup, --grid, --backend, --arrival-order",
+       NULL, 0, -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit a grid stay idle", NULL, 0, -1},
       {"backend", 0, OVL_OPT_CHOICE, &backend, "B", "collectives: the MPI library's or ovl's own", backends, 0, -1},
       {"arrival-order", 0, OVL_OPT_CHOICE, &arrival, "on|off",
@@ -65,10 +69,10 @@ int cmd_bench_ssc(int argc, char **argv) {
   }
   for (int o = 0; o < nopts && !rc; o++) {
     if (!given[o]) continue;
-    const char *why = opts[o].dest == ndups.v && !uses_ndup       ? "alg5 and alg6"
-                      : opts[o].dest == &grid25 && !uses_grid     ? "alg6"
-                      : opts[o].dest == &arrival && !uses_arrival ? "alg5"
-                                                                  : NULL;
+    const char *why = opts[o].dest == (void *)&ndups && !uses_ndup ? "alg5 and alg6"
+                      : opts[o].dest == &grid25 && !uses_grid      ? "alg6"
+                      : opts[o].dest == &arrival && !uses_arrival  ? "alg5"
+                                                                   : NULL;
     if (why)
       rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to %s only, none of --algo %s: refused rather than ignored",
                        opts[o].lname, why, algs_s);
@@ -77,7 +81,22 @@ int cmd_bench_ssc(int argc, char **argv) {
     rc = ovl_parse_dims(grid25, g25, &ngd);
     if (!rc && (ngd != 3 || g25[0] != g25[1])) rc = ovl_err_set(OVL_ERR_ARG, "--grid is SxSxC, got '%s'", grid25);
   }
+  ovl_plan pl = ovl_plan_auto(OVL_FAMILY_SSC, n);
+  for (int o = 0; o < nopts && !rc && plan_s; o++) /* --plan is the whole configuration */
+    if (given[o] && (opts[o].dest == &algs_s || opts[o].dest == (void *)&ndups || opts[o].dest == &grid25 ||
+                     opts[o].dest == &backend || opts[o].dest == &arrival))
+      rc = ovl_err_set(OVL_ERR_ARG, "--plan gives the whole configuration: --%s beside it is refused", opts[o].lname);
+  if (!rc && plan_s) rc = ovl_plan_parse(plan_s, OVL_FAMILY_SSC, &pl);
+  if (!rc && plan_s && pl.algo == OVL_ALGO_AUTO)
+    rc = ovl_err_set(OVL_ERR_ARG, "--plan '%s' names no algorithm (a printed plan starts with one)", plan_s);
+  if (!rc && plan_s) {
+    p.algs[0] = pl.algo, p.nalgs = 1, ndups.n = 1, nd[0] = pl.ndup > 0 ? pl.ndup : 1;
+    if (pl.algo == OVL_ALGO_SSC6) g25[0] = pl.s > 0 ? pl.s : 0, g25[2] = pl.c > 0 ? pl.c : 0;
+    else if (pl.s > 0) p.cube_s = pl.s;
+    backend = ovl_backend_name(pl.coll.backend), arrival = pl.arrival ? "on" : "off";
+  }
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("bench ssc", rc);
+  if (plan_s) p.cfg = pl.coll; /* the printed plan's collectives */
   p.cfg.backend = strcmp(backend, "own") == 0 ? OVL_BACKEND_OWN : OVL_BACKEND_MPI;
   p.n = n, p.nndups = ndups.n, p.allow_idle = allow_idle, p.iters = iters, p.warmup = warmup;
   p.mem_limit = mem_limit, p.s25 = g25[0], p.c25 = g25[2], p.arrival = strcmp(arrival, "on") == 0;
