@@ -60,12 +60,7 @@ ALLOW = {
 }
 
 # hits known to be defaults, removed by a change under way elsewhere: reported, not failed
-PENDING = {
-    ("src/entry/pdpurify.c", "ovl_plan_gemm(OVL_ALGO_SUMMA, n < 256 ? (n > 0 ? n : 1) : 256)"):
-        "W = D F D's SUMMA plan: its panel width should be the table's (pdpurify's planning is being reworked)",
-    ("src/entry/pdpurify.c", "wplan.ndup = 1;"):
-        "W = D F D's SUMMA plan: its N_DUP should be the table's (pdpurify's planning is being reworked)",
-}
+PENDING = {}
 
 
 def code_lines(text):

@@ -487,8 +487,10 @@ static ovl_err run(const bgrid *G, const double *f, const int *descf, const doub
     rc = ovl_dmat_create(m.g0, n, n, &m.T0);
     if (rc == OVL_OK) rc = ovl_dmat_create(m.g0, n, n, &m.W0);
     rc = ovl_err_agree(comm, rc);
-    ovl_plan wplan = ovl_plan_gemm(OVL_ALGO_SUMMA, n < 256 ? (n > 0 ? n : 1) : 256);
-    wplan.ndup = 1;
+    /* W = D F D: two SUMMA products on the kernel's plane, with the multiplication family's defaults */
+    const int64_t wb = ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM);
+    ovl_plan wplan = ovl_plan_gemm(OVL_ALGO_SUMMA, n < wb ? (n > 0 ? n : 1) : wb);
+    wplan.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
     if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, Fc, m.D0, 0.0, m.T0, &wplan, NULL);
     if (rc == OVL_OK && n > 0) rc = ovl_summa(1.0, m.D0, m.T0, 0.0, m.W0, &wplan, NULL);
     if (rc == OVL_OK) rc = ovl_dmat_symmetrize(m.W0, m.T0);
