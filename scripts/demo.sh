@@ -10,7 +10,7 @@
 # usage: scripts/demo.sh [--quick]
 #   --quick: smaller cases and fewer repetitions (a few seconds; the suite's `demo` test)
 #   env: OVL (build/ovl), NP (8: ranks of the shared-memory runs), REPS (5; --quick 2),
-#        METHODS (sp2: the purification methods of part 3, comma-separated; each in float64 and mixed),
+#        METHODS (sp2,sp2acc: the purification methods of part 3, comma-separated; each in float64 and mixed),
 #        THREADS (2: BLAS threads of part 3), OUT (the directory of ovl: demo/), SMPI_BUILD (the SMPI
 #        build of part 2: beside ovl, demo-smpi/), JOBS (2: its compile jobs), SMPI=0 skips the simulation
 set -euo pipefail
@@ -28,7 +28,7 @@ bin=$(cd "$(dirname "$OVL")" && pwd)
 DATA=${DATA:-$root/data}
 NP=${NP:-8}
 THREADS=${THREADS:-2}
-METHODS=${METHODS:-sp2}
+METHODS=${METHODS:-sp2,sp2acc}
 OUT=${OUT:-$bin/demo}
 SMPI_BUILD=${SMPI_BUILD:-$bin/demo-smpi}
 EIG=${EIG:-$bin/bench/eig_peer}
@@ -103,6 +103,8 @@ demo() {
     echo
     report eig --eig "$tmp/eig.jsonl" --setting "$eig_set" --threads "$THREADS" --methods "$METHODS"
     echo "(the eigensolvers and ovl call the same OpenBLAS in one process; it ran $THREADS threads.)"
+    [[ ",$METHODS," == *,sp2acc,* ]] &&
+      echo "(SP2ACC: SP2 accelerated by scale-and-fold, given the case's HOMO and LUMO from meta.json as an SCF's previous cycle gives them.)"
     echo "Other sizes and rank counts: docs/lab/peers.md (n = 134-4000 on 1-8 ranks of this 2-core machine; pdsyevd wins"
     echo "  in float64 from n = 2000 up); simulated scale: docs/lab/smpi-reproductions.md (SymmSquareCube); sparse matrices: none in the docs yet."
     eig=(--eig "$tmp/eig.jsonl" --setting "$eig_set")

@@ -7,7 +7,7 @@ set -uo pipefail
 src=$1 ovl=$2 work=$3
 mkdir -p "$work"
 rm -f "$work/demo.txt" "$work/demo.png"
-out=$(OVL=$ovl OUT=$work METHODS=sp2 THREADS=2 timeout $((240 * ${OVL_TEST_TIMEOUT_SCALE:-1})) bash "$src/scripts/demo.sh" --quick \
+out=$(OVL=$ovl OUT=$work METHODS=sp2,sp2acc THREADS=2 timeout $((240 * ${OVL_TEST_TIMEOUT_SCALE:-1})) bash "$src/scripts/demo.sh" --quick \
       2>"$work/demo.err")
 rc=$?
 echo "$out"
@@ -43,9 +43,11 @@ if [ -x "$(dirname "$ovl")/bench/eig_peer" ]; then
   need '^== 3\. Purification against the eigensolver: 1 rank x 2 BLAS threads' "section 3"
   need "^pdsyevd \+ pdgemm +- +$e +$e +${f}x +\(reference\) +$e$" "pdsyevd's row"
   for p in float64 mixed; do
-    need "^SP2 $p +[0-9]+ +$e +$e +${f}x +(< 1e-10|$e) +$e$" "SP2 $p: iterations, times, ratio, energy and density errors"
+    for m in SP2 SP2ACC; do
+      need "^$m $p +[0-9]+ +$e +$e +${f}x +(< 1e-10|$e) +$e$" "$m $p: iterations, times, ratio, energy and density errors"
+    done
   done
-  need "^pdsyevd / SP2 \(float64\) = ${f}x  \[1 rank x 2 BLAS threads .*n = [0-9]+" "section 3 headline with its setting"
+  need "^pdsyevd / SP2(ACC)? \(float64\) = ${f}x  \[1 rank x 2 BLAS threads .*n = [0-9]+" "section 3 headline with its setting"
   need "it ran 2 threads" "the eigensolver's process ran 2 BLAS threads"
   need "^Other sizes and rank counts: docs/lab/peers.md" "the pointer to the results at other sizes"
 else

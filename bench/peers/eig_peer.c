@@ -320,22 +320,6 @@ static ovl_err parse_eig(const char *list, int P, int have_elpa, int rank, erout
   return OVL_OK;
 }
 
-/* n_occ from meta.json beside the Fock file, or -1. */
-static int64_t nocc_from_meta(const char *fock) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s", fock);
-  char *slash = strrchr(path, '/');
-  snprintf(slash ? slash + 1 : path, sizeof path - (size_t)(slash ? slash + 1 - path : 0), "meta.json");
-  FILE *f = fopen(path, "r");
-  if (!f) return -1;
-  char buf[8192];
-  size_t len = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[len] = 0;
-  const char *p = strstr(buf, "\"n_occ\"");
-  if (!p || !(p = strchr(p, ':'))) return -1;
-  return strtoll(p + 1, NULL, 10);
-}
 static ovl_err read_global(const char *path, double **out, int64_t *n) {
   ovl_grid2d g = NULL;
   ovl_dmat A = NULL;
@@ -479,13 +463,17 @@ int main(int argc, char **argv) {
 
   double *F = NULL, *Dref = NULL;
   int64_t n = 0, nref = 0;
+  ovl_fock_meta meta = {.nocc = -1, .eig_min = NAN, .eig_max = NAN, .homo = NAN, .lumo = NAN};
   rc = read_global(fock, &F, &n);
+  /* meta.json beside F: n_occ, and the HOMO/LUMO that sp2acc takes as the previous SCF cycle's estimates */
+  if (!rc) rc = ovl_fock_meta_read(MPI_COMM_WORLD, fock, &meta);
   if (!rc) {
-    if (nocc < 0) nocc = rank == 0 ? nocc_from_meta(fock) : -1;
-    MPI_Bcast(&nocc, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    if (nocc < 0) nocc = meta.nocc;
     if (nocc < 0 || nocc > n) rc = ovl_err_set(OVL_ERR_ARG, "n_occ must lie in [0, %" PRId64 "] (give --nocc)", n);
     rc = ovl_err_agree(MPI_COMM_WORLD, rc);
   }
+  for (int k = 0; k < ncfg; k++)
+    if (cfg[k].po.method == OVL_PURIFY_SP2ACC) cfg[k].po.homo = meta.homo, cfg[k].po.lumo = meta.lumo;
   if (!rc) { /* the reference density beside the Fock file, if any */
     char path[4096];
     snprintf(path, sizeof path, "%s", fock);
