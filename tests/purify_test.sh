@@ -110,8 +110,8 @@ assert 1e-12 < rel <= 1e-5, rel  # float32's rounding stays in the subspace (doc
 PY
   done
 done
-name="mixed needs sp2/trs4"; run 1 --fock "$W" --method canonical --precision mixed -q
-ok test "$rc" -eq 2; ok has "needs --method sp2 or trs4" "$err"
+name="mixed needs sp2/sp2acc/trs4"; run 1 --fock "$W" --method canonical --precision mixed -q
+ok test "$rc" -eq 2; ok has "needs --method sp2, sp2acc or trs4" "$err"
 name="json"; run 8 --fock "$W" --json --check
 ok python3 -c 'import json,sys; d=json.loads(sys.argv[1]); assert d["check"]=="PASS" and d["iterations"]>0' "$out"
 # multiple PPN: one active rank per node, the others sleep
