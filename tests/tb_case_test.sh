@@ -56,11 +56,18 @@ print("; ".join(bad) if bad else "meta and files ok")
 sys.exit(1 if bad else 0)
 PY
   expect "$sys: meta.json and files" test "$rc" -eq 0
-  run 1 purify --fock "$d/fock.raw" --nocc "$nocc" --check --json -q
+  run 1 purify --fock "$d/fock.raw" --nocc "$nocc" --check --json -q -o "$d/D.raw"
   expect "$sys: ovl purify --check exit 0" test "$rc" -eq 0
-  rel=$(python3 -c 'import json,sys; j=json.loads(sys.stdin.read()); print(j["check"]["rel_err"])' <<<"$out" 2>/dev/null)
-  expect "$sys: purify density against dsyevd <= 1e-8 (got ${rel:-none})" \
-    python3 -c 'import sys; x=float(sys.argv[1]); sys.exit(0 if 0 <= x <= 1e-8 else 1)' "${rel:-nan}"
+  rel=$(python3 -c 'import json,sys; j=json.loads(sys.stdin.read()); print(j["check"], j["ref_relerr"])' <<<"$out" 2>/dev/null)
+  expect "$sys: purify --check PASS, density against dsyevd <= 1e-8 (got ${rel:-none})" \
+    python3 -c 'import sys; x=float(sys.argv[2]); sys.exit(0 if sys.argv[1] == "PASS" and 0 <= x <= 1e-8 else 1)' ${rel:-none nan}
+  # and against the case's own dref.raw (numpy eigh)
+  expect "$sys: purified D against dref.raw <= 1e-8" "$tbpy" -c '
+import sys, numpy as np
+n = int(sys.argv[2])
+D = np.fromfile(sys.argv[1] + "/D.raw", dtype="<f8").reshape(n, n)
+R = np.fromfile(sys.argv[1] + "/dref.raw", dtype="<f8").reshape(n, n)
+sys.exit(0 if np.linalg.norm(D - R) <= 1e-8 * np.linalg.norm(R) else 1)' "$d" "$n"
 done
 # bitwise reproducible: the droplet again, the same bytes
 rc=0; out=$(python3 "$SRC/tools/make-tb" --system water --n 150 -o "$tmp/water2" 2>&1) || rc=$?
