@@ -4,6 +4,7 @@
 #               eigensolver on 1 rank x 2 threads, and a picture (build first if needed; docs/guides/demo.md)
 #   make test   runs the whole test suite (release build + ASan/UBSan build; and MPICH's release suite)
 #   make data   makes the big Fock-matrix cases of data/big/ (PySCF, hours) and checks their checksums
+#   make data-tb makes the tight-binding cases of data/big/ (tblite GFN2-xTB, n ~ 1000-8000) and checks them
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
 MPI ?= openmpi
 ifeq ($(MPI),mpich)
@@ -20,7 +21,7 @@ JOBS ?= 2
 CMAKE_MPI := -DMPI_C_COMPILER=$(MPICC) -DMPIEXEC_EXECUTABLE=$(MPIEXEC)
 CTEST := ctest --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build build-asan demo test test-release test-asan test-mpich clean data
+.PHONY: all deps build build-asan demo test test-release test-asan test-mpich clean data data-tb
 
 all: build
 
@@ -69,6 +70,10 @@ test: test-release test-asan $(if $(filter openmpi,$(MPI)),test-mpich)
 data:
 	@bash scripts/deps-data.sh
 	OMP_NUM_THREADS=1 nice -n 19 tools/make-cases --all
+
+data-tb:
+	@bash scripts/deps-tb.sh
+	OMP_NUM_THREADS=1 nice -n 19 tools/make-cases --tb
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

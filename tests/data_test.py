@@ -301,7 +301,13 @@ def main():
     for case, d, is_big in todo:
         if is_big and not all(os.path.exists(os.path.join(d, x)) for x in ("fock.raw", "dref.raw")):
             skipped += 1
-            print(f"SKIP {case}: matrices not present (make them: tools/make-cases {os.path.basename(d)})")
+            try:
+                with open(os.path.join(d, "meta.json")) as f:
+                    why = json.load(f).get("dref_skipped") if os.path.exists(os.path.join(d, "fock.raw")) else None
+            except (OSError, ValueError):
+                why = None
+            print(f"SKIP {case}: " + (f"no reference density ({why})" if why else
+                                      f"matrices not present (make them: tools/make-cases {os.path.basename(d)})"))
             continue
         errors, summary = check_case(d, full=full_big or not is_big)
         nsum = check_sums(data, d, sums, is_big, errors)

@@ -108,3 +108,17 @@ def write_bytes(path, data, what="output"):
 
 def write_text(path, text, what="output"):
     write_bytes(path, text.encode(), what)
+
+
+def write_json(path, obj, what="output"):
+    """obj as indented JSON text (meta.json)."""
+    import json
+    write_text(path, json.dumps(obj, indent=2) + "\n", what)
+
+
+def write_raw(path, a, what="output"):
+    """A symmetric n x n numpy matrix as ovl's raw file (little-endian float64, row-major) and its sidecar,
+    exactly {"rows": n, "cols": n, "symmetric": true} (what ovl_dmat_read_raw accepts)."""
+    n = a.shape[0]
+    write_bytes(path, a.astype("<f8", order="C", copy=False).tobytes(order="C"), what)
+    write_text(path + ".json", '{"rows": %d, "cols": %d, "symmetric": true}\n' % (n, n), what)
