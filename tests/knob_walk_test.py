@@ -53,6 +53,13 @@ NEEDS = {"bcast-alg": ["--backend", "own"]}
 DROPIN_LIFT = {"--dropin-min": "1", "--dropin-mem": "1024G"}
 
 
+def mpi_of(lib):
+    """The MPI library a shared object links (libmpi.so.N or libmpich.so.N), or None."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    m = re.search(r"lib(mpich|mpi)\.so[.0-9]*", out)
+    return m.group(0) if m else None
+
+
 def dropin_lifted(s):
     """The drop-in's own knobs that s leaves out, lifted (its default cap would forward the calls)."""
     return "".join("%s %s " % kv for kv in DROPIN_LIFT.items() if kv[0] not in s.split())
@@ -116,12 +123,21 @@ class Walk:
         self.mpi = a.mpiexec
         self.tmp = tempfile.mkdtemp(prefix="ovl_knob_walk.")
 
-    def run(self, args, env=None, timeout=240):
+    def run(self, args, env=None, timeout=240, ranks_env=None):
+        """args under mpiexec; env: the launch's environment; ranks_env: set for the ranks only, through the
+        launcher's flags (-x for Open MPI, -genv for MPICH), not for the launcher (a preloaded library)."""
         e = dict(os.environ)
         for k in ("OVL_OPTIONS", "OVL_TUNE_FILE", "OVL_MACHINE", "OVL_SCALAPACK_DISABLE"):
             e.pop(k, None)
         e.update(env or {})
-        cmd = self.mpi + ["-n", str(self.a.np)] + args
+        flags = []
+        if ranks_env:
+            v = subprocess.run(self.mpi[:1] + ["--version"], capture_output=True, text=True)
+            openmpi = "Open MPI" in v.stdout + v.stderr or "OpenRTE" in v.stdout + v.stderr
+            for k, v in ranks_env.items():
+                e.pop(k, None)
+                flags += ["-x", "%s=%s" % (k, v)] if openmpi else ["-genv", k, v]
+        cmd = self.mpi + flags + ["-n", str(self.a.np)] + args
         p = subprocess.run(cmd, env=e, capture_output=True, text=True, timeout=timeout)
         return p.returncode, p.stdout, p.stderr
 
@@ -199,8 +215,8 @@ class Walk:
         res = []
         for s in strings:
             rc, o, e = self.run([self.a.dropin, "--bench", str(GEMM_N), str(GEMM_NB), "1"],
-                                {"LD_PRELOAD": self.a.dropin_lib, "OVL_SCALAPACK_REPORT": "1",
-                                 "OVL_OPTIONS": (dropin_lifted(s) + s + " --print-plan").strip()})
+                                ranks_env={"LD_PRELOAD": self.a.dropin_lib, "OVL_SCALAPACK_REPORT": "1",
+                                           "OVL_OPTIONS": (dropin_lifted(s) + s + " --print-plan").strip()})
             m = re.search(r"^ovl_pdgemm: plan: (.*) \(m=", e, re.M)
             fwd = re.search(r"forwarded=([1-9])", e)
             if rc != 0:
@@ -297,8 +313,10 @@ class Walk:
         self.n, self.nocc = meta["n"], meta["n_occ"]
         self.python_ok = False
         if a.python and a.libovl:
-            probe = subprocess.run([a.python, "-c", "import numpy, mpi4py"], capture_output=True)
-            self.python_ok = probe.returncode == 0
+            probe = subprocess.run([a.python, "-c", "import glob, os, numpy, mpi4py; print(glob.glob(os.path.join("
+                                    "os.path.dirname(mpi4py.__file__), 'MPI*.so'))[0])"], capture_output=True, text=True)
+            # mpi4py must use the MPI library of the build (two MPI libraries in one process crash)
+            self.python_ok = probe.returncode == 0 and mpi_of(probe.stdout.strip()) == mpi_of(a.libovl)
         skipped = [what for what, have in (("C pdpurify", a.pdpurify), ("Fortran", a.fortran),
                                            ("Python", self.python_ok), ("drop-in", a.dropin)) if not have]
         if skipped:
