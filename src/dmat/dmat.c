@@ -158,6 +158,7 @@ ovl_err ovl_dmat_copy(ovl_dmat dst, ovl_dmat src) {
 
 /* Copy an lm x ln block between a column-major array (ld a) and another. */
 static void copy_block(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t lm, int64_t ln) {
+  if (lm <= 0 || ln <= 0) return; /* an empty block may have no storage at all */
   for (int64_t c = 0; c < ln; c++) memcpy(dst + c * ldd, src + c * lds, sizeof(double) * (size_t)lm);
 }
 

@@ -42,6 +42,7 @@ static ovl_err options_apply(const char *str, const char *what, int ignore_unkno
   if (plan) {
     pv.algo = plan->algo == OVL_ALGO_AUTO ? "auto" : ovl_algo_name(plan->algo);
     na = ovl_plan_opts(f, &pv, all, MAX_OPTS);
+    if (na < 0) return ovl_err_set(OVL_ERR_ARG, "%s: %d is not a kernel family (gemm, ssc, sq)", what, (int)f);
   }
   const int np = na;
   if (po) {
@@ -52,7 +53,8 @@ static ovl_err options_apply(const char *str, const char *what, int ignore_unkno
     uv.homo = po->homo, uv.lumo = po->lumo;
     uv.checkpoint = po->checkpoint, uv.checkpoint_every = po->checkpoint_every, uv.restart = po->restart;
     int k = ovl_purify_opts_table(&uv, all + na, MAX_OPTS - na);
-    na += k > 0 ? k : 0;
+    if (k < 0) return ovl_err_set(OVL_ERR_INTERNAL, "%s: the option table does not fit (MAX_OPTS)", what);
+    na += k;
   }
   int n = 0, nplan = 0, pp = 0;
   for (int k = 0; k < na; k++)
