@@ -510,30 +510,31 @@ int main(int argc, char **argv) {
   ovl_malloc(sizeof(int) * (size_t)(n > 0 ? n : 1), &c.ifail);
   ovl_malloc(sizeof(int) * (size_t)(2 * P), &c.iclustr), ovl_malloc(sizeof(double) * (size_t)P, &c.gap);
   {
-    double wq = 0, vl = 0, vu = 0, abstol = 0, orfac = 1e-3;
-    int iwq = 0, lq = -1, one = 1, info = 0, m = 0, nz = 0, il = 1, iu = c.nk > 0 ? c.nk : 1;
+    /* the queries write more than WORK(1) on some ranks (pdsyevr broadcasts a few entries): room for 16 */
+    double wq[16] = {0}, vl = 0, vu = 0, abstol = 0, orfac = 1e-3;
+    int iwq[16] = {0}, lq = -1, one = 1, info = 0, m = 0, nz = 0, il = 1, iu = c.nk > 0 ? c.nk : 1;
     double lw = 0;
     int liw = 0;
     if (er[R_PDSYEVD].on || !Dref) {
-      pdsyevd_("V", "U", &c.ni, c.a, &one, &one, c.desc, c.w, c.z, &one, &one, c.desc, &wq, &lq, &iwq, &lq, &info);
+      pdsyevd_("V", "U", &c.ni, c.a, &one, &one, c.desc, c.w, c.z, &one, &one, c.desc, wq, &lq, iwq, &lq, &info);
       /* the query is known to come out short for small n (PDORMTR rejects it): add slack */
-      lw = fmax(lw, 2 * wq + (double)(n * nb) + 10000), liw = iwq > liw ? iwq : liw;
+      lw = fmax(lw, 2 * wq[0] + (double)(n * nb) + 10000), liw = iwq[0] > liw ? iwq[0] : liw;
     }
     if (er[R_PDSYEVR].on) {
       pdsyevr_("V", "I", "U", &c.ni, c.a, &one, &one, c.desc, &vl, &vu, &il, &iu, &m, &nz, c.w, c.z, &one, &one, c.desc,
-               &wq, &lq, &iwq, &lq, &info);
-      lw = fmax(lw, 2 * wq + 10000), liw = iwq > liw ? iwq : liw;
+               wq, &lq, iwq, &lq, &info);
+      lw = fmax(lw, 2 * wq[0] + 10000), liw = iwq[0] > liw ? iwq[0] : liw;
     }
     if (er[R_PDSYEVX].on) { /* slack for reorthogonalising clusters of eigenvalues */
       pdsyevx_("V", "I", "U", &c.ni, c.a, &one, &one, c.desc, &vl, &vu, &il, &iu, &abstol, &m, &nz, c.w, &orfac, c.z,
-               &one, &one, c.desc, &wq, &lq, &iwq, &lq, c.ifail, c.iclustr, c.gap, &info);
-      lw = fmax(lw, 2 * wq + (double)(n * nb) + 10000), liw = iwq > liw ? iwq : liw;
+               &one, &one, c.desc, wq, &lq, iwq, &lq, c.ifail, c.iclustr, c.gap, &info);
+      lw = fmax(lw, 2 * wq[0] + (double)(n * nb) + 10000), liw = iwq[0] > liw ? iwq[0] : liw;
     }
     if (er[R_DSYEVR].on) {
       int ld = c.ni > 1 ? c.ni : 1, isz[2];
-      dsyevr_("V", "I", "U", &c.ni, c.a, &ld, &vl, &vu, &il, &iu, &abstol, &m, c.w, c.z, &ld, isz, &wq, &lq, &iwq, &lq,
+      dsyevr_("V", "I", "U", &c.ni, c.a, &ld, &vl, &vu, &il, &iu, &abstol, &m, c.w, c.z, &ld, isz, wq, &lq, iwq, &lq,
               &info);
-      lw = fmax(lw, wq + 1000), liw = (iwq > liw ? iwq : liw) + 2 * iu; /* + dsyevr's ISUPPZ */
+      lw = fmax(lw, wq[0] + 1000), liw = (iwq[0] > liw ? iwq[0] : liw) + 2 * iu; /* + dsyevr's ISUPPZ */
     }
     c.lwork = (int)lw + 1, c.liwork = liw + 1000;
     ovl_malloc(sizeof(double) * (size_t)c.lwork, &c.work);
