@@ -90,7 +90,7 @@ def read_eig(path):
     eig = [r for r in recs if r.get("method") == "pdsyevd"]
     if not eig:
         fail("%s: no pdsyevd record" % path)
-    return eig[0], [r for r in recs if r.get("method") == "elpa"], [r for r in recs if r.get("method") == "purify"]
+    return eig[0], [r for r in recs if r.get("method") in ("elpa", "elpa2")], [r for r in recs if r.get("method") == "purify"]
 
 
 def energy_error(p, e0):
