@@ -255,6 +255,14 @@ static int trans_of(const char *t) {
   }
 }
 
+/* The panel width when none is given: A's block along k (its row block when
+ * A is transposed), at least the table's default. */
+static int64_t default_panel(const int *desca, int ta) {
+  const int64_t kblock = ta ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB],
+                b0 = ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM);
+  return kblock > b0 ? kblock : b0;
+}
+
 /* PDGEMM's argument checks, on this process. */
 static ovl_err check_args(const char *transa, const char *transb, const int *m, const int *n, const int *k,
                           const double *alpha, const int *ia, const int *ja, const int *desca, const int *ib,
@@ -348,9 +356,7 @@ ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, co
     *verdict = small < x->want.dropin_min ? OVL_PDGEMM_SMALL : OVL_PDGEMM_RUN;
     return OVL_OK;
   }
-  int64_t kblock = trans_of(transa) == 1 ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
-  const double b0 = (double)ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM);
-  double b = x->want.b > 0 ? (double)x->want.b : (double)kblock > b0 ? (double)kblock : b0;
+  double b = (double)(x->want.b > 0 ? x->want.b : default_panel(desca, trans_of(transa) == 1));
   double t_scal = summa_time(x, nprow, npcol, M, N, K, PD_PBLAS_NB);
   double moved = M * K + K * N + M * N * (*beta != 0.0 ? 2.0 : 1.0);
   double t_conv = 3.0 * 8.0 * moved / P * x->mach.beta + 4.0 * (P - 1.0) * x->mach.alpha + PD_CALL;
@@ -412,14 +418,8 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   if (rc == OVL_OK) rc = ovl_dmat_wrap(g, K, N, g_ops.buf + lena, &B);
   if (rc == OVL_OK) rc = ovl_dmat_wrap(g, M, N, g_ops.buf + lena + lenb, &C);
   rc = ovl_err_agree(parent, rc);
-  int64_t kblock = ta ? desca[OVL_DESC_MB] : desca[OVL_DESC_NB];
   ovl_plan plan = x->want;
-  if (rc == OVL_OK)
-    rc = plan_of(x, M, N, K,
-                 kblock > ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM)
-                     ? kblock
-                     : ovl_knob_default(OVL_KNOB_BLOCK, OVL_FAMILY_GEMM),
-                 &plan); /* agreed */
+  if (rc == OVL_OK) rc = plan_of(x, M, N, K, default_panel(desca, ta), &plan); /* agreed */
   info.b = plan.b;
   if (rc == OVL_OK) ovl_plan_describe(&plan, info.plan, sizeof info.plan);
   double t1 = ovl_time();
