@@ -80,7 +80,7 @@ def snapshot(d):
     return res
 
 
-def run(args, nranks, env_extra, when, sig, stdout=subprocess.DEVNULL, n_targets=None):
+def run(args, nranks, env_extra, when, sig, stdout=subprocess.DEVNULL, n_targets=None, launcher_extra=()):
     """Start ovl (singleton, or under mpiexec), wait for when() to hold, send
     sig to every rank process, then wait at most LIMIT seconds. Returns (rc,
     seconds from the signal to the end, stderr); rc is None when the run had
@@ -93,7 +93,7 @@ def run(args, nranks, env_extra, when, sig, stdout=subprocess.DEVNULL, n_targets
     for k in range(len(launcher) - 2):
         if launcher[k] == "-genv" and launcher[k + 1] == "LD_PRELOAD" and "LD_PRELOAD" in env_extra:
             launcher[k + 2] = env_extra["LD_PRELOAD"] + ":" + launcher[k + 2]
-    cmd = ([*launcher, "-n", str(nranks)] if nranks > 1 else []) + [OVL, "purify", *args]
+    cmd = ([*launcher, *launcher_extra, "-n", str(nranks)] if nranks > 1 else []) + [OVL, "purify", *args]
     err = open("err", "w")
     p = subprocess.Popen(cmd, stdout=stdout, stderr=err, env=env, start_new_session=True)
     t_end = time.time() + LIMIT
@@ -185,20 +185,32 @@ FOCK = os.path.join(top, "F700.raw")
 synthetic_fock(FOCK, 700)
 base = ["--fock", FOCK, "--nocc", "350", "-o", "D.raw"]
 try:
-    # 1. writing -o: 1 rank, then 2 ranks
-    for nr in (1, 4):
-        fresh(os.path.join(top, f"w{nr}"))
+    # 1. writing -o: 1 rank, then 4 ranks. MPICH's launcher (Hydra) kills the
+    # other ranks with SIGKILL once one exits with 143 and then reports either
+    # 143 or 9 depending on the order it sees the ends in: the exit code is
+    # asserted with its -disable-auto-cleanup (every rank ends by itself), and
+    # a second run with the launcher's default asserts what ovl controls there
+    # (a bounded end, no temporary left: the ranks without a temporary linger
+    # so that the writer removes its own first).
+    hydra = any(a == "-genv" for a in MPIEXEC) or "mpich" in os.path.basename(MPIEXEC[0]) if MPIEXEC else False
+    cases = [(1, [], True), (4, ["-disable-auto-cleanup"] if hydra else [], True)]
+    if hydra:
+        cases.append((4, [], False))
+    for nr, extra, exact in cases:
+        fresh(os.path.join(top, f"w{nr}{len(extra)}{int(exact)}"))
         before = snapshot(".")
+        label = f"write phase, {nr} rank(s)" + (" (Hydra's auto-cleanup)" if not exact else "")
         rc, dt, err = run(base + ["--algo", "alg6"], nr, {"LD_PRELOAD": SHIM, "OVL_BLOCK": "write", "OVL_BLOCK_MARK": "mark"}, marked,
-                          signal.SIGTERM)
+                          signal.SIGTERM, launcher_extra=extra)
         os.unlink("mark") if os.path.exists("mark") else None
-        check(f"write phase, {nr} rank(s): exit 143 within {BOUND} s (rc={rc}, {dt:.1f} s)",
-              rc == 143 and dt <= BOUND, err[-600:])
+        ok_rc = rc == 143 if exact else rc in (143, 9)
+        check(f"{label}: exit {'143' if exact else '143 or 9'} within {BOUND} s (rc={rc}, {dt:.1f} s)",
+              ok_rc and dt <= BOUND, err[-600:])
         if nr == 1:
             check("write phase: message", "stopped by SIGTERM after the iterations" in err, err[-600:])
         after = snapshot(".")
         after.pop("err", None)
-        check(f"write phase, {nr} rank(s): the earlier -o untouched, no temporary left", after == before,
+        check(f"{label}: the earlier -o untouched, no temporary left", after == before,
               f"files now: {sorted(after)}")
 
     # 2. the --check, SIGINT

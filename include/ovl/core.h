@@ -210,12 +210,14 @@ ovl_err ovl_file_write_atomic(const char *path, const char *what, const void *da
  * ovl_tmp_hold(0). ovl_tmp_exit(code) removes every tracked temporary and
  * ends the process with _exit(code) (a code of 0 becomes 1); during a
  * commit it returns at once, and the commit's ovl_tmp_hold(0) ends the
- * process when the output is whole. ovl_tmp_exit is async-signal-safe;
+ * process when the output is whole. ovl_tmp_live() is the number of
+ * tracked temporaries. ovl_tmp_exit and ovl_tmp_live are async-signal-safe;
  * the others are LOCAL and called by one thread. */
 void ovl_tmp_track(const char *path);
 void ovl_tmp_untrack(const char *path);
 void ovl_tmp_hold(int on);
 void ovl_tmp_exit(int code);
+int ovl_tmp_live(void);
 
 /* ---- timers ------------------------------------------------------------ */
 

@@ -37,6 +37,12 @@ void ovl_tmp_untrack(const char *path) {
     }
 }
 
+int ovl_tmp_live(void) {
+  int n = 0;
+  for (int k = 0; k < TMP_SLOTS; k++) n += atomic_load(&g_live[k]) != 0;
+  return n;
+}
+
 static _Noreturn void remove_and_exit(int code) {
   for (int k = 0; k < TMP_SLOTS; k++)
     if (atomic_load(&g_live[k])) unlink(g_path[k]);

@@ -1,10 +1,12 @@
 /* ovl purify: density matrix from a Fock matrix by purification. */
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -32,7 +34,14 @@
  * Batch systems (scancel, time limits) send SIGTERM to every rank directly.
  * Open MPI's mpiexec passes SIGUSR1 on to the ranks at once; on SIGINT or
  * SIGTERM it sends the ranks SIGTERM only after odls_base_sigkill_timeout
- * seconds (default 1) and SIGKILL as long again after that. */
+ * seconds (default 1) and SIGKILL as long again after that. MPICH's
+ * mpiexec (Hydra) kills every other rank with SIGKILL as soon as one rank
+ * exits with a code other than 0: a rank that holds no temporary of its own
+ * therefore waits LINGER_MS before it exits after a first signal during or
+ * after the iterations, so that the rank writing an output (which may be
+ * scheduled later on a loaded node) removes its temporary before the launcher
+ * kills it. */
+enum { LINGER_MS = 1000 };
 static volatile sig_atomic_t g_stop, g_phase;
 static int g_rank0;
 static unsigned g_grace = 30;
@@ -48,7 +57,11 @@ static const char *sig_text(int sig) {
 /* The message on rank 0's stderr, written only when it does not block (a
  * full pipe must not hold the process), then the end: the temporaries are
  * removed and the process exits with 128 + sig. Async-signal-safe. */
-static void end_now(int sig, const char *what) {
+static void end_now(int sig, const char *what, int linger) {
+  if (linger && g_phase >= 1 && ovl_tmp_live() == 0) {
+    struct timespec t = {LINGER_MS / 1000, (LINGER_MS % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
+  }
   if (g_rank0) {
     char m[512];
     size_t k = put(m, 0, "ovl purify: stopped by ");
@@ -66,18 +79,22 @@ static void end_now(int sig, const char *what) {
 static void on_stop_signal(int sig) {
   int phase = (int)g_phase;
   if (phase == 0) {
-    end_now(sig, " before the iterations started; nothing written\n");
+    end_now(sig, " before the iterations started; nothing written\n", 0);
   } else if (g_stop) {
-    end_now(sig, " (a second signal); ended at once: outputs not complete were discarded, a file of their name is "
-                 "as it was; the last checkpoint is complete\n");
+    end_now(sig,
+            " (a second signal); ended at once: outputs not complete were discarded, a file of their name is "
+            "as it was; the last checkpoint is complete\n",
+            0);
   } else if (phase == 1) {
     g_stop = sig;
     alarm(g_grace); /* the watchdog of the clean stop */
     return;
   } else {
     g_stop = sig;
-    end_now(sig, " after the iterations, before the outputs were all written: outputs not complete were "
-                 "discarded, a file of their name is as it was\n");
+    end_now(sig,
+            " after the iterations, before the outputs were all written: outputs not complete were "
+            "discarded, a file of their name is as it was\n",
+            1);
   }
   /* here only when a rename is in progress: ovl_tmp_hold ends the process after it */
 }
@@ -85,9 +102,11 @@ static void on_stop_signal(int sig) {
 static void on_watchdog(int s) {
   (void)s;
   int sig = (int)g_stop ? (int)g_stop : SIGTERM;
-  end_now(sig, ", but the run did not end within OVL_STOP_GRACE seconds of it (an iteration or a write that "
-               "does not end); ended: outputs not complete were discarded, a file of their name is as it was; the "
-               "last checkpoint is complete\n");
+  end_now(sig,
+          ", but the run did not end within OVL_STOP_GRACE seconds of it (an iteration or a write that "
+          "does not end); ended: outputs not complete were discarded, a file of their name is as it was; the "
+          "last checkpoint is complete\n",
+          1);
 }
 
 static void stop_signals(int install) {
