@@ -219,7 +219,7 @@ def _square(F, what):
 
 
 def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
-           bcast=True, layout="root", options=None, homo=None, lumo=None):
+           bcast=True, layout="root", options=None, homo=None, lumo=None, S=None, W=False, mu=False):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
 
     D is the projector onto the nocc lowest eigenvectors of F (D^2 = D, tr D = nocc;
@@ -242,9 +242,22 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     Returns (D, info): D as described in the module's doc (bcast), info a dict with
     iterations, products, idem_err, trace_err, energy (tr D F), t_total, t_kernel
     (seconds), stop_reason, plan and why (the planner's reason). COLLECTIVE.
+
+    S, W, mu (the library's ovl_pdpurify, as from C and Fortran): S, the overlap
+    matrix (symmetric positive definite, given as F is: on rank 0, or this rank's
+    rows split as F's), solves F C = S C eps: D = C_occ C_occ^T (tr D S = nocc).
+    W=True adds the energy-weighted density W = D F D as info["W"] (distributed
+    as D); mu=True asks only for the chemical potential. With any of them the
+    call is ovl_pdpurify's (P x 1 BLACS grid over comm), and info holds
+    iterations, idem_err, trace_err, energy (tr D F), mu = (homo + lumo) / 2,
+    homo, lumo (Lanczos estimates, ovl/pdpurify.h), s, c (the kernel grid),
+    t_total, t_purify, t_redist, t_overlap, t_mu (seconds), stop_reason, plan.
     """
     _check_layout(layout)
     comm = _comm(comm)
+    if comm.allreduce(S is not None or bool(W) or bool(mu), op=MPI.LOR):  # rank 0's S decides with layout="root"
+        return _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcast, layout, options, homo,
+                          lumo, S, bool(comm.allreduce(bool(W), op=MPI.LOR)))
     options = _gap_options(homo, lumo, options)
     sc, err = _scalars(ndup, tol, max_iter)
     _agree_any(comm, err)
@@ -367,3 +380,73 @@ def _gemm_rows(A, B, comm, algo, options):
                            _dptr(C), _ld(C), _enc(algo), _enc(options), ctypes.byref(info))
     _check(rc)
     return C
+
+
+def _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcast, layout, options, homo, lumo, S,
+               want_w):
+    """purify() through ovl_pdpurify: with S, W and mu (ovl/_pd.py moves the rows). COLLECTIVE."""
+    from . import _pd
+    if (homo is None) != (lumo is None):
+        raise TypeError(f"homo and lumo must be given together as numbers, got {homo!r} and {lumo!r}")
+    sc, err = _scalars(ndup, tol, max_iter)
+    _agree_any(comm, err)
+    ndup, tol, max_iter = sc
+    rank, P = comm.Get_rank(), comm.Get_size()
+    msg, a, s, n = None, None, None, 0
+    if layout == "root":
+        if rank == 0:
+            try:
+                nocc = _integer(nocc, "nocc", _INT64)
+            except (TypeError, ValueError) as e:
+                msg = e
+            if msg is None:
+                a, msg = _square(F, "F")
+            if msg is None and S is not None:
+                s, msg = _square(S, "S")
+                if msg is None and s.shape != a.shape:
+                    msg = f"S {s.shape} and F {a.shape} must have the same shape"
+            if msg is None:
+                n = a.shape[0]
+        _agree(comm, msg)
+        n, nocc, has_s = comm.bcast((n, nocc, s is not None), root=0)
+        src = np.array([0] + [n] * P, dtype=np.int64)
+    else:
+        try:
+            nocc = _integer(nocc, "nocc", _INT64)
+        except (TypeError, ValueError) as e:
+            msg = e
+        if msg is None:
+            a, msg = _block(F, "F", rank)
+        if msg is None and S is not None:
+            s, msg = _block(S, "S", rank)
+            if msg is None and s.shape != (a.shape if a is not None else s.shape):
+                msg = f"S on rank {rank} {s.shape} and F {a.shape} must have the same shape"
+        _agree_any(comm, msg)
+        n = comm.allreduce(a.shape[1] if a is not None else -1, op=MPI.MAX)
+        counts = comm.allgather(a.shape[0] if a is not None else 0)
+        has_s = comm.allreduce(S is not None, op=MPI.LOR)
+        if n < 1 or sum(counts) != n or comm.allreduce(S is None and has_s, op=MPI.LOR):
+            _raise(_pack(f"the row blocks of F (and S) must together be a square matrix with S given on every rank: "
+                         f"{sum(counts)} rows of {n} columns"))
+        src = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    prm, msg = _pd.params(method, algo, ndup, precision, tol, max_iter, _gap_options(homo, lumo, options), None,
+                          None)
+    _agree_any(comm, msg)
+    dst, _ = _pd.even_split(n, P)
+    Floc = _pd.move_rows(comm, a, src, dst, n)
+    Sloc = _pd.move_rows(comm, s, src, dst, n) if has_s else None
+    Dloc, Wloc, rc, mu, energy, info = _pd.run(comm, n, nocc, Floc, Sloc, want_w, prm)
+    if rc is None:
+        raise OvlError(8, "OVL_ERR_UNSUPPORTED", "S, W and mu need libovl.so built with ScaLAPACK (ovl_pdpurify)")
+    _check(rc)
+    info.update(mu=mu, energy=energy)
+    D = _pd.move_rows(comm, Dloc, dst, src, n)
+    Wm = _pd.move_rows(comm, Wloc, dst, src, n) if want_w else None
+    if layout == "root":
+        D, Wm = (D, Wm) if rank == 0 else (None, None)
+        if bcast:
+            D = _bcast(comm, None if D is None else np.asfortranarray(D), (n, n))
+            Wm = _bcast(comm, None if Wm is None else np.asfortranarray(Wm), (n, n)) if want_w else None
+    if want_w:
+        info["W"] = Wm
+    return D, info

@@ -32,6 +32,49 @@ class DenseInfo(ctypes.Structure):
         return d
 
 
+class PdpurifyParams(ctypes.Structure):
+    """ovl_pdpurify_params (ovl/pdpurify.h); the enums are C ints, filled from their names by the library's parsers."""
+    _fields_ = [
+        ("method", ctypes.c_int),
+        ("algo", ctypes.c_int),
+        ("ndup", ctypes.c_int),
+        ("prec", ctypes.c_int),
+        ("tol", ctypes.c_double),
+        ("max_iter", ctypes.c_int),
+        ("c", ctypes.c_int),
+        ("verbose", ctypes.c_int),
+        ("options", ctypes.c_char_p),
+        ("homo", ctypes.c_double),
+        ("lumo", ctypes.c_double),
+    ]
+
+
+class PdpurifyInfo(ctypes.Structure):
+    """ovl_pdpurify_info (ovl/pdpurify.h)."""
+    _fields_ = [
+        ("iterations", ctypes.c_int),
+        ("idem_err", ctypes.c_double),
+        ("trace_err", ctypes.c_double),
+        ("homo", ctypes.c_double),
+        ("lumo", ctypes.c_double),
+        ("s", ctypes.c_int),
+        ("c", ctypes.c_int),
+        ("t_total", ctypes.c_double),
+        ("t_purify", ctypes.c_double),
+        ("t_redist", ctypes.c_double),
+        ("t_overlap", ctypes.c_double),
+        ("t_mu", ctypes.c_double),
+        ("stop_reason", ctypes.c_char_p),
+        ("plan", ctypes.c_char * 192),
+    ]
+
+    def as_dict(self):
+        d = {name: getattr(self, name) for name, _ in self._fields_}
+        for k in ("stop_reason", "plan"):
+            d[k] = (d[k] or b"").decode(errors="replace")
+        return d
+
+
 def library_path():
     env = os.environ.get("OVL_LIBRARY")
     if env:
@@ -67,7 +110,38 @@ def _load():
     lib.ovl_err_name.restype = ctypes.c_char_p
     lib.ovl_version.argtypes = []
     lib.ovl_version.restype = ctypes.c_char_p
+    ip = ctypes.POINTER(ctypes.c_int)
+    lib.ovl_pdpurify_params_default.argtypes = []
+    lib.ovl_pdpurify_params_default.restype = PdpurifyParams
+    lib.ovl_pdpurify.argtypes = [dp, ip, dp, ip, i64, dp, ip, dp, ip, ctypes.POINTER(PdpurifyParams),
+                                 dp, dp, ctypes.POINTER(PdpurifyInfo)]
+    lib.ovl_pdpurify.restype = ctypes.c_int
+    for parse in ("ovl_purify_method_parse", "ovl_purify_prec_parse", "ovl_algo_parse"):
+        getattr(lib, parse).argtypes = [ctypes.c_char_p, ip]
+        getattr(lib, parse).restype = ctypes.c_int
     return lib
+
+
+def blacs(lib):
+    """The BLACS entries of the ScaLAPACK libovl.so is linked with (None when it has none: then
+    ovl_pdpurify returns OVL_ERR_UNSUPPORTED). The MPI_Comm argument of Csys2blacs_handle is passed by
+    value: a pointer in Open MPI, an int in MPICH (mpi4py knows its size)."""
+    try:
+        b = {k: getattr(lib, k) for k in ("Csys2blacs_handle", "Cfree_blacs_system_handle", "Cblacs_gridinit",
+                                          "Cblacs_gridexit")}
+    except AttributeError:
+        return None
+    comm_t = ctypes.c_int if MPI._sizeof(MPI.Comm) == ctypes.sizeof(ctypes.c_int) else ctypes.c_void_p
+    b["comm_t"] = comm_t
+    b["Csys2blacs_handle"].argtypes = [comm_t]
+    b["Csys2blacs_handle"].restype = ctypes.c_int
+    b["Cfree_blacs_system_handle"].argtypes = [ctypes.c_int]
+    b["Cfree_blacs_system_handle"].restype = None
+    b["Cblacs_gridinit"].argtypes = [ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+    b["Cblacs_gridinit"].restype = None
+    b["Cblacs_gridexit"].argtypes = [ctypes.c_int]
+    b["Cblacs_gridexit"].restype = None
+    return b
 
 
 lib = _load()
