@@ -28,7 +28,7 @@ all: build
 deps:
 	@bash scripts/deps.sh $(MPI)
 ifeq ($(MPI),openmpi)
-	@PYTHON=/usr/bin/python3 bash scripts/deps-python.sh --pyscf
+	@bash scripts/deps-python.sh
 endif
 
 $(BUILD)/build.ninja:
