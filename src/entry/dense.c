@@ -29,9 +29,11 @@ static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, const char *algo
   *plan = ovl_plan_auto(f, n);
   if (!rc && algo && strcmp(algo, "auto") != 0) {
     rc = ovl_algo_parse(algo, &plan->algo);
-    if (!rc && ovl_algo_family(plan->algo) != f)
+    /* a purification takes the kernels of both its families (the method's decides below, as in ovl_pdpurify) */
+    ovl_family af = rc ? f : ovl_algo_family(plan->algo);
+    if (!rc && af != f && !(po && af == OVL_FAMILY_SQ))
       rc = ovl_err_set(OVL_ERR_ARG, "algorithm '%s' is not a %s algorithm", algo,
-                       f == OVL_FAMILY_GEMM ? "multiplication" : "SymmSquareCube");
+                       f == OVL_FAMILY_GEMM ? "multiplication" : "purification (alg3..alg6, sq)");
   }
   if (ndup > 0) plan->ndup = ndup;
   OVL_TRY(ovl_err_agree(comm, rc));
