@@ -61,7 +61,7 @@ def test_mu_orthogonal(comm):
 
 
 @pytest.mark.parametrize("method,algo,family", [("sp2", "auto", "sq"), ("trs4", "sq", "sq"), ("sp2acc", "auto", "sq"),
-                                                ("canonical", "alg3", "alg3"), ("canonical", "auto", "alg")])
+                                                ("canonical", "auto", "alg")])
 def test_plan_names_the_family_that_ran(comm, method, algo, family):
     """info["plan"] names the kernel that ran: the symmetric square (sq) for SP2 and TRS4, an SSC algorithm for
     canonical; "sq" is an algorithm the SP2 family takes."""
