@@ -21,8 +21,8 @@ other) and the struct's size, and for every constant its value:
            and prints every difference (exit status 1), or one line per
            mirror checked.
 
-usage: layout_check.py gen --include DIR --out DIR [--fortran MOD.f90] [--python _lib.py]
-       layout_check.py compare --c LAYOUT_C [--f LAYOUT_F] [--python _lib.py]
+usage: layout_check.py gen --include DIR --out DIR [--fortran MOD.f90] [--python _lib.py|PACKAGE_DIR]
+       layout_check.py compare --c LAYOUT_C [--f LAYOUT_F] [--python _lib.py|PACKAGE_DIR]
 """
 import argparse
 import ast
@@ -106,7 +106,11 @@ def fortran_module(path):
 
 # ---- the Python package --------------------------------------------------
 def python_structs(path):
-    """[(class name, C typedef name, ctypes class)] of the Structure classes of _lib.py, built from its source."""
+    """[(class name, C typedef name, ctypes class)] of the Structure classes of _lib.py (or of every module of
+    the package directory path: no mirror escapes the check), built from their source."""
+    if os.path.isdir(path):
+        return [s for f in sorted(os.listdir(path)) if f.endswith(".py")
+                for s in python_structs(os.path.join(path, f))]
     tree = ast.parse(open(path).read(), path)
     ns, out = {"ctypes": ctypes}, []
     for node in tree.body:
