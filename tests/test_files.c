@@ -88,8 +88,15 @@ static void test_create_excl(void) {
 static void test_tmp_names(void) {
   char *a = NULL, *b = NULL;
   int fa = -1, fb = -1;
+  int live0 = ovl_tmp_live();
   T_OK(ovl_file_tmp_create(at("out.raw"), "output", &a, &fa));
   T_OK(ovl_file_tmp_create(at("out.raw"), "output", &b, &fb));
+  /* both are tracked for a signal handler's cleanup, and untracked one by one */
+  T_CHECK(ovl_tmp_live() == live0 + 2, "two temporaries tracked: %d, was %d", ovl_tmp_live(), live0);
+  ovl_tmp_untrack(a);
+  T_CHECK(ovl_tmp_live() == live0 + 1, "one untracked: %d tracked, was %d", ovl_tmp_live(), live0);
+  ovl_tmp_untrack(b);
+  T_CHECK(ovl_tmp_live() == live0, "both untracked: %d tracked, was %d", ovl_tmp_live(), live0);
   T_CHECK(a && b && strcmp(a, b) != 0, "two temporaries of one target differ: %s %s", a ? a : "", b ? b : "");
   long pid = 0;
   const char *base_a = a ? strrchr(a, '/') + 1 : "";
