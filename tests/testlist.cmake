@@ -51,6 +51,12 @@ if(OVL_SCALAPACK_LIB)
   target_link_libraries(test_pdpurify PRIVATE ${OVL_SCALAPACK_LIB})
   target_include_directories(test_pdpurify PRIVATE ${PROJECT_SOURCE_DIR}/bench/peers)
 endif()
+# The handle API (ovl/dm.h) against LAPACK's eigensolver, every grid shape of 1, 2 and 4 ranks
+if(TARGET test_pdpurify)
+  ovl_test(test_dm RANKS 1 2 4 TIMEOUT 120)
+  target_link_libraries(test_dm PRIVATE ${OVL_SCALAPACK_LIB})
+  target_include_directories(test_dm PRIVATE ${OVL_LAPACKE_INCLUDE})
+endif()
 # The README's examples of ovl_pdpurify (section "Use it from your code"):
 # the code blocks after "<!-- test: pdpurify-c -->" and "<!-- test:
 # pdpurify-fortran -->" become include files of the test programs.

@@ -18,6 +18,7 @@
 #include "ovl/opts.h"
 #include "ovl/pdgemm.h"
 #include "ovl/pdpurify.h"
+#include "ovl/dm.h"
 #include "ovl/plan.h"
 #include "ovl/purify.h"
 #include "ovl/record.h"
