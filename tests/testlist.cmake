@@ -96,6 +96,16 @@ if(OVL_SCALAPACK_LIB)
       set_tests_properties(test_pdpurify_f_np${np} PROPERTIES TIMEOUT 300 ENVIRONMENT "${OVL_TEST_ENV}"
         PROCESSORS ${np})
     endforeach()
+    # the handle API from Fortran (ovl/dm.h through ovl_mod)
+    add_executable(test_dm_f test_dm_f.f90)
+    target_link_libraries(test_dm_f PRIVATE ovl_fortran ${OVL_SCALAPACK_LIB})
+    set_target_properties(test_dm_f PROPERTIES LINKER_LANGUAGE Fortran)
+    foreach(np 1 3)
+      add_test(NAME test_dm_f_np${np}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:test_dm_f>)
+      set_tests_properties(test_dm_f_np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${OVL_TEST_ENV}" PROCESSORS ${np}
+        PASS_REGULAR_EXPRESSION "test_dm_f: [0-9]+ ranks: PASS")
+    endforeach()
   else()
     message(STATUS "ovl: no Fortran compiler: test_pdpurify_f is not built")
   endif()
