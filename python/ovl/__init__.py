@@ -367,3 +367,4 @@ def _gemm_rows(A, B, comm, algo, options):
                            _dptr(C), _ld(C), _enc(algo), _enc(options), ctypes.byref(info))
     _check(rc)
     return C
+from . import dm  # noqa: E402,F401  (the density-matrix handle, ovl/dm.h)
