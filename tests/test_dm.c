@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ovl/dm.h"
+#include "ovl/pdpurify.h"
 #include "ovltest.h"
 
 /* BLACS (no C header ships with it) */
@@ -356,10 +357,75 @@ static void run_grid(int nprow, int npcol) {
   free(f.a), free(s.a), free(d.a), free(w.a);
 }
 
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* test_dm --time N CYCLES: one SCF-like sequence of CYCLES solves with S
+ * (n = N, blocks 64, the most square grid), by ovl_pdpurify (S factorised
+ * every call) and by the handle (once); rank 0 prints the medians (the
+ * slowest rank's time per call). */
+static void time_cycles(int n, int cycles) {
+  int P = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  int pr = 1;
+  for (int p = 1; p * p <= P; p++)
+    if (P % p == 0) pr = p;
+  grid G;
+  Cblacs_get(-1, 0, &G.ctxt);
+  Cblacs_gridinit(&G.ctxt, "Row", pr, P / pr);
+  Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
+  double *F = malloc(sizeof(double) * n * n), *S = malloc(sizeof(double) * n * n);
+  build(n, n / 4 - 1, F, S);
+  bc f = bc_new(&G, n, 64, 64, 0, 0), s = bc_new(&G, n, 64, 64, 0, 0), d = bc_new(&G, n, 64, 64, 0, 0);
+  bc_scatter(&G, &f, F, n), bc_scatter(&G, &s, S, n);
+  double *tp = malloc(sizeof(double) * cycles), *th = malloc(sizeof(double) * cycles);
+  ovl_pdpurify_info info;
+  for (int k = 0; k < cycles; k++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    T_OK(ovl_pdpurify(f.a, f.desc, s.a, s.desc, n / 4, d.a, d.desc, NULL, NULL, NULL, NULL, NULL, &info));
+    tp[k] = MPI_Wtime() - t0;
+  }
+  ovl_dm h = NULL;
+  ovl_dm_results r;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  T_OK(ovl_dm_create(G.ctxt, n, 2.0 * (n / 4), 1, &h));
+  T_OK(ovl_dm_set_overlap(h, s.a, s.desc));
+  double tset = MPI_Wtime() - t0;
+  for (int k = 0; k < cycles; k++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    T_OK(ovl_dm_solve(h, 0, f.a, f.desc, d.a, d.desc, NULL, NULL));
+    th[k] = MPI_Wtime() - t0;
+  }
+  T_OK(ovl_dm_get_results(h, 0, &r));
+  T_OK(ovl_dm_destroy(&h));
+  MPI_Allreduce(MPI_IN_PLACE, tp, cycles, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, th, cycles, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &tset, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  qsort(tp, cycles, sizeof(double), cmp_double), qsort(th, cycles, sizeof(double), cmp_double);
+  if (G.myrow == 0 && G.mycol == 0)
+    printf("n %d, %d ranks (%d x %d), %d cycles, sp2 with S: ovl_pdpurify %.3f s per call (S part %.3f s); "
+           "handle: create + set_overlap %.3f s once (factor %.3f s), %.3f s per solve (S part %.3f s)\n",
+           n, P, G.nprow, G.npcol, cycles, tp[cycles / 2], info.t_overlap, tset, r.t_factor, th[cycles / 2],
+           r.t_overlap);
+  Cblacs_gridexit(G.ctxt);
+  free(F), free(S), free(f.a), free(s.a), free(d.a), free(tp), free(th);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int P = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
+  if (argc == 4 && strcmp(argv[1], "--time") == 0) {
+    time_cycles(atoi(argv[2]), atoi(argv[3]));
+    int rc = t_finish("test_dm --time");
+    MPI_Finalize();
+    return rc;
+  }
   /* NULL handles: OVL_ERR_ARG, never a crash */
   ovl_dm_results r;
   char buf[8];
