@@ -271,6 +271,16 @@ static void run_grid(int nprow, int npcol) {
   T_OK(ovl_dm_solve(h, 0, f.a, f.desc, d.a, d.desc, NULL, NULL));
   T_OK(ovl_dm_get_results(h, 0, &r2));
   T_CHECK(r2.warm == 2, "caller's estimates: warm %d", r2.warm);
+  /* estimates that miss the gap (about -0.46 .. 0.09): never a wrong D */
+  T_OK(ovl_dm_set(h, "homo", "0.7"));
+  T_OK(ovl_dm_set(h, "lumo", "0.8"));
+  T_OK(ovl_dm_solve(h, 0, f.a, f.desc, d.a, d.desc, NULL, NULL));
+  T_OK(ovl_dm_get_results(h, 0, &r2));
+  R = reference(Fp, S, n, 11, 2.0);
+  snprintf(tag, sizeof tag, "%dx%d estimates off the gap (warm %d)", nprow, npcol, r2.warm);
+  check_solve(&G, h, 0, &d, NULL, &R, n, tag);
+  if (G.myrow == 0 && G.mycol == 0) printf("%s\n", tag);
+  ref_free(&R);
   T_OK(ovl_dm_destroy(&h));
   T_CHECK(h == NULL, "destroy must null the handle");
 

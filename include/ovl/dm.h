@@ -45,8 +45,11 @@
  * purification as its gap estimates, unless the caller set "homo" and
  * "lumo" (results.warm says which ran). Estimates need only overlap the true
  * gap (ovl/purify.h), so the small change of F between SCF cycles keeps them
- * valid; after a large change set them, or "homo" "nan" to go back to the
- * previous solve's.
+ * valid. Estimates that miss the gap can fold eigenvalues across it; the
+ * solve sees that (the HOMO estimated from its D above the LUMO, or no
+ * convergence) and runs again without them (results.warm = -1), so a poor
+ * estimate costs a second solve, never a wrong D. Set "homo" and "lumo"
+ * to "nan" to go back to the previous solve's.
  *
  * Communicator: the BLACS context's (Cblacs_get(ctxt, 10, ...),
  * Cblacs2sys_handle), as ovl_pdpurify. Requires ScaLAPACK (otherwise every
@@ -76,7 +79,9 @@ typedef struct ovl_dm_results {
   double n_occ;         /* occupied orbitals of the channel */
   double occupation;    /* 2 (nspin 1) or 1 (nspin 2) */
   int iterations;       /* purification iterations */
-  int warm;             /* sp2acc: 0 no estimates, 1 the previous solve's, 2 the caller's */
+  int warm;             /* sp2acc: 0 no estimates, 1 the previous solve's, 2 the caller's; -1: they missed the
+                           gap (the result's HOMO above its LUMO, or no convergence) and the solve ran again
+                           without them */
   int solves;           /* solves of this channel since create */
   int factorizations;   /* Cholesky factorisations of S since create (1 per ovl_dm_set_overlap) */
   double t_solve;       /* seconds in this solve */
