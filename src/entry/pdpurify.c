@@ -1,5 +1,12 @@
-/* ovl_pdpurify: purification on the caller's block-cyclic matrices (see
- * ovl/pdpurify.h).
+/* ovl_pdpurify and the SCF handle ovl_dm: purification on the caller's
+ * block-cyclic matrices (see ovl/pdpurify.h, ovl/dm.h).
+ *
+ * Steps. The handle (struct ovl_dm_s) holds the BLACS grid, the kernel grids
+ * of the last plan (dm_prepare), the Cholesky factor of S (dm_factor) and
+ * the options set; dm_run is one solve. ovl_dm_solve runs them with the
+ * handle's state; ovl_pdpurify makes a handle for one call (dm_alloc,
+ * dm_prepare, dm_factor, dm_run, dm_free) after its own checks, so both
+ * forms share one path and ovl_pdpurify's behaviour is the handle's.
  *
  * Layouts. The caller's matrices are block-cyclic on the BLACS grid of
  * DESCF's context (nprow x npcol, process (r, c) = rank r*npcol + c of the
