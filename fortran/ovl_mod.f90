@@ -56,7 +56,23 @@ module ovl_mod
     character(kind=c_char) :: plan(192)  ! the plan that ran (ovl_plan_describe), NUL-terminated: ovl_plan_string
   end type
 
+  ! struct ovl_dm_results (ovl/dm.h): what the last solve of a spin channel did
+  type, bind(C), public :: ovl_dm_results
+    real(c_double) :: mu, energy, homo, lumo, idem_err, trace_err, n_occ, occupation
+    integer(c_int) :: iterations, warm, solves, factorizations
+    real(c_double) :: t_solve, t_purify, t_redist, t_overlap, t_mu, t_factor
+    character(kind=c_char) :: stop_reason(48)
+    character(kind=c_char) :: plan(192)  ! NUL-terminated: ovl_c_string
+  end type
+
+  ! The density-matrix handle (ovl/dm.h; an opaque C pointer, c_null_ptr when there is none).
+  type, public :: ovl_dm
+    type(c_ptr) :: p = c_null_ptr
+  end type
+
   public :: ovl_pdpurify_params_default, ovl_pdpurify, ovl_errmsg_f, ovl_plan_string
+  public :: ovl_dm_create, ovl_dm_set, ovl_dm_get, ovl_dm_set_overlap, ovl_dm_solve, ovl_dm_get_results, &
+            ovl_dm_destroy, ovl_c_string
 
   interface
     function ovl_pdpurify_params_default() bind(C, name='ovl_pdpurify_params_default') result(p)
@@ -79,6 +95,64 @@ module ovl_mod
       type(ovl_pdpurify_params), intent(in), optional :: params
       real(c_double), intent(out), optional :: mu, energy
       type(ovl_pdpurify_info), intent(out), optional :: info
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_create(ctxt, n, nel, nspin, h) bind(C, name='ovl_dm_create') result(rc)
+      import :: c_int, c_double, c_ptr
+      integer(c_int), value :: ctxt, n, nspin
+      real(c_double), value :: nel
+      type(c_ptr), intent(out) :: h
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_set(h, name, value) bind(C, name='ovl_dm_set') result(rc)
+      import :: c_int, c_char, c_ptr
+      type(c_ptr), value :: h
+      character(kind=c_char), intent(in) :: name(*), value(*)
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_get(h, name, buf, len) bind(C, name='ovl_dm_get') result(rc)
+      import :: c_int, c_char, c_ptr, c_size_t
+      type(c_ptr), value :: h
+      character(kind=c_char), intent(in) :: name(*)
+      character(kind=c_char), intent(out) :: buf(*)
+      integer(c_size_t), value :: len
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_set_overlap(h, s, descs) bind(C, name='ovl_dm_set_overlap') result(rc)
+      import :: c_int, c_double, c_ptr
+      type(c_ptr), value :: h
+      real(c_double), intent(in), optional :: s(*)
+      integer(c_int), intent(in), optional :: descs(9)
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_solve(h, ispin, f, descf, d, descd, w, descw) bind(C, name='ovl_dm_solve') result(rc)
+      import :: c_int, c_double, c_ptr
+      type(c_ptr), value :: h
+      integer(c_int), value :: ispin
+      real(c_double), intent(in) :: f(*)
+      integer(c_int), intent(in) :: descf(9), descd(9)
+      real(c_double), intent(inout) :: d(*)
+      real(c_double), intent(inout), optional :: w(*)
+      integer(c_int), intent(in), optional :: descw(9)
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_get_results(h, ispin, r) bind(C, name='ovl_dm_get_results') result(rc)
+      import :: c_int, c_ptr, ovl_dm_results
+      type(c_ptr), value :: h
+      integer(c_int), value :: ispin
+      type(ovl_dm_results), intent(out) :: r
+      integer(c_int) :: rc
+    end function
+
+    function c_dm_destroy(h) bind(C, name='ovl_dm_destroy') result(rc)
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: h
       integer(c_int) :: rc
     end function
 
@@ -140,6 +214,92 @@ contains
     do k = 1, size(info%plan)
       if (info%plan(k) == c_null_char) exit
       str(k:k) = info%plan(k)
+    end do
+  end function
+
+  ! ---- the density-matrix handle (ovl/dm.h) --------------------------------
+  ! As in C, with ierr last; ispin counts from 1 (1 .. nspin) as Fortran
+  ! arrays do (C's ispin = Fortran's - 1). COLLECTIVE: create, set_overlap,
+  ! solve, destroy (over the BLACS context's processes); LOCAL: set, get,
+  ! get_results.
+
+  subroutine ovl_dm_create(ctxt, n, n_electrons, nspin, h, ierr)
+    integer, intent(in) :: ctxt, n, nspin
+    real(c_double), intent(in) :: n_electrons
+    type(ovl_dm), intent(out) :: h
+    integer, intent(out) :: ierr
+    ierr = int(c_dm_create(int(ctxt, c_int), int(n, c_int), n_electrons, int(nspin, c_int), h%p))
+  end subroutine
+
+  ! An option by the command line's name, e.g. call ovl_dm_set(h, 'method', 'sp2acc', ierr).
+  subroutine ovl_dm_set(h, name, value, ierr)
+    type(ovl_dm), intent(in) :: h
+    character(len=*), intent(in) :: name, value
+    integer, intent(out) :: ierr
+    ierr = int(c_dm_set(h%p, trim(name) // c_null_char, trim(value) // c_null_char))
+  end subroutine
+
+  ! The option's value as ovl_dm_set takes it, blank-padded into value.
+  subroutine ovl_dm_get(h, name, value, ierr)
+    type(ovl_dm), intent(in) :: h
+    character(len=*), intent(in) :: name
+    character(len=*), intent(out) :: value
+    integer, intent(out) :: ierr
+    character(kind=c_char) :: buf(256)
+    integer :: k
+    ierr = int(c_dm_get(h%p, trim(name) // c_null_char, buf, int(size(buf), c_size_t)))
+    value = ' '
+    if (ierr /= OVL_OK) return
+    do k = 1, min(size(buf), len(value))
+      if (buf(k) == c_null_char) exit
+      value(k:k) = buf(k)
+    end do
+  end subroutine
+
+  ! S factorised once; without s and descs the basis is orthonormal again.
+  subroutine ovl_dm_set_overlap(h, ierr, s, descs)
+    type(ovl_dm), intent(in) :: h
+    integer, intent(out) :: ierr
+    real(c_double), intent(in), optional :: s(*)
+    integer(c_int), intent(in), optional :: descs(9)
+    ierr = int(c_dm_set_overlap(h%p, s, descs))
+  end subroutine
+
+  subroutine ovl_dm_solve(h, ispin, f, descf, d, descd, ierr, w, descw)
+    type(ovl_dm), intent(in) :: h
+    integer, intent(in) :: ispin
+    real(c_double), intent(in) :: f(*)
+    integer(c_int), intent(in) :: descf(9), descd(9)
+    real(c_double), intent(inout) :: d(*)
+    integer, intent(out) :: ierr
+    real(c_double), intent(inout), optional :: w(*)
+    integer(c_int), intent(in), optional :: descw(9)
+    ierr = int(c_dm_solve(h%p, int(ispin - 1, c_int), f, descf, d, descd, w, descw))
+  end subroutine
+
+  subroutine ovl_dm_get_results(h, ispin, r, ierr)
+    type(ovl_dm), intent(in) :: h
+    integer, intent(in) :: ispin
+    type(ovl_dm_results), intent(out) :: r
+    integer, intent(out) :: ierr
+    ierr = int(c_dm_get_results(h%p, int(ispin - 1, c_int), r))
+  end subroutine
+
+  subroutine ovl_dm_destroy(h, ierr)
+    type(ovl_dm), intent(inout) :: h
+    integer, intent(out) :: ierr
+    ierr = int(c_dm_destroy(h%p))
+  end subroutine
+
+  ! The characters of a NUL-terminated C string (r%plan, r%stop_reason).
+  function ovl_c_string(c) result(str)
+    character(kind=c_char), intent(in) :: c(:)
+    character(len=size(c)) :: str
+    integer :: k
+    str = ' '
+    do k = 1, size(c)
+      if (c(k) == c_null_char) exit
+      str(k:k) = c(k)
     end do
   end function
 

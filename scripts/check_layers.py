@@ -67,7 +67,7 @@ WHITEBOX = {
 # Public headers whose layer is neither a folder of src/ of the same name nor
 # the folder holding src/<layer>/<name>.c. None: an umbrella header that
 # stands for the headers it includes.
-HEADER_OWNER = {"ovl.h": None, "dist.h": None, "algo.h": None, "ssc.h": "kernels", "err.h": "schema"}
+HEADER_OWNER = {"ovl.h": None, "dist.h": None, "algo.h": None, "ssc.h": "kernels", "err.h": "schema", "dm.h": "entry"}
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<(ovl/[^>]+)>)')
 

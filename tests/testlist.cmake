@@ -51,6 +51,12 @@ if(OVL_SCALAPACK_LIB)
   target_link_libraries(test_pdpurify PRIVATE ${OVL_SCALAPACK_LIB})
   target_include_directories(test_pdpurify PRIVATE ${PROJECT_SOURCE_DIR}/bench/peers)
 endif()
+# The handle API (ovl/dm.h) against LAPACK's eigensolver, every grid shape of 1, 2 and 4 ranks
+if(TARGET test_pdpurify)
+  ovl_test(test_dm RANKS 1 2 4 TIMEOUT 120)
+  target_link_libraries(test_dm PRIVATE ${OVL_SCALAPACK_LIB})
+  target_include_directories(test_dm PRIVATE ${OVL_LAPACKE_INCLUDE})
+endif()
 # The README's examples of ovl_pdpurify (section "Use it from your code"):
 # the code blocks after "<!-- test: pdpurify-c -->" and "<!-- test:
 # pdpurify-fortran -->" become include files of the test programs.
@@ -89,6 +95,16 @@ if(OVL_SCALAPACK_LIB)
                 ${PROJECT_SOURCE_DIR}/data/c10h22_631g/fock.raw 134 41 ${OVL_PDP_F_CASES})
       set_tests_properties(test_pdpurify_f_np${np} PROPERTIES TIMEOUT 300 ENVIRONMENT "${OVL_TEST_ENV}"
         PROCESSORS ${np})
+    endforeach()
+    # the handle API from Fortran (ovl/dm.h through ovl_mod)
+    add_executable(test_dm_f test_dm_f.f90)
+    target_link_libraries(test_dm_f PRIVATE ovl_fortran ${OVL_SCALAPACK_LIB})
+    set_target_properties(test_dm_f PROPERTIES LINKER_LANGUAGE Fortran)
+    foreach(np 1 3)
+      add_test(NAME test_dm_f_np${np}
+        COMMAND ${MPIEXEC_EXECUTABLE} ${OVL_MPIEXEC_FLAGS} ${MPIEXEC_NUMPROC_FLAG} ${np} $<TARGET_FILE:test_dm_f>)
+      set_tests_properties(test_dm_f_np${np} PROPERTIES TIMEOUT 120 ENVIRONMENT "${OVL_TEST_ENV}" PROCESSORS ${np}
+        PASS_REGULAR_EXPRESSION "test_dm_f: [0-9]+ ranks: PASS")
     endforeach()
   else()
     message(STATUS "ovl: no Fortran compiler: test_pdpurify_f is not built")

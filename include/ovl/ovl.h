@@ -8,6 +8,7 @@
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dense.h"
+#include "ovl/dm.h"
 #include "ovl/dmat.h"
 #include "ovl/entry.h"
 #include "ovl/grid.h"

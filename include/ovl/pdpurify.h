@@ -46,6 +46,11 @@
  * with the eigensolver's to about 1e-10 relative. n_occ = 0 gives HOMO = lo,
  * n_occ = n gives LUMO = hi.
  *
+ * One call, one problem: S is factorised on every call. An SCF code that
+ * calls once per cycle keeps a handle instead (ovl/dm.h: S factorised once,
+ * a real electron count with occupation 2 or spin, options by name, the
+ * previous cycle's HOMO/LUMO for sp2acc); ovl_pdpurify runs the same steps.
+ *
  * Requires ScaLAPACK/BLACS at build time (OVL_HAVE_SCALAPACK, as
  * ovl_pdgemm); otherwise ovl_pdpurify returns OVL_ERR_UNSUPPORTED.
  * Descriptor integers are C int (ScaLAPACK's default integers). Not

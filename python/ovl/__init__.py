@@ -450,3 +450,6 @@ def _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcas
     if want_w:
         info["W"] = Wm
     return D, info
+
+
+from . import dm  # noqa: E402,F401  (the density-matrix handle, ovl/dm.h)
