@@ -329,6 +329,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_str(o, "precision", precision), ovl_record_set_str(o, "stop_reason", r->stop_reason);
     ovl_record_set_int(o, "iter_single", r->iter_single), ovl_record_set_int(o, "products", r->products);
     ovl_record_set_int(o, "accelerated", r->accelerated);
+    ovl_record_set_int(o, "fallback", r->fallback);
     ovl_record_set_num(o, "homo_estimate", j->po.homo), ovl_record_set_num(o, "lumo_estimate", j->po.lumo);
     ovl_record_set_int(o, "ndup", j->po.plan.ndup);
     ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));
