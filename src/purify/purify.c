@@ -430,9 +430,10 @@ static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
  *    true one) always does: then *end = 3 (start again from D0 with SP2);
  *  - ACC_NONE: plain SP2 (no estimates, or after such a fallback).
  * *branch: 0 or 1 for a step that was SP2's, 2 or 3 for a scaled one. */
-static const double k_acc_off = 0.01;   /* where the checks start (Ergo's deltaTurnOffAcc) */
-static const double k_acc_sp2 = 1e-8;   /* a fold moves eigenvalues by x^2/4: below rounding */
-static const double k_acc_slack = 0.01; /* slack of the trace tests (rounding of the traces, float32) */
+static const double k_acc_off = 0.01;        /* where the checks start (Ergo's deltaTurnOffAcc) */
+static const double k_acc_sp2 = 1e-8;        /* a fold moves eigenvalues by x^2/4: below rounding */
+static const double k_acc_sp2_single = 1e-3; /* the same in float32 */
+static const double k_acc_slack = 0.01;      /* slack of the trace tests (rounding of the traces, float32) */
 enum acc_phase { ACC_NONE, ACC_FOLD, ACC_CHECKED, ACC_SP2 };
 
 static ovl_err step_sp2acc(pstep *x, const double *v, int *branch, int *end) {
@@ -461,7 +462,9 @@ static ovl_err step_sp2acc(pstep *x, const double *v, int *branch, int *end) {
   else xo = 2.0 * b * xo - b * b * xo * xo, yo = (1.0 - b + b * yo) * (1.0 - b + b * yo);
   x->xo = xo, x->yo = yo;
   if (x->phase == ACC_FOLD && xo < k_acc_off && yo < k_acc_off) x->phase = ACC_CHECKED;
-  if (x->phase == ACC_CHECKED && xo < k_acc_sp2 && yo < k_acc_sp2) x->phase = ACC_SP2, x->xo = x->yo = 0.0;
+  /* float32 rounds at 1e-7: a fold below x = 1e-3 moves eigenvalues by less, and SP2's steps find its floor */
+  const double sp2_below = x->prec == OVL_PREC_SINGLE ? k_acc_sp2_single : k_acc_sp2;
+  if (x->phase == ACC_CHECKED && xo < sp2_below && yo < sp2_below) x->phase = ACC_SP2, x->xo = x->yo = 0.0;
   *branch = br + (s != 1.0 ? 2 : 0);
   if (s != 1.0) x->R->accelerated++;
   return OVL_OK;
