@@ -40,8 +40,8 @@
  *    its trace rule; then |tr D - n_occ| > 2 tr(D - D^2) (an eigenvalue on
  *    the wrong side of 1/2: an estimated gap beside the true one folded it
  *    there) starts again from D0 with SP2's steps (result.fallback; the
- *    products are counted), so wrong estimates cost products, never the
- *    answer. Below 1e-8 the fold is below rounding and the steps and the
+ *    products are counted): wrong estimates cost products, not the answer,
+ *    in every case tried (a check, not a proof). Below 1e-8 the fold is below rounding and the steps and the
  *    stopping rule are SP2's. Without estimates (NAN) the method is SP2.
  *    A restart continues without the acceleration.
  * Stopping. Canonical purification stops when ||D^2 - D||_F <= tol (default
