@@ -413,21 +413,23 @@ static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
  * b = 2 / (2 - y), its mirror image; the branch is the side whose estimate
  * is farther from its end (x >= y: branch 0; Ergo's rule). x and y follow
  * the step. The phases:
- *  - ACC_FOLD: x or y >= k_acc_check: folding, no check (the traces say
+ *  - ACC_FOLD: x or y >= k_acc_off: folding, no check (the traces say
  *    little while many eigenvalues are between 0 and 1);
- *  - ACC_CHECKED: x and y below k_acc_check: still folding (near the end a
+ *  - ACC_CHECKED: x and y below k_acc_off: still folding (near the end a
  *    fold squeezes [0, x] to [0, x^2/4], SP2's step to [0, x^2]), and every
  *    step checks that the estimates still bound the spectrum's images:
  *    virtuals in [0, x] and occupied in [1 - y, 1] give tr D - n_occ in
  *    [-n_occ y, (n - n_occ) x]. Outside it (estimates that did not bound the
  *    gap: too wide, or wrong) the steps become SP2's with its trace rule;
- *    once x and y are below k_acc_sp2 the fold is below rounding: SP2 too;
+ *    once x and y are below k_acc_sp2 (float32: k_acc_sp2_single) the
+ *    fold is below rounding: SP2 too;
  *  - ACC_SP2: SP2's steps, checked: an eigenvalue on the wrong side of 1/2
  *    makes |tr D - n_occ| exceed 2 tr(D - D^2) (sum min(t, 1 - t) <=
- *    2 sum t (1 - t) when every t is on its side), which no run with
- *    overlapping estimates reaches once folded, and which a fold of an
+ *    2 sum t (1 - t) when every t is on its side), which a fold of an
  *    occupied eigenvalue among the virtuals (an estimated gap beside the
- *    true one) always does: then *end = 3 (start again from D0 with SP2);
+ *    true one) brings about and overlapping estimates did not in any run
+ *    tried (docs/guides/purification.md): then *end = 3 (start again from
+ *    D0 with SP2);
  *  - ACC_NONE: plain SP2 (no estimates, or after such a fallback).
  * *branch: 0 or 1 for a step that was SP2's, 2 or 3 for a scaled one. */
 static const double k_acc_off = 0.01;        /* where the checks start (Ergo's deltaTurnOffAcc) */
