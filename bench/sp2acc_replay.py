@@ -9,13 +9,14 @@ eigenvalue alone): what HOMO/LUMO estimates made inside one call could give.
 3. a Lanczos run on F (40, 80, 120 steps, full reorthogonalisation, seeded start): the widest hole
    between Ritz values among those where the Lanczos quadrature counts n_occ +- 3 sigma levels below,
    and whether it overlaps the true gap.
-usage: bench/sp2acc_replay.py [DATA_DIR]   (/usr/bin/python3 with numpy)"""
+usage: bench/sp2acc_replay.py [DATA_DIR [SEED]]   (/usr/bin/python3 with numpy; SEED: Lanczos's start vector)"""
 import json
 import sys
 
 import numpy as np
 
 DATA = sys.argv[1] if len(sys.argv) > 1 else "data"
+SEED = int(sys.argv[2]) if len(sys.argv) > 2 else 20261128
 CASES = ["water_ccpvdz", "c10h22_631g", "h2o8_ccpvdz", "h2o24_ccpvdz", "c40h42_sto3g", "c40h42_lda_sto3g"]
 
 
@@ -106,7 +107,7 @@ for c in CASES:
     h, l = lam[nocc - 1], lam[nocc]
     out = []
     for m in (40, 80, 120):
-        th, wt = lanczos(F, m)
+        th, wt = lanczos(F, m, SEED)
         cnt = n * np.cumsum(wt)
         win = np.abs(cnt[:-1] - nocc) <= 3 * np.sqrt(nocc * (n - nocc) / n) + 2
         j = int(np.argmax(np.where(win, np.diff(th), -1)))
