@@ -34,7 +34,7 @@ module ovl_mod
 
   ! struct ovl_pdpurify_params
   type, bind(C), public :: ovl_pdpurify_params
-    integer(c_int) :: method    ! OVL_PURIFY_SP2 (default), OVL_PURIFY_SP2ACC, OVL_PURIFY_TRS4 or OVL_PURIFY_CANONICAL
+    integer(c_int) :: method    ! OVL_PURIFY_SP2ACC (default), OVL_PURIFY_SP2, OVL_PURIFY_TRS4 or OVL_PURIFY_CANONICAL
     integer(c_int) :: algo      ! SymmSquareCube algorithm of canonical purification (OVL_ALGO_AUTO)
     integer(c_int) :: ndup      ! lanes per communication phase (0: the planner's)
     integer(c_int) :: prec      ! OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED

@@ -15,7 +15,7 @@ runs on the same ranks and matrix size and prints its plan (ovl_plan_describe):
   ssc, sq    ovl purify (the flag, and OVL_OPTIONS); ovl_pdpurify from C
              (params.options, and OVL_OPTIONS, with --print-plan) and from
              Fortran (options=); Python ovl.purify (options=, and OVL_OPTIONS)
-             -- ssc with --method canonical, sq with sp2 (the default)
+             -- ssc with --method canonical, sq with --method sp2
 
 Checks: per family and case, every entry gives the same verdict; accepted,
 the same plan, which shows the knob's value when the algorithm that ran is

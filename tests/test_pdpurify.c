@@ -304,6 +304,37 @@ static void run_case(const grid *G, const fcase *c, int with_s, int mb, int nb, 
   free(F.a), free(S.a), free(D.a), free(W.a), free(Dr), free(Wr), free(Dg), free(eps);
 }
 
+/* An SCF loop's second call: the default method (SP2-ACC, SP2's steps without estimates) given the first
+ * call's info.homo and info.lumo needs at most 0.7 of its iterations for the same density (the same HOMO,
+ * LUMO and energy); estimates that miss the gap (inside the occupied levels) cost iterations, not the
+ * answer. */
+static void scf_second_call(const grid *G, const fcase *c) {
+  int n = c->n;
+  bc F = bc_new(G, n, 8, 8, 0, 0, 0), D = bc_new(G, n, 8, 8, 0, 0, 0);
+  bc_scatter(G, &F, c->F, n);
+  ovl_pdpurify_params prm = ovl_pdpurify_params_default();
+  T_CHECK(prm.method == OVL_PURIFY_SP2ACC, "default method %d", (int)prm.method);
+  ovl_pdpurify_info i0, i1, i2;
+  double e0 = 0, e1 = 0, e2 = 0;
+  T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, &e0, &i0));
+  prm.homo = i0.homo, prm.lumo = i0.lumo;
+  T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, &e1, &i1));
+  T_CHECK(100 * i1.iterations <= 70 * i0.iterations, "%s: %d iterations with the previous HOMO/LUMO, %d without",
+          c->name, i1.iterations, i0.iterations);
+  double g = 0.5 * (i0.lumo - i0.homo);
+  prm.homo = i0.homo - 3 * g, prm.lumo = i0.homo - g;
+  T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, &e2, &i2));
+  T_CHECK(i2.iterations > i0.iterations, "%s: %d iterations with estimates that miss the gap, %d without", c->name,
+          i2.iterations, i0.iterations);
+  T_CHECK(fabs(e1 - e0) <= 1e-10 * fabs(e0) && fabs(e2 - e0) <= 1e-10 * fabs(e0), "%s: energies %.15g %.15g %.15g",
+          c->name, e0, e1, e2);
+  T_CHECK(fabs(i1.homo - i0.homo) <= 1e-8 && fabs(i2.homo - i0.homo) <= 1e-8 && fabs(i1.lumo - i0.lumo) <= 1e-8 &&
+              fabs(i2.lumo - i0.lumo) <= 1e-8,
+          "%s: HOMO/LUMO %.12g/%.12g, %.12g/%.12g, %.12g/%.12g", c->name, i0.homo, i0.lumo, i1.homo, i1.lumo, i2.homo,
+          i2.lumo);
+  free(F.a), free(D.a);
+}
+
 /* Bad input: the same error on every rank, nothing hangs. */
 static void bad_input(const grid *G, const fcase *c) {
   int n = c->n;
@@ -437,6 +468,7 @@ int main(int argc, char **argv) {
         for (size_t x = 0; x < sizeof big / sizeof big[0]; x++)
           if (big_ok[x]) run_case(&G, &big[x], x == 0 ? S_PYSCF : S_NONE, 16, 16, 0, 0, 1, OVL_PURIFY_SP2);
         bad_input(&G, &water);
+        scf_second_call(&G, &water);
       }
       Cblacs_gridexit(G.ctxt);
     }

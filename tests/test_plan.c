@@ -335,7 +335,7 @@ static void test_purify_print(void) {
 
 /* Every family planned for P = 1..128 ranks (plan->P: no such run needed),
  * one grid per family and P, and ovl_pdpurify's plan the planner's: SP2
- * (the default) in the symmetric-square family, canonical in
+ * (the family of the default, SP2-ACC) in the symmetric-square family, canonical in
  * SymmSquareCube's. The deprecated ovl_sq_grid_dims is the SQ shape rule.
  * Rank 0 alone, over MPI_COMM_SELF. */
 static void test_entry_plans(void) {

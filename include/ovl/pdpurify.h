@@ -71,7 +71,8 @@ extern "C" {
 #endif
 
 typedef struct ovl_pdpurify_params {
-  ovl_purify_method method; /* default OVL_PURIFY_SP2; or OVL_PURIFY_SP2ACC, OVL_PURIFY_TRS4,
+  ovl_purify_method method; /* default OVL_PURIFY_SP2ACC (SP2's steps while homo and lumo are NAN); or
+                               OVL_PURIFY_SP2, OVL_PURIFY_TRS4,
                                OVL_PURIFY_CANONICAL (McWeeny is not accepted: it needs mu, not n_occ) */
   ovl_algo algo;            /* SymmSquareCube algorithm of canonical purification (OVL_ALGO_SSC3..6), or
                                OVL_ALGO_AUTO (default): the planner's (ovl_plan_resolve, family

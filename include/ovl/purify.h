@@ -34,10 +34,16 @@
  *    The fold keeps the eigenvalues' order, so the result is exact, whenever
  *    the estimated gap [homo, lumo] overlaps the true one (lumo above the
  *    true HOMO and homo below the true LUMO): estimates off by 2x cost a
- *    step or two, never the answer. Once x and y are below 0.01 the steps are
- *    SP2's (with its trace rule, which makes tr D = n_occ whatever the
- *    estimates were), and so is the stopping rule. Without estimates (NAN) the method
- *    is SP2. A restart continues without the acceleration.
+ *    few steps, never the answer. Once x and y are below 0.01 every step
+ *    checks the traces: tr D - n_occ outside [-n_occ y, (n - n_occ) x]
+ *    (the estimates did not bound the gap) turns the steps into SP2's with
+ *    its trace rule; then |tr D - n_occ| > 2 tr(D - D^2) (an eigenvalue on
+ *    the wrong side of 1/2: an estimated gap beside the true one folded it
+ *    there) starts again from D0 with SP2's steps (result.fallback; the
+ *    products are counted): wrong estimates cost products, not the answer,
+ *    in every case tried (a check, not a proof). Below 1e-8 the fold is below rounding and the steps and the
+ *    stopping rule are SP2's. Without estimates (NAN) the method is SP2.
+ *    A restart continues without the acceleration.
  * Stopping. Canonical purification stops when ||D^2 - D||_F <= tol (default
  * 1e-11), or when the error stops decreasing once below sqrt(tol) (three
  * iterations without halving it: the rounding floor). SP2, TRS4 and McWeeny
@@ -178,6 +184,8 @@ typedef struct ovl_purify_result {
   double t_symm;           /* seconds in making D exactly symmetric, (D + D^T) / 2 (ovl_dmat_symmetrize): D0, and
                               after every step of canonical and mcweeny, whose D^2 and D^3 are rounded apart */
   int accelerated;         /* SP2-ACC: the steps that used a scaled argument (a or b > 1) */
+  int fallback;            /* SP2-ACC: the iteration after which the estimates were found to miss the gap and the
+                              run started again from D0 with SP2's steps (its products counted), else 0 */
 } ovl_purify_result;
 
 /* Compute D from F. F is checked (finite, symmetric); D receives the

@@ -218,7 +218,7 @@ def _square(F, what):
     return np.asfortranarray(a), None
 
 
-def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
+def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
            bcast=True, layout="root", options=None, homo=None, lumo=None, S=None, W=False, mu=False):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
 
@@ -226,8 +226,8 @@ def purify(F, nocc, comm=None, method="sp2", algo="auto", ndup=None, precision="
     occupation 1: multiply by 2 for a closed-shell density). layout="root": F is an
     n x n numpy array on rank 0 (None elsewhere) and rank 0's nocc counts;
     layout="rows": F is this rank's block of rows (shape (rows, n)), every rank
-    passes the same nocc and options, and D comes back as this rank's rows. method: "sp2" (default),
-    "sp2acc" (SP2 accelerated by scale-and-fold), "trs4" or "canonical"; algo: "auto" (the planner) or an SSC algorithm name
+    passes the same nocc and options, and D comes back as this rank's rows. method: "sp2acc" (default:
+    SP2 accelerated by scale-and-fold, SP2's steps without homo and lumo), "sp2", "trs4" or "canonical"; algo: "auto" (the planner) or an SSC algorithm name
     ("alg3".."alg6", canonical only); ndup: lanes per communication phase (None: the
     planner's); precision: "double" or "mixed" (sp2, sp2acc, trs4); tol: 0 for the method's
     own stopping rule, else in [1e-14, 1e-2]; max_iter: iteration cap. homo, lumo: sp2acc's

@@ -239,8 +239,8 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
       {"mu", 0, OVL_OPT_DOUBLE, &v->mu, "MU", "chemical potential (mcweeny; between HOMO and LUMO)", NULL, 0, -1},
       {"max-iter", 0, OVL_OPT_INT, &v->max_iter, "N", "iteration cap", NULL, 1, 100000},
       {"homo", 0, OVL_OPT_DOUBLE, &v->homo, "E",
-       "sp2acc: an estimate of F's HOMO eigenvalue, with --lumo (the previous SCF cycle's; the estimated gap must "
-       "overlap the true one)",
+       "sp2acc: an estimate of F's HOMO eigenvalue, with --lumo (the previous SCF cycle's; an estimated gap that "
+       "misses the true one is detected and costs a restart with sp2's steps)",
        NULL, 0, -1},
       {"lumo", 0, OVL_OPT_DOUBLE, &v->lumo, "E", "sp2acc: an estimate of F's LUMO eigenvalue, with --homo", NULL, 0,
        -1},
@@ -329,6 +329,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_str(o, "precision", precision), ovl_record_set_str(o, "stop_reason", r->stop_reason);
     ovl_record_set_int(o, "iter_single", r->iter_single), ovl_record_set_int(o, "products", r->products);
     ovl_record_set_int(o, "accelerated", r->accelerated);
+    ovl_record_set_int(o, "fallback", r->fallback);
     ovl_record_set_num(o, "homo_estimate", j->po.homo), ovl_record_set_num(o, "lumo_estimate", j->po.lumo);
     ovl_record_set_int(o, "ndup", j->po.plan.ndup);
     ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));

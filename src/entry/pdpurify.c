@@ -34,9 +34,9 @@
 ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   ovl_pdpurify_params p;
   memset(&p, 0, sizeof p);
-  p.method = OVL_PURIFY_SP2;
-  p.algo = OVL_ALGO_AUTO; /* open: the planner's */
-  p.ndup = OVL_AUTO;      /* open: the planner's */
+  p.method = OVL_PURIFY_SP2ACC; /* SP2 step for step until homo and lumo are given */
+  p.algo = OVL_ALGO_AUTO;       /* open: the planner's */
+  p.ndup = OVL_AUTO;            /* open: the planner's */
   p.prec = OVL_PURIFY_PREC_DOUBLE;
   p.tol = 0.0;
   p.max_iter = 200;

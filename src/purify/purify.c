@@ -347,8 +347,10 @@ typedef struct pstep {
   ovl_purify_result *R;
   ovl_kstats ks;
   /* SP2-ACC: the images of the LUMO estimate (x, its distance from 0) and of
-   * the HOMO estimate (y, its distance from 1) under the steps so far */
+   * the HOMO estimate (y, its distance from 1) under the steps so far, and
+   * the phase (enum acc_phase) */
   double xo, yo;
+  int phase;
 } pstep;
 
 /* X2 = X^2 by the symmetric square on every rank (COLLECTIVE), timed as the kernel. */
@@ -408,18 +410,44 @@ static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
 
 /* SP2-ACC (see purify.h). Branch 0: D <- (1 - a + a D)^2, a = 2 / (2 - x),
  * which maps 0 and x to the same value; branch 1: D <- 2 b D - b^2 D^2,
- * b = 2 / (2 - y), its mirror image. While accelerating, the branch is the
- * side whose estimate is farther from its end (x >= y: branch 0; Ergo's
- * rule); once x and y are below k_acc_off, a = b = 1 and SP2's trace rule
- * picks it, which brings the trace to n_occ whatever the estimates were.
- * x and y follow the step. *branch: 0 or 1 for a step that was SP2's, 2 or
- * 3 for an accelerated one. */
-static const double k_acc_off = 0.01; /* x and y below it: SP2's steps (Ergo's deltaTurnOffAcc) */
+ * b = 2 / (2 - y), its mirror image; the branch is the side whose estimate
+ * is farther from its end (x >= y: branch 0; Ergo's rule). x and y follow
+ * the step. The phases:
+ *  - ACC_FOLD: x or y >= k_acc_off: folding, no check (the traces say
+ *    little while many eigenvalues are between 0 and 1);
+ *  - ACC_CHECKED: x and y below k_acc_off: still folding (near the end a
+ *    fold squeezes [0, x] to [0, x^2/4], SP2's step to [0, x^2]), and every
+ *    step checks that the estimates still bound the spectrum's images:
+ *    virtuals in [0, x] and occupied in [1 - y, 1] give tr D - n_occ in
+ *    [-n_occ y, (n - n_occ) x]. Outside it (estimates that did not bound the
+ *    gap: too wide, or wrong) the steps become SP2's with its trace rule;
+ *    once x and y are below k_acc_sp2 (float32: k_acc_sp2_single) the
+ *    fold is below rounding: SP2 too;
+ *  - ACC_SP2: SP2's steps, checked: an eigenvalue on the wrong side of 1/2
+ *    makes |tr D - n_occ| exceed 2 tr(D - D^2) (sum min(t, 1 - t) <=
+ *    2 sum t (1 - t) when every t is on its side), which a fold of an
+ *    occupied eigenvalue among the virtuals (an estimated gap beside the
+ *    true one) brings about and overlapping estimates did not in any run
+ *    tried (docs/guides/purification.md): then *end = 3 (start again from
+ *    D0 with SP2);
+ *  - ACC_NONE: plain SP2 (no estimates, or after such a fallback).
+ * *branch: 0 or 1 for a step that was SP2's, 2 or 3 for a scaled one. */
+static const double k_acc_off = 0.01;        /* where the checks start (Ergo's deltaTurnOffAcc) */
+static const double k_acc_sp2 = 1e-8;        /* a fold moves eigenvalues by x^2/4: below rounding */
+static const double k_acc_sp2_single = 1e-3; /* the same in float32 */
+static const double k_acc_slack = 0.01;      /* slack of the trace tests (rounding of the traces, float32) */
+enum acc_phase { ACC_NONE, ACC_FOLD, ACC_CHECKED, ACC_SP2 };
 
 static ovl_err step_sp2acc(pstep *x, const double *v, int *branch, int *end) {
-  (void)end;
-  const double a = 2.0 / (2.0 - x->xo), b = 2.0 / (2.0 - x->yo);
-  const int acc = x->xo > 0.0 || x->yo > 0.0;
+  const double r = v[V_TRD] - x->Ne, sm = v[V_TRD] - v[V_TRD2];
+  if (x->phase == ACC_CHECKED && !(r >= -x->Ne * x->yo - k_acc_slack && r <= (x->N - x->Ne) * x->xo + k_acc_slack))
+    x->phase = ACC_SP2, x->xo = x->yo = 0.0; /* not bounds: SP2's trace rule from here */
+  if (x->phase == ACC_SP2 && fabs(r) > 2.0 * sm + k_acc_slack) {
+    *end = 3; /* an eigenvalue folded to the wrong side: the estimated gap missed the true one */
+    return OVL_OK;
+  }
+  const int acc = x->phase == ACC_FOLD || x->phase == ACC_CHECKED;
+  const double a = acc ? 2.0 / (2.0 - x->xo) : 1.0, b = acc ? 2.0 / (2.0 - x->yo) : 1.0;
   const int br = acc ? (x->xo >= x->yo ? 0 : 1) : sp2_branch(x, v);
   const double s = br == 0 ? a : b;
   if (x->on0) {
@@ -435,7 +463,10 @@ static ovl_err step_sp2acc(pstep *x, const double *v, int *branch, int *end) {
   if (br == 0) xo = (1.0 - a + a * xo) * (1.0 - a + a * xo), yo = 2.0 * a * yo - a * a * yo * yo;
   else xo = 2.0 * b * xo - b * b * xo * xo, yo = (1.0 - b + b * yo) * (1.0 - b + b * yo);
   x->xo = xo, x->yo = yo;
-  if (x->xo < k_acc_off && x->yo < k_acc_off) x->xo = x->yo = 0.0; /* SP2 from here on */
+  if (x->phase == ACC_FOLD && xo < k_acc_off && yo < k_acc_off) x->phase = ACC_CHECKED;
+  /* float32 rounds at 1e-7: a fold below x = 1e-3 moves eigenvalues by less, and SP2's steps find its floor */
+  const double sp2_below = x->prec == OVL_PREC_SINGLE ? k_acc_sp2_single : k_acc_sp2;
+  if (x->phase == ACC_CHECKED && xo < sp2_below && yo < sp2_below) x->phase = ACC_SP2, x->xo = x->yo = 0.0;
   *branch = br + (s != 1.0 ? 2 : 0);
   if (s != 1.0) x->R->accelerated++;
   return OVL_OK;
@@ -551,8 +582,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   rc = ovl_err_agree(parent, rc);
   const double N = (double)n, Ne = (double)opts->nocc;
   int it = 0, prev_ckpt = -1;
-  double est[2] = {0.0, 0.0}; /* SP2-ACC: the estimates' images in D0, xo and yo (0: no acceleration) */
-  uint64_t fsum = 0;          /* F's checksum, recorded in checkpoints */
+  double est[2] = {0.0, 0.0};    /* SP2-ACC: the estimates' images in D0, xo and yo (0: no acceleration) */
+  double sp2map[2] = {0.0, 1.0}; /* SP2's D0 = (hmax I - F) / w: hmax and w (plane 0), for SP2-ACC's fallback */
+  uint64_t fsum = 0;             /* F's checksum, recorded in checkpoints */
   if (rc == OVL_OK && on0 && (opts->restart || opts->checkpoint_every > 0)) rc = ovl_dmat_checksum(F, &fsum);
   rc = ovl_err_agree(parent, rc);
   /* ---- D0 ---- */
@@ -582,6 +614,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     } else if (rc == OVL_OK) { /* SP2, SP2-ACC, TRS4: the spectrum mapped onto [0, 1], reversed */
       double w = hmax - hmin > 0 ? hmax - hmin : 1.0;
       affine(D, F, -1.0 / w, hmax / w);
+      sp2map[0] = hmax, sp2map[1] = w;
       if (method == OVL_PURIFY_SP2ACC && isfinite(opts->homo)) { /* the LUMO's image from 0, the HOMO's from 1 */
         est[0] = fmin(fmax((hmax - opts->lumo) / w, 0.0), 1.0 - k_acc_off);
         est[1] = fmin(fmax((opts->homo - hmin) / w, 0.0), 1.0 - k_acc_off);
@@ -599,6 +632,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   memset(&x, 0, sizeof x);
   x.D = D, x.D2 = D2, x.D3 = D3, x.T = T, x.sq = sq, x.prec = OVL_PREC_DOUBLE, x.on0 = on0, x.N = N, x.Ne = Ne;
   x.R = &R, x.xo = est[0], x.yo = est[1];
+  x.phase =
+      est[0] > 0.0 || est[1] > 0.0 ? (est[0] < k_acc_off && est[1] < k_acc_off ? ACC_CHECKED : ACC_FOLD) : ACC_NONE;
   if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart) x.prec = OVL_PREC_SINGLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
@@ -685,6 +720,16 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     rc = k_steps[method](&x, v, &branch, &end);
     if (end == 1) converged = 1, R.stop_reason = "rounding floor";
     else if (end == 2) failed = 2, R.stop_reason = "breakdown";
+    if (end == 3 && rc == OVL_OK) { /* SP2-ACC's estimates missed the gap: SP2 again from D0, the products counted */
+      if (on0) affine(D, F, -1.0 / sp2map[1], sp2map[0] / sp2map[1]);
+      rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
+      x.phase = ACC_NONE, x.xo = x.yo = 0.0, R.fallback = it;
+      if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED) x.prec = OVL_PREC_SINGLE;
+      e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1, best = INFINITY;
+      if (opts->verbose) ovl_log(OVL_LOG_INFO, "# iter %3d  the HOMO/LUMO estimates missed the gap: SP2 from D0\n", it);
+      if (rc != OVL_OK) break;
+      continue;
+    }
     if (end || rc != OVL_OK) break;
     branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
     if (!sqm) { /* D^2 and D^3 are symmetric only to rounding: D (D^2 is free now) made exactly so */
