@@ -135,9 +135,25 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
  * DESCC's context (the first call with a context creates ovl's context, as
  * ovl_pdgemm does). Errors (agreed): those of that creation (OVL_ERR_UNSUPPORTED,
  * OVL_ERR_ARG from $OVL_OPTIONS, OVL_ERR_MPI); OVL_ERR_ARG (verdict NULL). */
-enum { OVL_PDGEMM_RUN = 0, OVL_PDGEMM_SMALL = 1, OVL_PDGEMM_MEMORY = 2 };
+enum { OVL_PDGEMM_RUN = 0, OVL_PDGEMM_SMALL = 1, OVL_PDGEMM_MEMORY = 2, OVL_PDGEMM_ROUTE = 3 };
 ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
                         const double *beta, const int *desca, const int *descb, const int *descc, int *verdict);
+
+/* The same verdict with the sub-matrices' offsets (any of ia ... jc may be
+ * NULL: 1), which decide whether an operand's panels can travel straight in
+ * ScaLAPACK's layout, and the route ovl_pdgemm takes for this call
+ * (*route, may be NULL: OVL_ROUTE_LAYOUT, SUMMA on the caller's arrays with
+ * only the panels as workspace, or OVL_ROUTE_CONVERT, the operands converted
+ * to ovl's layout and C back; the faster by the cost model of those whose
+ * workspace is under the cap, the layout when neither is). OVL_OPTIONS
+ * --dropin-route forces it: scalapack gives OVL_PDGEMM_ROUTE (forward every
+ * call), layout or convert that route (OVL_PDGEMM_MEMORY when its workspace
+ * passes the cap). OVL_PDGEMM_MEMORY now means that neither route fits.
+ * COLLECTIVE and errors as ovl_pdgemm_pays. */
+ovl_err ovl_pdgemm_route(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                         const double *beta, const int *ia, const int *ja, const int *desca, const int *ib,
+                         const int *jb, const int *descb, const int *ic, const int *jc, const int *descc, int *verdict,
+                         int *route);
 
 /* Deprecated (kept for one release; use $OVL_OPTIONS): caller defaults,
  * constraints of every later call's plan under $OVL_OPTIONS' (an option
