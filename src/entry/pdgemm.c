@@ -318,6 +318,7 @@ enum { PD_PBLAS_NB = 32 };
 #define PD_CALL   50e-6
 #define PD_MARGIN 0.05
 #define PD_MEMCAP 0.3 /* default cap: this share of the operands' bytes per rank */
+enum { PD_MIN_PANEL = 32 }; /* the layout route's panels narrow down to this under the cap */
 
 static double gemm_time(double flops, double gamma, double kb) { return flops * gamma * (kb + PD_KHALF) / kb; }
 
@@ -340,7 +341,7 @@ static double summa_time(const pd_ctx *x, int p, int q, double M, double N, doub
  * of the grid. LOCAL. */
 static void decide(const pd_ctx *x, int ta, int tb, const int *m, const int *n, const int *k, const double *beta,
                    const int *ia, const int *ja, const int *desca, const int *ib, const int *jb, const int *descb,
-                   const int *ic, const int *jc, const int *descc, int *verdict, int *route) {
+                   const int *ic, const int *jc, const int *descc, int *verdict, int *route, int64_t *lay_b) {
   int nprow = 0, npcol = 0;
   ovl_grid2d_dims(x->g, &nprow, &npcol);
   double M = *m, N = *n, K = *k, P = (double)nprow * npcol;
@@ -371,7 +372,14 @@ static void decide(const pd_ctx *x, int ta, int tb, const int *m, const int *n, 
   double kblk = (double)(ta ? va.mb : va.nb), kblkb = (double)(tb ? vb.nb : vb.mb);
   double bl = b < kblk ? b : kblk;
   if (kblkb < bl) bl = kblkb;
+  /* under the cap the panels narrow (down to PD_MIN_PANEL) rather than the call going to ScaLAPACK */
   double ws_lay = ovl_i_bcsumma_memory(*m, *n, *k, (int64_t)bl, nprow, npcol, al_a, al_b, 1);
+  *lay_b = 0;
+  while (ws_lay > cap && bl > PD_MIN_PANEL) {
+    bl = ceil(bl / 2.0);
+    *lay_b = (int64_t)bl;
+    ws_lay = ovl_i_bcsumma_memory(*m, *n, *k, (int64_t)bl, nprow, npcol, al_a, al_b, 1);
+  }
   /* times */
   double t_scal = summa_time(x, nprow, npcol, M, N, K, PD_PBLAS_NB);
   double moved = M * K + K * N + M * N * (*beta != 0.0 ? 2.0 : 1.0);
@@ -399,9 +407,14 @@ static void decide(const pd_ctx *x, int ta, int tb, const int *m, const int *n, 
   case OVL_ROUTE_CONVERT: *route = OVL_ROUTE_CONVERT, *verdict = fit_conv ? OVL_PDGEMM_RUN : OVL_PDGEMM_MEMORY; return;
   default: break;
   }
-  if (!fit_lay && !fit_conv) *verdict = OVL_PDGEMM_MEMORY;
-  else if (x->want.dropin_min > 0) *verdict = small < x->want.dropin_min ? OVL_PDGEMM_SMALL : OVL_PDGEMM_RUN;
-  else *verdict = t_ovl < (1.0 - PD_MARGIN) * t_scal ? OVL_PDGEMM_RUN : OVL_PDGEMM_SMALL;
+  /* ScaLAPACK's when it is faster than the faster of ovl's routes (under the cap or not); else the cap */
+  double t_best = t_conv < t_lay ? t_conv : t_lay;
+  int by_model = x->want.dropin_min <= 0;
+  if (!by_model && small < x->want.dropin_min) *verdict = OVL_PDGEMM_SMALL;
+  else if (by_model && !(t_best < (1.0 - PD_MARGIN) * t_scal)) *verdict = OVL_PDGEMM_SMALL;
+  else if (!fit_lay && !fit_conv) *verdict = OVL_PDGEMM_MEMORY;
+  else if (by_model && !(t_ovl < (1.0 - PD_MARGIN) * t_scal)) *verdict = OVL_PDGEMM_MEMORY; /* what pays does not fit */
+  else *verdict = OVL_PDGEMM_RUN;
 }
 
 ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
@@ -431,7 +444,8 @@ ovl_err ovl_pdgemm_route(const char *transa, const char *transb, const int *m, c
   }
   pd_ctx *x = NULL;
   OVL_TRY(context_of(ctxt, nprow, npcol, myrow, mycol, &x));
-  decide(x, ta, tb, m, n, k, beta, ia, ja, desca, ib, jb, descb, ic, jc, descc, verdict, &rt);
+  int64_t lay_b = 0;
+  decide(x, ta, tb, m, n, k, beta, ia, ja, desca, ib, jb, descb, ic, jc, descc, verdict, &rt, &lay_b);
   if (route) *route = rt;
   return OVL_OK;
 }
@@ -461,12 +475,13 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   ovl_err rc = check_args(transa, transb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc, nprow,
                           npcol, myrow, mycol);
   int ta = 0, tb = 0, quick = 1, verdict = OVL_PDGEMM_RUN, route = OVL_ROUTE_CONVERT;
+  int64_t lay_b = 0; /* > 0: the layout's panel width narrowed to fit the cap */
   int64_t M = 0, N = 0, K = 0, lena = 0, lenb = 0, lenc = 0;
   if (rc == OVL_OK) {
     ta = trans_of(transa), tb = trans_of(transb);
     M = *m, N = *n, K = *k;
     quick = M == 0 || N == 0 || K == 0 || *alpha == 0.0;
-    if (!quick) decide(x, ta, tb, m, n, k, beta, ia, ja, desca, ib, jb, descb, ic, jc, descc, &verdict, &route);
+    if (!quick) decide(x, ta, tb, m, n, k, beta, ia, ja, desca, ib, jb, descb, ic, jc, descc, &verdict, &route, &lay_b);
     if (!quick && route == OVL_ROUTE_CONVERT) {
       lena = round8(ovl_dmat_local_len(g, M, K));
       lenb = round8(ovl_dmat_local_len(g, K, N));
@@ -487,8 +502,10 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   ovl_bcview vb = ovl_bcyclic_view(descb, *ib, *jb, tb ? N : K, tb ? K : N, (double *)b);
   if (route == OVL_ROUTE_LAYOUT) { /* SUMMA on the caller's arrays: no copy of A, B or C */
     ovl_plan plan = x->want;
-    rc = plan_of(x, M, N, K, default_panel(desca, ta), route, &plan); /* agreed */
+    int64_t bw = default_panel(desca, ta);
+    rc = plan_of(x, M, N, K, lay_b > 0 && lay_b < bw ? lay_b : bw, route, &plan); /* agreed */
     if (rc != OVL_OK) return rc;
+    if (lay_b > 0 && lay_b < plan.b) plan.b = lay_b;
     info.b = plan.b;
     ovl_plan_describe(&plan, info.plan, sizeof info.plan);
     double t1 = ovl_time();
