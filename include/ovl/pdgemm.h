@@ -16,13 +16,22 @@
  * Cblacs2sys_handle(h)). On the first call with a context, an ovl_grid2d of
  * the same shape over the same ranks is created and cached on that
  * communicator as an MPI attribute; it is destroyed when the BLACS context is
- * (Cblacs_gridexit/blacs_gridexit, Cblacs_exit/blacs_exit). Each call
- * redistributes sub(A), sub(B) and (when beta != 0) sub(C) from the
- * block-cyclic layout into ovl_dmat blocks with one MPI_Alltoallv each
- * (transposition, when op is 'T'/'C', is fused into that exchange), runs
- * ovl_summa, and redistributes C back with one MPI_Alltoallv. Only sub(C) is
- * written; the rest of C's local array (including rows past the local rows
- * when LLD is larger) is untouched.
+ * (Cblacs_gridexit/blacs_gridexit, Cblacs_exit/blacs_exit). Each call takes
+ * one of two routes, the faster by the cost model among those whose
+ * workspace fits the cap (ovl_pdgemm_route; OVL_OPTIONS --dropin-route
+ * layout|convert forces one):
+ *  - in ScaLAPACK's layout: SUMMA on the caller's arrays (panels of op(A)
+ *    broadcast along the grid rows, of op(B) along the columns, N_DUP lanes,
+ *    the next panel in flight during the current dgemm with lookahead; an
+ *    operand whose layout does not match C's, a transposed one for
+ *    instance, has each panel gathered whole and picked from); workspace:
+ *    the panels only, freed after the call;
+ *  - converted: sub(A), sub(B) and (when beta != 0) sub(C) are redistributed
+ *    from the block-cyclic layout into ovl_dmat blocks with one
+ *    MPI_Alltoallv each (transposition, when op is 'T'/'C', is fused into
+ *    that exchange), ovl_summa runs, and C goes back with one MPI_Alltoallv.
+ * Only sub(C) is written; the rest of C's local array (including rows past
+ * the local rows when LLD is larger) is untouched.
  *
  * The plan. SUMMA runs on the context's nprow x npcol grid; its N_DUP,
  * panel width, lookahead and collectives come from the planner
@@ -40,8 +49,8 @@
  * the BLACS context's). A plan is resolved once per distinct (m, n, k,
  * panel default) and kept with the context (no process-wide plan).
  *
- * The memory of the ovl_dmat operands and of the exchange buffers is one
- * process-wide workspace that only grows, so repeated calls do not allocate
+ * The memory of the converted route's ovl_dmat operands and of the exchange
+ * buffers is one process-wide workspace that only grows, so repeated calls do not allocate
  * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it. It
  * takes about as much as the operands themselves (A, B and C in ovl's
  * layout) plus the exchange buffers; ovl_pdgemm_pays tells a caller (the
