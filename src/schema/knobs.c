@@ -378,6 +378,7 @@ int ovl_knob_format(const ovl_plan *p, ovl_knob_id id, char *buf, size_t n) {
   case OVL_KNOB_BACKEND: return snprintf(buf, n, "%s", ovl_backend_name((ovl_backend)v));
   case OVL_KNOB_BCAST: return snprintf(buf, n, "%s", ovl_alg_name((ovl_alg)v));
   case OVL_KNOB_ARRIVAL: return snprintf(buf, n, "%s", v ? "on" : "off");
+  case OVL_KNOB_DROPIN_ROUTE: return snprintf(buf, n, "%s", v >= 0 && v <= OVL_ROUTE_CONVERT ? k_route[v] : "?");
   case OVL_KNOB_GRID:
     if (ovl_algo_is_3d(p->algo)) return snprintf(buf, n, "%dx%dx%d", p->s, p->s, p->c > 0 ? p->c : p->s);
     return snprintf(buf, n, "%dx%d", p->p, p->q);
