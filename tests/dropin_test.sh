@@ -24,9 +24,9 @@
 #      run as written on a copy of the program;
 #   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst of the launcher's MPI,
 #      Debian's scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded,
-#      its input cut to PDGEMM and PDSYMM (both SIDEs): every computational
-#      test passes and ovl handled its calls (the error-exit tests are
-#      forwarded);
+#      its input cut to PDGEMM and PDSYMM (both SIDEs), with the model's route
+#      and with --dropin-route layout: every computational test passes and
+#      ovl handled its calls (the error-exit tests are forwarded);
 #   6. tests/dropin_pdgemm.f90, the same kind of program in Fortran (hidden
 #      string lengths), built with the launcher's mpif90 and ScaLAPACK,
 #      plain and preloaded on 4 ranks (skipped without gfortran).
@@ -191,18 +191,23 @@ if [ -x "$pb" ] && [ -r "$dat" ]; then
   # only PDGEMM and PDSYMM; SIDE R and L
   sed -e '/^PDSYRK\|^PDSYR2K\|^PDTRMM\|^PDTRSM\|^PDGEADD\|^PDTRADD/s/ T\t/ F\t/' \
     -e "/values of SIDE/s/^.*\t\t/'R' 'L' 'R' 'L' 'R' 'R' 'L' 'R'\t\t/" "$dat" >"$tmp/pb/PDBLAS3TST.dat"
-  pbenv=()
-  for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all" ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
-    mapfile -t -O ${#pbenv[@]} pbenv < <(setenv "$v")
+  for route in auto layout; do # the model's route, then SUMMA on ScaLAPACK's layout forced
+    pbenv=()
+    for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all --dropin-route $route" \
+      ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
+      mapfile -t -O ${#pbenv[@]} pbenv < <(setenv "$v")
+    done
+    (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 "${pbenv[@]}" "$pb") \
+      >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst ($route)"; }
+    for r in PDGEMM PDSYMM; do
+      grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst ($route): $r not 16 of 16 passed"; }
+    done
+    grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst ($route): ovl did not run the 16 pdgemm tests"; }
+    grep -q "rank 0: pdsymm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst ($route): ovl did not run the 16 pdsymm tests"; }
+    [ $route = auto ] || grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 .* in_layout=16" "$tmp/pb.out" ||
+      { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst (layout): not every pdgemm test in ScaLAPACK's layout"; }
+    echo "dropin test: ScaLAPACK's dpb3tst, route $route: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
   done
-  (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 "${pbenv[@]}" "$pb") \
-    >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst"; }
-  for r in PDGEMM PDSYMM; do
-    grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst: $r not 16 of 16 passed"; }
-  done
-  grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdgemm tests"; }
-  grep -q "rank 0: pdsymm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdsymm tests"; }
-  echo "dropin test: ScaLAPACK's dpb3tst: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
 else
   echo "dropin test: ScaLAPACK's dpb3tst not installed (Debian: scalapack-mpi-test): skipped"
 fi
