@@ -186,8 +186,8 @@ ovl_err ovl_pdgemm_get_config(int *ndup, ovl_backend *backend, int64_t *panel);
 typedef struct ovl_pdgemm_info {
   double t_total;   /* seconds inside ovl_pdgemm */
   double t_setup;   /* grid lookup or creation, validation, workspace */
-  double t_in;      /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0) */
-  double t_out;     /* ovl_dmat -> block-cyclic exchange of C */
+  double t_in;      /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0); 0 in ScaLAPACK's layout */
+  double t_out;     /* ovl_dmat -> block-cyclic exchange of C; 0 in ScaLAPACK's layout */
   ovl_kstats summa; /* the SUMMA call: t_total, t_comm (broadcasts), t_comp (local dgemm), bytes, steps */
   int64_t b;        /* SUMMA panel width used (0 for quick returns) */
   int p, q;         /* grid shape (0 x 0 outside the grid) */
