@@ -126,15 +126,20 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
  * before each PDGEMM it intercepts). *verdict:
  *  OVL_PDGEMM_RUN     ovl_pdgemm is expected to beat ScaLAPACK's PDGEMM;
  *  OVL_PDGEMM_SMALL   it is not (the cost model: ScaLAPACK's SUMMA with
- *                     PBLAS's 32-wide panels against ovl's panels plus the
- *                     conversion block-cyclic -> ovl layout and back; rank-k
- *                     updates, mat-vec and small sizes fall here), or
+ *                     PBLAS's 32-wide panels against ovl's two routes,
+ *                     SUMMA on ScaLAPACK's layout and SUMMA after the
+ *                     conversion block-cyclic -> ovl layout and back;
+ *                     mat-vec and small sizes fall here), or
  *                     min(m, n, k) < --dropin-min N when OVL_OPTIONS gives it;
- *  OVL_PDGEMM_MEMORY  ovl's workspace (its copies of the three operands and
- *                     the exchange buffers) would pass the cap per rank:
- *                     OVL_OPTIONS --dropin-mem BYTES, else 0.3 x the bytes
- *                     per rank of the three matrices the descriptors name
- *                     (so peak memory stays within about 1.3x ScaLAPACK's).
+ *  OVL_PDGEMM_MEMORY  the workspace of every route that would pay passes
+ *                     the cap per rank (the converted route: copies of the
+ *                     three operands and the exchange buffers; the layout
+ *                     route: two buffers of each operand's panel, narrowed
+ *                     down to 32 wide first): OVL_OPTIONS --dropin-mem
+ *                     BYTES, else 0.3 x the bytes per rank of the three
+ *                     matrices the descriptors name (so peak memory stays
+ *                     within about 1.3x ScaLAPACK's);
+ *  OVL_PDGEMM_ROUTE   OVL_OPTIONS --dropin-route scalapack.
  * The verdict follows from arguments every process of the grid shares, rank
  * 0's OVL_OPTIONS and rank 0's measure of the dgemm rate (made once per
  * BLACS context, as the context itself; $OVL_MACHINE's gamma instead when
@@ -157,7 +162,7 @@ ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, co
  * workspace is under the cap, the layout when neither is). OVL_OPTIONS
  * --dropin-route forces it: scalapack gives OVL_PDGEMM_ROUTE (forward every
  * call), layout or convert that route (OVL_PDGEMM_MEMORY when its workspace
- * passes the cap). OVL_PDGEMM_MEMORY now means that neither route fits.
+ * passes the cap).
  * COLLECTIVE and errors as ovl_pdgemm_pays. */
 ovl_err ovl_pdgemm_route(const char *transa, const char *transb, const int *m, const int *n, const int *k,
                          const double *beta, const int *ia, const int *ja, const int *desca, const int *ib,
