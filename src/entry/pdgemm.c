@@ -307,16 +307,24 @@ static ovl_err check_args(const char *transa, const char *transb, const int *m, 
  *     PD_PBLAS_NB (PILAENV's 32: PBLAS cuts k into panels of that width
  *     whatever the descriptors' blocks), plus k/kbs steps of the two panel
  *     broadcasts (A's along the grid row, B's along the column);
- *   ovl: the same with ovl's panel b, plus the layout conversion: every
- *     operand entry that moves (A, B, C, and C again when beta != 0; 1/P of
- *     each per rank) is packed, sent and unpacked (3 passes over its bytes at
- *     the machine's beta), four MPI_Alltoallv (P - 1 latencies each) and
- *     PD_CALL seconds of set-up.
- * ovl runs when its time is below (1 - PD_MARGIN) of ScaLAPACK's. */
+ *   ovl converted: the same with ovl's panel b, plus the layout conversion:
+ *     every operand entry that moves (A, B, C, and C again when beta != 0;
+ *     1/P of each per rank) is packed, sent and unpacked (3 passes over its
+ *     bytes at the machine's beta), four MPI_Alltoallv (P - 1 latencies
+ *     each) and PD_CALL seconds of set-up;
+ *   ovl in ScaLAPACK's layout: the same SUMMA with b clipped at the blocks of
+ *     op(A)'s columns and op(B)'s rows, one pass over each rank's part of
+ *     A and B (packing), PD_CALL; an operand not laid out as C adds, per
+ *     panel, the broadcast of the whole panel along both grid dimensions
+ *     and one pass over the whole operand.
+ * ovl runs when its route's time is below (1 - PD_MARGIN) of ScaLAPACK's:
+ * 10 %, so that a shape where the model sees a small gain (a rank-64 update:
+ * one 64-wide panel against PBLAS's two of 32) stays with ScaLAPACK, whose
+ * time there is within the noise of ovl's. */
 enum { PD_PBLAS_NB = 32 };
 #define PD_KHALF  8.0
 #define PD_CALL   50e-6
-#define PD_MARGIN 0.05
+#define PD_MARGIN 0.10
 #define PD_MEMCAP 0.3 /* default cap: this share of the operands' bytes per rank */
 enum { PD_MIN_PANEL = 32 }; /* the layout route's panels narrow down to this under the cap */
 

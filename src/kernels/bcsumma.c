@@ -68,6 +68,7 @@ typedef struct {
   MPI_Comm tcom; /* along the target axis' dimension (not aligned: the gather) */
   MPI_Comm kcom; /* along the inner axis' dimension (not aligned: the broadcast) */
   double *buf[2], *full, *piece;
+  const double *use[2]; /* the panel of each slot: buf[s], or the owner's own storage when it is contiguous there */
   int *counts, *displs;
   int64_t c_lo; /* C's local start along the target axis on this process */
   axis ct;      /* C's target axis */
@@ -116,8 +117,14 @@ static ovl_err fetch(operand *o, panel pn, int s, const ovl_plan *plan, ovl_req 
   int ko = ax_owner(&o->k, pn.k0);
   int64_t lk = ax_local(&o->k, pn.k0), w = pn.w;
   double *dst = o->buf[s];
+  o->use[s] = dst;
   if (o->aligned) {
-    if (o->kdim_me == ko) pack(o, ax_lo(&o->t, o->tdim_me), o->nt, lk, w, dst);
+    if (o->kdim_me == ko) { /* the owner sends from its own storage when the panel is contiguous there */
+      int64_t t0 = ax_lo(&o->t, o->tdim_me), lld = o->v->lld;
+      int contiguous = !o->is_b ? o->nt == lld || w == 1 : w == lld || o->nt == 1;
+      if (contiguous) dst = o->v->data + (!o->is_b ? t0 + lk * lld : lk + t0 * lld), o->use[s] = dst;
+      else pack(o, t0, o->nt, lk, w, dst);
+    }
     st->bytes += 8 * o->nt * w, st->ncoll++;
     return ovl_lanes_ibcast(o->L, dst, o->nt * w, ko, &plan->coll, reqs);
   }
@@ -194,7 +201,7 @@ static ovl_err operand_init(operand *o, ovl_grid2d g, int is_b, int trans, const
   o->c_lo = ax_lo(&o->ct, cme);
   o->tcom = o->t_rows ? ovl_grid2d_col_comm(g) : ovl_grid2d_row_comm(g);
   o->kcom = o->t_rows ? ovl_grid2d_row_comm(g) : ovl_grid2d_col_comm(g);
-  int slots = plan->lookahead ? 2 : 1;
+  int slots = plan->lookahead && K > b ? 2 : 1; /* one panel: nothing to look ahead to */
   ovl_err rc = OVL_OK;
   size_t len = (size_t)(o->nt > 0 ? o->nt : 1) * (size_t)b;
   for (int s = 0; s < slots && rc == OVL_OK; s++)
@@ -248,7 +255,7 @@ ovl_err ovl_i_bcsumma(ovl_grid2d g, int ta, int tb, int64_t M, int64_t N, int64_
   ovl_req rq[2][2 * OVL_LANES_MAX];
   for (int s = 0; s < 2; s++)
     for (int r = 0; r < 2 * OVL_LANES_MAX; r++) rq[s][r] = OVL_REQ_NULL;
-  int la = plan->lookahead != 0, s = 0;
+  int la = plan->lookahead != 0 && K > b, s = 0;
   panel cur = next_panel(&A, &B, K, b, 0);
 #define FETCH(pn, slot)                                                                                                \
   do {                                                                                                                 \
@@ -268,7 +275,7 @@ ovl_err ovl_i_bcsumma(ovl_grid2d g, int ta, int tb, int64_t M, int64_t N, int64_
     double tc = ovl_time();
     st.t_comm += tc - tw;
     if (A.nt > 0 && B.nt > 0)
-      ovl_i_kern_dgemm(A.nt, B.nt, cur.w, alpha, A.buf[s], A.nt, B.buf[s], cur.w, cl, vc->lld,
+      ovl_i_kern_dgemm(A.nt, B.nt, cur.w, alpha, A.use[s], A.nt, B.use[s], cur.w, cl, vc->lld,
                        la && nxt.w > 0 ? 2 * OVL_LANES_MAX : 0, rq[1 - s]);
     st.t_comp += ovl_time() - tc;
     st.steps++;
