@@ -111,8 +111,9 @@ static panel next_panel(const operand *a, const operand *b, int64_t K, int64_t w
   return pn;
 }
 
-/* Posts (aligned) or fetches (not aligned) the panel of operand o into
- * o->buf[s]; aligned requests go to reqs[0..ndup-1]. */
+/* Posts (aligned) or fetches (not aligned) the panel of operand o for slot
+ * s: o->use[s] is where it will be (o->buf[s], or the owner's own storage);
+ * aligned requests go to reqs[0..ndup-1]. */
 static ovl_err fetch(operand *o, panel pn, int s, const ovl_plan *plan, ovl_req *reqs, ovl_kstats *st) {
   int ko = ax_owner(&o->k, pn.k0);
   int64_t lk = ax_local(&o->k, pn.k0), w = pn.w;

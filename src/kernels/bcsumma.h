@@ -26,8 +26,10 @@
  *    moves the whole panel to every process and has no overlap.
  *
  * Workspace: two buffers of each operand's local panel (one when lookahead
- * is off), plus one whole panel for an operand that is not aligned;
- * allocated and freed inside the call (ovl_bcsumma_memory says how much).
+ * is off or K fits one panel; an owner whose panel is contiguous in its
+ * own array broadcasts it from there), plus one whole panel for an operand
+ * that is not aligned; allocated and freed inside the call
+ * (ovl_i_bcsumma_memory bounds it).
  */
 #ifndef OVL_BCSUMMA_H
 #define OVL_BCSUMMA_H
