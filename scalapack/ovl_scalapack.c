@@ -5,9 +5,11 @@
  * arguments and semantics. A program gets them instead of ScaLAPACK's by
  * linking -lovl_scalapack before ScaLAPACK (-lscalapack-openmpi or
  * -lscalapack-mpich on Debian), or at run time with
- * LD_PRELOAD=libovl_scalapack.so. Each call runs on ovl (ovl_pdgemm: the
- * operands are redistributed to ovl's block layout and multiplied by SUMMA)
- * when it can, and is forwarded to the real ScaLAPACK routine when it cannot;
+ * LD_PRELOAD=libovl_scalapack.so. Each call runs on ovl (ovl_pdgemm, by the
+ * route ovl_pdgemm_route chooses: SUMMA on ScaLAPACK's own layout, whose
+ * workspace is only the panels, or the operands redistributed to ovl's
+ * block layout, multiplied by SUMMA and C converted back) when that pays
+ * and fits, and is forwarded to the real ScaLAPACK routine when it cannot;
  * the real routine is the next definition after this library in the lookup
  * order (dlsym(RTLD_NEXT)), or failing that the one in the ScaLAPACK library
  * it was built with (for the same MPI), opened by name.
@@ -21,13 +23,15 @@
  *                 return address lies in an object whose file name starts
  *                 with libscalapack, by dladdr); ScaLAPACK's own blocking
  *                 is left alone;
- *   small         ovl_pdgemm_pays: the cost model (or OVL_OPTIONS
+ *   small         ovl_pdgemm_route: the cost model (or OVL_OPTIONS
  *                 --dropin-min) says ScaLAPACK is faster for this shape
  *                 (rank-k updates, mat-vec, small sizes);
- *   memory        ovl_pdgemm_pays: ovl's workspace would pass the cap
- *                 (OVL_OPTIONS --dropin-mem; default 0.3 x the operands'
- *                 bytes per rank). The workspace is kept between calls, so
- *                 it never grows past the cap;
+ *   memory        ovl_pdgemm_route: the workspace of both of ovl's routes
+ *                 would pass the cap (OVL_OPTIONS --dropin-mem; default
+ *                 0.3 x the operands' bytes per rank), or of the one
+ *                 --dropin-route forces. The converted route's workspace is
+ *                 kept between calls, so it never grows past the cap;
+ *   route         OVL_OPTIONS --dropin-route scalapack;
  *   trans         TRANSA/TRANSB (PDSYMM: SIDE/UPLO) not a valid letter;
  *   descriptor    a descriptor neither of type 1 (BLOCK_CYCLIC_2D) nor of
  *                 PBLAS's type 2 with whole first blocks (IMB_ = MB_ and
@@ -43,7 +47,8 @@
  * Report: OVL_SCALAPACK_REPORT=1 prints, at exit of the process (an atexit
  * handler, so after MPI_Finalize; chosen over interposing MPI_Finalize, which
  * would export an MPI name and clash with profiling tools), the counts of
- * world rank 0 to stderr; OVL_SCALAPACK_REPORT=all prints every rank's. The
+ * world rank 0 to stderr (in_layout: the calls ovl ran on ScaLAPACK's
+ * layout); OVL_SCALAPACK_REPORT=all prints every rank's. The
  * counts are per process: PDGEMM is collective over a grid, so rank 0's
  * counts are those of every grid it belongs to.
  *
@@ -83,6 +88,7 @@ enum reason {
   R_INTERNAL,
   R_SMALL,
   R_MEMORY,
+  R_ROUTE,
   R_TRANS,
   R_DESC,
   R_CONTEXT,
@@ -92,13 +98,14 @@ enum reason {
   R_ERROR,
   R_COUNT
 };
-static const char *const reason_name[R_COUNT] = {"disabled", "internal",    "small",   "memory",
-                                                 "trans",    "descriptor",  "context", "replicated",
-                                                 "invalid",  "unsupported", "error"};
+static const char *const reason_name[R_COUNT] = {"disabled",   "internal", "small",       "memory",
+                                                 "route",      "trans",    "descriptor",  "context",
+                                                 "replicated", "invalid",  "unsupported", "error"};
 static const char *const reason_text[R_COUNT] = {"OVL_SCALAPACK_DISABLE is set",
                                                  "called from inside ScaLAPACK (PDGETRF, PDPOTRF...)",
                                                  "ScaLAPACK is faster here (cost model, or OVL_OPTIONS --dropin-min)",
                                                  "workspace over the cap (OVL_OPTIONS --dropin-mem)",
+                                                 "OVL_OPTIONS --dropin-route scalapack",
                                                  "TRANS/SIDE/UPLO not a valid letter",
                                                  "descriptor not type 1, nor type 2 with IMB = MB, INB = NB",
                                                  "operands in different BLACS contexts",
@@ -114,7 +121,7 @@ static struct {
   int init;
   int disabled, report; /* report: 0 none, 1 rank 0, 2 every rank */
   int rank;             /* MPI_COMM_WORLD rank, -1 if unknown */
-  long calls[F_COUNT], by_ovl[F_COUNT], forwarded[F_COUNT][R_COUNT];
+  long calls[F_COUNT], by_ovl[F_COUNT], by_layout[F_COUNT], forwarded[F_COUNT][R_COUNT];
   void *lib; /* dlopen handle of the fallback ScaLAPACK, if opened */
 } g = {.rank = -1};
 
@@ -124,8 +131,8 @@ static void report(void) {
     if (f == F_SYMM && g.calls[f] == 0) continue;
     long fwd = 0;
     for (int r = 0; r < R_COUNT; r++) fwd += g.forwarded[f][r];
-    fprintf(stderr, "ovl_scalapack: rank %d: %s calls=%ld ovl=%ld forwarded=%ld\n", g.rank, routine_name[f], g.calls[f],
-            g.by_ovl[f], fwd);
+    fprintf(stderr, "ovl_scalapack: rank %d: %s calls=%ld ovl=%ld forwarded=%ld in_layout=%ld\n", g.rank,
+            routine_name[f], g.calls[f], g.by_ovl[f], fwd, g.by_layout[f]);
     for (int r = 0; r < R_COUNT; r++)
       if (g.forwarded[f][r])
         fprintf(stderr, "ovl_scalapack: rank %d: %s forwarded reason=%s count=%ld (%s)\n", g.rank, routine_name[f],
@@ -264,17 +271,21 @@ void pdgemm_(const char *transa, const char *transb, const int *m, const int *n,
   else why = pre_check(descs, d);
   if (why == R_COUNT) {
     int verdict = OVL_PDGEMM_RUN;
-    ovl_err rc = ovl_pdgemm_pays(transa, transb, m, n, k, beta, d[0], d[1], d[2], &verdict);
+    int route = OVL_ROUTE_CONVERT;
+    ovl_err rc =
+        ovl_pdgemm_route(transa, transb, m, n, k, beta, ia, ja, d[0], ib, jb, d[1], ic, jc, d[2], &verdict, &route);
     if (rc != OVL_OK) why = after_ovl(rc);
     else if (verdict == OVL_PDGEMM_SMALL) why = R_SMALL;
     else if (verdict == OVL_PDGEMM_MEMORY) why = R_MEMORY;
-  }
-  if (why == R_COUNT)
-    why =
-        after_ovl(ovl_pdgemm(transa, transb, m, n, k, alpha, a, ia, ja, d[0], b, ib, jb, d[1], beta, c, ic, jc, d[2]));
-  if (why == R_COUNT) {
-    g.by_ovl[F_GEMM]++;
-    return;
+    else if (verdict == OVL_PDGEMM_ROUTE) why = R_ROUTE;
+    if (why == R_COUNT)
+      why = after_ovl(
+          ovl_pdgemm(transa, transb, m, n, k, alpha, a, ia, ja, d[0], b, ib, jb, d[1], beta, c, ic, jc, d[2]));
+    if (why == R_COUNT) {
+      g.by_ovl[F_GEMM]++;
+      g.by_layout[F_GEMM] += route == OVL_ROUTE_LAYOUT;
+      return;
+    }
   }
   g.forwarded[F_GEMM][why]++;
   static pdgemm_fn real;

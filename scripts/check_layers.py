@@ -54,7 +54,9 @@ ORDER = [
 # Private headers a room offers to the rooms above it (rule (b)), with the
 # reason. They stay in src/ and are not installed.
 SHARED = {
-    "src/dmat/bcyclic.h": "the exchange with ScaLAPACK's block-cyclic layout, for ovl_pdgemm (entry)",
+    "src/dmat/bcyclic.h": "the exchange with ScaLAPACK's block-cyclic layout, for ovl_pdgemm (entry) and the SUMMA"
+    " on that layout (kernels)",
+    "src/kernels/bcsumma.h": "SUMMA on ScaLAPACK's block-cyclic layout, for ovl_pdgemm (entry)",
 }
 
 # Files outside src/ allowed to include a private header, with the reason.

@@ -10,6 +10,9 @@
 #      which stays ScaLAPACK's) with the same checksums, and the report
 #      (OVL_SCALAPACK_REPORT=1) shows every call handled by ovl but the one
 #      with a descriptor ovl does not take (forwarded, reason "descriptor");
+#   2a. --dropin-route layout (SUMMA on ScaLAPACK's layout, no conversion)
+#      on 1, 2 and 4 ranks and --dropin-route convert on 4: same checksums,
+#      every non-empty call in the forced route (report's in_layout);
 #   2b. the default options on 4 ranks: the program's small products are
 #      left to ScaLAPACK (reasons "small" or "memory", no call on ovl), same
 #      checksums; --dropin-min 50 forwards exactly the cases below 50;
@@ -21,9 +24,9 @@
 #      run as written on a copy of the program;
 #   5. ScaLAPACK's own PBLAS level-3 tester (dpb3tst of the launcher's MPI,
 #      Debian's scalapack-mpi-test; skipped if absent) on 4 ranks, preloaded,
-#      its input cut to PDGEMM and PDSYMM (both SIDEs): every computational
-#      test passes and ovl handled its calls (the error-exit tests are
-#      forwarded);
+#      its input cut to PDGEMM and PDSYMM (both SIDEs), with the model's route
+#      and with --dropin-route layout: every computational test passes and
+#      ovl handled its calls (the error-exit tests are forwarded);
 #   6. tests/dropin_pdgemm.f90, the same kind of program in Fortran (hidden
 #      string lengths), built with the launcher's mpif90 and ScaLAPACK,
 #      plain and preloaded on 4 ranks (skipped without gfortran).
@@ -93,6 +96,24 @@ for np in 1 4 6; do
     grep -q "rank 0: pdgemm forwarded reason=descriptor count=1 " "$tmp/$v$np" || fail "$v on $np ranks: no reason=descriptor count=1"
     echo "dropin test: np=$np $v: PASS, same checksums as plain, $r"
   done
+done
+
+# ---- 2a. each of ovl's routes forced: SUMMA on ScaLAPACK's layout (1, 2 and 4 ranks:
+# grids 1x1, 2x1, 2x2, 1x3) and the conversion to ovl's layout (4 ranks) -----
+run 2 "$tmp/plain2" -- "$plain"
+for rt in layout:1 layout:2 layout:4 convert:4; do
+  np=${rt#*:} route=${rt%:*}
+  run "$np" "$tmp/$route$np" LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all --dropin-route $route" -- "$plain"
+  same_sums "$tmp/plain$np" "$tmp/$route$np"
+  r=$(grep -o "rank 0: pdgemm calls=[0-9]* ovl=[0-9]* forwarded=[0-9]* in_layout=[0-9]*" "$tmp/$route$np") ||
+    fail "$route on $np ranks: no report"
+  calls=$(sed 's/.*calls=\([0-9]*\).*/\1/' <<<"$r") by=$(sed 's/.*ovl=\([0-9]*\).*/\1/' <<<"$r")
+  lay=$(sed 's/.*in_layout=\([0-9]*\).*/\1/' <<<"$r")
+  [ "$by" = $((calls - 1)) ] || fail "$route on $np ranks: ovl did not handle every call but one: $r"
+  # in layout: every call but the empty ones (m, n or k = 0: 3 per grid) and the forwarded one
+  if [ "$route" = layout ]; then want=$((by - 3 * (calls - 1) / 16)); else want=0; fi
+  [ "$lay" = "$want" ] || fail "$route on $np ranks: $lay calls in ScaLAPACK's layout, expected $want: $r"
+  echo "dropin test: --dropin-route $route on $np ranks: PASS, same checksums as plain, $r"
 done
 
 # ---- 2b. default options: small products stay with ScaLAPACK ---------------
@@ -170,18 +191,23 @@ if [ -x "$pb" ] && [ -r "$dat" ]; then
   # only PDGEMM and PDSYMM; SIDE R and L
   sed -e '/^PDSYRK\|^PDSYR2K\|^PDTRMM\|^PDTRSM\|^PDGEADD\|^PDTRADD/s/ T\t/ F\t/' \
     -e "/values of SIDE/s/^.*\t\t/'R' 'L' 'R' 'L' 'R' 'R' 'L' 'R'\t\t/" "$dat" >"$tmp/pb/PDBLAS3TST.dat"
-  pbenv=()
-  for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all" ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
-    mapfile -t -O ${#pbenv[@]} pbenv < <(setenv "$v")
+  for route in auto layout; do # the model's route, then SUMMA on ScaLAPACK's layout forced
+    pbenv=()
+    for v in LD_PRELOAD="$preload" OVL_SCALAPACK_REPORT=1 OVL_OPTIONS="$all --dropin-route $route" \
+      ${asan:+ASAN_OPTIONS=detect_leaks=0}; do
+      mapfile -t -O ${#pbenv[@]} pbenv < <(setenv "$v")
+    done
+    (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 "${pbenv[@]}" "$pb") \
+      >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst ($route)"; }
+    for r in PDGEMM PDSYMM; do
+      grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst ($route): $r not 16 of 16 passed"; }
+    done
+    grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst ($route): ovl did not run the 16 pdgemm tests"; }
+    grep -q "rank 0: pdsymm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst ($route): ovl did not run the 16 pdsymm tests"; }
+    [ $route = auto ] || grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 .* in_layout=16" "$tmp/pb.out" ||
+      { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst (layout): not every pdgemm test in ScaLAPACK's layout"; }
+    echo "dropin test: ScaLAPACK's dpb3tst, route $route: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
   done
-  (cd "$tmp/pb" && "$mpiexec" "${flags[@]}" -n 4 "${pbenv[@]}" "$pb") \
-    >"$tmp/pb.out" 2>&1 || { tail -20 "$tmp/pb.out"; fail "dpb3tst"; }
-  for r in PDGEMM PDSYMM; do
-    grep -q "|  $r  *16  *16  *0  *0" "$tmp/pb.out" || { grep '|  PD' "$tmp/pb.out"; fail "dpb3tst: $r not 16 of 16 passed"; }
-  done
-  grep -q "rank 0: pdgemm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdgemm tests"; }
-  grep -q "rank 0: pdsymm calls=[0-9]* ovl=16 " "$tmp/pb.out" || { grep ovl_scalapack "$tmp/pb.out"; fail "dpb3tst: ovl did not run the 16 pdsymm tests"; }
-  echo "dropin test: ScaLAPACK's dpb3tst: PDGEMM and PDSYMM 16/16 passed, $(grep -o 'pdgemm calls=.*' "$tmp/pb.out" | head -1)"
 else
   echo "dropin test: ScaLAPACK's dpb3tst not installed (Debian: scalapack-mpi-test): skipped"
 fi

@@ -117,7 +117,8 @@ CMDS = {
         "--bcast-alg": ["auto", "binomial", "chain", "hier", "x"], "-M": SIZES, "-i": SMALL, "-x": SMALL,
         "--alpha": DOUBLES, "--beta": DOUBLES, "-s": INTS, "-c": None,
         "--check-mode": ["auto", "exact", "prob", "x"], "--tol": DOUBLES, "-t": OUT_FILES, "-j": None,
-        "-q": None, "--plan": PLANS, "--dropin-min": INTS, "--dropin-mem": SIZES}),
+        "-q": None, "--plan": PLANS, "--dropin-min": INTS, "--dropin-mem": SIZES,
+        "--dropin-route": ["auto", "layout", "scalapack", "x", ""]}),
     "purify": (["--fock", F("fock.raw"), "--nocc", "5", "-q"], {
         "--fock": IN_FILES, "--nocc": INTS, "--method": ["canonical", "mcweeny", "trs2", "x"], "--mu": DOUBLES,
         "--algo": ["alg3", "alg4", "alg5", "alg6", "auto", "x"], "--ndup": ND,

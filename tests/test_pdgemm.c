@@ -11,7 +11,11 @@
  * outside the grid, MB/NB in {1, 3, 8, 64} chosen per matrix, sizes in
  * {1, 7, 33, 100}, all four trans combinations, IA/JA offsets, alpha/beta
  * values (beta == 0 with NaNs in C), quick returns, a non-default config,
- * and bad input (same code and message on every process of the grid). */
+ * and bad input (same code and message on every process of the grid).
+ * test_pdgemm layout | convert: part 2 alone with OVL_OPTIONS="--dropin-route
+ * ROUTE", every product by that route (SUMMA on ScaLAPACK's layout, or the
+ * conversion to ovl's layout and back). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +38,8 @@ static int rnd(int n) {
   return (int)((g_rng >> 33) % (uint64_t)n);
 }
 static int pick(const int *v, int n) { return v[rnd(n)]; }
+/* 0: ovl_pdgemm's own route; 2 layout, 3 convert: forced by OVL_OPTIONS (argument "layout" or "convert") */
+static int g_route;
 
 /* The test's own block-cyclic arithmetic (ScaLAPACK's NUMROC and INDXL2G),
  * independent of src/dmat/bcyclic.c. */
@@ -244,6 +250,9 @@ static void gemm_case(const grid_ctx *G, const char *ta, const char *tb, int m, 
     T_CHECK(info.p == G->nprow && info.q == G->npcol && info.b > 0 && info.summa.steps > 0 && info.t_total > 0,
             "last info: grid %dx%d b=%lld steps=%lld t=%g", info.p, info.q, (long long)info.b,
             (long long)info.summa.steps, info.t_total);
+    if (g_route) /* the forced route ran: no conversion in layout, C converted back otherwise */
+      T_CHECK(g_route == 2 ? info.t_in == 0.0 && info.t_out == 0.0 : info.t_out > 0.0,
+              "--dropin-route %s: t_in=%g t_out=%g", g_route == 2 ? "layout" : "convert", info.t_in, info.t_out);
   }
   g_cases++;
   tmat_free(&A);
@@ -439,7 +448,15 @@ int main(int argc, char **argv) {
   int P = 1, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  part1(P);
+  if (argc > 1) { /* part 2 alone, every call in the route named: SUMMA on ScaLAPACK's layout, or converted */
+    g_route = strcmp(argv[1], "layout") == 0 ? 2 : strcmp(argv[1], "convert") == 0 ? 3 : -1;
+    if (g_route < 0) {
+      if (rank == 0) fprintf(stderr, "usage: test_pdgemm [layout|convert]\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    setenv("OVL_OPTIONS", g_route == 2 ? "--dropin-route layout" : "--dropin-route convert", 1);
+  }
+  if (!g_route) part1(P);
 #ifdef OVL_TEST_HAVE_SCALAPACK
   part2(P);
   if (rank == 0) printf("test_pdgemm: %d ovl_pdgemm cases compared with pdgemm_\n", g_cases);

@@ -7,16 +7,17 @@
 #
 #   bench/peers/dropin_shapes.sh [BUILD_DIR]      (default: build)
 #   env: NP=2 REPS=5 NB=256 MPI=openmpi|mpich
-#        VARIANTS="plain dropin nocap"  (nocap: preloaded with
-#        OVL_OPTIONS="--dropin-mem 1024G", no memory cap)
+#        VARIANTS="plain dropin"  (also: nocap, preloaded with
+#        OVL_OPTIONS="--dropin-mem 1024G", no memory cap; layout and
+#        convert, preloaded with --dropin-route layout / convert)
 #
 # Each run is one launch: one warm-up call and one timed call (the MAX over
 # ranks), the peak RSS of the ranks (MAX), a check of C. The variants run
 # interleaved (shape by shape, repetition by repetition), so a change of
 # load hits them alike. Prints the load average at start and end, then a
-# Markdown table: medians over REPS of the time and the peak RSS, and the
-# ratios plain / preloaded (> 1: the drop-in is faster) and RSS preloaded /
-# plain.
+# Markdown table: min and median over REPS of the time, the median peak
+# RSS, and the ratios plain / preloaded of the mins and of the medians
+# (> 1: the drop-in is faster) and RSS preloaded / plain.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,7 +28,7 @@ for f in "$exe" "$lib"; do
   [ -e "$f" ] || { echo "dropin_shapes.sh: $f not found (build with ScaLAPACK)" >&2; exit 2; }
 done
 . "$root/scripts/env.sh"
-NP=${NP:-2} REPS=${REPS:-5} NB=${NB:-256} VARIANTS=${VARIANTS:-"plain dropin nocap"}
+NP=${NP:-2} REPS=${REPS:-5} NB=${NB:-256} VARIANTS=${VARIANTS:-"plain dropin"}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -57,6 +58,7 @@ for rep in $(seq "$REPS"); do
         plain) ;;
         dropin) setenv LD_PRELOAD "$lib" ;;
         nocap) setenv LD_PRELOAD "$lib" && setenv OVL_OPTIONS "--dropin-mem 1024G" ;;
+        layout | convert) setenv LD_PRELOAD "$lib" && setenv OVL_OPTIONS "--dropin-route $v" ;;
       esac
       line=$("$root/scripts/mpirun.sh" "$NP" "${env[@]}" "$exe" "${args[@]}" 2>&1 | grep -E "^(shape|lu) ")
       grep -qE "( |=)ok$" <<<"$line" || { echo "dropin_shapes.sh: WRONG: $v ${shapes[$s]}: $line" >&2; exit 1; }
@@ -75,13 +77,17 @@ for line in open(runs):
     t.setdefault((int(s), v), []).append(float(tt))
     r.setdefault((int(s), v), []).append(float(rr))
 med = lambda d, k: statistics.median(d[k])
-head = ["shape"] + [f"{v} s" for v in variants] + [f"{v} RSS MB" for v in variants]
-head += [f"plain/{v}" for v in variants if v != "plain"] + [f"RSS {v}/plain" for v in variants if v != "plain"]
+low = lambda d, k: min(d[k])
+others = [v for v in variants if v != "plain"]
+head = ["shape"] + [f"{v} s min / med" for v in variants] + [f"{v} RSS MB" for v in variants]
+head += [f"plain/{v} min / med" for v in others] + [f"RSS {v}/plain" for v in others]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for i, name in enumerate(shapes):
-    row = [name] + ["%.4f" % med(t, (i, v)) for v in variants] + ["%.0f" % med(r, (i, v)) for v in variants]
-    row += ["%.2f" % (med(t, (i, "plain")) / med(t, (i, v))) for v in variants if v != "plain"]
-    row += ["%.2f" % (med(r, (i, v)) / med(r, (i, "plain"))) for v in variants if v != "plain"]
+    row = [name] + ["%.4f / %.4f" % (low(t, (i, v)), med(t, (i, v))) for v in variants]
+    row += ["%.0f" % med(r, (i, v)) for v in variants]
+    row += ["%.2f / %.2f" % (low(t, (i, "plain")) / low(t, (i, v)), med(t, (i, "plain")) / med(t, (i, v)))
+            for v in others]
+    row += ["%.2f" % (med(r, (i, v)) / med(r, (i, "plain"))) for v in others]
     print("| " + " | ".join(row) + " |")
 PY

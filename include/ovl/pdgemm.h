@@ -16,13 +16,22 @@
  * Cblacs2sys_handle(h)). On the first call with a context, an ovl_grid2d of
  * the same shape over the same ranks is created and cached on that
  * communicator as an MPI attribute; it is destroyed when the BLACS context is
- * (Cblacs_gridexit/blacs_gridexit, Cblacs_exit/blacs_exit). Each call
- * redistributes sub(A), sub(B) and (when beta != 0) sub(C) from the
- * block-cyclic layout into ovl_dmat blocks with one MPI_Alltoallv each
- * (transposition, when op is 'T'/'C', is fused into that exchange), runs
- * ovl_summa, and redistributes C back with one MPI_Alltoallv. Only sub(C) is
- * written; the rest of C's local array (including rows past the local rows
- * when LLD is larger) is untouched.
+ * (Cblacs_gridexit/blacs_gridexit, Cblacs_exit/blacs_exit). Each call takes
+ * one of two routes, the faster by the cost model among those whose
+ * workspace fits the cap (ovl_pdgemm_route; OVL_OPTIONS --dropin-route
+ * layout|convert forces one):
+ *  - in ScaLAPACK's layout: SUMMA on the caller's arrays (panels of op(A)
+ *    broadcast along the grid rows, of op(B) along the columns, N_DUP lanes,
+ *    the next panel in flight during the current dgemm with lookahead; an
+ *    operand whose layout does not match C's, a transposed one for
+ *    instance, has each panel gathered whole and picked from); workspace:
+ *    the panels only, freed after the call;
+ *  - converted: sub(A), sub(B) and (when beta != 0) sub(C) are redistributed
+ *    from the block-cyclic layout into ovl_dmat blocks with one
+ *    MPI_Alltoallv each (transposition, when op is 'T'/'C', is fused into
+ *    that exchange), ovl_summa runs, and C goes back with one MPI_Alltoallv.
+ * Only sub(C) is written; the rest of C's local array (including rows past
+ * the local rows when LLD is larger) is untouched.
  *
  * The plan. SUMMA runs on the context's nprow x npcol grid; its N_DUP,
  * panel width, lookahead and collectives come from the planner
@@ -40,8 +49,8 @@
  * the BLACS context's). A plan is resolved once per distinct (m, n, k,
  * panel default) and kept with the context (no process-wide plan).
  *
- * The memory of the ovl_dmat operands and of the exchange buffers is one
- * process-wide workspace that only grows, so repeated calls do not allocate
+ * The memory of the converted route's ovl_dmat operands and of the exchange
+ * buffers is one process-wide workspace that only grows, so repeated calls do not allocate
  * (and fault in) fresh memory each time; ovl_pdgemm_release() frees it. It
  * takes about as much as the operands themselves (A, B and C in ovl's
  * layout) plus the exchange buffers; ovl_pdgemm_pays tells a caller (the
@@ -117,15 +126,20 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
  * before each PDGEMM it intercepts). *verdict:
  *  OVL_PDGEMM_RUN     ovl_pdgemm is expected to beat ScaLAPACK's PDGEMM;
  *  OVL_PDGEMM_SMALL   it is not (the cost model: ScaLAPACK's SUMMA with
- *                     PBLAS's 32-wide panels against ovl's panels plus the
- *                     conversion block-cyclic -> ovl layout and back; rank-k
- *                     updates, mat-vec and small sizes fall here), or
+ *                     PBLAS's 32-wide panels against ovl's two routes,
+ *                     SUMMA on ScaLAPACK's layout and SUMMA after the
+ *                     conversion block-cyclic -> ovl layout and back;
+ *                     mat-vec and small sizes fall here), or
  *                     min(m, n, k) < --dropin-min N when OVL_OPTIONS gives it;
- *  OVL_PDGEMM_MEMORY  ovl's workspace (its copies of the three operands and
- *                     the exchange buffers) would pass the cap per rank:
- *                     OVL_OPTIONS --dropin-mem BYTES, else 0.3 x the bytes
- *                     per rank of the three matrices the descriptors name
- *                     (so peak memory stays within about 1.3x ScaLAPACK's).
+ *  OVL_PDGEMM_MEMORY  the workspace of every route that would pay passes
+ *                     the cap per rank (the converted route: copies of the
+ *                     three operands and the exchange buffers; the layout
+ *                     route: two buffers of each operand's panel, narrowed
+ *                     down to 32 wide first): OVL_OPTIONS --dropin-mem
+ *                     BYTES, else 0.3 x the bytes per rank of the three
+ *                     matrices the descriptors name (so peak memory stays
+ *                     within about 1.3x ScaLAPACK's);
+ *  OVL_PDGEMM_ROUTE   OVL_OPTIONS --dropin-route scalapack.
  * The verdict follows from arguments every process of the grid shares, rank
  * 0's OVL_OPTIONS and rank 0's measure of the dgemm rate (made once per
  * BLACS context, as the context itself; $OVL_MACHINE's gamma instead when
@@ -135,9 +149,25 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
  * DESCC's context (the first call with a context creates ovl's context, as
  * ovl_pdgemm does). Errors (agreed): those of that creation (OVL_ERR_UNSUPPORTED,
  * OVL_ERR_ARG from $OVL_OPTIONS, OVL_ERR_MPI); OVL_ERR_ARG (verdict NULL). */
-enum { OVL_PDGEMM_RUN = 0, OVL_PDGEMM_SMALL = 1, OVL_PDGEMM_MEMORY = 2 };
+enum { OVL_PDGEMM_RUN = 0, OVL_PDGEMM_SMALL = 1, OVL_PDGEMM_MEMORY = 2, OVL_PDGEMM_ROUTE = 3 };
 ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
                         const double *beta, const int *desca, const int *descb, const int *descc, int *verdict);
+
+/* The same verdict with the sub-matrices' offsets (any of ia ... jc may be
+ * NULL: 1), which decide whether an operand's panels can travel straight in
+ * ScaLAPACK's layout, and the route ovl_pdgemm takes for this call
+ * (*route, may be NULL: OVL_ROUTE_LAYOUT, SUMMA on the caller's arrays with
+ * only the panels as workspace, or OVL_ROUTE_CONVERT, the operands converted
+ * to ovl's layout and C back; the faster by the cost model of those whose
+ * workspace is under the cap, the layout when neither is). OVL_OPTIONS
+ * --dropin-route forces it: scalapack gives OVL_PDGEMM_ROUTE (forward every
+ * call), layout or convert that route (OVL_PDGEMM_MEMORY when its workspace
+ * passes the cap).
+ * COLLECTIVE and errors as ovl_pdgemm_pays. */
+ovl_err ovl_pdgemm_route(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                         const double *beta, const int *ia, const int *ja, const int *desca, const int *ib,
+                         const int *jb, const int *descb, const int *ic, const int *jc, const int *descc, int *verdict,
+                         int *route);
 
 /* Deprecated (kept for one release; use $OVL_OPTIONS): caller defaults,
  * constraints of every later call's plan under $OVL_OPTIONS' (an option
@@ -161,8 +191,8 @@ ovl_err ovl_pdgemm_get_config(int *ndup, ovl_backend *backend, int64_t *panel);
 typedef struct ovl_pdgemm_info {
   double t_total;   /* seconds inside ovl_pdgemm */
   double t_setup;   /* grid lookup or creation, validation, workspace */
-  double t_in;      /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0) */
-  double t_out;     /* ovl_dmat -> block-cyclic exchange of C */
+  double t_in;      /* block-cyclic -> ovl_dmat exchanges (A, B, and C when beta != 0); 0 in ScaLAPACK's layout */
+  double t_out;     /* ovl_dmat -> block-cyclic exchange of C; 0 in ScaLAPACK's layout */
   ovl_kstats summa; /* the SUMMA call: t_total, t_comm (broadcasts), t_comp (local dgemm), bytes, steps */
   int64_t b;        /* SUMMA panel width used (0 for quick returns) */
   int p, q;         /* grid shape (0 x 0 outside the grid) */

@@ -126,6 +126,7 @@ typedef struct ovl_plan_optvals {
   int lookahead;                                                     /* flag */
   int dropin_min;                                                    /* 0: not given */
   int64_t dropin_mem;                                                /* 0: not given */
+  const char *dropin_route;                                          /* NULL: not given */
   const char *plan;       /* --plan: a printed plan (ovl_plan_parse); NULL: not given */
   const char *kernel_old; /* --kernel, the spelling of older releases of --algo (a note on stderr) */
 } ovl_plan_optvals;

@@ -148,6 +148,11 @@ const char *ovl_backend_name(ovl_backend b);
  * and the planner (ovl/plan.h) completes one from constraints; the kernels
  * execute them. Prints as one line (ovl_plan_describe) that ovl_plan_parse
  * reads back. Fields an algorithm does not use are ignored. */
+/* Routes of a drop-in PDGEMM call (the knob dropin-route): the cost model's
+ * choice, ScaLAPACK's own PDGEMM, ovl's SUMMA on ScaLAPACK's layout, or
+ * ovl's SUMMA after converting the operands to ovl's layout. */
+enum { OVL_ROUTE_AUTO = 0, OVL_ROUTE_SCALAPACK = 1, OVL_ROUTE_LAYOUT = 2, OVL_ROUTE_CONVERT = 3 };
+
 typedef struct ovl_plan {
   ovl_algo algo;
   int64_t n;     /* the matrix size it is for (the largest of m, n, k for a multiplication) */
@@ -168,6 +173,7 @@ typedef struct ovl_plan {
   /* ovl_pdgemm_pays (the drop-in libovl_scalapack.so) only; open: the cost model's and the default cap */
   int64_t dropin_min; /* calls with min(m, n, k) below it go to ScaLAPACK */
   int64_t dropin_mem; /* bytes of workspace per rank above which a call goes to ScaLAPACK */
+  int dropin_route;   /* OVL_ROUTE_*: 0 auto (the cost model), 1 scalapack, 2 layout, 3 convert */
 } ovl_plan;
 
 /* The documented defaults of an algorithm for size n on P ranks: every
@@ -232,10 +238,11 @@ typedef enum ovl_knob_id {
   OVL_KNOB_NDUP,     /* lanes per communication phase (N_DUP) */
   OVL_KNOB_LOOKAHEAD,
   OVL_KNOB_ARRIVAL,
-  OVL_KNOB_BACKEND,    /* collective back end */
-  OVL_KNOB_BCAST,      /* broadcast schedule of the own back end */
-  OVL_KNOB_DROPIN_MIN, /* ovl_pdgemm_pays: the size below which calls go to ScaLAPACK */
-  OVL_KNOB_DROPIN_MEM, /* ovl_pdgemm_pays: the workspace cap per rank */
+  OVL_KNOB_BACKEND,      /* collective back end */
+  OVL_KNOB_BCAST,        /* broadcast schedule of the own back end */
+  OVL_KNOB_DROPIN_MIN,   /* ovl_pdgemm_pays: the size below which calls go to ScaLAPACK */
+  OVL_KNOB_DROPIN_MEM,   /* ovl_pdgemm_pays: the workspace cap per rank */
+  OVL_KNOB_DROPIN_ROUTE, /* ovl_pdgemm_pays: ScaLAPACK, SUMMA in ScaLAPACK's layout, or converted (auto: the model) */
   OVL_KNOB_N
 } ovl_knob_id;
 

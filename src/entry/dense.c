@@ -42,9 +42,11 @@ static ovl_err plan_for(MPI_Comm comm, ovl_family f, int64_t n, const char *algo
   OVL_TRY(ovl_options_runtime_print(comm, options, f, plan, po, &print_plan));
   if (po && po->method == OVL_PURIFY_MCWEENY)
     rc = ovl_err_set(OVL_ERR_ARG, "method mcweeny needs a chemical potential, not nocc: use sp2, trs4 or canonical");
-  else if (plan->dropin_min > 0 || plan->dropin_mem > 0)
-    rc = ovl_err_set(OVL_ERR_ARG, "--dropin-min and --dropin-mem apply to ovl_pdgemm and the ScaLAPACK drop-in only: "
-                                  "refused rather than ignored");
+  else if (plan->dropin_min > 0 || plan->dropin_mem > 0 || plan->dropin_route != OVL_ROUTE_AUTO)
+    rc =
+        ovl_err_set(OVL_ERR_ARG,
+                    "--dropin-min, --dropin-mem and --dropin-route apply to ovl_pdgemm and the ScaLAPACK drop-in only: "
+                    "refused rather than ignored");
   else if (po && (po->nocc < 0 || po->nocc > n))
     rc = ovl_err_set(OVL_ERR_ARG, "nocc = %" PRId64 " is out of range: 0 <= nocc <= n = %" PRId64, po->nocc, n);
   OVL_TRY(ovl_err_agree(comm, rc));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dmat/bcyclic.h"
+#include "kernels/bcsumma.h"
 #include "ovl/entry.h"
 #include "ovl/node.h"
 #include "ovl/pdgemm.h"
@@ -84,6 +85,15 @@ ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, co
   return ovl_err_set(OVL_ERR_UNSUPPORTED, "ovl_pdgemm_pays: this ovl was built without ScaLAPACK/BLACS");
 }
 
+ovl_err ovl_pdgemm_route(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                         const double *beta, const int *ia, const int *ja, const int *desca, const int *ib,
+                         const int *jb, const int *descb, const int *ic, const int *jc, const int *descc, int *verdict,
+                         int *route) {
+  (void)ia, (void)ja, (void)ib, (void)jb, (void)ic, (void)jc;
+  if (route) *route = 3;
+  return ovl_pdgemm_pays(transa, transb, m, n, k, beta, desca, descb, descc, verdict);
+}
+
 #else
 
 /* The BLACS C interface (shipped inside ScaLAPACK's library; no header). */
@@ -111,6 +121,7 @@ typedef struct pd_ctx {
   double gamma;     /* seconds per flop of one rank (rank 0's measure, or the machine file's) */
   struct {
     int64_t m, n, k, bw;
+    int route;
     unsigned gen;
     ovl_plan plan;
   } plans[PD_PLANS];
@@ -206,10 +217,10 @@ static ovl_err context_of(int ctxt, int nprow, int npcol, int myrow, int mycol, 
  * $OVL_OPTIONS' constraints, under them ovl_pdgemm_config's, the grid fixed
  * to the context's, the rest the planner's; resolved once per distinct
  * shape and kept in the context. COLLECTIVE over the context's processes. */
-static ovl_err plan_of(pd_ctx *x, int64_t M, int64_t N, int64_t K, int64_t bw, ovl_plan *out) {
+static ovl_err plan_of(pd_ctx *x, int64_t M, int64_t N, int64_t K, int64_t bw, int route, ovl_plan *out) {
   for (int i = 0; i < x->nplans; i++)
     if (x->plans[i].m == M && x->plans[i].n == N && x->plans[i].k == K && x->plans[i].bw == bw &&
-        x->plans[i].gen == g_cfg.gen) {
+        x->plans[i].route == route && x->plans[i].gen == g_cfg.gen) {
       *out = x->plans[i].plan;
       return OVL_OK;
     }
@@ -233,11 +244,12 @@ static ovl_err plan_of(pd_ctx *x, int64_t M, int64_t N, int64_t K, int64_t bw, o
   if (x->print_plan && rank == 0) {
     char d[256];
     ovl_plan_describe(&p, d, sizeof d);
-    fprintf(stderr, "ovl_pdgemm: plan: %s (m=%" PRId64 " n=%" PRId64 " k=%" PRId64 "; %s)\n", d, M, N, K, why);
+    fprintf(stderr, "ovl_pdgemm: plan: %s (m=%" PRId64 " n=%" PRId64 " k=%" PRId64 "; %s; %s)\n", d, M, N, K,
+            route == OVL_ROUTE_LAYOUT ? "in ScaLAPACK's layout" : "converted to ovl's layout", why);
   }
   int slot = x->nplans < PD_PLANS ? x->nplans++ : (x->next++ % PD_PLANS);
   x->plans[slot].m = M, x->plans[slot].n = N, x->plans[slot].k = K, x->plans[slot].bw = bw;
-  x->plans[slot].gen = g_cfg.gen, x->plans[slot].plan = p;
+  x->plans[slot].gen = g_cfg.gen, x->plans[slot].plan = p, x->plans[slot].route = route;
   *out = p;
   return OVL_OK;
 }
@@ -295,17 +307,26 @@ static ovl_err check_args(const char *transa, const char *transb, const int *m, 
  *     PD_PBLAS_NB (PILAENV's 32: PBLAS cuts k into panels of that width
  *     whatever the descriptors' blocks), plus k/kbs steps of the two panel
  *     broadcasts (A's along the grid row, B's along the column);
- *   ovl: the same with ovl's panel b, plus the layout conversion: every
- *     operand entry that moves (A, B, C, and C again when beta != 0; 1/P of
- *     each per rank) is packed, sent and unpacked (3 passes over its bytes at
- *     the machine's beta), four MPI_Alltoallv (P - 1 latencies each) and
- *     PD_CALL seconds of set-up.
- * ovl runs when its time is below (1 - PD_MARGIN) of ScaLAPACK's. */
+ *   ovl converted: the same with ovl's panel b, plus the layout conversion:
+ *     every operand entry that moves (A, B, C, and C again when beta != 0;
+ *     1/P of each per rank) is packed, sent and unpacked (3 passes over its
+ *     bytes at the machine's beta), four MPI_Alltoallv (P - 1 latencies
+ *     each) and PD_CALL seconds of set-up;
+ *   ovl in ScaLAPACK's layout: the same SUMMA with b clipped at the blocks of
+ *     op(A)'s columns and op(B)'s rows, one pass over each rank's part of
+ *     A and B (packing), PD_CALL; an operand not laid out as C adds, per
+ *     panel, the broadcast of the whole panel along both grid dimensions
+ *     and one pass over the whole operand.
+ * ovl runs when its route's time is below (1 - PD_MARGIN) of ScaLAPACK's:
+ * 10 %, so that a shape where the model sees a small gain (a rank-64 update:
+ * one 64-wide panel against PBLAS's two of 32) stays with ScaLAPACK, whose
+ * time there is within the noise of ovl's. */
 enum { PD_PBLAS_NB = 32 };
 #define PD_KHALF  8.0
 #define PD_CALL   50e-6
-#define PD_MARGIN 0.05
+#define PD_MARGIN 0.10
 #define PD_MEMCAP 0.3 /* default cap: this share of the operands' bytes per rank */
+enum { PD_MIN_PANEL = 32 }; /* the layout route's panels narrow down to this under the cap */
 
 static double gemm_time(double flops, double gamma, double kb) { return flops * gamma * (kb + PD_KHALF) / kb; }
 
@@ -320,27 +341,21 @@ static double summa_time(const pd_ctx *x, int p, int q, double M, double N, doub
   return t;
 }
 
-ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
-                        const double *beta, const int *desca, const int *descb, const int *descc, int *verdict) {
-  OVL_CHECK(verdict != NULL, OVL_ERR_ARG, "ovl_pdgemm_pays: verdict is NULL");
-  *verdict = OVL_PDGEMM_RUN;
-  if (!transa || !transb || !m || !n || !k || !beta || !desca || !descb || !descc) return OVL_OK;
-  if (*m <= 0 || *n <= 0 || *k <= 0) return OVL_OK; /* ovl_pdgemm's quick return or its error */
-  int ctxt = descc[OVL_DESC_CTXT], nprow = -1, npcol = -1, myrow = -1, mycol = -1;
-  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
-  if (nprow < 1 || npcol < 1 || myrow < 0 || mycol < 0) return OVL_OK;
-  pd_ctx *x = NULL;
-  OVL_TRY(context_of(ctxt, nprow, npcol, myrow, mycol, &x));
+/* The route of a call (its descriptors as type 1, its sizes positive, the
+ * process inside the grid): *verdict as ovl_pdgemm_pays says it, *route the
+ * route ovl takes when it runs the call (OVL_ROUTE_LAYOUT or
+ * OVL_ROUTE_CONVERT: the faster by the model among those under the cap,
+ * the layout when neither fits). Every input is the same on every process
+ * of the grid. LOCAL. */
+static void decide(const pd_ctx *x, int ta, int tb, const int *m, const int *n, const int *k, const double *beta,
+                   const int *ia, const int *ja, const int *desca, const int *ib, const int *jb, const int *descb,
+                   const int *ic, const int *jc, const int *descc, int *verdict, int *route, int64_t *lay_b) {
+  int nprow = 0, npcol = 0;
+  ovl_grid2d_dims(x->g, &nprow, &npcol);
   double M = *m, N = *n, K = *k, P = (double)nprow * npcol;
   int64_t small = *m < *n ? *m : *n;
   if (*k < small) small = *k;
-  /* the memory cap: ovl's workspace (the three operands in its layout and the
-   * exchange buffers, send and receive of the largest) against the cap */
-  double la = ceil(M / nprow) * ceil(K / npcol), lb = ceil(K / nprow) * ceil(N / npcol),
-         lc = ceil(M / nprow) * ceil(N / npcol);
-  double big = la > lb ? la : lb;
-  if (lc > big) big = lc;
-  double ws = 8.0 * (la + lb + lc + 2.0 * big);
+  /* the cap: the operands' bytes per rank times PD_MEMCAP, or --dropin-mem */
   double cap = (double)x->want.dropin_mem;
   if (x->want.dropin_mem <= 0) {
     const int *d[3] = {desca, descb, descc};
@@ -348,20 +363,98 @@ ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, co
     for (int i = 0; i < 3; i++) own += 8.0 * (double)d[i][OVL_DESC_M] * (double)d[i][OVL_DESC_N] / P;
     cap = PD_MEMCAP * own;
   }
-  if (ws > cap) {
-    *verdict = OVL_PDGEMM_MEMORY;
-    return OVL_OK;
+  /* converted: ovl's copies of the three operands and the exchange buffers (send and receive of the largest) */
+  double la = ceil(M / nprow) * ceil(K / npcol), lb = ceil(K / nprow) * ceil(N / npcol),
+         lc = ceil(M / nprow) * ceil(N / npcol);
+  double big = la > lb ? la : lb;
+  if (lc > big) big = lc;
+  double ws_conv = 8.0 * (la + lb + lc + 2.0 * big);
+  /* in layout: the panels only; a panel is at most b wide and ends at the blocks of op(A)'s columns and op(B)'s
+   * rows */
+  double b = (double)(x->want.b > 0 ? x->want.b : default_panel(desca, ta));
+  ovl_bcview va = ovl_bcyclic_view(desca, ia ? *ia : 1, ja ? *ja : 1, ta ? K : M, ta ? M : K, NULL);
+  ovl_bcview vb = ovl_bcyclic_view(descb, ib ? *ib : 1, jb ? *jb : 1, tb ? N : K, tb ? K : N, NULL);
+  ovl_bcview vc = ovl_bcyclic_view(descc, ic ? *ic : 1, jc ? *jc : 1, M, N, NULL);
+  int al_a = ovl_i_bcsumma_aligned(0, ta, &va, &vc, nprow, npcol);
+  int al_b = ovl_i_bcsumma_aligned(1, tb, &vb, &vc, nprow, npcol);
+  double kblk = (double)(ta ? va.mb : va.nb), kblkb = (double)(tb ? vb.nb : vb.mb);
+  double bl = b < kblk ? b : kblk;
+  if (kblkb < bl) bl = kblkb;
+  /* under the cap the panels narrow (down to PD_MIN_PANEL) rather than the call going to ScaLAPACK */
+  double ws_lay = ovl_i_bcsumma_memory(*m, *n, *k, (int64_t)bl, nprow, npcol, al_a, al_b, 1);
+  *lay_b = 0;
+  while (ws_lay > cap && bl > PD_MIN_PANEL) {
+    bl = ceil(bl / 2.0);
+    *lay_b = (int64_t)bl;
+    ws_lay = ovl_i_bcsumma_memory(*m, *n, *k, (int64_t)bl, nprow, npcol, al_a, al_b, 1);
   }
-  if (x->want.dropin_min > 0) {
-    *verdict = small < x->want.dropin_min ? OVL_PDGEMM_SMALL : OVL_PDGEMM_RUN;
-    return OVL_OK;
-  }
-  double b = (double)(x->want.b > 0 ? x->want.b : default_panel(desca, trans_of(transa) == 1));
+  /* times */
   double t_scal = summa_time(x, nprow, npcol, M, N, K, PD_PBLAS_NB);
   double moved = M * K + K * N + M * N * (*beta != 0.0 ? 2.0 : 1.0);
-  double t_conv = 3.0 * 8.0 * moved / P * x->mach.beta + 4.0 * (P - 1.0) * x->mach.alpha + PD_CALL;
-  double t_ovl = summa_time(x, nprow, npcol, M, N, K, b) + t_conv;
-  *verdict = t_ovl < (1.0 - PD_MARGIN) * t_scal ? OVL_PDGEMM_RUN : OVL_PDGEMM_SMALL;
+  double t_conv = summa_time(x, nprow, npcol, M, N, K, b) + 3.0 * 8.0 * moved / P * x->mach.beta +
+                  4.0 * (P - 1.0) * x->mach.alpha + PD_CALL;
+  /* in layout: SUMMA with the clipped panels, packing each panel once; an operand that is not aligned moves its
+   * whole panel to every process (an allgather along one dimension, a broadcast along the other) */
+  double steps = ceil(K / (bl < K ? bl : K));
+  double t_lay =
+      summa_time(x, nprow, npcol, M, N, K, bl) + 8.0 * (M * K / nprow + K * N / npcol) * x->mach.beta + PD_CALL;
+  if (!al_a)
+    t_lay += steps * (ovl_coll_time(&x->mach, OVL_MC_BCAST, npcol, 8.0 * M * bl, 1, 1, NULL) +
+                      ovl_coll_time(&x->mach, OVL_MC_BCAST, nprow, 8.0 * M * bl, 1, 1, NULL)) +
+             8.0 * M * K * x->mach.beta;
+  if (!al_b)
+    t_lay += steps * (ovl_coll_time(&x->mach, OVL_MC_BCAST, npcol, 8.0 * N * bl, 1, 1, NULL) +
+                      ovl_coll_time(&x->mach, OVL_MC_BCAST, nprow, 8.0 * N * bl, 1, 1, NULL)) +
+             8.0 * N * K * x->mach.beta;
+  int fit_lay = ws_lay <= cap, fit_conv = ws_conv <= cap;
+  *route = fit_conv && (!fit_lay || t_conv < t_lay) ? OVL_ROUTE_CONVERT : OVL_ROUTE_LAYOUT;
+  double t_ovl = *route == OVL_ROUTE_CONVERT ? t_conv : t_lay;
+  switch (x->want.dropin_route) {
+  case OVL_ROUTE_SCALAPACK: *verdict = OVL_PDGEMM_ROUTE; return;
+  case OVL_ROUTE_LAYOUT: *route = OVL_ROUTE_LAYOUT, *verdict = fit_lay ? OVL_PDGEMM_RUN : OVL_PDGEMM_MEMORY; return;
+  case OVL_ROUTE_CONVERT: *route = OVL_ROUTE_CONVERT, *verdict = fit_conv ? OVL_PDGEMM_RUN : OVL_PDGEMM_MEMORY; return;
+  default: break;
+  }
+  /* ScaLAPACK's when it is faster than the faster of ovl's routes (under the cap or not); else the cap */
+  double t_best = t_conv < t_lay ? t_conv : t_lay;
+  int by_model = x->want.dropin_min <= 0;
+  if (!by_model && small < x->want.dropin_min) *verdict = OVL_PDGEMM_SMALL;
+  else if (by_model && !(t_best < (1.0 - PD_MARGIN) * t_scal)) *verdict = OVL_PDGEMM_SMALL;
+  else if (!fit_lay && !fit_conv) *verdict = OVL_PDGEMM_MEMORY;
+  else if (by_model && !(t_ovl < (1.0 - PD_MARGIN) * t_scal)) *verdict = OVL_PDGEMM_MEMORY; /* what pays does not fit */
+  else *verdict = OVL_PDGEMM_RUN;
+}
+
+ovl_err ovl_pdgemm_pays(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                        const double *beta, const int *desca, const int *descb, const int *descc, int *verdict) {
+  return ovl_pdgemm_route(transa, transb, m, n, k, beta, NULL, NULL, desca, NULL, NULL, descb, NULL, NULL, descc,
+                          verdict, NULL);
+}
+
+ovl_err ovl_pdgemm_route(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                         const double *beta, const int *ia, const int *ja, const int *desca, const int *ib,
+                         const int *jb, const int *descb, const int *ic, const int *jc, const int *descc, int *verdict,
+                         int *route) {
+  OVL_CHECK(verdict != NULL, OVL_ERR_ARG, "ovl_pdgemm_pays: verdict is NULL");
+  *verdict = OVL_PDGEMM_RUN;
+  int rt = OVL_ROUTE_CONVERT;
+  if (route) *route = rt;
+  if (!transa || !transb || !m || !n || !k || !beta || !desca || !descb || !descc) return OVL_OK;
+  if (*m <= 0 || *n <= 0 || *k <= 0) return OVL_OK; /* ovl_pdgemm's quick return or its error */
+  int ta = trans_of(transa), tb = trans_of(transb);
+  if (ta < 0 || tb < 0) return OVL_OK;
+  int ctxt = descc[OVL_DESC_CTXT], nprow = -1, npcol = -1, myrow = -1, mycol = -1;
+  Cblacs_gridinfo(ctxt, &nprow, &npcol, &myrow, &mycol);
+  if (nprow < 1 || npcol < 1 || myrow < 0 || mycol < 0) return OVL_OK;
+  for (int i = 0; i < 3; i++) { /* blocks ovl_pdgemm would reject: it reports */
+    const int *d = i == 0 ? desca : i == 1 ? descb : descc;
+    if (d[OVL_DESC_MB] < 1 || d[OVL_DESC_NB] < 1) return OVL_OK;
+  }
+  pd_ctx *x = NULL;
+  OVL_TRY(context_of(ctxt, nprow, npcol, myrow, mycol, &x));
+  int64_t lay_b = 0;
+  decide(x, ta, tb, m, n, k, beta, ia, ja, desca, ib, jb, descb, ic, jc, descc, verdict, &rt, &lay_b);
+  if (route) *route = rt;
   return OVL_OK;
 }
 
@@ -389,13 +482,15 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
 
   ovl_err rc = check_args(transa, transb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc, nprow,
                           npcol, myrow, mycol);
-  int ta = 0, tb = 0, quick = 1;
+  int ta = 0, tb = 0, quick = 1, verdict = OVL_PDGEMM_RUN, route = OVL_ROUTE_CONVERT;
+  int64_t lay_b = 0; /* > 0: the layout's panel width narrowed to fit the cap */
   int64_t M = 0, N = 0, K = 0, lena = 0, lenb = 0, lenc = 0;
   if (rc == OVL_OK) {
     ta = trans_of(transa), tb = trans_of(transb);
     M = *m, N = *n, K = *k;
     quick = M == 0 || N == 0 || K == 0 || *alpha == 0.0;
-    if (!quick) {
+    if (!quick) decide(x, ta, tb, m, n, k, beta, ia, ja, desca, ib, jb, descb, ic, jc, descc, &verdict, &route, &lay_b);
+    if (!quick && route == OVL_ROUTE_CONVERT) {
       lena = round8(ovl_dmat_local_len(g, M, K));
       lenb = round8(ovl_dmat_local_len(g, K, N));
       lenc = round8(ovl_dmat_local_len(g, M, N));
@@ -413,13 +508,28 @@ ovl_err ovl_pdgemm(const char *transa, const char *transb, const int *m, const i
   /* op(sub(A)) is M x K: sub(A) is K x M when transposed; likewise B */
   ovl_bcview va = ovl_bcyclic_view(desca, *ia, *ja, ta ? K : M, ta ? M : K, (double *)a);
   ovl_bcview vb = ovl_bcyclic_view(descb, *ib, *jb, tb ? N : K, tb ? K : N, (double *)b);
+  if (route == OVL_ROUTE_LAYOUT) { /* SUMMA on the caller's arrays: no copy of A, B or C */
+    ovl_plan plan = x->want;
+    int64_t bw = default_panel(desca, ta);
+    rc = plan_of(x, M, N, K, lay_b > 0 && lay_b < bw ? lay_b : bw, route, &plan); /* agreed */
+    if (rc != OVL_OK) return rc;
+    if (lay_b > 0 && lay_b < plan.b) plan.b = lay_b;
+    info.b = plan.b;
+    ovl_plan_describe(&plan, info.plan, sizeof info.plan);
+    double t1 = ovl_time();
+    info.t_setup = t1 - t0;
+    OVL_TRY(ovl_i_bcsumma(g, ta, tb, M, N, K, *alpha, &va, &vb, *beta, &vc, &plan, &info.summa));
+    info.t_total = ovl_time() - t0;
+    g_info = info;
+    return OVL_OK;
+  }
   ovl_dmat A = NULL, B = NULL, C = NULL; /* over g_ops */
   rc = ovl_dmat_wrap(g, M, K, g_ops.buf, &A);
   if (rc == OVL_OK) rc = ovl_dmat_wrap(g, K, N, g_ops.buf + lena, &B);
   if (rc == OVL_OK) rc = ovl_dmat_wrap(g, M, N, g_ops.buf + lena + lenb, &C);
   rc = ovl_err_agree(parent, rc);
   ovl_plan plan = x->want;
-  if (rc == OVL_OK) rc = plan_of(x, M, N, K, default_panel(desca, ta), &plan); /* agreed */
+  if (rc == OVL_OK) rc = plan_of(x, M, N, K, default_panel(desca, ta), route, &plan); /* agreed */
   info.b = plan.b;
   if (rc == OVL_OK) ovl_plan_describe(&plan, info.plan, sizeof info.plan);
   double t1 = ovl_time();

@@ -289,6 +289,7 @@ static void *knob_dest(ovl_plan_optvals *v, ovl_knob_id id) {
   case OVL_KNOB_BCAST: return &v->bcast;
   case OVL_KNOB_DROPIN_MIN: return &v->dropin_min;
   case OVL_KNOB_DROPIN_MEM: return &v->dropin_mem;
+  case OVL_KNOB_DROPIN_ROUTE: return &v->dropin_route;
   default: return NULL;
   }
 }
@@ -427,6 +428,7 @@ ovl_err ovl_plan_opts_apply(ovl_family f, const ovl_plan_optvals *v0, ovl_plan *
   if (v->outer > 0) p->outer = v->outer;
   if (v->dropin_min > 0) p->dropin_min = v->dropin_min;
   if (v->dropin_mem > 0) p->dropin_mem = v->dropin_mem;
+  if (v->dropin_route) OVL_TRY(ovl_knob_set(p, OVL_KNOB_DROPIN_ROUTE, OVL_FAMILY_GEMM, v->dropin_route));
   if (v->backend) OVL_TRY(ovl_backend_parse(v->backend, &p->coll.backend));
   if (v->arrival) p->arrival = strcmp(v->arrival, "on") == 0;
   if (v->bcast) OVL_TRY(ovl_alg_parse("bcast", v->bcast, &p->coll.bcast));

@@ -12,6 +12,7 @@
 #define BIG       ((int64_t)1 << 40)
 
 static const char *const k_onoff[] = {"on", "off", NULL};
+static const char *const k_route[] = {"auto", "scalapack", "layout", "convert", NULL}; /* OVL_ROUTE_* */
 static const int64_t k_cand_b[] = {128, 256, 512};
 static const int64_t k_cand_outer[] = {512, 1024}; /* HSUMMA's outer block M: multiples of the panel widths */
 static const int64_t k_cand_ndup[] = {1, 2, 4};
@@ -242,6 +243,24 @@ const ovl_knob ovl_knobs[OVL_KNOB_N] = {
      "ovl_pdgemm_pays and the drop-in",
      "drop-in: calls whose workspace per rank would pass BYTES go to ScaLAPACK; the workspace is kept up to it "
      "(default: 0.3 x the operands' bytes per rank)"},
+    {OVL_KNOB_DROPIN_ROUTE,
+     "dropin-route",
+     0,
+     OVL_KNOB_NAME,
+     "dropin_route",
+     "R",
+     {OVL_ROUTE_AUTO, OVL_ROUTE_AUTO, OVL_ROUTE_AUTO},
+     0,
+     0,
+     k_route,
+     NULL,
+     0,
+     A_(OVL_ALGO_SUMMA),
+     0,
+     0,
+     "ovl_pdgemm_pays and the drop-in",
+     "drop-in: scalapack (forward every call), layout (SUMMA on ScaLAPACK's layout), convert (to ovl's layout and "
+     "back); auto: the cost model's choice under the cap"},
 };
 
 /* Spellings of older releases, still found (with a note by the callers). */
@@ -308,6 +327,7 @@ static const field k_fields[OVL_KNOB_N][4] = {
     [OVL_KNOB_BCAST] = {F_(coll.bcast)},
     [OVL_KNOB_DROPIN_MIN] = {F_(dropin_min)},
     [OVL_KNOB_DROPIN_MEM] = {F_(dropin_mem)},
+    [OVL_KNOB_DROPIN_ROUTE] = {F_(dropin_route)},
 };
 #undef F_
 
@@ -358,6 +378,7 @@ int ovl_knob_format(const ovl_plan *p, ovl_knob_id id, char *buf, size_t n) {
   case OVL_KNOB_BACKEND: return snprintf(buf, n, "%s", ovl_backend_name((ovl_backend)v));
   case OVL_KNOB_BCAST: return snprintf(buf, n, "%s", ovl_alg_name((ovl_alg)v));
   case OVL_KNOB_ARRIVAL: return snprintf(buf, n, "%s", v ? "on" : "off");
+  case OVL_KNOB_DROPIN_ROUTE: return snprintf(buf, n, "%s", v >= 0 && v <= OVL_ROUTE_CONVERT ? k_route[v] : "?");
   case OVL_KNOB_GRID:
     if (ovl_algo_is_3d(p->algo)) return snprintf(buf, n, "%dx%dx%d", p->s, p->s, p->c > 0 ? p->c : p->s);
     return snprintf(buf, n, "%dx%d", p->p, p->q);

@@ -18,6 +18,7 @@ ovl_plan ovl_plan_default(ovl_algo algo, int64_t n, int P) {
   p.coll = ovl_coll_cfg_default();
   p.coll.backend = (ovl_backend)ovl_knob_default_int(OVL_KNOB_BACKEND, f);
   p.dropin_min = ovl_knob_default(OVL_KNOB_DROPIN_MIN, f), p.dropin_mem = ovl_knob_default(OVL_KNOB_DROPIN_MEM, f);
+  p.dropin_route = ovl_knob_default_int(OVL_KNOB_DROPIN_ROUTE, f);
   return p;
 }
 

@@ -57,7 +57,8 @@ int cmd_gemm(int argc, char **argv) {
       rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to --check only: refused rather than ignored", opts[o].lname);
   for (int o = 0; o < nopts && !rc;
        o++) /* the drop-in's policy: a ScaLAPACK program's OVL_OPTIONS, not a benchmark's */
-    if (given[o] && (opts[o].dest == (void *)&pv.dropin_min || opts[o].dest == (void *)&pv.dropin_mem))
+    if (given[o] && (opts[o].dest == (void *)&pv.dropin_min || opts[o].dest == (void *)&pv.dropin_mem ||
+                     opts[o].dest == (void *)&pv.dropin_route))
       rc = ovl_err_set(OVL_ERR_ARG,
                        "--%s applies to ovl_pdgemm and the ScaLAPACK drop-in only (in their OVL_OPTIONS): refused "
                        "rather than ignored",
