@@ -1,8 +1,9 @@
 /* eig_sim: ScaLAPACK's eigensolvers and the density matrix, the reference that
  * ovl's purification replaces (docs/guides/smpi.md, "ScaLAPACK's eigensolvers
  * under SMPI"). Built by smpi/eig_sim.sh against the ScaLAPACK of
- * smpi/build_scalapack.sh; an ordinary MPI program (runs under mpiexec with any
- * ScaLAPACK too).
+ * smpi/build_scalapack.sh; an ordinary MPI program (pdsyevd also runs under
+ * mpiexec with Debian's ScaLAPACK 2.2.1, whose pdsyevr rejects its own workspace
+ * in PDORMTR on 2x2 ranks; 2.2.2 does not).
  *
  * usage: eig_sim (--fock FILE --nocc K | --gen N --nocc K) [--solver evd,evr]
  *                [--dens gemm|syrk] [--nb NB] [--check] [--measure]
@@ -332,7 +333,7 @@ int main(int argc, char **argv) {
   }
   t_read = tmax(MPI_Wtime() - t_read);
   if (rank == 0)
-    printf("# eig_sim: n %d, n_occ %d, %s, P %d (%dx%d), nb %d; matrix %s in %.4g s (simulated)\n", g.n, nocc,
+    printf("# eig_sim: n %d, n_occ %d, %s, P %d (%dx%d), nb %d; matrix %s in %.4g s\n", g.n, nocc,
            fock ? fock : "generated (known spectrum)", nproc, g.nprow, g.npcol, nb,
            fock ? "read by rank 0 and scattered" : "generated on every rank", t_read);
 
@@ -362,7 +363,7 @@ int main(int argc, char **argv) {
   free(full);
 
   if (rank == 0)
-    printf("# local computation: executed and charged at the simulated host's speed (SMPI's "
+    printf("# local computation under SMPI: executed and charged at the simulated host's speed (SMPI's "
            "smpi/simulate-computation, scaled by smpi/host-speed)\n"
            "# solver n P grid nb t_total(s) t_eig(s) t_dens(s) homo lumo trD errD idemD check\n");
   for (const char *s = solvers; *s; s += s[3] == ',' ? 4 : 3) {
