@@ -61,7 +61,7 @@ t0=$(date +%s)
 
 # 1. The source, checked.
 tree=$out/src
-rm -rf "$tree" "$out/src.tmp"
+rm -rf "$out/src.tmp"
 mkdir -p "$out/src.tmp"
 tree_hash() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
 if [ -d "$src" ] && git --git-dir="$src" rev-parse --git-dir >/dev/null 2>&1 ||
@@ -96,6 +96,7 @@ elif [ -f "$src" ]; then
 else
   die "$src: no such file or directory"
 fi
+rm -rf "$tree"
 mv "$out/src.tmp" "$tree"
 echo "source: $how"
 
@@ -127,7 +128,7 @@ exec "$fc" $fcinc "\${args[@]}"
 EOF
 chmod +x "$fcw"
 fflags="-O2"
-echo 'end' >"$out/bin/t.f"
+echo '      end' >"$out/bin/t.f"
 "$fc" -fallow-argument-mismatch -c "$out/bin/t.f" -o "$out/bin/t.o" >/dev/null 2>&1 && fflags="$fflags -fallow-argument-mismatch"
 rm -f "$out/bin/t.f" "$out/bin/t.o"
 cat >"$tree/SLmake.inc" <<EOF
