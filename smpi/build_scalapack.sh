@@ -19,8 +19,8 @@
 # object of `smpif90 -c x.f` to `.o`, so the Fortran compiler is a wrapper that
 # adds `-o x.o`; gfortran >= 10 needs -fallow-argument-mismatch for this code; the
 # BLACS are compiled with their own -DZeroByteTypeBug (a zero-size message is sent
-# as MPI_BYTE, never packed: SMPI's MPI_Pack divides by zero on an empty datatype,
-# which pdsyevr meets on grids of more than one rank).
+# as MPI_BYTE, never packed: without it pdsyevr dies of SIGFPE in SimGrid 3.32's
+# Datatype::copy under MPI_Pack, called by the BLACS' BI_Pack, on a 2x2 grid).
 set -euo pipefail
 version=2.2.2
 # sha256 of `git archive --format=tar v2.2.2` of Reference-ScaLAPACK/scalapack
