@@ -68,8 +68,17 @@ typedef struct {
   double hs, hvv;   /* --gen: v^T v */
 } grid_t;
 
+/* An error every rank meets (arguments, the file read by rank 0 and agreed):
+ * rank 0 says it and every rank finishes cleanly, exit code 2. */
 static void die(int rank, const char *msg) {
   if (rank == 0) fprintf(stderr, "eig_sim: %s\n", msg);
+  MPI_Finalize();
+  exit(2);
+}
+
+/* An error of one rank (memory): it says it and aborts the run. */
+static void die_one(const char *msg) {
+  fprintf(stderr, "eig_sim: %s\n", msg);
   MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -118,7 +127,7 @@ static void scatter(const grid_t *g, double *full, double *loc, int rank, int np
       pcoord(g, p, &pr, &pc);
       int lr = numroc_(&g->n, &g->nb, &pr, &I0, &g->nprow), lc = numroc_(&g->n, &g->nb, &pc, &I0, &g->npcol);
       double *b = realloc(buf, sizeof(double) * ((size_t)lr * lc + 1));
-      if (!b) die(0, "out of memory");
+      if (!b) die_one("out of memory");
       buf = b;
       pack(g, pr, pc, full, buf, 0);
       MPI_Send(buf, lr * lc, MPI_DOUBLE, p, 7, MPI_COMM_WORLD);
@@ -140,7 +149,7 @@ static void gather(const grid_t *g, double *full, double *loc, int rank, int npr
       pcoord(g, p, &pr, &pc);
       int lr = numroc_(&g->n, &g->nb, &pr, &I0, &g->nprow), lc = numroc_(&g->n, &g->nb, &pc, &I0, &g->npcol);
       double *b = realloc(buf, sizeof(double) * ((size_t)lr * lc + 1));
-      if (!b) die(0, "out of memory");
+      if (!b) die_one("out of memory");
       buf = b;
       MPI_Recv(buf, lr * lc, MPI_DOUBLE, p, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       pack(g, pr, pc, full, buf, 1);
@@ -286,6 +295,7 @@ int main(int argc, char **argv) {
   }
   g.nocc = nocc, g.nb = nb;
   if (nocc < 1 || nocc >= g.n) die(rank, "--nocc K needs 1 <= K < n");
+  if (check && g.n > 4000) die(rank, "--check needs n <= 4000 (a dense reference on rank 0)");
   /* The grid: nprow <= npcol, as square as P allows. */
   int pr = 1;
   for (int d = 1; d * d <= nproc; d++)
@@ -297,22 +307,22 @@ int main(int argc, char **argv) {
   blacs_gridinit_(&g.ctxt, "R", &g.nprow, &g.npcol);
   blacs_gridinfo_(&g.ctxt, &g.nprow, &g.npcol, &g.myrow, &g.mycol);
   if (g.npcol < 1 || g.myrow != rank / g.npcol || g.mycol != rank % g.npcol)
-    die(rank, "unexpected BLACS process grid order");
+    die_one("unexpected BLACS process grid order");
   g.lr = numroc_(&g.n, &nb, &g.myrow, &I0, &g.nprow);
   g.lc = numroc_(&g.n, &nb, &g.mycol, &I0, &g.npcol);
   int lld = g.lr > 1 ? g.lr : 1, info = 0;
   descinit_(g.desc, &g.n, &g.n, &nb, &nb, &I0, &I0, &g.ctxt, &lld, &info);
-  if (info != 0) die(rank, "descinit failed");
+  if (info != 0) die_one("descinit failed");
   size_t lsz = (size_t)g.lr * g.lc + 1;
   double *a0 = malloc(sizeof(double) * lsz), *a = malloc(sizeof(double) * lsz), *z = malloc(sizeof(double) * lsz),
          *d = malloc(sizeof(double) * lsz), *w = malloc(sizeof(double) * g.n), *v = NULL;
-  if (!a0 || !a || !z || !d || !w) die(rank, "out of memory");
+  if (!a0 || !a || !z || !d || !w) die_one("out of memory");
   double sa = 0, sp = 0;
   if (fock) {
     scatter(&g, full, a0, rank, nproc);
   } else {
     v = malloc(sizeof(double) * g.n);
-    if (!v) die(rank, "out of memory");
+    if (!v) die_one("out of memory");
     g.hvv = 0;
     for (int i = 0; i < g.n; i++) {
       v[i] = 1.0 + 0.5 * sin(1.7 * i + 0.3);
@@ -340,9 +350,8 @@ int main(int argc, char **argv) {
   /* The dense one-rank reference (--check, --fock): eigenvalues and D on rank 0. */
   double *wref = NULL, *dref = NULL, *dfull = NULL;
   if (check && rank == 0) {
-    if (g.n > 4000) die(0, "--check needs n <= 4000");
     dfull = malloc(sizeof(double) * (size_t)g.n * g.n);
-    if (!dfull) die(0, "out of memory");
+    if (!dfull) die_one("out of memory");
     if (fock) {
       wref = malloc(sizeof(double) * g.n);
       dref = malloc(sizeof(double) * (size_t)g.n * g.n);
@@ -352,9 +361,9 @@ int main(int argc, char **argv) {
       lw = (int)wq + 1, liw = iq + 1;
       double *wk = malloc(sizeof(double) * lw);
       int *iw = malloc(sizeof(int) * liw);
-      if (!wk || !iw || !wref || !dref) die(0, "out of memory");
+      if (!wk || !iw || !wref || !dref) die_one("out of memory");
       dsyevd_("V", "U", &g.n, full, &g.n, wref, wk, &lw, iw, &liw, &info, 1, 1);
-      if (info != 0) die(0, "the reference dsyevd failed");
+      if (info != 0) die_one("the reference dsyevd failed");
       double one = 1.0, zero = 0.0;
       dgemm_("N", "T", &g.n, &g.n, &nocc, &one, full, &g.n, full, &g.n, &zero, dref, &g.n, 1, 1);
       free(wk), free(iw);
@@ -380,7 +389,7 @@ int main(int argc, char **argv) {
     lw = (int)(1.2 * wq) + 4 * g.n * nb + 1000, liw = iq + 2 * g.n + 1000;
     double *wk = malloc(sizeof(double) * lw);
     int *iw = malloc(sizeof(int) * liw);
-    if (!wk || !iw) die(rank, "out of memory");
+    if (!wk || !iw) die_one("out of memory");
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     if (evr)
@@ -433,7 +442,7 @@ int main(int argc, char **argv) {
           if (fabs(w[i] - ref) > wmax) wmax = fabs(w[i] - ref);
         }
         double *d2 = malloc(sizeof(double) * nn);
-        if (!d2) die(0, "out of memory");
+        if (!d2) die_one("out of memory");
         dgemm_("N", "N", &g.n, &g.n, &g.n, &one, dfull, &g.n, dfull, &g.n, &zero, d2, &g.n, 1, 1);
         num = 0;
         for (size_t k = 0; k < nn; k++) num += (d2[k] - dfull[k]) * (d2[k] - dfull[k]);
