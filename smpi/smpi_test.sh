@@ -7,7 +7,8 @@
 # and without lookahead, and message streams between two nodes with and
 # without the per-flow cap (--flowcap), and the reductions' arithmetic
 # (--sumrate), and the message volume counted between nodes (ssc_sim
-# --volume). Exit 77 (skip) without smpicc.
+# --volume), and `ovl purify --fock -o` (files through rank 0). Exit 77
+# (skip) without smpicc.
 # usage: smpi/smpi_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
 src=$1 bld=$2
@@ -25,6 +26,25 @@ out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 "$bld/ssc_sim" -n 150 --algo al
 echo "$out"
 [ "$(echo "$out" | grep -c ' PASS$')" -eq 4 ] || { echo "smpi test: expected 4 PASS lines"; exit 1; }
 echo "smpi test: 64 simulated ranks: PASS"
+# Files: `ovl purify --fock` reads the raw file on rank 0, which sends the
+# blocks, and `--output` writes D through rank 0 (MPI-IO cannot open files on
+# the simulated hosts), 8 ranks, SP2 and the canonical method, checked against
+# a dense eigensolver and the written D against the case's reference density.
+for m in sp2 canonical; do
+  rm -f "$bld/purify_$m.raw" "$bld/purify_$m.raw.json"
+  out=$(cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 8 "$bld/ovl" purify --fock "$src/data/h2o8_ccpvdz/fock.raw" \
+        --nocc 40 --method $m --check -o "$bld/purify_$m.raw" 2>&1) || { echo "$out"; exit 1; }
+  echo "$out" | grep -qE '^check: .*PASS$' || { echo "$out"; echo "smpi test: ovl purify --fock ($m): no PASS"; exit 1; }
+  python3 - "$bld/purify_$m.raw" "$src/data/h2o8_ccpvdz/dref.raw" <<'PY' || { echo "smpi test: ovl purify -o ($m): wrong file"; exit 1; }
+import struct, sys
+n = 192
+d, r = (struct.unpack("<%dd" % (n * n), open(f, "rb").read()) for f in sys.argv[1:3])
+tr, err = sum(d[i * n + i] for i in range(n)), max(abs(a - b) for a, b in zip(d, r))
+print("smpi test: written D: tr %.12f, max |D - D_ref| %.2e" % (tr, err))
+sys.exit(0 if abs(tr - 40) < 1e-9 and err < 1e-8 else 1)
+PY
+done
+echo "smpi test: ovl purify --fock and -o, 8 ranks, sp2 and canonical: PASS"
 # Computation in arrival order (--arrival-order on): Algorithm 5's products
 # on each lane's part as it arrives (64 ranks), and SUMMA with lookahead
 # (16 ranks, 4 lanes), products really computed and checked.

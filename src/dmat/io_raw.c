@@ -6,7 +6,9 @@
  * safely (ovl_file_tmp_create: exclusive, unpredictable name), which every
  * rank then opens without MPI_MODE_CREATE; it is renamed into place after the
  * sidecar, which carries the data's checksum so that a reader can tell a
- * data file and a sidecar that were not written together. */
+ * data file and a sidecar that were not written together. In the SMPI build
+ * (SimGrid, where MPI-IO cannot open files on the simulated hosts) the blocks
+ * go through rank 0, which reads or writes every block with pread/pwrite. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -58,6 +60,80 @@ static ovl_err check_data_file(const char *path, int64_t bytes) {
   return rc;
 }
 
+#ifdef OVL_SMPI
+/* SimGrid SMPI: MPI-IO cannot open files on the simulated hosts, so rank 0 of
+ * the parent moves every rank's block (row-major, as in raw_transfer's buffer)
+ * with pread/pwrite: reading, it reads each block and sends it; writing, it
+ * receives each block and writes it, then syncs the file. COLLECTIVE over the
+ * parent; rank 0 exchanges a message with every rank that has a block even
+ * after a failed read or write, so nobody waits for a message that never
+ * comes, and the result is agreed. */
+static ovl_err raw_root(ovl_dmat A, const char *fname, double *buf, int writing) {
+  MPI_Comm parent = ovl_grid2d_parent(A->grid);
+  int rank = 0, np = 1, fd = -1;
+  const int have = A->lm > 0 && A->ln > 0;
+  int64_t mine[4] = {A->roff, A->coff, have ? A->lm : 0, have ? A->ln : 0}, dummy[4], *all = NULL;
+  double *blk = NULL;
+  ovl_err rc = OVL_OK;
+  OVL_MPI(MPI_Comm_rank(parent, &rank));
+  OVL_MPI(MPI_Comm_size(parent, &np));
+  if (rank == 0) {
+    rc = ovl_malloc(sizeof(int64_t) * 4 * (size_t)np, &all);
+    if (rc == OVL_OK) {
+      fd = open(fname, writing ? O_WRONLY : O_RDONLY);
+      if (fd < 0) rc = ovl_err_set(OVL_ERR_IO, "cannot open raw matrix file '%s': %s", fname, strerror(errno));
+    }
+    if (rc == OVL_OK && writing && ftruncate(fd, (off_t)(A->m * A->n * 8)) != 0)
+      rc = ovl_err_set(OVL_ERR_IO, "cannot size '%s': %s", fname, strerror(errno));
+  }
+  OVL_MPI(MPI_Gather(mine, 4, MPI_INT64_T, all ? all : dummy, 4, MPI_INT64_T, 0, parent));
+  rc = ovl_err_agree(parent, rc);
+  if (rc == OVL_OK && rank == 0) {
+    int64_t most = 1;
+    for (int p = 0; p < np; p++)
+      if (all[4 * p + 2] * all[4 * p + 3] > most) most = all[4 * p + 2] * all[4 * p + 3];
+    rc = ovl_malloc(sizeof(double) * (size_t)most, &blk);
+  }
+  rc = ovl_err_agree(parent, rc);
+  if (rc != OVL_OK) {
+    if (fd >= 0) close(fd);
+    ovl_free(&all);
+    return rc;
+  }
+  if (rank == 0) {
+    for (int p = 0; p < np; p++) {
+      int64_t ro = all[4 * p], co = all[4 * p + 1], lm = all[4 * p + 2], ln = all[4 * p + 3];
+      if (lm == 0) continue;
+      double *b = p == 0 ? buf : blk;
+      if (writing && p > 0) OVL_MPI(MPI_Recv(b, (int)(lm * ln), MPI_DOUBLE, p, 0, parent, MPI_STATUS_IGNORE));
+      for (int64_t r = 0; rc == OVL_OK && r < lm; r++) {
+        size_t want = sizeof(double) * (size_t)ln;
+        off_t off = (off_t)(((ro + r) * A->n + co) * 8);
+        ssize_t got = writing ? pwrite(fd, b + r * ln, want, off) : pread(fd, b + r * ln, want, off);
+        if (got != (ssize_t)want)
+          rc = ovl_err_set(OVL_ERR_IO, "short %s of '%s' at byte %lld%s%s", writing ? "write" : "read", fname,
+                           (long long)off,
+                           got < 0   ? ": "
+                           : writing ? " (a full disk or a quota)"
+                                     : " (the file ends early)",
+                           got < 0 ? strerror(errno) : "");
+      }
+      /* after a failed read the owner gets an empty message and learns of the error from the agreement */
+      if (!writing && p > 0) OVL_MPI(MPI_Send(b, rc == OVL_OK ? (int)(lm * ln) : 0, MPI_DOUBLE, p, 0, parent));
+    }
+    if (rc == OVL_OK && writing && fsync(fd) != 0)
+      rc = ovl_err_set(OVL_ERR_IO, "cannot sync '%s': %s", fname, strerror(errno));
+    if (close(fd) != 0 && rc == OVL_OK) rc = ovl_err_set(OVL_ERR_IO, "cannot close '%s': %s", fname, strerror(errno));
+  } else if (have) {
+    if (writing) OVL_MPI(MPI_Send(buf, (int)(A->lm * A->ln), MPI_DOUBLE, 0, 0, parent));
+    else OVL_MPI(MPI_Recv(buf, (int)(A->lm * A->ln), MPI_DOUBLE, 0, 0, parent, MPI_STATUS_IGNORE));
+  }
+  ovl_free(&blk);
+  ovl_free(&all);
+  return ovl_err_agree(parent, rc);
+}
+#endif
+
 /* Move the local blocks of A to (writing) or from the raw file fname, which
  * stands for path in messages. COLLECTIVE over the parent; the result is
  * agreed. When writing, the file is sized to exactly m * n * 8 bytes and
@@ -92,6 +168,20 @@ static ovl_err raw_transfer(ovl_dmat A, const char *fname, const char *path, int
     if (!le) ovl_io_bswap64(buf, (size_t)(A->lm * A->ln));
   }
   rc = ovl_err_agree(parent, rc);
+#ifdef OVL_SMPI
+  {
+    if (rc == OVL_OK) rc = raw_root(A, fname, buf, writing);
+    if (rc == OVL_OK && !writing && have) {
+      if (!le) ovl_io_bswap64(buf, (size_t)(A->lm * A->ln));
+      for (int64_t c = 0; c < A->ln; c++)
+        for (int64_t r = 0; r < A->lm; r++) A->data[r + c * A->ld] = buf[r * A->ln + c];
+    }
+    if (ftype != MPI_DATATYPE_NULL) MPI_Type_free(&ftype);
+    if (mtype != MPI_DATATYPE_NULL) MPI_Type_free(&mtype);
+    ovl_free(&buf);
+    return rc;
+  }
+#endif
 
   if (rc == OVL_OK) {
     /* the writer's temporary exists already: created by rank 0, never by MPI-IO */
