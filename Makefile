@@ -54,11 +54,12 @@ test-asan: build-asan
 
 # `make test` (Open MPI) also runs MPICH's release suite, less the tests that
 # do not exercise the MPI library (source format, layers, docs links, data checksums, JSON,
-# the parsers' fuzzing, the pure cost model, SMPI's simulator, the list of
-# public functions) or only repeat its paths (the sweep of every method for
+# the parsers' fuzzing and random arguments, the pure cost model, SMPI's simulator, the list of
+# public functions, the knob table and its documents, the struct layouts, valgrind's memory check
+# of ovl's own code) or only repeat its paths (the sweep of every method for
 # symmetric results: ovl_dmat_symmetrize's exchange is test_dmat's): those
 # run once, above. MPICH's sanitizer suite is `MPI=mpich make test-asan` (docs/guides/mpi.md).
-MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|purify_symmetric)$$
+MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|smpi_eig|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|hard_random_args|hard_valgrind|purify_symmetric|knob_walk|cli_doc|check_defaults|check_defaults_selftest|schema_nompi|validate_models_smoke|layout|tb_case)$$
 
 test-mpich:
 	@$(MAKE) --no-print-directory MPI=mpich build
