@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bctest.h"
 #include "ovl/dm.h"
 #include "ovl/pdpurify.h"
 #include "ovltest.h"
@@ -31,66 +32,6 @@ void Cblacs_get(int ctxt, int what, int *val);
 void Cblacs_gridinit(int *ctxt, const char *order, int nprow, int npcol);
 void Cblacs_gridinfo(int ctxt, int *nprow, int *npcol, int *myrow, int *mycol);
 void Cblacs_gridexit(int ctxt);
-
-typedef struct grid {
-  int ctxt, nprow, npcol, myrow, mycol;
-} grid;
-
-static int numroc(int n, int nb, int ip, int isrc, int np) {
-  int off = (ip - isrc + np) % np, nblocks = n / nb, num = nblocks / np * nb, extra = nblocks % np;
-  if (off < extra) num += nb;
-  else if (off == extra) num += n % nb;
-  return num;
-}
-
-static int l2g(int l, int nb, int ip, int isrc, int np) {
-  return ((l / nb) * np + (ip - isrc + np) % np) * nb + l % nb;
-}
-
-typedef struct bc {
-  int desc[9];
-  int mloc, nloc;
-  double *a;
-} bc;
-
-static bc bc_new(const grid *G, int n, int mb, int nb, int rsrc, int csrc) {
-  bc x;
-  x.mloc = numroc(n, mb, G->myrow, rsrc, G->nprow);
-  x.nloc = numroc(n, nb, G->mycol, csrc, G->npcol);
-  int lld = (x.mloc > 1 ? x.mloc : 1) + 1;
-  int d[9] = {1, G->ctxt, n, n, mb, nb, rsrc, csrc, lld};
-  memcpy(x.desc, d, sizeof d);
-  size_t len = (size_t)lld * (size_t)(x.nloc > 0 ? x.nloc : 1);
-  x.a = malloc(sizeof(double) * len);
-  for (size_t i = 0; i < len; i++) x.a[i] = NAN;
-  return x;
-}
-
-static void bc_scatter(const grid *G, bc *x, const double *g, int n) {
-  for (int c = 0; c < x->nloc; c++)
-    for (int r = 0; r < x->mloc; r++) {
-      int gr = l2g(r, x->desc[4], G->myrow, x->desc[6], G->nprow);
-      int gc = l2g(c, x->desc[5], G->mycol, x->desc[7], G->npcol);
-      x->a[r + (size_t)c * x->desc[8]] = g[gr + (size_t)gc * n];
-    }
-}
-
-static void bc_gather(const grid *G, const bc *x, double *g, int n) {
-  memset(g, 0, sizeof(double) * (size_t)n * n);
-  for (int c = 0; c < x->nloc; c++)
-    for (int r = 0; r < x->mloc; r++) {
-      int gr = l2g(r, x->desc[4], G->myrow, x->desc[6], G->nprow);
-      int gc = l2g(c, x->desc[5], G->mycol, x->desc[7], G->npcol);
-      g[gr + (size_t)gc * n] = x->a[r + (size_t)c * x->desc[8]];
-    }
-  MPI_Allreduce(MPI_IN_PLACE, g, n * n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-}
-
-static double relfro(const double *a, const double *b, int n) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < (size_t)n * n; i++) num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
-  return sqrt(num / (den > 0 ? den : 1));
-}
 
 static uint64_t rng = 88172645463325252ull;
 static double urand(void) { /* xorshift64, the same sequence on every rank */
@@ -217,8 +158,8 @@ static void run_grid(int nprow, int npcol) {
   double *F2 = malloc(sizeof(double) * n * n), *S2 = malloc(sizeof(double) * n * n);
   build(n, 10, F, S);   /* nocc 11: gap between eps[10] and eps[11] */
   build(n, 11, F2, S2); /* S2 unused */
-  bc f = bc_new(&G, n, 4, 3, 0, G.npcol - 1), s = bc_new(&G, n, 5, 5, G.nprow - 1, 0);
-  bc d = bc_new(&G, n, 3, 3, 0, 0), w = bc_new(&G, n, 2, 4, 0, 0);
+  bc f = bc_new(&G, n, 4, 3, 0, G.npcol - 1, 1), s = bc_new(&G, n, 5, 5, G.nprow - 1, 0, 1);
+  bc d = bc_new(&G, n, 3, 3, 0, 0, 1), w = bc_new(&G, n, 2, 4, 0, 0, 1);
   bc_scatter(&G, &s, S, n);
 
   /* nspin 1: 22 electrons, occupation 2; sp2acc; S factorised once */
@@ -388,7 +329,7 @@ static void time_cycles(int n, int cycles) {
   Cblacs_gridinfo(G.ctxt, &G.nprow, &G.npcol, &G.myrow, &G.mycol);
   double *F = malloc(sizeof(double) * n * n), *S = malloc(sizeof(double) * n * n);
   build(n, n / 4 - 1, F, S);
-  bc f = bc_new(&G, n, 64, 64, 0, 0), s = bc_new(&G, n, 64, 64, 0, 0), d = bc_new(&G, n, 64, 64, 0, 0);
+  bc f = bc_new(&G, n, 64, 64, 0, 0, 1), s = bc_new(&G, n, 64, 64, 0, 0, 1), d = bc_new(&G, n, 64, 64, 0, 0, 1);
   bc_scatter(&G, &f, F, n), bc_scatter(&G, &s, S, n);
   double *tp = malloc(sizeof(double) * cycles), *th = malloc(sizeof(double) * cycles);
   ovl_pdpurify_info info;
