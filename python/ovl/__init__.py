@@ -218,6 +218,22 @@ def _square(F, what):
     return np.asfortranarray(a), None
 
 
+def _root_inputs(F, nocc, S):
+    """Rank 0's checks of nocc, F and S (None: no S): (nocc, F, S, None) as arrays, or a message
+    in the last place. LOCAL."""
+    a = s = None
+    try:
+        nocc = _integer(nocc, "nocc", _INT64)
+    except (TypeError, ValueError) as e:
+        return nocc, None, None, e
+    a, msg = _square(F, "F")
+    if msg is None and S is not None:
+        s, msg = _square(S, "S")
+        if msg is None and s.shape != a.shape:
+            msg = f"S {s.shape} and F {a.shape} must have the same shape"
+    return nocc, a, s, msg
+
+
 def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
            bcast=True, layout="root", options=None, homo=None, lumo=None, S=None, W=False, mu=False):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
@@ -267,12 +283,7 @@ def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precisio
     rank = comm.Get_rank()
     a, msg, n = None, None, 0
     if rank == 0:
-        try:
-            nocc = _integer(nocc, "nocc", _INT64)
-        except (TypeError, ValueError) as e:
-            msg = e
-        if msg is None:
-            a, msg = _square(F, "F")
+        nocc, a, _, msg = _root_inputs(F, nocc, None)
         if msg is None:
             n = a.shape[0]
     _agree(comm, msg)
@@ -395,16 +406,7 @@ def _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcas
     msg, a, s, n = None, None, None, 0
     if layout == "root":
         if rank == 0:
-            try:
-                nocc = _integer(nocc, "nocc", _INT64)
-            except (TypeError, ValueError) as e:
-                msg = e
-            if msg is None:
-                a, msg = _square(F, "F")
-            if msg is None and S is not None:
-                s, msg = _square(S, "S")
-                if msg is None and s.shape != a.shape:
-                    msg = f"S {s.shape} and F {a.shape} must have the same shape"
+            nocc, a, s, msg = _root_inputs(F, nocc, S)
             if msg is None:
                 n = a.shape[0]
         _agree(comm, msg)
