@@ -1,0 +1,171 @@
+"""Purification over a whole SCF: each cycle as accurate as the SCF needs it, no more.
+
+    from pyscf import gto, scf
+    import ovl.pyscf, ovl.scf
+    with ovl.pyscf.ranks() as root:
+        if root:
+            mf = ovl.scf.adaptive_scf(scf.RHF(mol))
+            e = mf.kernel()
+            print(sum(s["products"] for s in mf.ovl_stats))
+
+``adaptive_scf(mf, comm=None, **kw)`` is ``ovl.pyscf.purify_scf(mf, comm, policy=Adaptive(**kw))``:
+PySCF's SCF with its eigensolver step replaced by ovl's purification (ovl.pyscf's hook, unchanged),
+each cycle's options chosen by the policy below. ``Adaptive`` is a plain object with
+``options(Fo)`` and ``update(Fo, Do, info)``; bench/scf_replay.py drives it over a recorded Fock
+sequence without PySCF.
+
+The policy, cycle k (Fo the orthogonal-basis Fock matrix PySCF hands over, Do the purified
+projector):
+
+- **The SCF's error**: delta_k = ||Do_k - Do_{k-1}||_F, the change of the orthogonal-basis density
+  between cycles. It costs n^2 (no product: the commutator ||F D - D F|| would cost two), is what the
+  SCF itself converges (PySCF's DIIS drives it to zero), and bounds the density accuracy worth
+  paying for: a density more exact than the next cycle's change is thrown away.
+- **Tolerance**: tol_k = min(tol_max, factor * delta_{k-1}) on ||D^2 - D||_F (ovl.purify's tol), with
+  factor = 1e-2 and tol_max = 1e-4 (the first cycle: tol_max). Once tol_k < tol_full (1e-8), or
+  delta_{k-1} < full_below (adaptive_scf: 10 sqrt(conv_tol); PySCF stops when the orbital gradient
+  is below sqrt(conv_tol), and the density change follows the gradient), the cycle runs to the
+  method's own parameter-free stopping rule (tol = 0: float64's rounding floor): the last cycles,
+  PySCF's final check included, are float64-exact, and the final density is the eigensolver's to
+  rounding. The occupied orbitals the hook builds are orthonormalised (ovl.pyscf.orbitals), so
+  a loose cycle's density is an exact projector and its energy error is second order.
+- **Precision**: precision="mixed" (float32 products until the tolerance or float32's floor, then
+  float64) while tol_k >= tol_mixed (1e-5): float32's density error (~1e-6,
+  docs/guides/purification.md) stays below what the cycle asks; float64 after.
+- **Method**: SP2-ACC with the previous cycle's HOMO and LUMO as the gap estimates (the first cycle
+  has none: SP2's steps). The edges are measured after every cycle by Lanczos (ARPACK, k = 1) on
+  F restricted to Do's occupied and to its virtual space (matrix-vector products only, O(n^2) each;
+  ``gap_edges``). A cycle whose estimates turn out not to overlap its gap (an OvlError, or a
+  projector whose HOMO lies above its LUMO) is run again without them (SP2), once.
+
+Each cycle's entry of ``mf.ovl_stats`` is ovl.purify's info (iterations, products, t_total, ...)
+plus the policy's choice and findings: cycle, tol, precision, method, homo_est/lumo_est (the
+estimates used, None for none), delta (this cycle's density change), homo, lumo (measured),
+t_edges (seconds in gap_edges), retried (products of a rejected first attempt, 0 for none).
+"""
+import math
+
+import numpy as np
+
+__all__ = ["Adaptive", "adaptive_scf", "gap_edges", "total_products"]
+
+
+def _gershgorin(F):
+    r = np.abs(F).sum(axis=1) - np.abs(np.diag(F))
+    d = np.diag(F)
+    return float((d - r).min()), float((d + r).max())
+
+
+def gap_edges(F, D, tol=1e-8):
+    """(homo, lumo) of a symmetric F for the (near-)projector D: the largest eigenvalue of F on D's
+    range and the smallest on its complement, by Lanczos (scipy's ARPACK, one eigenpair each) on
+    D F D + lo (I - D) and (I - D) F (I - D) + hi D with lo, hi Gershgorin bounds of F's spectrum.
+    Matrix-vector products only. LOCAL."""
+    from scipy.sparse.linalg import LinearOperator, eigsh
+    n = F.shape[0]
+    lo, hi = _gershgorin(F)
+    v0 = np.ones(n) / math.sqrt(n)
+
+    def occ(v):
+        Dv = D @ v
+        return D @ (F @ Dv) + lo * (v - Dv)
+
+    def vir(v):
+        Dv = D @ v
+        w = v - Dv
+        Fw = F @ w
+        return Fw - D @ Fw + hi * Dv
+
+    ncv = min(n, 24)
+    homo = eigsh(LinearOperator((n, n), matvec=occ, dtype=np.float64), k=1, which="LA", tol=tol, v0=v0, ncv=ncv,
+                 return_eigenvectors=False)[0]
+    lumo = eigsh(LinearOperator((n, n), matvec=vir, dtype=np.float64), k=1, which="SA", tol=tol, v0=v0, ncv=ncv,
+                 return_eigenvectors=False)[0]
+    return float(homo), float(lumo)
+
+
+class Adaptive:
+    """The cycle-by-cycle policy of the module's doc. factor, tol_max, tol_mixed, tol_full: the
+    tolerance rule; full_below: a density change below which the cycles run to float64's floor
+    (adaptive_scf: 10 sqrt(conv_tol), see the module's doc); method: "sp2acc" (with the previous cycle's gap edges) or "sp2" (no estimates:
+    only the tolerance and precision adapt); mixed: False keeps float64 throughout."""
+
+    def __init__(self, factor=1e-2, tol_max=1e-4, tol_mixed=1e-5, tol_full=1e-8, full_below=0.0, method="sp2acc",
+                 mixed=True):
+        if not 0 < factor <= 1 or not tol_full <= tol_mixed <= tol_max <= 1e-2 or tol_full < 1e-14:
+            raise ValueError("ovl.scf.Adaptive: need 0 < factor <= 1 and 1e-14 <= tol_full <= tol_mixed <= tol_max "
+                             "<= 1e-2")
+        if method not in ("sp2acc", "sp2"):
+            raise ValueError(f"ovl.scf.Adaptive: method must be sp2acc or sp2, not {method!r}")
+        self.factor, self.tol_max, self.tol_mixed, self.tol_full = factor, tol_max, tol_mixed, tol_full
+        self.full_below = float(full_below)
+        self.method, self.mixed = method, mixed
+        self.reset()
+
+    def reset(self):
+        """Forget the previous cycles (a new SCF)."""
+        self.cycle, self.prev, self.delta, self.homo, self.lumo = 0, None, math.inf, None, None
+        self.cold, self.retried, self.current = False, 0, None
+
+    def tolerance(self):
+        """(tol, precision) for the next cycle: tol 0 is the method's own stopping rule."""
+        t = min(self.tol_max, self.factor * self.delta)
+        if t < self.tol_full or self.delta < self.full_below:
+            return 0.0, "double"
+        return t, "mixed" if self.mixed and t >= self.tol_mixed else "double"
+
+    def options(self, Fo):
+        tol, prec = self.tolerance()
+        opts = {"method": self.method, "tol": tol, "precision": prec}
+        if self.method == "sp2acc" and self.homo is not None and not self.cold:
+            opts["homo"], opts["lumo"] = self.homo, self.lumo
+        self.current = opts
+        return dict(opts)
+
+    def failed(self, err):
+        """An OvlError of this cycle: retry without the estimates if it had them."""
+        if "homo" in self.current:
+            self.cold = True
+            return True
+        return False
+
+    def update(self, Fo, Do, info):
+        import time
+        t0 = time.perf_counter()
+        try:
+            homo, lumo = gap_edges(Fo, Do)
+        except Exception:  # ARPACK did not converge: no estimates next cycle
+            homo, lumo = None, None
+        t_edges = time.perf_counter() - t0
+        used = self.current
+        info.update(cycle=self.cycle, tol=used["tol"], precision=used["precision"], method=used["method"],
+                    homo_est=used.get("homo"), lumo_est=used.get("lumo"), homo=homo, lumo=lumo, t_edges=t_edges,
+                    retried=self.retried)
+        if homo is not None and homo >= lumo and "homo" in used and not self.cold:
+            # not the aufbau projector: the estimates missed the gap; the cycle again, without them
+            self.cold, self.retried = True, info.get("products", 0)
+            return False
+        if self.prev is not None and self.prev.shape == Do.shape:
+            self.delta = float(np.linalg.norm(Do - self.prev))
+        else:
+            self.delta = math.inf
+        info["delta"] = self.delta
+        self.prev = Do.copy()
+        self.homo, self.lumo = (homo, lumo) if homo is not None and homo < lumo else (None, None)
+        self.cycle += 1
+        self.cold, self.retried = False, 0
+        return True
+
+
+def adaptive_scf(mf, comm=None, **kw):
+    """mf with its eigensolver step replaced by ovl's purification under the Adaptive(**kw) policy
+    (ovl.pyscf.purify_scf); full_below defaults to 10 sqrt(mf.conv_tol). Returns mf. Run the SCF
+    inside ovl.pyscf.ranks(comm)."""
+    from .pyscf import purify_scf
+    kw.setdefault("full_below", 10.0 * math.sqrt(mf.conv_tol))
+    return purify_scf(mf, comm=comm, policy=Adaptive(**kw))
+
+
+def total_products(mf):
+    """Products of the whole SCF (every cycle's, retried attempts included)."""
+    return sum(s.get("products", 0) + s.get("retried", 0) for s in mf.ovl_stats)
