@@ -3,6 +3,7 @@
 through purification, in one launch, interleaved.
 
 usage: [mpiexec -n P] python bench/scf_replay.py DIR [DIR...] [--reps 5] [--plot docs/img/x.png] [--json F]
+       /usr/bin/python3 bench/scf_replay.py --replot F --plot docs/img/x.png   (a Python with matplotlib)
 
 Each DIR holds one SCF's orthogonal-basis Fock matrices F'_k (fock.KK.raw) and sequence.json.
 Routes, each producing every cycle's density D'_k (the projector onto the nocc lowest
@@ -33,14 +34,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
-import scipy.linalg
-from mpi4py import MPI
-
-import ovl
-import ovl.pyscf
-import ovl.scf
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -54,6 +47,17 @@ def load(d):
     with open(os.path.join(d, "sequence.json")) as f:
         meta = json.load(f)
     return meta, [read_matrix(os.path.join(d, nm)) for nm in meta["fock_files"]]
+
+
+def _imports():
+    """numpy, scipy, MPI and ovl, imported on use (--replot needs none of them)."""
+    global MPI, ovl, scipy, np
+    import numpy as np
+    import scipy.linalg
+    from mpi4py import MPI
+    import ovl
+    import ovl.pyscf
+    import ovl.scf
 
 
 def eig_numpy(F, nocc):
@@ -182,8 +186,8 @@ def plot(results, path):
     for ax, res in zip(axes[0], results):
         for r, style in (("pur:cold", "o-"), ("pur:adaptive", "s-")):
             p = res["products"][r]
-            ax.plot(range(len(p)), p, style, label=f"{r[4:]} SP2{'-ACC adaptive' if 'adap' in r else ' tol 1e-12'} "
-                    f"(total {sum(p)})")
+            label = "adaptive SP2-ACC (ovl.scf)" if "adap" in r else "cold SP2, tol 1e-12"
+            ax.plot(range(len(p)), p, style, label=f"{label} (total {sum(p)})")
         for k, pol in enumerate(res["policy"]):
             if pol["precision"] == "mixed":
                 ax.axvspan(k - 0.4, k + 0.4, color="0.9", lw=0)
@@ -198,11 +202,17 @@ def plot(results, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("dirs", nargs="+", help="recorded sequences (tools/scf-record)")
+    p.add_argument("dirs", nargs="*", help="recorded sequences (tools/scf-record)")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--plot", help="products per cycle, cold against adaptive (PNG)")
     p.add_argument("--json", help="write the results as JSON")
+    p.add_argument("--replot", metavar="JSON", help="only the plot, from a --json file (any Python with matplotlib)")
     args = p.parse_args(argv)
+    if args.replot:
+        with open(args.replot) as f:
+            plot(json.load(f), args.plot)
+        return 0
+    _imports()
     comm = MPI.COMM_WORLD
     results = []
     for d in args.dirs:
@@ -214,11 +224,14 @@ def main(argv=None):
             sys.stdout.flush()
             results.append(res)
     if comm.Get_rank() == 0:
-        if args.plot:
-            plot(results, args.plot)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(results, f, indent=1)
+        if args.plot:
+            try:
+                plot(results, args.plot)
+            except ImportError:
+                print(f"# no matplotlib here: /usr/bin/python3 {sys.argv[0]} --replot {args.json or 'JSON'} --plot {args.plot}")
     return 0
 
 
