@@ -3,7 +3,7 @@
 through purification, in one launch, interleaved.
 
 usage: [mpiexec -n P] python bench/scf_replay.py DIR [DIR...] [--reps 5] [--plot docs/img/x.png] [--json F]
-       /usr/bin/python3 bench/scf_replay.py --replot F --plot docs/img/x.png   (a Python with matplotlib)
+       /usr/bin/python3 bench/scf_replay.py --replot F [F...] --plot docs/img/x.png  (a Python with matplotlib)
 
 Each DIR holds one SCF's orthogonal-basis Fock matrices F'_k (fock.KK.raw) and sequence.json.
 Routes, each producing every cycle's density D'_k (the projector onto the nocc lowest
@@ -206,11 +206,15 @@ def main(argv=None):
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--plot", help="products per cycle, cold against adaptive (PNG)")
     p.add_argument("--json", help="write the results as JSON")
-    p.add_argument("--replot", metavar="JSON", help="only the plot, from a --json file (any Python with matplotlib)")
+    p.add_argument("--replot", metavar="JSON", nargs="+",
+                   help="only the plot, from --json files (their sequences side by side; any Python with matplotlib)")
     args = p.parse_args(argv)
     if args.replot:
-        with open(args.replot) as f:
-            plot(json.load(f), args.plot)
+        results = []
+        for path in args.replot:
+            with open(path) as f:
+                results += json.load(f)
+        plot(results, args.plot)
         return 0
     _imports()
     comm = MPI.COMM_WORLD
