@@ -72,6 +72,12 @@ def _ritz(apply, X, steps, largest):
                     Y = Y - B @ (B.T @ Y)
             Q = np.linalg.qr(Y)[0]
     V, AV = np.hstack(basis), np.hstack(images)
+    G = V.T @ V
+    if np.abs(G - np.eye(G.shape[0])).max() > 1e-8:  # an exhausted Krylov space: orthonormalise, apply again
+        g, E = np.linalg.eigh(0.5 * (G + G.T))
+        keep = g > 1e-8 * g[-1]
+        V = V @ (E[:, keep] / np.sqrt(g[keep]))
+        AV = apply(V)
     H = V.T @ AV
     w, U = np.linalg.eigh(0.5 * (H + H.T))
     b = X.shape[1]
@@ -83,13 +89,13 @@ class GapEdges:
     """HOMO and LUMO of a symmetric F for a (near-)projector D, cycle after cycle: the largest
     eigenvalue of D F D + lo (I - D) (F on D's range) and the smallest of (I - D) F (I - D) + hi D
     (F on the complement), lo and hi Gershgorin bounds of F, by a block Krylov Rayleigh-Ritz
-    (block of b = 4 vectors; the first call 8 steps from seeded random vectors, later calls 3 steps
+    (block of b = 4 vectors; the first call 10 steps from seeded random vectors, later calls 3 steps
     from the previous call's Ritz vectors: F and D change little between SCF cycles). Matrix
     products with n x b blocks only: 3 steps x 4 vectors x 3 matrix-vector products of n^2 per edge.
     The Ritz values lie inside the restricted spectra: homo <= the true HOMO and lumo >= the true
     LUMO for this F (an estimated gap that contains the true one, as SP2-ACC needs). LOCAL."""
 
-    def __init__(self, block=4, steps=3, first_steps=8, seed=0):
+    def __init__(self, block=4, steps=3, first_steps=10, seed=0):
         self.block, self.steps, self.first_steps, self.seed = block, steps, first_steps, seed
         self.Vo = self.Vv = None
 
@@ -102,7 +108,9 @@ class GapEdges:
             rng = np.random.default_rng(self.seed)
             self.Vo, self.Vv = rng.standard_normal((n, b)), rng.standard_normal((n, b))
         steps = self.steps if warm else self.first_steps
-        steps = max(1, min(steps, n // b))
+        k = int(round(float(np.trace(D))))  # the occupied space's dimension
+        # Krylov spaces within each space's dimension (an exhausted one is caught in _ritz)
+        so, sv = (max(1, min(steps, m // b)) for m in (k, n - k))
 
         def occ(X):
             DX = D @ X
@@ -113,8 +121,8 @@ class GapEdges:
             FW = F @ W
             return FW - D @ FW + hi * (X - W)
 
-        homo, self.Vo = _ritz(occ, D @ self.Vo, steps, True)
-        lumo, self.Vv = _ritz(vir, self.Vv - D @ self.Vv, steps, False)
+        homo, self.Vo = _ritz(occ, D @ self.Vo, so, True)
+        lumo, self.Vv = _ritz(vir, self.Vv - D @ self.Vv, sv, False)
         return homo, lumo
 
 
