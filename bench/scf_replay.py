@@ -2,8 +2,8 @@
 """Replay recorded PySCF Fock sequences (tools/scf-record) through the eigensolver routes and
 through purification, in one launch, interleaved.
 
-usage: [mpiexec -n P] python bench/scf_replay.py DIR [DIR...] [--reps 5] [--plot docs/img/x.png] [--json F]
-       /usr/bin/python3 bench/scf_replay.py --replot F [F...] --plot docs/img/x.png  (a Python with matplotlib)
+usage: [mpiexec -n P] python bench/scf_replay.py DIR [DIR...] [--reps 5] [--plot PNG] [--json F]
+       /usr/bin/python3 bench/scf_replay.py --replot F [F...] --plot PNG  (a Python with matplotlib)
 
 Each DIR holds one SCF's orthogonal-basis Fock matrices F'_k (fock.KK.raw) and sequence.json.
 Routes, each producing every cycle's density D'_k (the projector onto the nocc lowest
