@@ -1,7 +1,8 @@
 """ovl.scf's adaptive SCF against PySCF's own RHF (ctest python_scf_adaptive, run_ctest.sh scf-adaptive).
 
-Water in cc-pVDZ (data/water_ccpvdz's geometry), at PySCF's default conv_tol (1e-9) and a tight
-one (1e-11), on the ranks of MPI.COMM_WORLD: the adaptive SCF (ovl.scf.adaptive_scf) must
+Water in cc-pVDZ (data/water_ccpvdz's geometry; another case of data/ with its basis:
+``scf_adaptive_check.py h2o8_ccpvdz``), at PySCF's default conv_tol (1e-9) and a tight one
+(1e-11), on the ranks of MPI.COMM_WORLD: the adaptive SCF (ovl.scf.adaptive_scf) must
 converge to PySCF's energy within 1e-9 Eh, in fewer matrix products than purification at
 tol 1e-12 every cycle (cold SP2, ovl.pyscf.purify_scf), with float32 products in its early
 cycles and float64 to the rounding floor in its last two. Exit 0 or 1 (a line per failure).
@@ -18,11 +19,15 @@ import ovl.scf
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def molecule():
-    with open(os.path.join(SRC, "data", "water_ccpvdz", "geometry.xyz")) as f:
+def molecule(case):
+    import json
+    d = os.path.join(SRC, "data", case)
+    with open(os.path.join(d, "geometry.xyz")) as f:
         lines = f.read().splitlines()
+    with open(os.path.join(d, "meta.json")) as f:
+        basis = json.load(f)["basis"]
     atoms = [ln.split() for ln in lines[2:2 + int(lines[0])]]
-    return gto.M(atom=[[a[0], tuple(float(x) for x in a[1:4])] for a in atoms], basis="cc-pvdz", verbose=0)
+    return gto.M(atom=[[a[0], tuple(float(x) for x in a[1:4])] for a in atoms], basis=basis, verbose=0)
 
 
 def main():
@@ -31,7 +36,7 @@ def main():
     with ovl.pyscf.ranks(comm) as root:
         if not root:
             return 0
-        mol = molecule()
+        mol = molecule(sys.argv[1] if len(sys.argv) > 1 else "water_ccpvdz")
         for conv_tol in (1e-9, 1e-11):
             ref = scf.RHF(mol)
             ref.conv_tol = conv_tol
