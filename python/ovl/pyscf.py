@@ -14,7 +14,8 @@ the linear-dependence threshold dropped). ``purify_scf(mf, **opts)`` replaces th
 object only: F' = X^T F X is purified by ``ovl.purify(F', nocc, **opts)`` over the communicator
 (nocc = mol.nelectron // 2, occupation 2 as RHF's), and the orbitals PySCF asks for are built from
 the purified projector D' instead of diagonalising: C_occ and C_vir from pivoted Cholesky
-factorisations of D' and I - D' (each factor of a projector has orthonormal columns), C = X [C_occ
+factorisations of D' and I - D' (each factor of a projector has orthonormal columns; C_occ is
+orthonormalised by a QR as well, for a D' purified only to a loose tolerance), C = X [C_occ
 C_vir]. They span the same occupied and virtual spaces as the eigenvectors, so the density
 2 C_occ C_occ^T, the energy and the orbital gradient (C_vir^T F C_occ) are those of the
 diagonalisation; within each space they are not rotated to diagonalise F, and mo_energy holds their
@@ -28,14 +29,21 @@ others enter with False after serving every purification rank 0 asks for until r
 block. With one rank it only yields True.
 
 Times. ``mf.ovl_stats`` (on rank 0) lists each cycle's ``info`` dict from ovl.purify (iterations,
-t_total, plan, ...).
+products, t_total, plan, ...).
+
+Policy. ``purify_scf(mf, policy=P)`` asks P before every cycle for that cycle's ovl.purify options
+(``P.options(Fo)``: a dict merged over opts) and tells it the result (``P.update(Fo, Do, info)``,
+which may add entries to info; False asks for the cycle once more, with P's new options). An
+OvlError of the purification goes to ``P.failed(err)``: True retries the cycle once, with P's new
+options. ovl.scf's Adaptive is such a policy: SP2-ACC with the previous
+cycle's HOMO/LUMO, a tolerance that follows the SCF's error, float32 products while it is loose.
 """
 import contextlib
 
 import numpy as np
 from mpi4py import MPI
 
-from . import purify
+from . import OvlError, purify
 
 __all__ = ["purify_scf", "ranks", "orbitals"]
 
@@ -56,7 +64,10 @@ def ranks(comm=None):
             opts = comm.bcast(None, root=0)
             if opts is _STOP:
                 break
-            purify(None, 0, comm=comm, bcast=False, **opts)
+            try:
+                purify(None, 0, comm=comm, bcast=False, **opts)
+            except OvlError:  # rank 0 has it too and decides: retry (a policy's) or raise
+                pass
         yield False
         return
     try:
@@ -85,15 +96,21 @@ def orbitals(Fo, Do, nocc):
     C = [C_occ C_vir] orthonormal, spanning Do's range and its complement, mo_energy their
     Rayleigh quotients diag(C^T Fo C). LOCAL."""
     n = Fo.shape[0]
-    C = np.hstack((_factor(Do, nocc, "occupied"), _factor(np.eye(n) - Do, n - nocc, "virtual")))
+    # QR of the occupied factor (2 n nocc^2 flops): a projector's factor is orthonormal already, that of
+    # a purification stopped at a loose tolerance (ovl.scf) only to its idempotency error, which would
+    # reach the energy to first order; orthonormal, the density 2 C_occ C_occ^T is an exact projector
+    Co = np.linalg.qr(_factor(Do, nocc, "occupied"))[0]
+    C = np.hstack((Co, _factor(np.eye(n) - Do, n - nocc, "virtual")))
     e = np.einsum("ij,ij->j", C, Fo @ C)
     return e, C
 
 
-def purify_scf(mf, comm=None, **opts):
+def purify_scf(mf, comm=None, policy=None, **opts):
     """mf (a PySCF RHF or RKS object, on rank 0) with its eigensolver step replaced by ovl's
     purification over comm; opts are ovl.purify's keywords (method, algo, ndup, precision, tol,
-    max_iter, options). Returns mf (changed in place). Run the SCF inside ``ranks(comm)``."""
+    max_iter, options). policy: None, or an object whose options(Fo) gives each cycle's keywords
+    (over opts) and whose update(Fo, Do, info) sees each result (ovl.scf.Adaptive). Returns mf
+    (changed in place). Run the SCF inside ``ranks(comm)``."""
     comm = _comm(comm)
     opts = dict(opts)
     nocc = mf.mol.nelectron // 2
@@ -106,11 +123,23 @@ def purify_scf(mf, comm=None, **opts):
             x = mf.check_linear_dependency(s)
         Fo = x.T @ h @ x
         Fo = 0.5 * (Fo + Fo.T)
-        if comm.Get_size() > 1:
-            comm.bcast(opts, root=0)
-        Do, info = purify(Fo, nocc, comm=comm, bcast=False, **opts)
+        for attempt in (0, 1):
+            run = dict(opts)
+            if policy is not None:
+                run.update(policy.options(Fo))
+            if comm.Get_size() > 1:
+                comm.bcast(run, root=0)
+            try:
+                Do, info = purify(Fo, nocc, comm=comm, bcast=False, **run)
+            except OvlError as err:  # the same error on every rank: the others wait for rank 0's next call
+                if policy is None or attempt or not policy.failed(err):
+                    raise
+                continue
+            Do = 0.5 * (Do + Do.T)
+            if policy is None or policy.update(Fo, Do, info) or attempt:
+                break
         mf.ovl_stats.append(info)
-        e, C = orbitals(Fo, 0.5 * (Do + Do.T), nocc)
+        e, C = orbitals(Fo, Do, nocc)
         return e, x @ C
 
     mf._eigh = _eigh

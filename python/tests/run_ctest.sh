@@ -13,6 +13,9 @@
 #  MODE scf       : the README's mpiexec line of that block as written (tools/pyscf_scf.py
 #                   on data/water_ccpvdz, --check 1e-8: |E_ovl - E_pyscf| <= 1e-8 Eh) with
 #                   the installed package; mpiexec is MPIEXEC with MPIEXEC_FLAGS
+#  MODE scf-adaptive-NP : python/tests/scf_adaptive_check.py under MPIEXEC -n NP against the
+#                   in-tree LIBOVL (as pytest-NP): ovl.scf's adaptive SCF on water, energy within
+#                   1e-9 Eh of PySCF's own and fewer products than SP2 at tol 1e-12 every cycle
 # Exit 77 (skipped) when VENV is missing or lacks a module: scripts/deps-python.sh makes it.
 set -euo pipefail
 mode=$1 src=$2 venv=$3 libovl=$4 work=$5 mpiexec=$6
@@ -22,7 +25,7 @@ py=$venv/bin/python
 [ -x "$py" ] || { echo "SKIP: no venv at $venv (scripts/deps-python.sh makes it: wheels from PyPI)"; exit 77; }
 need=(numpy mpi4py pytest)
 [ "$mode" = install ] && need+=(scikit_build_core)
-[ "$mode" = scf ] && need+=(pyscf scipy)
+case "$mode" in scf | scf-adaptive-*) need+=(pyscf scipy) ;; esac
 for m in "${need[@]}"; do
   if ! "$py" -c "import $m" 2>/dev/null; then
     echo "SKIP: $py lacks the module $m (scripts/deps-python.sh installs what the Python part needs)"
@@ -49,6 +52,11 @@ case "$mode" in
     np=${mode#pytest-}
     export OVL_LIBRARY=$libovl PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH}
     exec "$mpiexec_bin" "${mpiflags[@]}" -n "$np" "$py" -m pytest -q -p no:cacheprovider "$src/python/tests"
+    ;;
+  scf-adaptive-*)
+    np=${mode#scf-adaptive-}
+    export OVL_LIBRARY=$libovl PYTHONPATH=$src/python${PYTHONPATH:+:$PYTHONPATH} OPENBLAS_NUM_THREADS=1
+    exec "$mpiexec_bin" "${mpiflags[@]}" -n "$np" "$py" "$src/python/tests/scf_adaptive_check.py"
     ;;
   install)
     mkdir -p "$work"
