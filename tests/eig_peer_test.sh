@@ -59,6 +59,16 @@ expect "water default: rc" test "$rc" -eq 0
 expect "water default: pdsyevd" row pdsyevd
 expect "water default: no pdsyevr" bash -c '! grep -q "^  pdsyevr " <<<"$1"' _ "$out"
 
+# without dref.raw beside F the reference is pdsyevd's own density (an SCF cycle's
+# Fock matrix has none): every route and purification agrees with it, on 1 and 4 ranks
+mkdir -p "$tmp/noref"
+cp "$DATA/water_ccpvdz/fock.raw" "$DATA/water_ccpvdz/fock.raw.json" "$DATA/water_ccpvdz/meta.json" "$tmp/noref/"
+for np in 1 4; do
+  run $np --fock "$tmp/noref/fock.raw" -i 1 -x 0 --eig pdsyevd,pdsyevr --purify sp2,canonical
+  expect "no dref, np=$np: rc" test "$rc" -eq 0
+  expect "no dref, np=$np: PASS against pdsyevd" has "PASS$" "$out"
+done
+
 # a wrong n_occ: every density is off, the run must fail
 run 1 --fock "$DATA/water_ccpvdz/fock.raw" --nocc 4 -i 1 -x 0 --eig pdsyevr,dsyevr --purify sp2
 expect "water nocc=4: rc 1" test "$rc" -eq 1

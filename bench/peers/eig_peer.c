@@ -292,8 +292,8 @@ static void density_gather(const eig_ctx *c, double *out) {
       int64_t gi = g_of(i, c->nb, c->myrow, c->nprow), gj = g_of(j, c->nb, c->mycol, c->npcol);
       if (gi <= gj) out[gi + gj * c->n] = out[gj + gi * c->n] = c->d[i + j * c->lld];
     }
+  /* every entry of the upper triangle has one owner, who also writes its mirror (the diagonal once) */
   MPI_Allreduce(MPI_IN_PLACE, out, (int)(c->n * c->n), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  for (int64_t i = 0; i < c->n; i++) out[i + i * c->n] *= 0.5; /* the diagonal came twice */
 }
 
 /* "pdsyevd,elpa2" or "all" -> e[r].on; routes that cannot run here are
