@@ -36,11 +36,12 @@
  * SIGTERM it sends the ranks SIGTERM only after odls_base_sigkill_timeout
  * seconds (default 1) and SIGKILL as long again after that. MPICH's
  * mpiexec (Hydra) kills every other rank with SIGKILL as soon as one rank
- * exits with a code other than 0: a rank that holds no temporary of its own
- * therefore waits LINGER_MS before it exits after a first signal during or
- * after the iterations, so that the rank writing an output (which may be
- * scheduled later on a loaded node) removes its temporary before the launcher
- * kills it. */
+ * exits with a code other than 0, and Open MPI's soon after: a rank other
+ * than rank 0 that holds no temporary of its own therefore waits LINGER_MS
+ * before it exits after a first signal, so that rank 0 (which reports) and a
+ * rank writing an output (either may be scheduled later on a loaded node)
+ * print the message and remove their temporaries before the launcher kills
+ * them. */
 enum { LINGER_MS = 1000 };
 static volatile sig_atomic_t g_stop, g_phase;
 static int g_rank0;
@@ -58,7 +59,7 @@ static const char *sig_text(int sig) {
  * full pipe must not hold the process), then the end: the temporaries are
  * removed and the process exits with 128 + sig. Async-signal-safe. */
 static void end_now(int sig, const char *what, int linger) {
-  if (linger && g_phase >= 1 && ovl_tmp_live() == 0) {
+  if (linger && !g_rank0 && ovl_tmp_live() == 0) {
     struct timespec t = {LINGER_MS / 1000, (LINGER_MS % 1000) * 1000000L};
     while (nanosleep(&t, &t) != 0 && errno == EINTR) {}
   }
@@ -79,7 +80,7 @@ static void end_now(int sig, const char *what, int linger) {
 static void on_stop_signal(int sig) {
   int phase = (int)g_phase;
   if (phase == 0) {
-    end_now(sig, " before the iterations started; nothing written\n", 0);
+    end_now(sig, " before the iterations started; nothing written\n", 1);
   } else if (g_stop) {
     end_now(sig,
             " (a second signal); ended at once: outputs not complete were discarded, a file of their name is "
