@@ -118,46 +118,33 @@ static void pack(const grid_t *g, int pr, int pc, double *full, double *loc, int
   }
 }
 
-/* Rank 0's dense matrix `full` -> every rank's part `loc` (point-to-point from rank 0). */
-static void scatter(const grid_t *g, double *full, double *loc, int rank, int nproc) {
-  if (rank == 0) {
-    double *buf = NULL;
-    for (int p = 1; p < nproc; p++) {
-      int pr, pc;
-      pcoord(g, p, &pr, &pc);
-      int lr = numroc_(&g->n, &g->nb, &pr, &I0, &g->nprow), lc = numroc_(&g->n, &g->nb, &pc, &I0, &g->npcol);
-      double *b = realloc(buf, sizeof(double) * ((size_t)lr * lc + 1));
-      if (!b) die_one("out of memory");
-      buf = b;
-      pack(g, pr, pc, full, buf, 0);
-      MPI_Send(buf, lr * lc, MPI_DOUBLE, p, 7, MPI_COMM_WORLD);
-    }
-    free(buf);
-    pack(g, 0, 0, full, loc, 0);
-  } else {
-    MPI_Recv(loc, g->lr * g->lc, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+/* Between rank 0's dense matrix `full` and every rank's part `loc`,
+ * point-to-point through rank 0: to_full 0 scatters full, 1 gathers it. */
+static void exchange(const grid_t *g, double *full, double *loc, int rank, int nproc, int to_full) {
+  const int tag = to_full ? 8 : 7;
+  if (rank != 0) {
+    if (to_full) MPI_Send(loc, g->lr * g->lc, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD);
+    else MPI_Recv(loc, g->lr * g->lc, MPI_DOUBLE, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return;
   }
-}
-
-/* Every rank's part `loc` -> rank 0's dense matrix `full`. */
-static void gather(const grid_t *g, double *full, double *loc, int rank, int nproc) {
-  if (rank == 0) {
-    pack(g, 0, 0, full, loc, 1);
-    double *buf = NULL;
-    for (int p = 1; p < nproc; p++) {
-      int pr, pc;
-      pcoord(g, p, &pr, &pc);
-      int lr = numroc_(&g->n, &g->nb, &pr, &I0, &g->nprow), lc = numroc_(&g->n, &g->nb, &pc, &I0, &g->npcol);
-      double *b = realloc(buf, sizeof(double) * ((size_t)lr * lc + 1));
-      if (!b) die_one("out of memory");
-      buf = b;
-      MPI_Recv(buf, lr * lc, MPI_DOUBLE, p, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  pack(g, 0, 0, full, loc, to_full);
+  double *buf = NULL;
+  for (int p = 1; p < nproc; p++) {
+    int pr, pc;
+    pcoord(g, p, &pr, &pc);
+    int lr = numroc_(&g->n, &g->nb, &pr, &I0, &g->nprow), lc = numroc_(&g->n, &g->nb, &pc, &I0, &g->npcol);
+    double *b = realloc(buf, sizeof(double) * ((size_t)lr * lc + 1));
+    if (!b) die_one("out of memory");
+    buf = b;
+    if (to_full) {
+      MPI_Recv(buf, lr * lc, MPI_DOUBLE, p, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       pack(g, pr, pc, full, buf, 1);
+    } else {
+      pack(g, pr, pc, full, buf, 0);
+      MPI_Send(buf, lr * lc, MPI_DOUBLE, p, tag, MPI_COMM_WORLD);
     }
-    free(buf);
-  } else {
-    MPI_Send(loc, g->lr * g->lc, MPI_DOUBLE, 0, 8, MPI_COMM_WORLD);
   }
+  free(buf);
 }
 
 /* Rank 0: read an ovl raw matrix and its sidecar; returns n (0 on error, msg set). */
@@ -319,7 +306,7 @@ int main(int argc, char **argv) {
   if (!a0 || !a || !z || !d || !w) die_one("out of memory");
   double sa = 0, sp = 0;
   if (fock) {
-    scatter(&g, full, a0, rank, nproc);
+    exchange(&g, full, a0, rank, nproc, 0);
   } else {
     v = malloc(sizeof(double) * g.n);
     if (!v) die_one("out of memory");
@@ -422,7 +409,7 @@ int main(int argc, char **argv) {
     }
     MPI_Allreduce(MPI_IN_PLACE, &trd, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (check) {
-      gather(&g, dfull, d, rank, nproc);
+      exchange(&g, dfull, d, rank, nproc, 1);
       if (rank == 0) {
         size_t nn = (size_t)g.n * g.n;
         if (!strcmp(dens, "syrk")) /* the upper triangle only */
