@@ -218,19 +218,22 @@ def _square(F, what):
     return np.asfortranarray(a), None
 
 
-def _root_inputs(F, nocc, S):
-    """Rank 0's checks of nocc, F and S (None: no S): (nocc, F, S, None) as arrays, or a message
-    in the last place. LOCAL."""
+def _inputs(F, nocc, S, rank=None):
+    """The checks of nocc, F and S (None: no S) as whole matrices (rank None: rank 0's of the root
+    layout) or as this rank's rows: (nocc, F, S, None) as arrays, or a message in the last place.
+    LOCAL."""
+    take = _square if rank is None else (lambda X, what: _block(X, what, rank))
+    where = "" if rank is None else f" on rank {rank}"
     a = s = None
     try:
         nocc = _integer(nocc, "nocc", _INT64)
     except (TypeError, ValueError) as e:
         return nocc, None, None, e
-    a, msg = _square(F, "F")
+    a, msg = take(F, "F")
     if msg is None and S is not None:
-        s, msg = _square(S, "S")
-        if msg is None and s.shape != a.shape:
-            msg = f"S {s.shape} and F {a.shape} must have the same shape"
+        s, msg = take(S, "S")
+        if msg is None and s.shape != (a.shape if a is not None else s.shape):
+            msg = f"S{where} {s.shape} and F {a.shape} must have the same shape"
     return nocc, a, s, msg
 
 
@@ -283,7 +286,7 @@ def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precisio
     rank = comm.Get_rank()
     a, msg, n = None, None, 0
     if rank == 0:
-        nocc, a, _, msg = _root_inputs(F, nocc, None)
+        nocc, a, _, msg = _inputs(F, nocc, None)
         if msg is None:
             n = a.shape[0]
     _agree(comm, msg)
@@ -311,13 +314,7 @@ def _gap_options(homo, lumo, options):
 
 def _purify_rows(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, options):
     rank = comm.Get_rank()
-    a, msg = None, None
-    try:
-        nocc = _integer(nocc, "nocc", _INT64)
-    except (TypeError, ValueError) as e:
-        msg = e
-    if msg is None:
-        a, msg = _block(F, "F", rank)
+    nocc, a, _, msg = _inputs(F, nocc, None, rank)
     _agree_any(comm, msg)
     n = comm.allreduce(a.shape[1] if a is not None else -1, op=MPI.MAX)
     if a is None:  # no rows here: the columns are the others'
@@ -406,23 +403,14 @@ def _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcas
     msg, a, s, n = None, None, None, 0
     if layout == "root":
         if rank == 0:
-            nocc, a, s, msg = _root_inputs(F, nocc, S)
+            nocc, a, s, msg = _inputs(F, nocc, S)
             if msg is None:
                 n = a.shape[0]
         _agree(comm, msg)
         n, nocc, has_s = comm.bcast((n, nocc, s is not None), root=0)
         src = np.array([0] + [n] * P, dtype=np.int64)
     else:
-        try:
-            nocc = _integer(nocc, "nocc", _INT64)
-        except (TypeError, ValueError) as e:
-            msg = e
-        if msg is None:
-            a, msg = _block(F, "F", rank)
-        if msg is None and S is not None:
-            s, msg = _block(S, "S", rank)
-            if msg is None and s.shape != (a.shape if a is not None else s.shape):
-                msg = f"S on rank {rank} {s.shape} and F {a.shape} must have the same shape"
+        nocc, a, s, msg = _inputs(F, nocc, S, rank)
         _agree_any(comm, msg)
         n = comm.allreduce(a.shape[1] if a is not None else -1, op=MPI.MAX)
         counts = comm.allgather(a.shape[0] if a is not None else 0)
