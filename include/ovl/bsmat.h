@@ -1,0 +1,135 @@
+/* ovl block-sparse distributed matrices (square, symmetric use: a Hamiltonian,
+ * an overlap, a density matrix of one basis) and their filtered product.
+ *
+ * Blocks: the n indices are cut into nblk blocks of sizes bs[0..nblk-1]
+ * (atoms or shells of the basis; sum = n). Block (I, J) is bs[I] x bs[J],
+ * stored whole (dense, column-major) or not at all.
+ *
+ * Distribution: on a p x q grid (ovl_grid2d, the dense kernels' grids). The
+ * blocks are first permuted by a random permutation made from a seed (the
+ * same on every rank; seed 0: no permutation), then dealt out cyclically:
+ * block row I goes to process row perm(I) mod p, block column J to process
+ * column perm(J) mod q. So every process holds about nnzb / (p q) blocks
+ * whatever the sparsity pattern (a molecule's atoms in file order put the
+ * nonzeros near the diagonal). Each process keeps its blocks as blocked CSR:
+ * its block rows in increasing global I, each with its block columns in
+ * increasing global J, the Frobenius norm of every block kept beside it.
+ *
+ * Filtering: a threshold eps >= 0 drops every block whose Frobenius norm is
+ * below eps; eps = 0 drops only blocks that are exactly zero.
+ *
+ * Files (read and written through rank 0, scattered / gathered):
+ *  - Matrix Market "coordinate real general|symmetric" (.mtx) with the block
+ *    sizes in a JSON sidecar "<file>.json": {"rows": n, "cols": n,
+ *    "block_sizes": [..]} (without the sidecar: blocks of a size the caller
+ *    gives);
+ *  - raw blocks (.bsr): little-endian records, each int64 I, int64 J, then
+ *    bs[I] * bs[J] float64 column-major, in increasing (I, J), with the
+ *    sidecar "<file>.json" = {"format": "ovl-bsr", "rows": n, "cols": n,
+ *    "block_sizes": [..], "blocks": count, "symmetric": bool, "checksum":
+ *    16 hex digits}; symmetric files hold the blocks with I >= J only.
+ * Outputs are written atomically as the dense matrices' (ovl/dmat.h).
+ */
+#ifndef OVL_BSMAT_H
+#define OVL_BSMAT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ovl/core.h"
+#include "ovl/dmat.h"
+#include "ovl/grid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ovl_bsmat_s *ovl_bsmat;
+
+/* An empty (all blocks absent) n x n block-sparse matrix on grid g with the
+ * block sizes bs[0..nblk-1] (each >= 1, sum = n, the same on every rank) and
+ * the permutation seed. COLLECTIVE over the grid's parent.
+ * Errors (agreed): OVL_ERR_ARG (NULL grid/bs/out, nblk < 1, a size < 1,
+ * sizes or seed that differ between ranks), OVL_ERR_NOMEM. */
+ovl_err ovl_bsmat_create(ovl_grid2d g, int nblk, const int *bs, uint64_t seed, ovl_bsmat *out);
+/* A new empty matrix with A's grid, blocks and permutation. COLLECTIVE. */
+ovl_err ovl_bsmat_create_like(ovl_bsmat A, ovl_bsmat *out);
+/* NULL-safe, nulls *A. LOCAL. */
+ovl_err ovl_bsmat_destroy(ovl_bsmat *A);
+
+/* Accessors. LOCAL. A NULL handle gives NULL or -1. */
+ovl_grid2d ovl_bsmat_grid(ovl_bsmat A);
+int64_t ovl_bsmat_n(ovl_bsmat A);
+int ovl_bsmat_nblk(ovl_bsmat A);
+const int *ovl_bsmat_block_sizes(ovl_bsmat A);
+/* Stored blocks and stored doubles on this process. */
+int64_t ovl_bsmat_local_blocks(ovl_bsmat A);
+int64_t ovl_bsmat_local_values(ovl_bsmat A);
+
+/* Totals over the grid: stored blocks, stored doubles (the matrix's memory
+ * is 8 bytes a double plus its index), the fraction of the n x n entries
+ * stored. COLLECTIVE over the grid's parent. */
+ovl_err ovl_bsmat_count(ovl_bsmat A, int64_t *blocks, int64_t *values, double *fill);
+
+/* ---- conversion ---- */
+/* B := the blocks of the dense D (n x n on any grid of a congruent parent)
+ * whose Frobenius norm is >= eps (eps = 0: the blocks that are not all zero).
+ * B's blocks must have been made (ovl_bsmat_create). COLLECTIVE. */
+ovl_err ovl_bsmat_from_dense(ovl_dmat D, double eps, ovl_bsmat B);
+/* D := B (absent blocks as zeros). COLLECTIVE. */
+ovl_err ovl_bsmat_to_dense(ovl_bsmat B, ovl_dmat D);
+
+/* ---- files (COLLECTIVE over the grid's parent; errors agreed) ----
+ * Reading: the sidecar's block sizes (or `bs`/`nblk` when a .mtx file has no
+ * sidecar: give nblk = 0 to require it); memory is checked before the
+ * blocks are allocated (OVL_ERR_NOMEM with the bytes needed and available),
+ * and a file that contradicts its sidecar, an index outside the matrix, a
+ * repeated entry or a NaN is OVL_ERR_FORMAT naming the file and the place. */
+ovl_err ovl_bsmat_read(ovl_grid2d g, const char *path, int nblk, const int *bs, uint64_t seed, double eps,
+                       ovl_bsmat *out);
+/* Write B (.mtx or .bsr by the name's ending) and its sidecar. */
+ovl_err ovl_bsmat_write(ovl_bsmat B, const char *path, int symmetric);
+
+/* ---- operations on the stored blocks (COLLECTIVE over the grid's parent
+ * where a sum over ranks is needed, else LOCAL as stated) ---- */
+ovl_err ovl_bsmat_copy(ovl_bsmat dst, ovl_bsmat src); /* same blocks and grid; LOCAL */
+ovl_err ovl_bsmat_scale(ovl_bsmat A, double alpha);   /* LOCAL */
+/* A := alpha A + beta I (adds the diagonal blocks that are absent). LOCAL. */
+ovl_err ovl_bsmat_shift(ovl_bsmat A, double alpha, double beta);
+/* C := alpha A + beta B, the union of the patterns, then filtered by eps.
+ * C may be A or B. LOCAL. */
+ovl_err ovl_bsmat_axpby(double alpha, ovl_bsmat A, double beta, ovl_bsmat B, double eps, ovl_bsmat C);
+/* Drop the blocks with Frobenius norm < eps. LOCAL. */
+ovl_err ovl_bsmat_filter(ovl_bsmat A, double eps);
+/* trace(A), trace(A B) (A, B symmetric: sum of the elementwise products),
+ * the Frobenius norm. COLLECTIVE. */
+ovl_err ovl_bsmat_trace(ovl_bsmat A, double *tr);
+ovl_err ovl_bsmat_dot(ovl_bsmat A, ovl_bsmat B, double *tr);
+ovl_err ovl_bsmat_norm_fro(ovl_bsmat A, double *nrm);
+/* Gershgorin bounds of the spectrum of a symmetric A. COLLECTIVE. */
+ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi);
+
+/* ---- the filtered product ----
+ * C := A B, keeping the blocks of C whose Frobenius norm is >= eps and
+ * skipping every block product whose bound ||A_IK|| ||B_KJ|| is below
+ * eps_skip (the rule, and the error it admits, are in docs/guides/sparse.md;
+ * eps = 0 skips nothing and drops only zero blocks: the product is exact).
+ * SUMMA over the grid: the panels of
+ * A's block columns and B's block rows are broadcast along the process rows
+ * and columns over ndup lanes (ndup >= 1; 0: the planner's choice), and each
+ * process multiplies the panels in the order they arrive, as batches of
+ * small dgemms. C must not be A or B; its previous blocks are replaced.
+ * COLLECTIVE over the grid's parent; errors agreed (OVL_ERR_ARG: different
+ * grids, blocks or permutations, eps < 0 or NaN; OVL_ERR_NOMEM). */
+typedef struct ovl_bsmul_stats {
+  int64_t products;      /* block products computed on this process */
+  int64_t skipped;       /* block products skipped by the norm bound */
+  int64_t bytes_sent;    /* bytes this process broadcast */
+  double t_comm, t_comp; /* seconds waiting for panels, multiplying */
+} ovl_bsmul_stats;
+ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C, ovl_bsmul_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
