@@ -13,9 +13,11 @@
 #        CALLS=1  calls per launch of the three fast shapes (rank-k update,
 #        mat-vec, small), whose single calls last 0.1-25 ms: the launch's
 #        time is then the median of its calls
+#        LARGE_CALLS=1  the same for the square, transposed and sub-matrix
+#        products and PDGETRF (each call of PDGETRF on a fresh copy)
 #
-# Each run is one launch: one warm-up call and one timed call (the MAX over
-# ranks), the peak RSS of the ranks (MAX), a check of C. The variants run
+# Each run is one launch: one warm-up call and CALLS or LARGE_CALLS timed
+# calls (each the MAX over ranks), the peak RSS of the ranks (MAX), a check of C. The variants run
 # interleaved (shape by shape, repetition by repetition), so a change of
 # load hits them alike. Prints the load average at start and end, then a
 # Markdown table: min and median over REPS of the time, the median peak
@@ -31,7 +33,7 @@ for f in "$exe" "$lib"; do
   [ -e "$f" ] || { echo "dropin_shapes.sh: $f not found (build with ScaLAPACK)" >&2; exit 2; }
 done
 . "$root/scripts/env.sh"
-NP=${NP:-2} REPS=${REPS:-5} NB=${NB:-256} VARIANTS=${VARIANTS:-"plain dropin"} CALLS=${CALLS:-1}
+NP=${NP:-2} REPS=${REPS:-5} NB=${NB:-256} VARIANTS=${VARIANTS:-"plain dropin"} CALLS=${CALLS:-1} LARGE_CALLS=${LARGE_CALLS:-1}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 load() { cut -d' ' -f1-3 /proc/loadavg; }
@@ -40,17 +42,17 @@ setenv() { # NAME VALUE -> the launcher's flags, into env
 }
 # name | program arguments
 shapes=(
-  "square 1024|--shape N N 1024 1024 1024 0 $NB 1"
-  "square 2048|--shape N N 2048 2048 2048 0 $NB 1"
-  "square 4096|--shape N N 4096 4096 4096 0 $NB 1"
-  "transposed 2048 (T, T)|--shape T T 2048 2048 2048 0 $NB 1"
-  "sub-matrix 2048 at (101, 101)|--shape N N 2048 2048 2048 100 $NB 1"
+  "square 1024|--shape N N 1024 1024 1024 0 $NB $LARGE_CALLS"
+  "square 2048|--shape N N 2048 2048 2048 0 $NB $LARGE_CALLS"
+  "square 4096|--shape N N 4096 4096 4096 0 $NB $LARGE_CALLS"
+  "transposed 2048 (T, T)|--shape T T 2048 2048 2048 0 $NB $LARGE_CALLS"
+  "sub-matrix 2048 at (101, 101)|--shape N N 2048 2048 2048 100 $NB $LARGE_CALLS"
   "rank-k update 4096 x 4096, k = 64|--shape N N 4096 4096 64 0 $NB $CALLS"
   "mat-vec 4096 x 4096 times 1 column|--shape N N 4096 1 4096 0 $NB $CALLS"
   "small n = 128|--shape N N 128 128 128 0 $NB $CALLS"
-  "PDGETRF n = 3000|--lu 3000 64"
+  "PDGETRF n = 3000|--lu 3000 64 $LARGE_CALLS"
 )
-echo "# bench/peers/dropin_shapes.sh: $NP ranks, NB=$NB, $REPS interleaved repetitions, $CALLS call(s) per launch of the fast shapes, variants: $VARIANTS;" \
+echo "# bench/peers/dropin_shapes.sh: $NP ranks, NB=$NB, $REPS interleaved repetitions, $CALLS call(s) per launch of the fast shapes and $LARGE_CALLS of the others, variants: $VARIANTS;" \
   "load average at start: $(load)"
 for rep in $(seq "$REPS"); do
   for s in "${!shapes[@]}"; do
