@@ -325,6 +325,29 @@ static void test_ops(int p, int q) {
   int diff_bs[] = {2, 1 + (g_rank > 0), 3};
   if (g_size > 1) T_ERR(ovl_bsmat_create(g, 3, diff_bs, 0, &X), OVL_ERR_ARG);
   T_ERR(ovl_bsmat_create(g, 3, diff_bs, (uint64_t)g_rank, &X), g_size > 1 ? OVL_ERR_ARG : OVL_OK);
+  /* NULL handles and outputs: OVL_ERR_ARG, never a crash; accessors answer as an idle rank */
+  T_ERR(ovl_bsmat_create(NULL, 3, bs, 0, &X), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_create(g, 3, bs, 0, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_create(g, 3, NULL, 0, &X), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_create_like(NULL, &X), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_count(NULL, NULL, NULL, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_norm_fro(A, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_gershgorin(A, &lo, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_from_dense(NULL, 0.0, A), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_to_dense(A, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_read(g, NULL, 0, NULL, 0, 0.0, &X), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_read(g, "x.bsr", 0, NULL, 0, -1.0, &X), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_read(g, "x.mtx", 2, NULL, 0, 0.0, &X), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_write(NULL, "x.bsr", 0), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_write(A, "", 0), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_destroy(NULL), OVL_OK);
+  T_CHECK(ovl_bsmat_n(NULL) == -1 && ovl_bsmat_nblk(NULL) == -1 && ovl_bsmat_grid(NULL) == NULL &&
+              ovl_bsmat_block_sizes(NULL) == NULL && ovl_bsmat_local_blocks(NULL) == -1 &&
+              ovl_bsmat_local_values(NULL) == -1,
+          "accessors of a NULL handle");
+  T_CHECK(ovl_bsmat_n(A) == n && ovl_bsmat_nblk(A) == ca.nblk && ovl_bsmat_grid(A) == g &&
+              memcmp(ovl_bsmat_block_sizes(A), bs, sizeof bs) == 0,
+          "accessors");
   ovl_bsmat_destroy(&X);
   ovl_bsmat_destroy(&F);
   ovl_bsmat_destroy(&A);
