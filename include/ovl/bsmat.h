@@ -7,7 +7,9 @@
  *
  * Distribution: on a p x q grid (ovl_grid2d, the dense kernels' grids). The
  * blocks are first permuted by a random permutation made from a seed (the
- * same on every rank; seed 0: no permutation), then dealt out cyclically:
+ * same on every rank: a Fisher-Yates shuffle driven by splitmix64 from the
+ * seed, so the same on every machine; seed 0: no permutation), then dealt
+ * out cyclically:
  * block row I goes to process row perm(I) mod p, block column J to process
  * column floor(perm(J) / p) mod q (so that on a p x p grid the diagonal
  * blocks spread over every process, not over the grid's diagonal). So every
