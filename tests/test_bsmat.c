@@ -325,6 +325,7 @@ static void test_ops(int p, int q) {
   int diff_bs[] = {2, 1 + (g_rank > 0), 3};
   if (g_size > 1) T_ERR(ovl_bsmat_create(g, 3, diff_bs, 0, &X), OVL_ERR_ARG);
   T_ERR(ovl_bsmat_create(g, 3, diff_bs, (uint64_t)g_rank, &X), g_size > 1 ? OVL_ERR_ARG : OVL_OK);
+  ovl_bsmat_destroy(&X);
   /* NULL handles and outputs: OVL_ERR_ARG, never a crash; accessors answer as an idle rank */
   T_ERR(ovl_bsmat_create(NULL, 3, bs, 0, &X), OVL_ERR_ARG);
   T_ERR(ovl_bsmat_create(g, 3, bs, 0, NULL), OVL_ERR_ARG);
