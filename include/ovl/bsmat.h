@@ -101,10 +101,9 @@ ovl_err ovl_bsmat_from_dense(ovl_dmat D, double eps, ovl_bsmat B);
  * Both conversions move the entries with one MPI_Alltoallv over the parent
  * and take, besides the two matrices, about three times a process's share of
  * the dense n x n matrix (the dense view of its blocks and the two message
- * buffers; n = 3000 on 1 rank: 0.35 s from dense, 0.19 s to dense). Errors
- * (agreed): OVL_ERR_ARG (a NULL handle, grids over other ranks, eps < 0 or
- * NaN), OVL_ERR_SIZE (D not n x n, a message over 2^31 doubles),
- * OVL_ERR_NOMEM. */
+ * buffers). Errors (agreed): OVL_ERR_ARG (a NULL handle, grids over other
+ * ranks, eps < 0 or NaN), OVL_ERR_SIZE (D not n x n, a message over 2^31
+ * doubles), OVL_ERR_NOMEM. */
 ovl_err ovl_bsmat_to_dense(ovl_bsmat B, ovl_dmat D);
 
 /* ---- files (COLLECTIVE over the grid's parent; errors agreed) ----
