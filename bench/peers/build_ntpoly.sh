@@ -205,11 +205,16 @@ for np in 1 2; do
   tests="$tests${tests:+; }PremadeMatrix np=$np: $ok (max |D - D_ref| = $d)"
 done
 t2=$(date +%s)
+if [ "$mpi" = openmpi ]; then
+  mpiver="Open MPI $(ompi_info --version 2>/dev/null | sed -n 's/^Open MPI v//p' | head -1)"
+else
+  mpiver="MPICH $("$mpiexec" --version 2>&1 | sed -n 's/^ *Version: *//p' | head -1)"
+fi
 cat >"$out/info.txt" <<EOF
 NTPoly $version (commit $commit), Fortran library, built by bench/peers/build_ntpoly.sh
 source: $how
 compiler: $fc ($("$fc" --version | head -1)), Release (-O3) + OpenMP
-MPI: $("$mpiexec" --version 2>&1 | head -1)
+MPI: $mpiver
 BLAS/LAPACK: $blas
 library build (-j$jobs, nice -n 19): $secs s$([ "$reuse" -eq 1 ] && echo " (earlier)"); driver and tests: $((t2 - t1)) s
 tests: $tests
