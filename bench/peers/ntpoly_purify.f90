@@ -14,7 +14,8 @@
 !>   --converge-s TOL       the same for the factor of S (default 1e-8)
 !>   --max-iter N           at most N iterations (default 200)
 !>   --grid RxCxS           the process grid (default: NTPoly's choice for the ranks)
-!>   --no-balance           no random permutation for load balance (default: one, seed 1)
+!>   --no-balance           no random permutation for load balance (default: one, from
+!>                          gfortran's default random sequence on rank 0, broadcast)
 !>   --repeat R             run each method R times (default 1)
 !>   --density PREFIX       write D (occupation 2) to PREFIX<method>.mtx after the last run
 !>   --log FILE             NTPoly's YAML log of the last solve (default: a file per rank 0
@@ -153,7 +154,8 @@ PROGRAM NTPolyPurify
           & CALL Usage('H and S differ in size')
   END IF
   IF (nocc .GE. H%actual_matrix_dimension) CALL Usage('--nocc must be below n')
-  IF (balance) CALL ConstructRandomPermutation(perm, H%logical_matrix_dimension)
+  !! Without the grid argument every rank would draw its own permutation.
+  IF (balance) CALL ConstructRandomPermutation(perm, H%logical_matrix_dimension, global_grid)
 
   method_loop: DO pos = 1, 64
      CALL NextMethod(methods, method)
