@@ -41,6 +41,8 @@ done
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 for n in $sizes; do
   dir=$cases/band$n
   if [ ! -f "$dir/meta.json" ]; then
@@ -59,10 +61,10 @@ for n in $sizes; do
       [ "$g" = auto ] || garg=(--grid "$g")
       before=$(load)
       # shellcheck disable=SC2086
-      out=$(nice -n 19 $mpiexec -n "$np" "$driver" --hamiltonian "$dir/H.mtx" --overlap "$dir/S.mtx" \
+      nice -n 19 $mpiexec -n "$np" "$driver" --hamiltonian "$dir/H.mtx" --overlap "$dir/S.mtx" \
         --nocc "$nocc" --threshold "$threshold" --converge "$converge" --method "$method" \
-        --repeat "$reps" "${garg[@]}")
-      echo "$out"
+        --repeat "$reps" "${garg[@]}" | tee "$tmp"
+      out=$(cat "$tmp")
       echo "# n=$n np=$np grid=$g load before: $before, after: $(load)"
       echo "$out" | awk -v eref="$eref" -v reps="$reps" '
         function med(a, k,   i, j, t) { for (i = 1; i <= k; i++) for (j = i + 1; j <= k; j++)
