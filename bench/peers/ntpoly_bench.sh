@@ -46,7 +46,7 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 [ "$(id -u)" -eq 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp.log"' EXIT
 for n in $sizes; do
   dir=$cases/band$n
   if [ ! -f "$dir/meta.json" ]; then
@@ -67,7 +67,7 @@ for n in $sizes; do
       # shellcheck disable=SC2086
       nice -n "$nicelvl" $mpiexec -n "$np" "$driver" --hamiltonian "$dir/H.mtx" --overlap "$dir/S.mtx" \
         --nocc "$nocc" --threshold "$threshold" --converge "$converge" --method "$method" \
-        --repeat "$reps" "${garg[@]}" | tee "$tmp"
+        --repeat "$reps" --log "$tmp.log" "${garg[@]}" | tee "$tmp"
       out=$(cat "$tmp")
       echo "# n=$n np=$np grid=$g nice $nicelvl, load before: $before, after: $(load)"
       echo "$out" | awk -v eref="$eref" -v reps="$reps" '
