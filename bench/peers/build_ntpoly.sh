@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --rebuild) rebuild=1; shift ;;
     -j) jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,25p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (--help)" ;;
   esac
 done
