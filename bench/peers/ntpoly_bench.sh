@@ -77,13 +77,13 @@ for n in $sizes; do
         { for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
           m = v["method"]; c[m]++; tp[m, c[m]] = v["t_purify"]; tt[m, c[m]] = v["t_total"]
           cp[m, c[m]] = v["cpu_purify"]; ct[m, c[m]] = v["cpu_total"]
-          it[m] = v["iters"]; its[m] = v["iters_s"]; nz[m] = v["nnz_D"]; e[m] = v["energy"]
+          it[m] = v["iters"]; cv[m] = v["converged"]; its[m] = v["iters_s"]; nz[m] = v["nnz_D"]; e[m] = v["energy"]
           g = v["grid"]; n = v["n"]; r = v["ranks"]; order[c[m] == 1 ? ++no : 0] = m }
         END { for (k = 1; k <= no; k++) { m = order[k]
             for (i = 1; i <= c[m]; i++) { a[i] = tp[m, i]; b[i] = tt[m, i]; x[i] = cp[m, i]; y[i] = ct[m, i] }
             err = (eref == "") ? "-" : sprintf("%.1e", (e[m] - eref) < 0 ? eref - e[m] : e[m] - eref)
-            printf "## %-9s n=%s ranks=%s grid=%s min (median) of %d: t_purify %.2f (%.2f) s, t_total %.2f (%.2f) s, cpu_purify %.2f (%.2f) s, cpu_total %.2f (%.2f) s, iters %s (S: %s), nnz(D) %s, |E - E_ref| %s\n",
-              m, n, r, g, c[m], mn(a, c[m]), med(a, c[m]), mn(b, c[m]), med(b, c[m]), mn(x, c[m]), med(x, c[m]), mn(y, c[m]), med(y, c[m]), it[m], its[m], nz[m], err } }'
+            printf "## %-9s n=%s ranks=%s grid=%s min (median) of %d: t_purify %.2f (%.2f) s, t_total %.2f (%.2f) s, cpu_purify %.2f (%.2f) s, cpu_total %.2f (%.2f) s, iters %s (converged %s; S: %s), nnz(D) %s, |E - E_ref| %s\n",
+              m, n, r, g, c[m], mn(a, c[m]), med(a, c[m]), mn(b, c[m]), med(b, c[m]), mn(x, c[m]), med(x, c[m]), mn(y, c[m]), med(y, c[m]), it[m], cv[m], its[m], nz[m], err } }'
     done
   done
 done

@@ -20,8 +20,9 @@
 !>   --density PREFIX       write D (occupation 2) to PREFIX<method>.mtx after the last run
 !>   --log FILE             keep NTPoly's YAML log of the last solve in FILE (default:
 !>                          ntpoly_purify.<pid>.log in the current directory, removed)
-!> The line: method, n, ranks, grid, threshold, converge, iterations of the purification
-!> (iterations of the factor of S), t_purify (the purification call alone), t_total (the
+!> The line: method, n, ranks, grid, threshold, converge, iterations of the purification,
+!> converged (no: NTPoly stopped at --max-iter; its solvers do not say so themselves),
+!> iterations of the factor of S, t_purify (the purification call alone), t_total (the
 !> factor of S plus the purification; both MPI_Wtime, max over ranks), cpu_purify and
 !> cpu_total (the same spans in CPU_TIME of the process, max over ranks: what a loaded
 !> machine inflates less), energy = 2 tr(K H), trace = 2 tr(K S) (or 2 tr K), mu (NTPoly's
@@ -235,7 +236,8 @@ PROGRAM NTPolyPurify
            WRITE (line, '(*(A))') 'ntpoly method=', TRIM(UpperName(method)), &
                 & ' n=', I2S(H%actual_matrix_dimension), ' ranks=', I2S(nranks), &
                 & ' grid=', TRIM(grid_str), ' threshold=', R2S(threshold, '(ES9.2)'), &
-                & ' converge=', R2S(converge, '(ES9.2)'), ' iters=', I2S(iters), &
+                & ' converge=', R2S(converge, '(ES9.2)'), ' iters=', I2S(MIN(iters, max_iter)), &
+                & ' converged=', TRIM(MERGE('yes', 'no ', iters .GE. 0 .AND. iters .LE. max_iter)), &
                 & ' iters_s=', I2S(iters_s), ' t_purify=', R2S(t_pur, '(F12.6)'), &
                 & ' t_total=', R2S(t_fac + t_pur, '(F12.6)'), &
                 & ' cpu_purify=', R2S(cpu(1), '(F12.6)'), ' cpu_total=', R2S(cpu(2), '(F12.6)'), &
