@@ -44,6 +44,7 @@ ORDER = [
     "dmat",     # the distributed matrix: layout, exchanges (block-cyclic too), files
     "node",     # probes of the node: cores, BLAS threads, memory, the local dgemm rate
     "kernels",  # SUMMA, HSUMMA, Cannon, 3D, 2.5D, SymmSquareCube, matvec, verification
+    "sparse",   # the block-sparse distributed matrix: layout, conversion, operations, files, filtered product
     "model",    # cost models, the machine description, the tune database
     "plan",     # the planner: a complete plan from constraints
     "bench",    # every instrument: micro-benchmarks, the gemm timing engine, the tuner

@@ -5,6 +5,7 @@
 
 #include "ovl/algo.h"
 #include "ovl/bench.h"
+#include "ovl/bsmat.h"
 #include "ovl/comm.h"
 #include "ovl/core.h"
 #include "ovl/dense.h"

@@ -28,6 +28,7 @@ typedef struct ovl_i_bsr {
   int64_t nval;    /* doubles stored */
   double *val;
   int64_t cap_blocks, cap_val;
+  int64_t last_row; /* the local row of the last appended block, -1 when none */
 } ovl_i_bsr;
 
 struct ovl_bsmat_s {
@@ -45,5 +46,40 @@ struct ovl_bsmat_s {
   int *lcol;        /* nblk: local column index of a global block column, or -1 */
   ovl_i_bsr loc;
 };
+
+/* ---- helpers shared by the files of src/sparse (LOCAL) ----
+ *
+ * Building a matrix's local blocks: ovl_i_sparse_clear (no blocks), then
+ * ovl_i_sparse_append_block in increasing (local row, global column), then
+ * ovl_i_sparse_finish (closes the rows after the last block). rowptr is valid
+ * up to the row of the last block appended, and everywhere after finish. */
+
+/* Make room for `blocks` more blocks and `vals` more doubles (arrays grown by
+ * doubling). Errors: OVL_ERR_NOMEM (the bytes in the message). */
+ovl_err ovl_i_sparse_reserve(ovl_bsmat A, int64_t blocks, int64_t vals);
+/* Drop every local block (the memory is kept). */
+void ovl_i_sparse_clear(ovl_bsmat A);
+/* Append block (local row lr, global column gj): its bs[I] x bs[J] values
+ * copied from blk (column-major, ld = bs[I]; NULL: zeros); nrm its Frobenius
+ * norm, or < 0 to compute it. *dst (when dst is not NULL) receives the stored
+ * data (valid until the next append). Errors: OVL_ERR_INTERNAL (out of
+ * order, or a column this process does not hold), OVL_ERR_NOMEM. */
+ovl_err ovl_i_sparse_append_block(ovl_bsmat A, int64_t lr, int gj, const double *blk, double nrm, double **dst);
+/* Close the rows after the last appended block. */
+void ovl_i_sparse_finish(ovl_bsmat A);
+/* The index k of stored block (local row lr, global column gj), or -1. */
+int64_t ovl_i_sparse_find(ovl_bsmat A, int64_t lr, int gj);
+/* Frobenius norm of len doubles, scaled (no overflow or underflow: > 0 when
+ * one value is not zero; NaN when one is NaN). */
+double ovl_i_sparse_norm(const double *x, int64_t len);
+/* 1 when a block of norm nrm is kept by the threshold eps (eps > 0: nrm >=
+ * eps; eps = 0: nrm > 0; a NaN norm is kept, so that checks see it). */
+static inline int ovl_i_sparse_keep(double nrm, double eps) { return nrm != nrm || (eps > 0 ? nrm >= eps : nrm > 0); }
+/* Exchange the local blocks of A and B (same layout). */
+void ovl_i_sparse_swap(ovl_bsmat A, ovl_bsmat B);
+/* Free the local blocks' arrays. */
+void ovl_i_sparse_free(ovl_i_bsr *L);
+/* 1 when A and B have the same grid, block sizes and permutation. */
+int ovl_i_sparse_same_layout(ovl_bsmat A, ovl_bsmat B);
 
 #endif
