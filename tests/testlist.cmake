@@ -4,6 +4,7 @@ ovl_test(test_files RANKS 1 2)
 ovl_test(test_grid RANKS 1 2 3 4 8)
 ovl_test(test_dmat RANKS 1 2 3 4 8)
 ovl_test(test_bsmat RANKS 1 2 4 8)
+ovl_test(test_bsmul RANKS 1 2 4 8)
 # NULL and destroyed handles, MPI_COMM_NULL, arguments that differ between ranks, grids beyond an int
 ovl_test(test_misuse RANKS 1 2 3)
 ovl_test(test_summa RANKS 1 2 3 4 8)

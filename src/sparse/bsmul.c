@@ -77,7 +77,8 @@ static void post_step(bsmul_ws *w, int k, int s) {
   int lane = s % w->ndup;
   if (la > 0) {
     int root = s % w->q;
-    if (w->mycol == root && ovl_i_bsmul_pack(&A->loc, A->rows, A->bs, w->kstep, s, 1, sl->abuf, &la) != OVL_OK)
+    if (w->mycol == root &&
+        ovl_i_bsmul_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, sl->abuf, &la) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
     if (w->q > 1) {
       if (ovl_ibcast(sl->abuf, la, root, ovl_lanes_comm(w->row, lane), &w->cfg, &w->rq[2 * k]) != OVL_OK)
@@ -87,7 +88,8 @@ static void post_step(bsmul_ws *w, int k, int s) {
   }
   if (lb > 0) {
     int root = s % w->p;
-    if (w->myrow == root && ovl_i_bsmul_pack(&B->loc, B->rows, B->bs, w->kstep, s, 0, sl->bbuf, &lb) != OVL_OK)
+    if (w->myrow == root &&
+        ovl_i_bsmul_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, sl->bbuf, &lb) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
     if (w->p > 1) {
       if (ovl_ibcast(sl->bbuf, lb, root, ovl_lanes_comm(w->col, lane), &w->cfg, &w->rq[2 * k + 1]) != OVL_OK)
@@ -125,8 +127,9 @@ static ovl_err check_args(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bs
   ovl_bsmat M[2] = {B, C};
   const char *nm[2] = {"B", "C"};
   for (int x = 0; x < 2; x++) {
-    if (M[x]->g != A->g)
-      return ovl_err_set(OVL_ERR_ARG, "%s: A and %s must be on the same grid (the same ovl_grid2d handle)", fn, nm[x]);
+    if (M[x]->p != A->p || M[x]->q != A->q)
+      return ovl_err_set(OVL_ERR_ARG, "%s: A is on a %d x %d grid but %s on a %d x %d grid (the same grid is needed)",
+                         fn, A->p, A->q, nm[x], M[x]->p, M[x]->q);
     if (M[x]->nblk != A->nblk)
       return ovl_err_set(OVL_ERR_ARG, "%s: A has %d blocks per dimension but %s has %d", fn, A->nblk, nm[x],
                          M[x]->nblk);
@@ -134,11 +137,12 @@ static ovl_err check_args(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bs
       if (M[x]->bs[b] != A->bs[b])
         return ovl_err_set(OVL_ERR_ARG, "%s: block %d is %d wide in A but %d in %s (the blocks must be the same)", fn,
                            b, A->bs[b], M[x]->bs[b], nm[x]);
-    for (int b = 0; b < A->nblk; b++)
-      if (M[x]->perm[b] != A->perm[b])
-        return ovl_err_set(OVL_ERR_ARG,
-                           "%s: A and %s have different block permutations (seeds %llu and %llu): create them alike",
-                           fn, nm[x], (unsigned long long)A->seed, (unsigned long long)M[x]->seed);
+    if (M[x]->seed != A->seed)
+      return ovl_err_set(OVL_ERR_ARG,
+                         "%s: A and %s have different block permutations (seeds %llu and %llu): create them alike", fn,
+                         nm[x], (unsigned long long)A->seed, (unsigned long long)M[x]->seed);
+    if (!ovl_i_sparse_same_layout(A, M[x]))
+      return ovl_err_set(OVL_ERR_ARG, "%s: A and %s are on different grids (grids over different ranks)", fn, nm[x]);
   }
   return OVL_OK;
 }
@@ -161,9 +165,9 @@ static ovl_err panel_sizes(bsmul_ws *w, int64_t *rv, double eps) {
   int64_t nr = A->nrows, L = w->L;
   ovl_err rc = OVL_OK;
   for (int s = 0; s < L && rc == OVL_OK; s++) {
-    if (s % w->q == w->mycol) rc = ovl_i_bsmul_pack(&A->loc, A->rows, A->bs, w->kstep, s, 1, NULL, &rv[s]);
+    if (s % w->q == w->mycol) rc = ovl_i_bsmul_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, NULL, &rv[s]);
     if (rc == OVL_OK && s % w->p == w->myrow)
-      rc = ovl_i_bsmul_pack(&B->loc, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
+      rc = ovl_i_bsmul_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
   }
   for (int64_t r = 0; r < nr; r++) rv[L + r] = A->loc.rowptr[r + 1] - A->loc.rowptr[r];
   int e1 = MPI_Allreduce(MPI_IN_PLACE, rv, (int)(L + nr), MPI_INT64_T, MPI_SUM, ovl_grid2d_row_comm(A->g));

@@ -68,8 +68,8 @@ int64_t ovl_i_bsmul_packed_len(int64_t nr, int64_t nnzb, int64_t nval);
  * else buf holds *len doubles, exactly that many. Errors: OVL_ERR_INTERNAL
  * (a length that does not match). LOCAL. */
 struct ovl_i_bsr;
-ovl_err ovl_i_bsmul_pack(const struct ovl_i_bsr *L, const int *rows, const int *bs, const int *kstep, int s, int by_col,
-                         double *buf, int64_t *len);
+ovl_err ovl_i_bsmul_pack(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs, const int *kstep,
+                         int s, int by_col, double *buf, int64_t *len);
 /* Read a packed panel of len doubles in buf into P (its index arrays grown
  * as needed; nrm and val point into buf). len = 0 is the empty panel.
  * Errors: OVL_ERR_NOMEM, OVL_ERR_INTERNAL (inconsistent header). LOCAL. */

@@ -77,10 +77,10 @@ ovl_err ovl_i_bsmul_unpack(const double *buf, int64_t len, const int *bs, int nb
   return OVL_OK;
 }
 
-ovl_err ovl_i_bsmul_pack(const ovl_i_bsr *L, const int *rows, const int *bs, const int *kstep, int s, int by_col,
-                         double *buf, int64_t *len) {
+ovl_err ovl_i_bsmul_pack(const ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs, const int *kstep, int s,
+                         int by_col, double *buf, int64_t *len) {
   int64_t nr = 0, nnzb = 0, nval = 0;
-  for (int64_t r = 0; r < L->nrows; r++) {
+  for (int64_t r = 0; r < nrows; r++) {
     int64_t nb = 0;
     if (!by_col && kstep[rows[r]] != s) continue;
     for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++)
@@ -100,7 +100,7 @@ ovl_err ovl_i_bsmul_pack(const ovl_i_bsr *L, const int *rows, const int *bs, con
   double *rid = buf + 3, *rp = rid + nr, *ci = rp + nr + 1, *nm = ci + nnzb, *v = nm + nnzb;
   int64_t t = 0, b = 0;
   rp[0] = 0;
-  for (int64_t r = 0; r < L->nrows; r++) {
+  for (int64_t r = 0; r < nrows; r++) {
     if (!by_col && kstep[rows[r]] != s) continue;
     int64_t b0 = b;
     for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++) {
