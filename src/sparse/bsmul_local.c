@@ -8,8 +8,8 @@
 #include "sparse/bsmul_impl.h"
 #include "sparse/sparse_impl.h"
 
-/* Tasks collected before they run (a chunk of rows); the progress callback
- * is called between chunks. */
+/* Products between two calls of the progress callback (at the end of a
+ * block row); the tasks collected by then run first. */
 enum { BSMUL_CHUNK = 4096 };
 /* Products with m n k at most this run in a plain loop: below it a call to
  * cblas_dgemm costs more than the arithmetic. */
@@ -210,6 +210,7 @@ ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, cons
   if (Apan->nnzb == 0 || Bpan->nnzb == 0) return OVL_OK;
   const int *bs = acc->bs;
   int *mark = acc->mark;
+  int64_t since = 0; /* products since the last call of progress */
   ovl_err rc = OVL_OK;
   for (int64_t t = 0; t < Apan->nr && rc == OVL_OK; t++) {
     int bi = Apan->rowid[t];
@@ -235,17 +236,25 @@ ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, cons
           if (rc != OVL_OK) break;
           mark[bj] = (int)e;
         }
+        int m = bs[bi], nn = bs[bj], kk = bs[bk];
+        if ((int64_t)m * nn * kk <= BSMUL_SMALL) { /* at once: a task would cost more than the product */
+          small_gemm(m, nn, kk, a, Bpan->val + Bpan->valoff[kb], acc->pool + acc->off[r][e]);
+          acc->products++, since++;
+          continue;
+        }
         rc = grow((void **)&acc->task, &acc->cap_task, acc->ntask + 1, sizeof(ovl_i_bstask), "block products");
         if (rc != OVL_OK) break;
         ovl_i_bstask *x = &acc->task[acc->ntask++];
         x->a = a, x->b = Bpan->val + Bpan->valoff[kb], x->coff = acc->off[r][e];
-        x->m = bs[bi], x->n = bs[bj], x->k = bs[bk];
+        x->m = m, x->n = nn, x->k = kk;
+        since++;
       }
     }
     for (int64_t e = 0; e < acc->len[r]; e++) mark[acc->col[r][e]] = -1;
-    if (acc->ntask >= BSMUL_CHUNK) {
+    if (since >= BSMUL_CHUNK) {
       flush_tasks(acc);
       if (progress) progress(ctx);
+      since = 0;
     }
   }
   if (rc == OVL_OK) flush_tasks(acc);
