@@ -11,11 +11,13 @@
  * Timing mode (not run by ctest): test_bsmul --time n band [eps] builds a
  * banded n x n matrix of atom-like blocks (4, 1, 1, ...) with `band` blocks
  * each side of the diagonal, decaying by 10^-|I-J|/4, and times one product
- * A A on the grid of the ranks. It builds the blocks in place (the room's
+ * A A on the grid of the ranks (the best of 3: the slowest rank's wall
+ * time and CPU time). It builds the blocks in place (the room's
  * internal helpers), since a dense n x n would not fit. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ovl/ovl.h"
 #include "ovltest.h"
@@ -356,24 +358,25 @@ static int time_mode(int64_t n, int band, double eps) {
   int64_t blocks = 0, values = 0, cb = 0, cv = 0;
   double fill = 0, cfill = 0;
   T_OK(ovl_bsmat_count(A, &blocks, &values, &fill));
-  double best = INFINITY;
+  double best = INFINITY, bestcpu = INFINITY;
   ovl_bsmul_stats st;
   for (int rep = 0; rep < 3; rep++) {
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), c0 = (double)clock() / CLOCKS_PER_SEC;
     T_OK(ovl_bsmat_multiply(A, A, eps, 2, C, &st));
-    double t = MPI_Wtime() - t0;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (t < best) best = t;
+    double t[2] = {MPI_Wtime() - t0, (double)clock() / CLOCKS_PER_SEC - c0};
+    MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (t[0] < best) best = t[0];
+    if (t[1] < bestcpu) bestcpu = t[1];
   }
   T_OK(ovl_bsmat_count(C, &cb, &cv, &cfill));
   int64_t cnt[2] = {st.products, st.skipped};
   MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   if (g_rank == 0)
     printf("# bsmul n %lld nblk %d band %d eps %g ranks %d: A %lld blocks (fill %.4f), C %lld blocks (fill %.4f);"
-           " %lld products, %lld skipped; best of 3: %.3f s (rank 0: comm %.3f s, comp %.3f s)\n",
+           " %lld products, %lld skipped; best of 3: %.3f s, CPU time %.3f s (rank 0: comm %.3f s, comp %.3f s)\n",
            (long long)n, nblk, band, eps, g_size, (long long)blocks, fill, (long long)cb, cfill, (long long)cnt[0],
-           (long long)cnt[1], best, st.t_comm, st.t_comp);
+           (long long)cnt[1], best, bestcpu, st.t_comm, st.t_comp);
   ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C);
   ovl_grid2d_destroy(&g);
   free(bs);

@@ -177,8 +177,21 @@ static int task_cmp(const void *x, const void *y) {
   return a->a < b->a ? -1 : (a->a > b->a);
 }
 
-/* C += A B for m x k times k x n, column-major, tight leading dimensions. */
+/* C += A B for m x k times k x n, column-major, tight leading dimensions.
+ * Short columns (m <= 4, atoms' s and p blocks) sum each entry in a
+ * register; longer ones add columns of A (vectorised over i). */
 static void small_gemm(int m, int n, int k, const double *restrict a, const double *restrict b, double *restrict c) {
+  if (m <= 4) {
+    for (int j = 0; j < n; j++) {
+      const double *bj = b + (int64_t)j * k;
+      for (int i = 0; i < m; i++) {
+        double s = 0;
+        for (int l = 0; l < k; l++) s += a[i + (int64_t)l * m] * bj[l];
+        c[i + (int64_t)j * m] += s;
+      }
+    }
+    return;
+  }
   for (int j = 0; j < n; j++) {
     double *cj = c + (int64_t)j * m;
     for (int l = 0; l < k; l++) {
@@ -210,7 +223,7 @@ ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, cons
   if (Apan->nnzb == 0 || Bpan->nnzb == 0) return OVL_OK;
   const int *bs = acc->bs;
   int *mark = acc->mark;
-  int64_t since = 0; /* products since the last call of progress */
+  int64_t since = 0, nsmall = 0; /* products since the last call of progress; products run inline */
   ovl_err rc = OVL_OK;
   for (int64_t t = 0; t < Apan->nr && rc == OVL_OK; t++) {
     int bi = Apan->rowid[t];
@@ -239,7 +252,7 @@ ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, cons
         int m = bs[bi], nn = bs[bj], kk = bs[bk];
         if ((int64_t)m * nn * kk <= BSMUL_SMALL) { /* at once: a task would cost more than the product */
           small_gemm(m, nn, kk, a, Bpan->val + Bpan->valoff[kb], acc->pool + acc->off[r][e]);
-          acc->products++, since++;
+          nsmall++, since++;
           continue;
         }
         rc = grow((void **)&acc->task, &acc->cap_task, acc->ntask + 1, sizeof(ovl_i_bstask), "block products");
@@ -259,6 +272,7 @@ ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, cons
   }
   if (rc == OVL_OK) flush_tasks(acc);
   acc->ntask = 0;
+  acc->products += nsmall;
   return rc;
 }
 
