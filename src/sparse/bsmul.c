@@ -78,7 +78,7 @@ static void post_step(bsmul_ws *w, int k, int s) {
   if (la > 0) {
     int root = s % w->q;
     if (w->mycol == root &&
-        ovl_i_bsmul_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, sl->abuf, &la) != OVL_OK)
+        ovl_i_sparse_panel_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, sl->abuf, &la) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
     if (w->q > 1) {
       if (ovl_ibcast(sl->abuf, la, root, ovl_lanes_comm(w->row, lane), &w->cfg, &w->rq[2 * k]) != OVL_OK)
@@ -89,7 +89,7 @@ static void post_step(bsmul_ws *w, int k, int s) {
   if (lb > 0) {
     int root = s % w->p;
     if (w->myrow == root &&
-        ovl_i_bsmul_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, sl->bbuf, &lb) != OVL_OK)
+        ovl_i_sparse_panel_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, sl->bbuf, &lb) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
     if (w->p > 1) {
       if (ovl_ibcast(sl->bbuf, lb, root, ovl_lanes_comm(w->col, lane), &w->cfg, &w->rq[2 * k + 1]) != OVL_OK)
@@ -105,11 +105,11 @@ static void compute_slot(bsmul_ws *w, int k) {
   int s = sl->step;
   const int *bs = w->A->bs;
   int nblk = w->A->nblk;
-  if (ovl_i_bsmul_unpack(sl->abuf, w->asz[s], bs, nblk, &sl->pa) != OVL_OK ||
-      ovl_i_bsmul_unpack(sl->bbuf, w->bsz[s], bs, nblk, &sl->pb) != OVL_OK)
+  if (ovl_i_sparse_panel_unpack(sl->abuf, w->asz[s], bs, nblk, &sl->pa) != OVL_OK ||
+      ovl_i_sparse_panel_unpack(sl->bbuf, w->bsz[s], bs, nblk, &sl->pb) != OVL_OK)
     ovl_fatal(w->comm, OVL_ERR_NOMEM, "ovl_bsmat_multiply: %s", ovl_errmsg());
   for (int64_t t = 0; t < sl->pb.nr; t++) w->kpos[sl->pb.rowid[t]] = (int)t;
-  if (ovl_i_bsmul_accumulate(&w->acc, &sl->pa, &sl->pb, w->kpos, w->A->lrow, w->thr, progress_all, w) != OVL_OK)
+  if (ovl_i_sparse_acc_multiply(&w->acc, &sl->pa, &sl->pb, w->kpos, w->A->lrow, w->thr, progress_all, w) != OVL_OK)
     ovl_fatal(w->comm, OVL_ERR_NOMEM, "ovl_bsmat_multiply: %s", ovl_errmsg());
   sl->step = -1;
 }
@@ -150,10 +150,10 @@ static ovl_err check_args(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bs
 static void ws_free(bsmul_ws *w) {
   for (int k = 0; k < BSMUL_WMAX; k++) {
     ovl_free(&w->slot[k].abuf), ovl_free(&w->slot[k].bbuf);
-    ovl_i_bsmul_panel_free(&w->slot[k].pa), ovl_i_bsmul_panel_free(&w->slot[k].pb);
+    ovl_i_sparse_panel_free(&w->slot[k].pa), ovl_i_sparse_panel_free(&w->slot[k].pb);
   }
   ovl_free(&w->kstep), ovl_free(&w->kpos), ovl_free(&w->asz), ovl_free(&w->bsz), ovl_free(&w->thr);
-  ovl_i_bsmul_acc_free(&w->acc);
+  ovl_i_sparse_acc_free(&w->acc);
 }
 
 /* The sizes of the panels of every step and the skipping thresholds: one
@@ -165,9 +165,10 @@ static ovl_err panel_sizes(bsmul_ws *w, int64_t *rv, double eps) {
   int64_t nr = A->nrows, L = w->L;
   ovl_err rc = OVL_OK;
   for (int s = 0; s < L && rc == OVL_OK; s++) {
-    if (s % w->q == w->mycol) rc = ovl_i_bsmul_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, NULL, &rv[s]);
+    if (s % w->q == w->mycol)
+      rc = ovl_i_sparse_panel_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, NULL, &rv[s]);
     if (rc == OVL_OK && s % w->p == w->myrow)
-      rc = ovl_i_bsmul_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
+      rc = ovl_i_sparse_panel_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
   }
   for (int64_t r = 0; r < nr; r++) rv[L + r] = A->loc.rowptr[r + 1] - A->loc.rowptr[r];
   int e1 = MPI_Allreduce(MPI_IN_PLACE, rv, (int)(L + nr), MPI_INT64_T, MPI_SUM, ovl_grid2d_row_comm(A->g));
@@ -217,7 +218,7 @@ static ovl_err build_c(bsmul_ws *w, double eps, ovl_bsmat C) {
   const int *bs = C->bs;
   ovl_i_sparse_clear(C);
   for (int64_t r = 0; r < acc->nrows; r++) {
-    ovl_i_bsmul_acc_sort_row(acc, r);
+    ovl_i_sparse_acc_sort_row(acc, r);
     int bi = C->rows[r];
     for (int64_t e = 0; e < acc->len[r]; e++) {
       int bj = acc->col[r][e];
@@ -279,7 +280,7 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
     rc = ovl_malloc(sizeof(double) * (size_t)(amax + 1), &w.slot[k].abuf);
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(bmax + 1), &w.slot[k].bbuf);
   }
-  if (rc == OVL_OK) rc = ovl_i_bsmul_acc_init(&w.acc, nblk, A->bs, nr);
+  if (rc == OVL_OK) rc = ovl_i_sparse_acc_init(&w.acc, nblk, A->bs, nr);
   rc = ovl_err_agree(w.comm, rc);
   if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->g, OVL_DIR_ROW, w.ndup, &w.row);
   if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->g, OVL_DIR_COL, w.ndup, &w.col);

@@ -60,7 +60,7 @@ typedef struct ovl_i_bsacc {
 
 /* Doubles of the packed form of a panel with nr rows, nnzb blocks and nval
  * values (0 when nnzb = 0). LOCAL. */
-int64_t ovl_i_bsmul_packed_len(int64_t nr, int64_t nnzb, int64_t nval);
+int64_t ovl_i_sparse_panel_len(int64_t nr, int64_t nnzb, int64_t nval);
 /* Pack the panel of step s from the local blocks L (rows[r]: the global
  * block row of local row r; kstep[X]: the step of block index X): by_col = 1
  * takes the blocks whose column is in the step (an A panel), by_col = 0 the
@@ -68,18 +68,18 @@ int64_t ovl_i_bsmul_packed_len(int64_t nr, int64_t nnzb, int64_t nval);
  * else buf holds *len doubles, exactly that many. Errors: OVL_ERR_INTERNAL
  * (a length that does not match). LOCAL. */
 struct ovl_i_bsr;
-ovl_err ovl_i_bsmul_pack(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs, const int *kstep,
-                         int s, int by_col, double *buf, int64_t *len);
+ovl_err ovl_i_sparse_panel_pack(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs,
+                                const int *kstep, int s, int by_col, double *buf, int64_t *len);
 /* Read a packed panel of len doubles in buf into P (its index arrays grown
  * as needed; nrm and val point into buf). len = 0 is the empty panel.
  * Errors: OVL_ERR_NOMEM, OVL_ERR_INTERNAL (inconsistent header). LOCAL. */
-ovl_err ovl_i_bsmul_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P);
+ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P);
 /* Free a panel's owned index arrays. LOCAL. */
-void ovl_i_bsmul_panel_free(ovl_i_bspanel *P);
+void ovl_i_sparse_panel_free(ovl_i_bspanel *P);
 
 /* An empty accumulator for nrows local rows. Errors: OVL_ERR_NOMEM. LOCAL. */
-ovl_err ovl_i_bsmul_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t nrows);
-void ovl_i_bsmul_acc_free(ovl_i_bsacc *acc);
+ovl_err ovl_i_sparse_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t nrows);
+void ovl_i_sparse_acc_free(ovl_i_bsacc *acc);
 
 /* acc += Apan * Bpan: for every block (I, K) of Apan and (K, J) of Bpan
  * (kpos[K]: the row of Bpan holding K, or -1) the product is added to C's
@@ -87,10 +87,11 @@ void ovl_i_bsmul_acc_free(ovl_i_bsacc *acc);
  * skipped). progress(ctx), when not NULL, is called between chunks of rows.
  * Errors: OVL_ERR_NOMEM (the accumulator may then hold a partial sum).
  * LOCAL. */
-ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan, const int *kpos,
-                               const int *lrow, const double *thr, void (*progress)(void *), void *ctx);
+ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan,
+                                  const int *kpos, const int *lrow, const double *thr, void (*progress)(void *),
+                                  void *ctx);
 
 /* Sort local row r's blocks by global J; cols/offs then list them. LOCAL. */
-void ovl_i_bsmul_acc_sort_row(ovl_i_bsacc *acc, int64_t r);
+void ovl_i_sparse_acc_sort_row(ovl_i_bsacc *acc, int64_t r);
 
 #endif

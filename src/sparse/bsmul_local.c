@@ -27,16 +27,16 @@ static ovl_err grow(void **p, int64_t *cap, int64_t need, size_t elem, const cha
   return OVL_OK;
 }
 
-int64_t ovl_i_bsmul_packed_len(int64_t nr, int64_t nnzb, int64_t nval) {
+int64_t ovl_i_sparse_panel_len(int64_t nr, int64_t nnzb, int64_t nval) {
   return nnzb > 0 ? 3 + nr + (nr + 1) + 2 * nnzb + nval : 0;
 }
 
-ovl_err ovl_i_bsmul_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P) {
+ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P) {
   P->nr = P->nnzb = P->nval = 0;
   P->nrm = P->val = NULL;
   if (len == 0) return OVL_OK;
   int64_t nr = (int64_t)buf[0], nnzb = (int64_t)buf[1], nval = (int64_t)buf[2];
-  if (nr < 1 || nnzb < 1 || nval < 1 || ovl_i_bsmul_packed_len(nr, nnzb, nval) != len)
+  if (nr < 1 || nnzb < 1 || nval < 1 || ovl_i_sparse_panel_len(nr, nnzb, nval) != len)
     return ovl_err_set(OVL_ERR_INTERNAL,
                        "block-sparse product: a panel's header (%lld rows, %lld blocks, %lld values)"
                        " does not match its length %lld",
@@ -77,8 +77,8 @@ ovl_err ovl_i_bsmul_unpack(const double *buf, int64_t len, const int *bs, int nb
   return OVL_OK;
 }
 
-ovl_err ovl_i_bsmul_pack(const ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs, const int *kstep, int s,
-                         int by_col, double *buf, int64_t *len) {
+ovl_err ovl_i_sparse_panel_pack(const ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs, const int *kstep,
+                                int s, int by_col, double *buf, int64_t *len) {
   int64_t nr = 0, nnzb = 0, nval = 0;
   for (int64_t r = 0; r < nrows; r++) {
     int64_t nb = 0;
@@ -87,7 +87,7 @@ ovl_err ovl_i_bsmul_pack(const ovl_i_bsr *L, int64_t nrows, const int *rows, con
       if (!by_col || kstep[L->colidx[k]] == s) nb++, nval += (int64_t)bs[rows[r]] * bs[L->colidx[k]];
     if (nb > 0) nr++, nnzb += nb;
   }
-  int64_t need = ovl_i_bsmul_packed_len(nr, nnzb, nval);
+  int64_t need = ovl_i_sparse_panel_len(nr, nnzb, nval);
   if (!buf) {
     *len = need;
     return OVL_OK;
@@ -116,12 +116,12 @@ ovl_err ovl_i_bsmul_pack(const ovl_i_bsr *L, int64_t nrows, const int *rows, con
   return OVL_OK;
 }
 
-void ovl_i_bsmul_panel_free(ovl_i_bspanel *P) {
+void ovl_i_sparse_panel_free(ovl_i_bspanel *P) {
   free(P->rowid), free(P->rowptr), free(P->colidx), free(P->valoff);
   memset(P, 0, sizeof *P);
 }
 
-ovl_err ovl_i_bsmul_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t nrows) {
+ovl_err ovl_i_sparse_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t nrows) {
   memset(acc, 0, sizeof *acc);
   acc->nblk = nblk, acc->bs = bs, acc->nrows = nrows;
   size_t nr = (size_t)(nrows > 0 ? nrows : 1);
@@ -131,7 +131,7 @@ ovl_err ovl_i_bsmul_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t 
   acc->off = calloc(nr, sizeof(int64_t *));
   acc->mark = malloc(sizeof(int) * (size_t)(nblk > 0 ? nblk : 1));
   if (!acc->len || !acc->cap || !acc->col || !acc->off || !acc->mark) {
-    ovl_i_bsmul_acc_free(acc);
+    ovl_i_sparse_acc_free(acc);
     return ovl_err_set(OVL_ERR_NOMEM, "block-sparse product: the accumulator of %lld block rows could not be allocated",
                        (long long)nrows);
   }
@@ -139,7 +139,7 @@ ovl_err ovl_i_bsmul_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t 
   return OVL_OK;
 }
 
-void ovl_i_bsmul_acc_free(ovl_i_bsacc *acc) {
+void ovl_i_sparse_acc_free(ovl_i_bsacc *acc) {
   if (acc->col)
     for (int64_t r = 0; r < acc->nrows; r++) free(acc->col[r]);
   if (acc->off)
@@ -218,8 +218,9 @@ static void flush_tasks(ovl_i_bsacc *acc) {
   acc->ntask = 0;
 }
 
-ovl_err ovl_i_bsmul_accumulate(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan, const int *kpos,
-                               const int *lrow, const double *thr, void (*progress)(void *), void *ctx) {
+ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan,
+                                  const int *kpos, const int *lrow, const double *thr, void (*progress)(void *),
+                                  void *ctx) {
   if (Apan->nnzb == 0 || Bpan->nnzb == 0) return OVL_OK;
   const int *bs = acc->bs;
   int *mark = acc->mark;
@@ -286,7 +287,7 @@ static int colpos_cmp(const void *x, const void *y) {
   return (a->col > b->col) - (a->col < b->col);
 }
 
-void ovl_i_bsmul_acc_sort_row(ovl_i_bsacc *acc, int64_t r) {
+void ovl_i_sparse_acc_sort_row(ovl_i_bsacc *acc, int64_t r) {
   int64_t len = acc->len[r];
   if (len < 2) return;
   colpos *cp = malloc(sizeof(colpos) * (size_t)len);
