@@ -11,7 +11,9 @@
  * rules.
  *
  * Panels are sparse and of any size: each is packed into one contiguous
- * double buffer (src/sparse/bsmul_impl.h). Before any panel moves, the
+ * double buffer (src/sparse/bsmul_impl.h); a panel no broadcast carries
+ * (A's on a grid of one process column, B's on one of one process row) is
+ * used in place, without a copy of its values. Before any panel moves, the
  * sizes of all of them are summed over the rows and columns (two
  * allreduces), so every rank allocates its buffers and the ranks agree on
  * the outcome (OVL_ERR_NOMEM everywhere) before the data are sent; the
@@ -77,7 +79,7 @@ static void post_step(bsmul_ws *w, int k, int s) {
   int lane = s % w->ndup;
   if (la > 0) {
     int root = s % w->q;
-    if (w->mycol == root &&
+    if (w->q > 1 && w->mycol == root &&
         ovl_i_sparse_panel_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, sl->abuf, &la) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
     if (w->q > 1) {
@@ -88,7 +90,7 @@ static void post_step(bsmul_ws *w, int k, int s) {
   }
   if (lb > 0) {
     int root = s % w->p;
-    if (w->myrow == root &&
+    if (w->p > 1 && w->myrow == root &&
         ovl_i_sparse_panel_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, sl->bbuf, &lb) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
     if (w->p > 1) {
@@ -105,9 +107,13 @@ static void compute_slot(bsmul_ws *w, int k) {
   int s = sl->step;
   const int *bs = w->A->bs;
   int nblk = w->A->nblk;
-  if (ovl_i_sparse_panel_unpack(sl->abuf, w->asz[s], bs, nblk, &sl->pa) != OVL_OK ||
-      ovl_i_sparse_panel_unpack(sl->bbuf, w->bsz[s], bs, nblk, &sl->pb) != OVL_OK)
-    ovl_fatal(w->comm, OVL_ERR_NOMEM, "ovl_bsmat_multiply: %s", ovl_errmsg());
+  ovl_bsmat A = w->A, B = w->B;
+  ovl_err rc = w->q > 1 ? ovl_i_sparse_panel_unpack(sl->abuf, w->asz[s], bs, nblk, &sl->pa)
+                        : ovl_i_sparse_panel_view(&A->loc, A->nrows, A->rows, w->kstep, s, 1, &sl->pa);
+  if (rc == OVL_OK)
+    rc = w->p > 1 ? ovl_i_sparse_panel_unpack(sl->bbuf, w->bsz[s], bs, nblk, &sl->pb)
+                  : ovl_i_sparse_panel_view(&B->loc, B->nrows, B->rows, w->kstep, s, 0, &sl->pb);
+  if (rc != OVL_OK) ovl_fatal(w->comm, OVL_ERR_NOMEM, "ovl_bsmat_multiply: %s", ovl_errmsg());
   for (int64_t t = 0; t < sl->pb.nr; t++) w->kpos[sl->pb.rowid[t]] = (int)t;
   if (ovl_i_sparse_acc_multiply(&w->acc, &sl->pa, &sl->pb, w->kpos, w->A->lrow, w->thr, progress_all, w) != OVL_OK)
     ovl_fatal(w->comm, OVL_ERR_NOMEM, "ovl_bsmat_multiply: %s", ovl_errmsg());
@@ -272,9 +278,9 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   ovl_free(&rv);
   /* the buffers of the slots and the accumulator, agreed before data move */
   int64_t amax = 0, bmax = 0;
-  for (int s = 0; s < L && rc == OVL_OK; s++) {
-    if (w.asz[s] > amax) amax = w.asz[s];
-    if (w.bsz[s] > bmax) bmax = w.bsz[s];
+  for (int s = 0; s < L && rc == OVL_OK; s++) { /* (a panel no broadcast carries is used in place) */
+    if (w.q > 1 && w.asz[s] > amax) amax = w.asz[s];
+    if (w.p > 1 && w.bsz[s] > bmax) bmax = w.bsz[s];
   }
   for (int k = 0; k < w.W && rc == OVL_OK; k++) {
     rc = ovl_malloc(sizeof(double) * (size_t)(amax + 1), &w.slot[k].abuf);

@@ -34,7 +34,8 @@ typedef struct ovl_i_bspanel {
   int64_t *valoff;
   const double *nrm;
   const double *val;
-  int64_t cap_r, cap_b; /* capacities of the owned index arrays */
+  double *nrm_own;             /* a view's norms (ovl_i_sparse_panel_view) */
+  int64_t cap_r, cap_b, cap_n; /* capacities of the owned arrays */
 } ovl_i_bspanel;
 
 typedef struct ovl_i_bstask {
@@ -74,6 +75,12 @@ ovl_err ovl_i_sparse_panel_pack(const struct ovl_i_bsr *L, int64_t nrows, const 
  * as needed; nrm and val point into buf). len = 0 is the empty panel.
  * Errors: OVL_ERR_NOMEM, OVL_ERR_INTERNAL (inconsistent header). LOCAL. */
 ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P);
+/* The panel of step s (as ovl_i_sparse_panel_pack) as a view of L without
+ * copying the values: val points to L's values, the index arrays and the
+ * norms are P's own. For a panel that no broadcast carries. Errors:
+ * OVL_ERR_NOMEM. LOCAL. */
+ovl_err ovl_i_sparse_panel_view(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *kstep, int s,
+                                int by_col, ovl_i_bspanel *P);
 /* Free a panel's owned index arrays. LOCAL. */
 void ovl_i_sparse_panel_free(ovl_i_bspanel *P);
 

@@ -116,8 +116,43 @@ ovl_err ovl_i_sparse_panel_pack(const ovl_i_bsr *L, int64_t nrows, const int *ro
   return OVL_OK;
 }
 
+ovl_err ovl_i_sparse_panel_view(const ovl_i_bsr *L, int64_t nrows, const int *rows, const int *kstep, int s, int by_col,
+                                ovl_i_bspanel *P) {
+  int64_t nr = 0, nnzb = 0;
+  P->nr = P->nnzb = P->nval = 0;
+  for (int64_t r = 0; r < nrows; r++) {
+    if (!by_col && kstep[rows[r]] != s) continue;
+    int64_t nb = 0;
+    for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++) nb += !by_col || kstep[L->colidx[k]] == s;
+    if (nb > 0) nr++, nnzb += nb;
+  }
+  int64_t c1 = P->cap_r, c2 = P->cap_r, c3 = P->cap_b, c4 = P->cap_b;
+  OVL_TRY(grow((void **)&P->rowid, &c1, nr + 1, sizeof(int), "panel rows"));
+  OVL_TRY(grow((void **)&P->rowptr, &c2, nr + 1, sizeof(int64_t), "panel rows"));
+  P->cap_r = c1 < c2 ? c1 : c2;
+  OVL_TRY(grow((void **)&P->colidx, &c3, nnzb, sizeof(int), "panel blocks"));
+  OVL_TRY(grow((void **)&P->valoff, &c4, nnzb, sizeof(int64_t), "panel blocks"));
+  P->cap_b = c3 < c4 ? c3 : c4;
+  OVL_TRY(grow((void **)&P->nrm_own, &P->cap_n, nnzb, sizeof(double), "panel norms"));
+  int64_t t = 0, b = 0;
+  P->rowptr[0] = 0;
+  for (int64_t r = 0; r < nrows; r++) {
+    if (!by_col && kstep[rows[r]] != s) continue;
+    int64_t b0 = b;
+    for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++) {
+      if (by_col && kstep[L->colidx[k]] != s) continue;
+      P->colidx[b] = L->colidx[k], P->valoff[b] = L->valoff[k], P->nrm_own[b] = L->nrm[k];
+      b++;
+    }
+    if (b > b0) P->rowid[t] = rows[r], P->rowptr[++t] = b;
+  }
+  P->nr = nr, P->nnzb = nnzb, P->nval = 0; /* values not counted: they stay in L */
+  P->nrm = P->nrm_own, P->val = L->val;
+  return OVL_OK;
+}
+
 void ovl_i_sparse_panel_free(ovl_i_bspanel *P) {
-  free(P->rowid), free(P->rowptr), free(P->colidx), free(P->valoff);
+  free(P->rowid), free(P->rowptr), free(P->colidx), free(P->valoff), free(P->nrm_own);
   memset(P, 0, sizeof *P);
 }
 
