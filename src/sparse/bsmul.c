@@ -27,6 +27,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ovl/trace.h"
 #include "sparse/bsmul_impl.h"
 #include "sparse/sparse_impl.h"
 
@@ -202,14 +203,19 @@ static void run_steps(bsmul_ws *w) {
     if (k < 0) { /* nothing here yet: wait for the next broadcast to complete */
       double t0 = ovl_time();
       int any = -1;
-      if (ovl_req_waitany(2 * w->W, w->rq, &any) != OVL_OK || any < 0)
+      OVL_TRACE_BEGIN("bsmul.wait");
+      ovl_err wrc = ovl_req_waitany(2 * w->W, w->rq, &any);
+      OVL_TRACE_END("bsmul.wait", 0);
+      if (wrc != OVL_OK || any < 0)
         ovl_fatal(w->comm, OVL_ERR_MPI, "ovl_bsmat_multiply: a panel broadcast failed: %s",
                   any < 0 ? "no broadcast in flight" : ovl_errmsg());
       w->st.t_comm += ovl_time() - t0;
       continue;
     }
     double t0 = ovl_time();
+    OVL_TRACE_BEGIN("bsmul.multiply");
     compute_slot(w, k);
+    OVL_TRACE_END("bsmul.multiply", 0);
     done++;
     double t1 = ovl_time();
     w->st.t_comp += t1 - t0;
