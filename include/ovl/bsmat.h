@@ -9,9 +9,13 @@
  * blocks are first permuted by a random permutation made from a seed (the
  * same on every rank; seed 0: no permutation), then dealt out cyclically:
  * block row I goes to process row perm(I) mod p, block column J to process
- * column perm(J) mod q. So every process holds about nnzb / (p q) blocks
- * whatever the sparsity pattern (a molecule's atoms in file order put the
- * nonzeros near the diagonal). Each process keeps its blocks as blocked CSR:
+ * column floor(perm(J) / p) mod q (so that on a p x p grid the diagonal
+ * blocks spread over every process, not over the grid's diagonal). So every
+ * process holds about nnzb / (p q) blocks, and about nval / (p q) values,
+ * whatever the sparsity pattern and the order of the block sizes (a
+ * molecule's atoms in file order put the nonzeros near the diagonal, and a
+ * water box's sizes repeat with period 3: in file order on 3 process rows
+ * one row would hold every oxygen). Each process keeps its blocks as blocked CSR:
  * its block rows in increasing global I, each with its block columns in
  * increasing global J, the Frobenius norm of every block kept beside it.
  *

@@ -65,8 +65,8 @@ static ovl_err bsmat_layout(ovl_bsmat A, ovl_grid2d g, int nblk, const int *bs, 
   make_perm(A->perm, nblk, seed);
   A->nrows = A->ncols = 0;
   for (int b = 0; b < nblk; b++) {
-    A->lrow[b] = A->myrow >= 0 && A->perm[b] % A->p == A->myrow ? (int)A->nrows++ : -1;
-    A->lcol[b] = A->mycol >= 0 && A->perm[b] % A->q == A->mycol ? (int)A->ncols++ : -1;
+    A->lrow[b] = A->myrow >= 0 && ovl_i_sparse_prow(A, b) == A->myrow ? (int)A->nrows++ : -1;
+    A->lcol[b] = A->mycol >= 0 && ovl_i_sparse_pcol(A, b) == A->mycol ? (int)A->ncols++ : -1;
   }
   OVL_TRY(ovl_malloc(sizeof(int) * (size_t)(A->nrows + 1), &A->rows));
   OVL_TRY(ovl_malloc(sizeof(int) * (size_t)(A->ncols + 1), &A->cols));
@@ -333,8 +333,8 @@ static ovl_err conv_setup(ovl_bsmat B, ovl_dmat D, conv_ctx *c) {
   int64_t *rowsin = NULL, *colsin = NULL, tot = 0;
   OVL_TRY(ovl_calloc(sizeof(int64_t) * (size_t)(B->p + B->q), &rowsin));
   colsin = rowsin + B->p;
-  for (int64_t i = mine[0]; i < mine[0] + mine[1]; i++) rowsin[B->perm[c->blkof[i]] % B->p]++;
-  for (int64_t j = mine[2]; j < mine[2] + mine[3]; j++) colsin[B->perm[c->blkof[j]] % B->q]++;
+  for (int64_t i = mine[0]; i < mine[0] + mine[1]; i++) rowsin[ovl_i_sparse_prow(B, c->blkof[i])]++;
+  for (int64_t j = mine[2]; j < mine[2] + mine[3]; j++) colsin[ovl_i_sparse_pcol(B, c->blkof[j])]++;
   ovl_err rc = OVL_OK;
   for (int d = 0; d < P; d++) {
     int64_t k = d < B->p * B->q ? rowsin[d / B->q] * colsin[d % B->q] : 0;
@@ -369,9 +369,9 @@ static void conv_dense(ovl_bsmat B, ovl_dmat D, conv_ctx *c, int to_dense) {
   if (lm <= 0 || ln <= 0) return;
   int64_t *at = c->at, *prow = at + B->p * B->q;
   for (int d = 0; d < B->p * B->q; d++) at[d] = ddsp[d];
-  for (int64_t ii = 0; ii < lm; ii++) prow[ii] = (int64_t)(B->perm[c->blkof[ro + ii]] % B->p) * B->q;
+  for (int64_t ii = 0; ii < lm; ii++) prow[ii] = (int64_t)ovl_i_sparse_prow(B, c->blkof[ro + ii]) * B->q;
   for (int64_t jj = 0; jj < ln; jj++) {
-    int pc = B->perm[c->blkof[co + jj]] % B->q;
+    int pc = ovl_i_sparse_pcol(B, c->blkof[co + jj]);
     double *col = Dd + jj * ld;
     if (to_dense)
       for (int64_t ii = 0; ii < lm; ii++) col[ii] = c->dbuf[at[prow[ii] + pc]++];

@@ -2,7 +2,10 @@
  *
  * Global: nblk blocks per dimension, sizes bs[], offsets boff[] (nblk + 1).
  * perm[I] is block I's place in the permuted order; block row I belongs to
- * process row perm[I] % p, block column J to process column perm[J] % q.
+ * process row perm[I] % p, block column J to process column
+ * (perm[J] / p) % q (ovl_i_sparse_prow, ovl_i_sparse_pcol): the place's
+ * digits in base p, then q, so that on a grid with p = q the diagonal blocks
+ * (I, I) spread over every process, not over the grid's diagonal only.
  *
  * Local (blocked CSR, one process): the block rows this process's row owns,
  * rows[0..nrows-1] (global I, increasing), and the block columns its column
@@ -46,6 +49,10 @@ struct ovl_bsmat_s {
   int *lcol;        /* nblk: local column index of a global block column, or -1 */
   ovl_i_bsr loc;
 };
+
+/* The process row of block row I, the process column of block column J. */
+static inline int ovl_i_sparse_prow(const struct ovl_bsmat_s *A, int bi) { return A->perm[bi] % A->p; }
+static inline int ovl_i_sparse_pcol(const struct ovl_bsmat_s *A, int bj) { return (A->perm[bj] / A->p) % A->q; }
 
 /* ---- helpers shared by the files of src/sparse (LOCAL) ----
  *
