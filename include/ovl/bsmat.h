@@ -125,8 +125,8 @@ ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi);
  * eps = 0 skips nothing and drops only zero blocks: the product is exact up
  * to rounding.
  * SUMMA over the grid: the panels of A's block columns and B's block rows
- * (one step per residue of the permuted block index modulo lcm(p, q)) are
- * packed and broadcast along the process rows and columns, step s on lane
+ * (one step per pair of A's process column and B's process row, p q steps)
+ * are packed and broadcast along the process rows and columns, step s on lane
  * s mod ndup (ndup >= 1; 0: 2), and each process multiplies the steps in
  * the order they arrive, max(2, ndup) of them in flight; small block
  * products run inline, larger ones as batches of dgemms grouped by size.

@@ -1,14 +1,15 @@
 /* The filtered block-sparse product C = A B (ovl_bsmat_multiply,
  * ovl/bsmat.h) over a p x q grid: SUMMA over the block columns of A.
  *
- * Steps. With L = lcm(p, q), step s (0 <= s < L) takes the inner blocks K
- * with perm[K] mod L = s: A's block columns of that set all live in process
- * column s mod q and B's block rows in process row s mod p (p and q divide
- * L), so one broadcast along each process row (A's panel: the blocks (I, K)
- * of that row's block rows) and one along each process column (B's panel:
- * the block rows K) carry the step. Grouping the K of a process column into
- * one step keeps the messages few: L = max(p, q) on the grids of the shape
- * rules.
+ * Steps. Block column K of A lives in process column pcol(K) and block
+ * row K of B in process row prow(K) (ovl_i_sparse_pcol, ovl_i_sparse_prow).
+ * Step s = prow(K) + p pcol(K) (0 <= s < L = p q) takes the inner blocks K
+ * of one such pair: A's block columns of the step all live in process
+ * column s / p and B's block rows in process row s mod p, so one broadcast
+ * along each process row (A's panel: the blocks (I, K) of that row's block
+ * rows) and one along each process column (B's panel: the block rows K)
+ * carry the step. Grouping all the K of a pair into one step keeps the
+ * messages few: p q steps of about nblk / (p q) block columns each.
  *
  * Panels are sparse and of any size: each is packed into one contiguous
  * double buffer (src/sparse/bsmul_impl.h); a panel no broadcast carries
@@ -54,14 +55,6 @@ typedef struct bsmul_ws {
   MPI_Comm comm;
 } bsmul_ws;
 
-static int64_t gcd64(int64_t a, int64_t b) {
-  while (b) {
-    int64_t t = a % b;
-    a = b, b = t;
-  }
-  return a;
-}
-
 static void progress_all(void *ctx) {
   bsmul_ws *w = ctx;
   if (ovl_req_progress(2 * w->W, w->rq, NULL) != OVL_OK)
@@ -79,7 +72,7 @@ static void post_step(bsmul_ws *w, int k, int s) {
   int64_t la = w->asz[s], lb = w->bsz[s];
   int lane = s % w->ndup;
   if (la > 0) {
-    int root = s % w->q;
+    int root = s / w->p;
     if (w->q > 1 && w->mycol == root &&
         ovl_i_sparse_panel_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, sl->abuf, &la) != OVL_OK)
       ovl_fatal(w->comm, OVL_ERR_INTERNAL, "ovl_bsmat_multiply: %s", ovl_errmsg());
@@ -172,7 +165,7 @@ static ovl_err panel_sizes(bsmul_ws *w, int64_t *rv, double eps) {
   int64_t nr = A->nrows, L = w->L;
   ovl_err rc = OVL_OK;
   for (int s = 0; s < L && rc == OVL_OK; s++) {
-    if (s % w->q == w->mycol)
+    if (s / w->p == w->mycol)
       rc = ovl_i_sparse_panel_pack(&A->loc, A->nrows, A->rows, A->bs, w->kstep, s, 1, NULL, &rv[s]);
     if (rc == OVL_OK && s % w->p == w->myrow)
       rc = ovl_i_sparse_panel_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
@@ -262,7 +255,7 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
 
   w.A = A, w.B = B, w.comm = ovl_grid2d_comm(C->g);
   w.p = C->p, w.q = C->q, w.myrow = C->myrow, w.mycol = C->mycol;
-  w.L = (int)((int64_t)w.p / gcd64(w.p, w.q) * w.q);
+  w.L = w.p * w.q;
   w.ndup = ndup > 0 ? ndup : 2;
   int want = w.ndup > 2 ? w.ndup : 2;
   w.W = w.L < want ? w.L : want;
@@ -278,7 +271,7 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)(L + nr + 1), &rv);
   rc = ovl_err_agree(w.comm, rc);
   if (rc == OVL_OK) {
-    for (int b = 0; b < nblk; b++) w.kstep[b] = (int)(A->perm[b] % L), w.kpos[b] = -1;
+    for (int b = 0; b < nblk; b++) w.kstep[b] = ovl_i_sparse_prow(A, b) + w.p * ovl_i_sparse_pcol(A, b), w.kpos[b] = -1;
     rc = ovl_err_agree(w.comm, panel_sizes(&w, rv, eps));
   }
   ovl_free(&rv);
