@@ -370,8 +370,14 @@ static int time_mode(int64_t n, int band, double eps) {
     if (t[1] < bestcpu) bestcpu = t[1];
   }
   T_OK(ovl_bsmat_count(C, &cb, &cv, &cfill));
-  int64_t cnt[2] = {st.products, st.skipped};
+  int64_t cnt[2] = {st.products, st.skipped}, nprod = 0;
   MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  for (int bk = 0; bk < nblk; bk++) { /* (I, K, J) within the band: (blocks of column K) x (blocks of row K) */
+    int64_t w = (bk + band < nblk ? bk + band : nblk - 1) - (bk - band > 0 ? bk - band : 0) + 1;
+    nprod += w * w;
+  }
+  T_CHECK(cnt[0] + cnt[1] == nprod, "%lld products + %lld skipped, expected %lld", (long long)cnt[0], (long long)cnt[1],
+          (long long)nprod);
   if (g_rank == 0)
     printf("# bsmul n %lld nblk %d band %d eps %g ranks %d: A %lld blocks (fill %.4f), C %lld blocks (fill %.4f);"
            " %lld products, %lld skipped; best of 3: %.3f s, CPU time %.3f s (rank 0: comm %.3f s, comp %.3f s)\n",

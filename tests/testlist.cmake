@@ -9,6 +9,8 @@ if(OVL_SANITIZE)
   ovl_test(test_bsmul RANKS 1 4)
 else()
   ovl_test(test_bsmul RANKS 1 2 4 8)
+  # the timing mode on a small banded matrix (built in place, every block checked by the product's own counts)
+  ovl_test(test_bsmul RANKS 2 ARGS --time 3000 4)
 endif()
 # NULL and destroyed handles, MPI_COMM_NULL, arguments that differ between ranks, grids beyond an int
 ovl_test(test_misuse RANKS 1 2 3)
