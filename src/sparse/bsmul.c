@@ -28,6 +28,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "ovl/node.h"
 #include "ovl/trace.h"
 #include "sparse/bsmul_impl.h"
 #include "sparse/sparse_impl.h"
@@ -281,6 +282,9 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
     if (w.q > 1 && w.asz[s] > amax) amax = w.asz[s];
     if (w.p > 1 && w.bsz[s] > bmax) bmax = w.bsz[s];
   }
+  /* checked against the node's memory first (agreed); the accumulator of C
+   * grows as the products are summed: its size is not known before */
+  if (rc == OVL_OK) rc = ovl_check_memory(w.comm, (int64_t)sizeof(double) * w.W * (amax + bmax + 2), 0);
   for (int k = 0; k < w.W && rc == OVL_OK; k++) {
     rc = ovl_malloc(sizeof(double) * (size_t)(amax + 1), &w.slot[k].abuf);
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(bmax + 1), &w.slot[k].bbuf);
