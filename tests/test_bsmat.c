@@ -155,10 +155,11 @@ static void test_conversion(void) {
   tcase ct = tcase_make(3, tiny, 1, 1, 6); /* n = 4, nblk = 3: fewer blocks than ranks */
   tcase co = tcase_make(5, ones, 2, 0, 7); /* 1 x 1 blocks */
   for (int s = 0; s < ns; s++) {
-    test_roundtrip(pq[s][0], pq[s][1], &cu, 0, 0.0);
     test_roundtrip(pq[s][0], pq[s][1], &cu, 12345, 0.0);
     test_roundtrip(pq[s][0], pq[s][1], &cu, 99, 0.05); /* drops the blocks two and three off the diagonal */
     test_roundtrip(pq[s][0], pq[s][1], &ct, 4, 0.0);
+    if (s % 2) continue; /* file order and 1 x 1 blocks on every other shape (the suite's time) */
+    test_roundtrip(pq[s][0], pq[s][1], &cu, 0, 0.0);
     test_roundtrip(pq[s][0], pq[s][1], &co, 8, 0.0);
   }
   tcase_free(&cu);
@@ -417,6 +418,7 @@ static void test_files_roundtrip(int p, int q) {
     }
     ovl_bsmat_destroy(&R);
     /* with a threshold: the blocks >= eps */
+    if (k >= 2) continue;
     T_OK(ovl_bsmat_read(g, path, 0, NULL, 0, 0.05, &R));
     if (R) {
       ovl_dmat D = NULL;
@@ -613,7 +615,7 @@ static void test_bad_files(void) {
 
 static void test_balance(int p, int q) {
   /* water-like blocks: one of 4 functions, two of 1, in file order; a band of 3 blocks */
-  enum { NB = 600 };
+  enum { NB = 360 };
   int bs[NB];
   for (int b = 0; b < NB; b++) bs[b] = b % 3 == 0 ? 4 : 1;
   tcase c = tcase_make(NB, bs, 3, 1, 41);
@@ -633,7 +635,8 @@ static void test_balance(int p, int q) {
             (long long)tot[0]);
     ovl_bsmat_destroy(&B);
   }
-  T_CHECK(rb[1] <= 1.15 && rv[1] <= 1.2,
+  /* blocks within 10 % of the mean; values (blocks of 16, 4 and 1 values) within 30 % */
+  T_CHECK(rb[1] <= 1.1 && rv[1] <= 1.3,
           "%dx%d: the seeded permutation's largest share is %.3f of the mean blocks, %.3f of the mean values", p, q,
           rb[1], rv[1]);
   if (p == 3 || q == 3) /* file order puts every 4-function block row on one process row */
@@ -661,14 +664,23 @@ int main(int argc, char **argv) {
   snprintf(g_dir, sizeof g_dir, "/tmp/ovl_test_bsmat_%ld", pid);
   if (g_rank == 0) mkdir(g_dir, 0700);
   MPI_Barrier(MPI_COMM_WORLD);
+  double t[6] = {MPI_Wtime(), 0, 0, 0, 0, 0};
   test_conversion();
+  t[1] = MPI_Wtime();
   int pq[16][2], ns = shapes(g_size, pq);
-  for (int s = 0; s < ns; s++) {
-    test_ops(pq[s][0], pq[s][1]);
-    test_files_roundtrip(pq[s][0], pq[s][1]);
-    test_balance(pq[s][0], pq[s][1]);
-  }
+  for (int s = 0; s < ns; s++) test_ops(pq[s][0], pq[s][1]);
+  t[2] = MPI_Wtime();
+  /* the files (each write syncs to disk) on the last shape: 1 x 1, 1 x 2, 3 x 1 (an idle rank), 1 x 8 */
+  for (int s = 0; s < ns; s++)
+    if (s == ns - 1) test_files_roundtrip(pq[s][0], pq[s][1]);
+  t[3] = MPI_Wtime();
+  for (int s = 0; s < ns; s++) test_balance(pq[s][0], pq[s][1]);
+  t[4] = MPI_Wtime();
   test_bad_files();
+  t[5] = MPI_Wtime();
+  if (g_rank == 0 && getenv("OVL_TEST_BSMAT_VERBOSE"))
+    printf("seconds: conversion %.2f, operations %.2f, files %.2f, balance %.2f, bad files %.2f\n", t[1] - t[0],
+           t[2] - t[1], t[3] - t[2], t[4] - t[3], t[5] - t[4]);
   MPI_Barrier(MPI_COMM_WORLD);
   rm_dir();
   int rc = t_finish("test_bsmat");
