@@ -202,6 +202,7 @@ static void test_products(void) {
   int shapes[16][2], ns = grid_shapes(g_size, shapes);
   for (int sh = 0; sh < ns; sh++) {
     int p = shapes[sh][0], q = shapes[sh][1];
+    if (p * q == 8 && (p == 1 || q == 1)) continue; /* 1 x 8 and 8 x 1: in test_empty only (the suite's time) */
     ovl_grid2d g = NULL;
     T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g));
     for (uint64_t seed = 0; seed < 2; seed++) {
