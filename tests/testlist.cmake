@@ -17,6 +17,12 @@ else()
   # the timing mode on a small banded matrix (built in place, every block checked by the product's own counts)
   ovl_test(test_bsmul RANKS 2 ARGS --time 3000 4)
 endif()
+# block-sparse purification (SP2, SP2-ACC) against the dense one: eps = 0 equal, eps > 0 within the filtering's error
+if(OVL_SANITIZE)
+  ovl_test(test_purify_sparse RANKS 1 4)
+else()
+  ovl_test(test_purify_sparse RANKS 1 2 4 8)
+endif()
 # NULL and destroyed handles, MPI_COMM_NULL, arguments that differ between ranks, grids beyond an int
 ovl_test(test_misuse RANKS 1 2 3)
 ovl_test(test_summa RANKS 1 2 3 4 8)
