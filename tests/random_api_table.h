@@ -78,6 +78,7 @@ EXEMPT(ovl_bsmat_grid, "block-sparse matrices: handles, grids, errors and files 
 EXEMPT(ovl_bsmat_local_blocks, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_local_values, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_multiply, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
+EXEMPT(ovl_bsmat_invsqrt, "block-sparse matrices: options and bad input in test_purify_sparse")
 EXEMPT(ovl_bsmat_n, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_nblk, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_norm_fro, "block-sparse matrices: handles, grids, errors and files in test_bsmat")

@@ -187,6 +187,28 @@ typedef struct ovl_bsmul_stats {
 } ovl_bsmul_stats;
 ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C, ovl_bsmul_stats *stats);
 
+/* ---- the inverse square root ----
+ * Z := S^(-1/2) of a symmetric positive definite S (an overlap matrix) by
+ * the coupled Newton-Schulz iteration: Y0 = S / c, Z0 = I (c: S's
+ * Gershgorin bound above), then T = (3 I - Z Y) / 2, Y <- Y T, Z <- T Z,
+ * three filtered products (ovl_bsmat_multiply with eps and ndup) an
+ * iteration, until ||I - Z Y||_F is at rounding (1e-14 sqrt(n)) or stops
+ * halving below 1e-3 (the filtering's floor), or max_iter; then Z / sqrt(c).
+ * The iterations grow with log2 of S's condition number (each multiplies
+ * the smallest eigenvalues' images by about 1.5 until they near 1). Z must
+ * be another matrix of S's layout (ovl_bsmat_create_like). COLLECTIVE over
+ * the grid's parent; errors (agreed): OVL_ERR_ARG, OVL_ERR_NUMERIC (S not
+ * positive definite as far as the iteration shows: no convergence),
+ * OVL_ERR_NOMEM. info may be NULL. */
+typedef struct ovl_bsmat_invsqrt_info {
+  int iterations;  /* Newton-Schulz iterations */
+  double residual; /* ||I - Z Y||_F at the end (Y = (S / c)^(1/2)) */
+  double scale;    /* c */
+  double t_total;  /* seconds */
+  int products;    /* block-sparse products */
+} ovl_bsmat_invsqrt_info;
+ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_bsmat Z, ovl_bsmat_invsqrt_info *info);
+
 #ifdef __cplusplus
 }
 #endif
