@@ -24,6 +24,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.prec = OVL_PURIFY_PREC_DOUBLE;
   o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0); /* N_DUP: the family's default (the knob table) */
   o.homo = o.lumo = NAN;                          /* SP2-ACC: no gap estimates */
+  o.sparse = NAN;                                 /* dense */
   return o;
 }
 
@@ -471,6 +472,11 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
     rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2, sp2acc or trs4 method, got %s",
                      ovl_purify_method_name(opts->method));
+  else if (opts->sparse > 0)
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "a filtering threshold (sparse %g) applies to block-sparse matrices (ovl_purify_sparse, ovl "
+                     "purify --sparse with a block-sparse file), not to the dense purification",
+                     opts->sparse);
   else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
     rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
   else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&

@@ -28,7 +28,7 @@ static ovl_err d0(ovl_bsmat F, ovl_bsmat D, double hmin, double hmax, double eps
   return ovl_bsmat_filter(D, eps);
 }
 
-ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, double eps, ovl_purify_result *res) {
+ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(F, "ovl_purify_sparse", "F"));
   OVL_TRY(ovl_check_handle(D, "ovl_purify_sparse", "D"));
   MPI_Comm parent = ovl_grid2d_parent(ovl_bsmat_grid(F));
@@ -39,6 +39,7 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
   double t_start = ovl_time();
   const int64_t n = ovl_bsmat_n(F);
   ovl_err rc = OVL_OK;
+  const double eps = !opts || isnan(opts->sparse) ? 0.0 : opts->sparse;
   if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse: no options");
   else if (ovl_bsmat_grid(D) != ovl_bsmat_grid(F) || ovl_bsmat_n(D) != n || ovl_bsmat_nblk(D) != ovl_bsmat_nblk(F))
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse: D must have F's grid and blocks (ovl_bsmat_create_like)");
@@ -65,6 +66,11 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
                      "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both NAN, got homo %g "
                      "and lumo %g",
                      opts->homo, opts->lumo);
+  double ext[2] = {eps, -eps}; /* the same threshold on every rank (NaN counts as different) */
+  if (rc == OVL_OK && MPI_Allreduce(MPI_IN_PLACE, ext, 2, MPI_DOUBLE, MPI_MAX, parent) != MPI_SUCCESS)
+    rc = ovl_err_set(OVL_ERR_MPI, "ovl_purify_sparse: the threshold's reduction failed");
+  else if (rc == OVL_OK && !(ext[0] == -ext[1]))
+    rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold differs between ranks (from %g to %g)", -ext[1], ext[0]);
   OVL_TRY(ovl_err_agree(parent, rc));
   double fn = 0.0;
   OVL_TRY(ovl_bsmat_norm_fro(F, &fn));
