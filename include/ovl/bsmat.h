@@ -193,7 +193,8 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
  * Gershgorin bound above), then T = (3 I - Z Y) / 2, Y <- Y T, Z <- T Z,
  * three filtered products (ovl_bsmat_multiply with eps and ndup) an
  * iteration, until ||I - Z Y||_F is at rounding (1e-14 sqrt(n)) or stops
- * halving below 1e-3 (the filtering's floor), or max_iter; then Z / sqrt(c).
+ * halving below the filtering's floor max(1e-3, 10 eps sqrt(blocks of Z Y)),
+ * or max_iter; then Z / sqrt(c).
  * The iterations grow with log2 of S's condition number (each multiplies
  * the smallest eigenvalues' images by about 1.5 until they near 1). Z must
  * be another matrix of S's layout (ovl_bsmat_create_like). COLLECTIVE over

@@ -43,16 +43,20 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
   }
   rc = ovl_err_agree(parent, rc);
   const double n = (double)S->n;
-  double err = INFINITY, prev = INFINITY;
+  double err = INFINITY, prev = INFINITY, floor = 1e-3;
+  int64_t blocks = 0;
   while (rc == OVL_OK) {
     rc = ovl_bsmat_multiply(Z, Y, eps, ndup, T, NULL);                           /* T = Z Y */
     if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_shift(T, -1.0, 1.0)); /* I - Z Y */
     if (rc == OVL_OK) rc = ovl_bsmat_norm_fro(T, &err);
+    if (rc == OVL_OK) rc = ovl_bsmat_count(T, &blocks, NULL, NULL);
     if (rc != OVL_OK) break;
     st.iterations++;
     st.products++;
-    /* converged: below the rounding of n unit eigenvalues, or what the filtering leaves (stopped falling) */
-    if (err <= 1e-14 * sqrt(n) || (err < 1e-3 && err > 0.5 * prev) || st.iterations >= max_iter) break;
+    /* the floor the filtering leaves: each product drops up to 2 eps sqrt(blocks) of Frobenius norm */
+    floor = fmax(1e-3, 10.0 * eps * sqrt((double)(blocks > 0 ? blocks : 1)));
+    /* converged: below the rounding of n unit eigenvalues, or at that floor (stopped halving) */
+    if (err <= 1e-14 * sqrt(n) || (err < floor && err > 0.5 * prev) || st.iterations >= max_iter) break;
     prev = err;
     /* T = (3 I - Z Y) / 2 = I + (I - Z Y) / 2 */
     rc = ovl_bsmat_shift(T, 0.5, 1.0);
@@ -64,7 +68,7 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
     if (rc == OVL_OK) ovl_i_sparse_swap(Z, W);
     st.products += 2;
   }
-  if (rc == OVL_OK && !(err < 1e-3))
+  if (rc == OVL_OK && !(err < floor))
     rc = ovl_err_set(OVL_ERR_NUMERIC,
                      "ovl_bsmat_invsqrt: no convergence after %d iterations (||I - Z Y||_F = %.3e): S may be "
                      "singular or not positive definite, or the threshold too coarse",
