@@ -63,6 +63,8 @@ SHARED = {
 # Files outside src/ allowed to include a private header, with the reason.
 WHITEBOX = {
     "tests/test_pdgemm.c": "white-box test of the block-cyclic exchanges under ovl_pdgemm (dmat/bcyclic.h)",
+    "tests/test_bsmul.c": "its timing mode builds a large banded block-sparse matrix in place (sparse/sparse_impl.h),"
+    " which no dense matrix could hold",
     "fuzz/fuzz_mtx.c": "fuzzes the private Matrix Market parser (dmat/io_util.h) without MPI",
     "fuzz/fuzz_sidecar.c": "fuzzes the private JSON sidecar parser (dmat/io_util.h) without MPI",
 }

@@ -155,24 +155,60 @@ ovl_err ovl_bsmat_norm_fro(ovl_bsmat A, double *nrm);
 ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi);
 
 /* ---- the filtered product ----
- * C := A B, keeping the blocks of C whose Frobenius norm is >= eps and
- * skipping every block product whose bound ||A_IK|| ||B_KJ|| is below
- * eps_skip (the rule, and the error it admits, are in docs/guides/sparse.md;
- * eps = 0 skips nothing and drops only zero blocks: the product is exact).
- * SUMMA over the grid: the panels of
- * A's block columns and B's block rows are broadcast along the process rows
- * and columns over ndup lanes (ndup >= 1; 0: the planner's choice), and each
- * process multiplies the panels in the order they arrive, as batches of
- * small dgemms. C must not be A or B; its previous blocks are replaced.
- * COLLECTIVE over the grid's parent; errors agreed (OVL_ERR_ARG: different
- * grids, blocks or permutations, eps < 0 or NaN; OVL_ERR_NOMEM). */
+ * C := A B, keeping the blocks of C whose Frobenius norm is >= eps.
+ * Skipping rule: the product A_IK B_KJ is skipped when its bound
+ * ||A_IK|| ||B_KJ|| is below eps_skip(I) = eps / n_I, n_I the number of
+ * blocks A stores in its block row I (over the whole grid). A block of C
+ * sums at most n_I products, so what skipping leaves out of it is below eps
+ * (Frobenius norm): every kept block is within eps of the exact (A B)_IJ,
+ * every dropped block has an exact norm below 2 eps, and ||C - A B||_F <
+ * 2 eps sqrt(blocks of the unfiltered product) (docs/guides/sparse.md).
+ * eps = 0 skips nothing and drops only zero blocks: the product is exact up
+ * to rounding.
+ * SUMMA over the grid: the panels of A's block columns and B's block rows
+ * (one step per pair of A's process column and B's process row, p q steps)
+ * are packed and broadcast along the process rows and columns, step s on lane
+ * s mod ndup (ndup >= 1; 0: 2), and each process multiplies the steps in
+ * the order they arrive, max(2, ndup) of them in flight; small block
+ * products run inline, larger ones as batches of dgemms grouped by size.
+ * C must not be A or B; its previous blocks are replaced.
+ * COLLECTIVE over the grid's parent; errors agreed (OVL_ERR_ARG: NULL
+ * handles (not agreed), different grids, blocks or permutations, C = A or
+ * B, eps < 0, NaN or infinite, ndup outside 0..OVL_LANES_MAX, eps or ndup
+ * that differ between ranks; OVL_ERR_NOMEM: the panels' buffers, agreed
+ * before any panel moves; memory that runs out while C is being summed
+ * stops the job with a message, as data are then in flight). stats may be
+ * NULL. */
 typedef struct ovl_bsmul_stats {
   int64_t products;      /* block products computed on this process */
   int64_t skipped;       /* block products skipped by the norm bound */
-  int64_t bytes_sent;    /* bytes this process broadcast */
-  double t_comm, t_comp; /* seconds waiting for panels, multiplying */
+  int64_t bytes_sent;    /* bytes this process broadcast (as the root of a panel) */
+  double t_comm, t_comp; /* seconds packing, posting and waiting for panels; multiplying and building C */
 } ovl_bsmul_stats;
 ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C, ovl_bsmul_stats *stats);
+
+/* ---- the inverse square root ----
+ * Z := S^(-1/2) of a symmetric positive definite S (an overlap matrix) by
+ * the coupled Newton-Schulz iteration: Y0 = S / c, Z0 = I (c: S's
+ * Gershgorin bound above), then T = (3 I - Z Y) / 2, Y <- Y T, Z <- T Z,
+ * three filtered products (ovl_bsmat_multiply with eps and ndup) an
+ * iteration, until ||I - Z Y||_F is at rounding (1e-14 sqrt(n)) or stops
+ * halving below the filtering's floor max(1e-3, 10 eps sqrt(blocks of Z Y)),
+ * or max_iter; then Z / sqrt(c).
+ * The iterations grow with log2 of S's condition number (each multiplies
+ * the smallest eigenvalues' images by about 1.5 until they near 1). Z must
+ * be another matrix of S's layout (ovl_bsmat_create_like). COLLECTIVE over
+ * the grid's parent; errors (agreed): OVL_ERR_ARG, OVL_ERR_NUMERIC (S not
+ * positive definite as far as the iteration shows: no convergence),
+ * OVL_ERR_NOMEM. info may be NULL. */
+typedef struct ovl_bsmat_invsqrt_info {
+  int iterations;  /* Newton-Schulz iterations */
+  double residual; /* ||I - Z Y||_F at the end (Y = (S / c)^(1/2)) */
+  double scale;    /* c */
+  double t_total;  /* seconds */
+  int products;    /* block-sparse products */
+} ovl_bsmat_invsqrt_info;
+ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_bsmat Z, ovl_bsmat_invsqrt_info *info);
 
 #ifdef __cplusplus
 }

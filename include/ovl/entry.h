@@ -24,7 +24,8 @@ extern "C" {
  * line, $OVL_OPTIONS, strings): --method NAME, --precision (-P) double|mixed,
  * --nocc K, --mu MU, --tol T, --max-iter N, --homo E, --lumo E (sp2acc's
  * gap estimates, given together), --checkpoint PREFIX,
- * --checkpoint-every K, --restart. ovl_purify_opts_table writes the table
+ * --checkpoint-every K, --restart, --sparse EPS (the block-sparse
+ * purification's filtering threshold, in [0, 1): ovl_purify_opts.sparse). ovl_purify_opts_table writes the table
  * (entries pointing into *v) into opts (cap entries; returns how many, or -1
  * when cap is too small). ovl_purify_opts_apply checks what was given and
  * sets *po (po->nocc = -1 when --nocc was not given: the caller supplies
@@ -38,6 +39,7 @@ typedef struct ovl_purify_optvals {
   int64_t nocc;                                /* -1: not given */
   double mu, tol, homo, lumo;                  /* NAN: not given */
   int max_iter, checkpoint_every, restart;
+  double sparse; /* --sparse EPS: NAN when not given */
 } ovl_purify_optvals;
 ovl_purify_optvals ovl_purify_optvals_default(void);
 int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap);
@@ -107,17 +109,19 @@ void ovl_fock_meta_path(const char *fock, char *path, size_t n);
 ovl_err ovl_fock_meta_read(MPI_Comm comm, const char *fock, ovl_fock_meta *m);
 
 typedef struct ovl_purify_job {
-  const char *fock;   /* F, in an orthonormal basis */
-  const char *out;    /* write D (raw + sidecar, atomically), or NULL */
-  const char *trace;  /* trace the run to PREFIX.json/.csv, or NULL */
-  int check;          /* compare with dsyevd's density (ovl_purify_reference) */
-  int allow_idle;     /* ranks beyond the grid stay idle */
-  int have_grid;      /* deprecated, not read: the grid is po.plan's (resolved in the method's family,
-                         ovl_purify_plan_family) */
-  int ppn;            /* > 0: the first ppn ranks of every node work while the others sleep */
-  int64_t mem_limit;  /* bytes per rank (0: the node's available memory shared among its ranks) */
-  ovl_fock_meta meta; /* checked against F when it has the eigenvalues (a byte-swapped or different file fails) */
-  ovl_purify_opts po; /* method, n_occ, the complete plan, stopping, checkpoints, stop flag */
+  const char *fock;    /* F, in an orthonormal basis */
+  const char *out;     /* write D (raw + sidecar, atomically), or NULL */
+  const char *trace;   /* trace the run to PREFIX.json/.csv, or NULL */
+  int check;           /* compare with dsyevd's density (ovl_purify_reference) */
+  int allow_idle;      /* ranks beyond the grid stay idle */
+  int have_grid;       /* deprecated, not read: the grid is po.plan's (resolved in the method's family,
+                          ovl_purify_plan_family) */
+  int ppn;             /* > 0: the first ppn ranks of every node work while the others sleep */
+  int64_t mem_limit;   /* bytes per rank (0: the node's available memory shared among its ranks) */
+  ovl_fock_meta meta;  /* checked against F when it has the eigenvalues (a byte-swapped or different file fails) */
+  ovl_purify_opts po;  /* method, n_occ, the complete plan, stopping, checkpoints, stop flag; po.sparse not NAN:
+                          the block-sparse job below */
+  const char *overlap; /* the block-sparse job: S of a non-orthogonal basis (same blocks as F), or NULL */
 } ovl_purify_job;
 
 typedef struct ovl_purify_job_result {
@@ -129,16 +133,29 @@ typedef struct ovl_purify_job_result {
   int threads;   /* BLAS threads of an active rank (multiple PPN: the node's cores / its active ranks; 0: unknown) */
   char grid[64]; /* "2x2x2" */
   double t_wall; /* seconds */
+  /* the block-sparse job: blocks of F and of D (over the grid), D's fraction of the n^2 entries, the
+   * inverse square root of S (iterations 0 without an overlap) and the seconds of S^(-1/2), of Z F Z and
+   * Z D Z */
+  int64_t blocks_f, blocks_d;
+  double fill_d, t_invsqrt, t_transform;
+  int invsqrt_iter;
 } ovl_purify_job_result;
 
 /* Run the job: the grid, the memory asked before anything is allocated, F
  * read on plane 0 and checked against meta, ovl_purify, D written (not when
- * stopped), the check. COLLECTIVE over comm. Errors: those of the steps. */
+ * stopped), the check. With po.sparse set (not NAN), the block-sparse job:
+ * F (and S) read as block-sparse matrices (.mtx or .bsr with the block
+ * sizes in the sidecar; ovl/bsmat.h) on the 2D grid of comm, with S: Z =
+ * S^(-1/2) (ovl_bsmat_invsqrt) and F' = Z F Z, ovl_purify_sparse, D = Z D'
+ * Z written (.mtx or .bsr by the name), the check on F' and D' gathered
+ * (small n); every product filtered by po.sparse. COLLECTIVE over comm.
+ * Errors: those of the steps. */
 ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r);
 
 /* The check's verdict of a finished job: OVL_OK when it was not checked or
  * D agrees with dsyevd's density (relative error <= 1e-8, and |tr D - n_occ|
- * <= 1e-8 except for McWeeny); else OVL_ERR_NUMERIC naming the error. The
+ * <= 1e-8 except for McWeeny; the block-sparse job: max(1e-8, 100 eps)
+ * for both); else OVL_ERR_NUMERIC naming the error. The
  * same on every rank (the result is). LOCAL. */
 ovl_err ovl_purify_job_verdict(const ovl_purify_job *j, const ovl_purify_job_result *r);
 

@@ -83,6 +83,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "ovl/bsmat.h"
 #include "ovl/opts.h"
 #include "ovl/sq.h"
 #include "ovl/ssc.h"
@@ -137,6 +138,11 @@ typedef struct ovl_purify_opts {
    * SCF cycle's values, or ovl_pdpurify's info.homo and info.lumo, serve.
    * The other methods ignore them. */
   double homo, lumo;
+  /* The filtering threshold of the block-sparse purification
+   * (ovl_purify_sparse, `ovl purify --sparse EPS`): blocks and block products
+   * below it are dropped (0: only exact zeros). NAN, the default: not
+   * block-sparse. The dense ovl_purify refuses a threshold > 0. */
+  double sparse;
 } ovl_purify_opts;
 
 /* The accepted range of tol: below the minimum the rounding floor of double
@@ -196,6 +202,26 @@ typedef struct ovl_purify_result {
  * OVL_ERR_FORMAT (a checkpoint state that is malformed or lacks a field),
  * OVL_ERR_GRID. */
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
+
+/* Compute D from a block-sparse F (ovl/bsmat.h; an orthonormal basis) by
+ * SP2 or SP2-ACC, every product (ovl_bsmat_multiply) and every step's sum
+ * filtered by the threshold eps = opts.sparse >= 0 (0 or NAN: nothing
+ * dropped but exact zeros; the result is the dense iteration's to rounding). D0 comes from
+ * F's Gershgorin bounds. opts: method (sp2 or sp2acc, with homo/lumo as
+ * above), nocc, max_iter, tol, verbose, stop, started, and plan.ndup (the
+ * product's lanes, 0: its default); float64 only, no checkpoints. Stopping:
+ * SP2's rounding-floor test of the dense iteration, applied below the error
+ * floor the filtering leaves (4 eps sqrt(blocks of D^2), between 1e-6 and
+ * 1e-2: stop_reason "filtering floor"), and the trace test accepts
+ * |tr D - n_occ| up to that floor. D must be made like F
+ * (ovl_bsmat_create_like); F must be symmetric (not checked here: the
+ * symmetric Matrix Market reader makes it so). The result's flops and
+ * ssc_gflops are 0 (block products are counted in products' statistics, not
+ * as flops); t_ssc is the time in the products. COLLECTIVE over F's grid's
+ * parent. Errors (agreed): OVL_ERR_ARG, OVL_ERR_UNSUPPORTED (another method,
+ * mixed precision, checkpoints), OVL_ERR_NUMERIC (F not finite; no
+ * convergence; a converged D of the wrong trace), OVL_ERR_NOMEM. */
+ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
 /* The eigensolver's density for comparison: F and D are gathered to rank 0
  * of their plane, LAPACK dsyevd gives F's eigenvectors C, and D_eig = C_occ

@@ -24,6 +24,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.prec = OVL_PURIFY_PREC_DOUBLE;
   o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0); /* N_DUP: the family's default (the knob table) */
   o.homo = o.lumo = NAN;                          /* SP2-ACC: no gap estimates */
+  o.sparse = NAN;                                 /* dense */
   return o;
 }
 
@@ -313,13 +314,6 @@ int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) 
  * the parent is P(0,0,0) on plane 0). */
 enum { V_TRD, V_TRD2, V_ERR, V_TRD3, V_TRD4, V_TERR, V_STOP, V_N };
 
-/* SP2 and TRS4's rounding-floor test (see purify.h): the error of this
- * iteration breaks the quadratic bound e <= K e_ref^2 of a converging
- * iteration, in the asymptotic regime (e < floor_guard). */
-static int quadratic_bound_broken(double e, double e_ref, double K, double floor_guard) {
-  return isfinite(e_ref) && e < floor_guard && e > K * e_ref * e_ref;
-}
-
 /* D := (D + D^T) / 2 on plane 0 (W: scratch of D's layout), timed into *t;
  * the verdict agreed over the parent. Every D that leaves an iteration (and
  * so every checkpoint and the result) is exactly symmetric: SymmSquareCube's
@@ -346,11 +340,7 @@ typedef struct pstep {
   double N, Ne; /* n, n_occ */
   ovl_purify_result *R;
   ovl_kstats ks;
-  /* SP2-ACC: the images of the LUMO estimate (x, its distance from 0) and of
-   * the HOMO estimate (y, its distance from 1) under the steps so far, and
-   * the phase (enum acc_phase) */
-  double xo, yo;
-  int phase;
+  ovl_i_acc acc; /* SP2-ACC's estimates (rules.c) */
 } pstep;
 
 /* X2 = X^2 by the symmetric square on every rank (COLLECTIVE), timed as the kernel. */
@@ -393,82 +383,17 @@ static ovl_err step_mcweeny(pstep *x, const double *v, int *branch, int *end) {
   return OVL_OK;
 }
 
-/* SP2's branch: D^2 (0) or 2D - D^2 (1), whichever trace is closer to n_occ */
-static int sp2_branch(const pstep *x, const double *v) {
-  return fabs(v[V_TRD2] - x->Ne) <= fabs(2.0 * v[V_TRD] - v[V_TRD2] - x->Ne) ? 0 : 1;
-}
-
+/* SP2 and SP2-ACC (rules.c: plain SP2 when acc holds no estimates): D <-
+ * c0 I + c1 D + c2 D^2; *end = 3 when the estimates missed the gap. */
 static ovl_err step_sp2(pstep *x, const double *v, int *branch, int *end) {
-  (void)end;
-  *branch = sp2_branch(x, v);
+  double c[3];
+  *end = ovl_i_sp2_step(&x->acc, x->N, x->Ne, v[V_TRD], v[V_TRD2], x->prec == OVL_PREC_SINGLE, c, branch);
+  if (*end) return OVL_OK;
   if (x->on0) {
-    if (*branch == 0) combine(x->D, 0.0, x->D2, 1.0, NULL, 0.0);
-    else combine(x->D, 2.0, x->D2, -1.0, NULL, 0.0);
+    combine(x->D, c[1], x->D2, c[2], NULL, 0.0);
+    if (c[0] != 0.0) affine(x->D, x->D, 1.0, c[0]);
   }
-  return OVL_OK;
-}
-
-/* SP2-ACC (see purify.h). Branch 0: D <- (1 - a + a D)^2, a = 2 / (2 - x),
- * which maps 0 and x to the same value; branch 1: D <- 2 b D - b^2 D^2,
- * b = 2 / (2 - y), its mirror image; the branch is the side whose estimate
- * is farther from its end (x >= y: branch 0; Ergo's rule). x and y follow
- * the step. The phases:
- *  - ACC_FOLD: x or y >= k_acc_off: folding, no check (the traces say
- *    little while many eigenvalues are between 0 and 1);
- *  - ACC_CHECKED: x and y below k_acc_off: still folding (near the end a
- *    fold squeezes [0, x] to [0, x^2/4], SP2's step to [0, x^2]), and every
- *    step checks that the estimates still bound the spectrum's images:
- *    virtuals in [0, x] and occupied in [1 - y, 1] give tr D - n_occ in
- *    [-n_occ y, (n - n_occ) x]. Outside it (estimates that did not bound the
- *    gap: too wide, or wrong) the steps become SP2's with its trace rule;
- *    once x and y are below k_acc_sp2 (float32: k_acc_sp2_single) the
- *    fold is below rounding: SP2 too;
- *  - ACC_SP2: SP2's steps, checked: an eigenvalue on the wrong side of 1/2
- *    makes |tr D - n_occ| exceed 2 tr(D - D^2) (sum min(t, 1 - t) <=
- *    2 sum t (1 - t) when every t is on its side), which a fold of an
- *    occupied eigenvalue among the virtuals (an estimated gap beside the
- *    true one) brings about and overlapping estimates did not in any run
- *    tried (docs/guides/purification.md): then *end = 3 (start again from
- *    D0 with SP2);
- *  - ACC_NONE: plain SP2 (no estimates, or after such a fallback).
- * *branch: 0 or 1 for a step that was SP2's, 2 or 3 for a scaled one. */
-static const double k_acc_off = 0.01;        /* where the checks start (Ergo's deltaTurnOffAcc) */
-static const double k_acc_sp2 = 1e-8;        /* a fold moves eigenvalues by x^2/4: below rounding */
-static const double k_acc_sp2_single = 1e-3; /* the same in float32 */
-static const double k_acc_slack = 0.01;      /* slack of the trace tests (rounding of the traces, float32) */
-enum acc_phase { ACC_NONE, ACC_FOLD, ACC_CHECKED, ACC_SP2 };
-
-static ovl_err step_sp2acc(pstep *x, const double *v, int *branch, int *end) {
-  const double r = v[V_TRD] - x->Ne, sm = v[V_TRD] - v[V_TRD2];
-  if (x->phase == ACC_CHECKED && !(r >= -x->Ne * x->yo - k_acc_slack && r <= (x->N - x->Ne) * x->xo + k_acc_slack))
-    x->phase = ACC_SP2, x->xo = x->yo = 0.0; /* not bounds: SP2's trace rule from here */
-  if (x->phase == ACC_SP2 && fabs(r) > 2.0 * sm + k_acc_slack) {
-    *end = 3; /* an eigenvalue folded to the wrong side: the estimated gap missed the true one */
-    return OVL_OK;
-  }
-  const int acc = x->phase == ACC_FOLD || x->phase == ACC_CHECKED;
-  const double a = acc ? 2.0 / (2.0 - x->xo) : 1.0, b = acc ? 2.0 / (2.0 - x->yo) : 1.0;
-  const int br = acc ? (x->xo >= x->yo ? 0 : 1) : sp2_branch(x, v);
-  const double s = br == 0 ? a : b;
-  if (x->on0) {
-    if (br == 0) {
-      combine(x->D, 2.0 * a * (1.0 - a), x->D2, a * a, NULL, 0.0);
-      if (a != 1.0) affine(x->D, x->D, 1.0, (1.0 - a) * (1.0 - a));
-    } else {
-      combine(x->D, 2.0 * b, x->D2, -b * b, NULL, 0.0);
-    }
-  }
-  /* the estimates' images: (1 - s + s t)^2 on one side is 1 - (2 s u - s^2 u^2), u = 1 - t, on the other */
-  double xo = x->xo, yo = x->yo;
-  if (br == 0) xo = (1.0 - a + a * xo) * (1.0 - a + a * xo), yo = 2.0 * a * yo - a * a * yo * yo;
-  else xo = 2.0 * b * xo - b * b * xo * xo, yo = (1.0 - b + b * yo) * (1.0 - b + b * yo);
-  x->xo = xo, x->yo = yo;
-  if (x->phase == ACC_FOLD && xo < k_acc_off && yo < k_acc_off) x->phase = ACC_CHECKED;
-  /* float32 rounds at 1e-7: a fold below x = 1e-3 moves eigenvalues by less, and SP2's steps find its floor */
-  const double sp2_below = x->prec == OVL_PREC_SINGLE ? k_acc_sp2_single : k_acc_sp2;
-  if (x->phase == ACC_CHECKED && xo < sp2_below && yo < sp2_below) x->phase = ACC_SP2, x->xo = x->yo = 0.0;
-  *branch = br + (s != 1.0 ? 2 : 0);
-  if (s != 1.0) x->R->accelerated++;
+  if (*branch >= 2) x->R->accelerated++;
   return OVL_OK;
 }
 
@@ -509,7 +434,7 @@ static ovl_err step_trs4(pstep *x, const double *v, int *branch, int *end) {
 }
 
 /* One step per method, in the order of ovl_purify_method. */
-static const step_fn k_steps[NMETHODS] = {step_canonical, step_mcweeny, step_sp2, step_trs4, step_sp2acc};
+static const step_fn k_steps[NMETHODS] = {step_canonical, step_mcweeny, step_sp2, step_trs4, step_sp2};
 
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(g, "ovl_purify", "the 3D grid"));
@@ -547,6 +472,11 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
     rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2, sp2acc or trs4 method, got %s",
                      ovl_purify_method_name(opts->method));
+  else if (opts->sparse > 0)
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "a filtering threshold (sparse %g) applies to block-sparse matrices (ovl_purify_sparse, ovl "
+                     "purify --sparse with a block-sparse file), not to the dense purification",
+                     opts->sparse);
   else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
     rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
   else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&
@@ -615,10 +545,9 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       double w = hmax - hmin > 0 ? hmax - hmin : 1.0;
       affine(D, F, -1.0 / w, hmax / w);
       sp2map[0] = hmax, sp2map[1] = w;
-      if (method == OVL_PURIFY_SP2ACC && isfinite(opts->homo)) { /* the LUMO's image from 0, the HOMO's from 1 */
-        est[0] = fmin(fmax((hmax - opts->lumo) / w, 0.0), 1.0 - k_acc_off);
-        est[1] = fmin(fmax((opts->homo - hmin) / w, 0.0), 1.0 - k_acc_off);
-        if (est[0] + est[1] >= 1.0) est[0] = est[1] = 0.0; /* cannot happen with homo < lumo; no acceleration */
+      if (method == OVL_PURIFY_SP2ACC) {
+        ovl_i_acc a0 = ovl_i_acc_start(opts->homo, opts->lumo, hmin, hmax);
+        est[0] = a0.xo, est[1] = a0.yo;
       }
     }
   }
@@ -631,9 +560,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   pstep x;
   memset(&x, 0, sizeof x);
   x.D = D, x.D2 = D2, x.D3 = D3, x.T = T, x.sq = sq, x.prec = OVL_PREC_DOUBLE, x.on0 = on0, x.N = N, x.Ne = Ne;
-  x.R = &R, x.xo = est[0], x.yo = est[1];
-  x.phase =
-      est[0] > 0.0 || est[1] > 0.0 ? (est[0] < k_acc_off && est[1] < k_acc_off ? ACC_CHECKED : ACC_FOLD) : ACC_NONE;
+  x.R = &R, x.acc = ovl_i_acc_resume(est[0], est[1]);
   if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart) x.prec = OVL_PREC_SINGLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
@@ -679,14 +606,11 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     /* stopping */
     int floor_hit = 0;
     if (sqm || method == OVL_PURIFY_MCWEENY) {
-      if (method == OVL_PURIFY_SP2 || method == OVL_PURIFY_SP2ACC) /* over the two iterations after a change of
-                                                                      branch, both SP2's (not accelerated) */
-        floor_hit = branch_hist[0] >= 0 && branch_hist[0] < 2 && branch_hist[1] < 2 &&
-                    branch_hist[0] != branch_hist[1] &&
-                    quadratic_bound_broken(err, e_hist[1], 4.0, x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+      if (method == OVL_PURIFY_SP2 || method == OVL_PURIFY_SP2ACC)
+        floor_hit = ovl_i_sp2_floor(err, e_hist, branch_hist, x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
       else
-        floor_hit = quadratic_bound_broken(err, e_hist[0], method == OVL_PURIFY_TRS4 ? 6.0 : 4.0,
-                                           x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
+        floor_hit = ovl_i_quadratic_bound_broken(err, e_hist[0], method == OVL_PURIFY_TRS4 ? 6.0 : 4.0,
+                                                 x.prec == OVL_PREC_SINGLE ? 1e-2 : 1e-6);
     } else { /* canonical: three iterations without halving the error below sqrt(tol) */
       stalled = err < sqrt(tol) && err >= 0.5 * best ? stalled + 1 : 0;
       floor_hit = stalled >= 3;
@@ -723,7 +647,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     if (end == 3 && rc == OVL_OK) { /* SP2-ACC's estimates missed the gap: SP2 again from D0, the products counted */
       if (on0) affine(D, F, -1.0 / sp2map[1], sp2map[0] / sp2map[1]);
       rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
-      x.phase = ACC_NONE, x.xo = x.yo = 0.0, R.fallback = it;
+      ovl_i_acc_stop(&x.acc), R.fallback = it;
       if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED) x.prec = OVL_PREC_SINGLE;
       e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1, best = INFINITY;
       if (opts->verbose) ovl_log(OVL_LOG_INFO, "# iter %3d  the HOMO/LUMO estimates missed the gap: SP2 from D0\n", it);

@@ -173,13 +173,16 @@ static int purify_report(const ovl_purify_job *j, const ovl_purify_job_result *j
 
 int cmd_purify(int argc, char **argv) {
   int help = 0, json = 0, quiet = 0, check = 0, allow_idle = 0, ppn = 0;
-  const char *fock = NULL, *out = NULL, *trace = NULL;
+  const char *fock = NULL, *out = NULL, *trace = NULL, *overlap = NULL;
   int64_t mem_limit = 0;
   ovl_plan_optvals pv = {.algo = "alg5", .backend = "mpi"};
   ovl_purify_optvals uv = ovl_purify_optvals_default();
   const ovl_opt own[] = {
       {"fock", 'F', OVL_OPT_STRING, &fock, "FILE", "Fock matrix in an orthonormal basis (raw + .json sidecar, or .mtx)",
        NULL, 0, -1},
+      {"overlap", 'S', OVL_OPT_STRING, &overlap, "FILE",
+       "with --sparse: the overlap S of a non-orthogonal basis (same blocks as F); D = S^(-1/2) D' S^(-1/2)", NULL, 0,
+       -1},
       {"allow-idle", 0, OVL_OPT_FLAG, &allow_idle, NULL, "let ranks that do not fit the grid stay idle", NULL, 0, -1},
       {"ppn", 0, OVL_OPT_INT_OR_AUTO, &ppn, "K|auto",
        "run on the first K ranks of every node while the others sleep, each with the node's cores / K BLAS threads "
@@ -201,21 +204,31 @@ int cmd_purify(int argc, char **argv) {
   int nopts = ovl_plan_opts(OVL_FAMILY_SSC, &pv, opts, 64);
   nopts += ovl_purify_opts_table(&uv, opts + nopts, 64 - nopts);
   for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
-  int prc = cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
-                      "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification:\n"
-                      "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2, sp2acc\n"
-                      "and trs4 on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid. sp2acc takes\n"
-                      "its HOMO/LUMO estimates from --homo/--lumo, else from meta.json. Reports iterations,\n"
-                      "idempotency and trace errors, the energy tr(D F), what stopped the run and timings.",
-                      opts, nopts, argc, argv, 2, &help, given);
+  int prc =
+      cli_parse("usage: mpiexec -n P ovl purify --fock F.raw [--nocc K] [options]\n\n"
+                "Computes the density matrix D (D^2 = D, tr D = n_occ) of a Fock matrix F by purification:\n"
+                "canonical and mcweeny on SymmSquareCube (D -> D^2, D^3) over a p x p x p grid; sp2, sp2acc\n"
+                "and trs4 on the symmetric square (D -> D^2, n^3 flops) over an s x s x c grid; with --sparse EPS,\n"
+                "sp2 and sp2acc on block-sparse matrices, every product filtered (with --overlap S: through\n"
+                "S^(-1/2)), whose cost follows D's nonzero blocks. sp2acc takes\n"
+                "its HOMO/LUMO estimates from --homo/--lumo, else from meta.json. Reports iterations,\n"
+                "idempotency and trace errors, the energy tr(D F), what stopped the run and timings.",
+                opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
   ovl_purify_job j;
   memset(&j, 0, sizeof j);
   j.fock = fock, j.out = out, j.trace = trace, j.check = check, j.allow_idle = allow_idle, j.mem_limit = mem_limit;
+  j.overlap = overlap;
   j.po = ovl_purify_opts_default();
   ovl_err rc = OVL_OK;
   if (!fock) rc = ovl_err_set(OVL_ERR_ARG, "--fock FILE is required");
   if (!rc) rc = ovl_purify_opts_apply(&uv, &j.po);
+  if (!rc && overlap && isnan(j.po.sparse))
+    rc = ovl_err_set(OVL_ERR_ARG, "--overlap applies to --sparse (the dense purification takes F in an orthonormal "
+                                  "basis)");
+  if (!rc && !isnan(j.po.sparse) && (trace || ppn != 0))
+    rc = ovl_err_set(OVL_ERR_ARG, "--sparse runs on every rank without a trace: not with %s",
+                     trace ? "--trace" : "--ppn");
   if (!rc) rc = stop_grace();
   j.po.plan = ovl_plan_auto(OVL_FAMILY_SSC, 0);
   int algo_given = 0;
@@ -243,13 +256,15 @@ int cmd_purify(int argc, char **argv) {
   /* every output is checked before anything is read or computed */
   char b_oj[4200], b_tj[4200], b_tc[4200], b_st[4200], b_fj[4200], b_meta[4096];
   ovl_fock_meta_path(fock, b_meta, sizeof b_meta);
-  const char *inputs[] = {fock, cli_join(b_fj, sizeof b_fj, fock, ".json"), b_meta, pv.machine, pv.tune_file};
+  char b_sj[4200];
+  const char *inputs[] = {fock,    cli_join(b_fj, sizeof b_fj, fock, ".json"),   b_meta, pv.machine, pv.tune_file,
+                          overlap, cli_join(b_sj, sizeof b_sj, overlap, ".json")};
   const cli_out outs[] = {{out, "output"},
                           {cli_join(b_oj, sizeof b_oj, out, ".json"), "output sidecar"},
                           {cli_join(b_tj, sizeof b_tj, trace, ".json"), "trace"},
                           {cli_join(b_tc, sizeof b_tc, trace, ".csv"), "trace"},
                           {cli_join(b_st, sizeof b_st, ckpt, ".state.json"), "checkpoint state"}};
-  int orc = cli_check_outputs("purify", outs, 5, inputs, 5);
+  int orc = cli_check_outputs("purify", outs, 5, inputs, 7);
   if (orc >= 0) return orc;
   if ((rc = ovl_fock_meta_read(MPI_COMM_WORLD, fock, &j.meta)) != OVL_OK) return cli_fail("purify", rc);
   if (nocc < 0 && j.po.method != OVL_PURIFY_MCWEENY) {

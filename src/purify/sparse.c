@@ -1,0 +1,175 @@
+/* Purification of a block-sparse F (ovl/bsmat.h): SP2 and SP2-ACC with
+ * every product and sum filtered by a threshold, so that the cost follows
+ * the density matrix's nonzero blocks rather than n^3. The steps and the
+ * stopping rule are the dense iteration's (rules.c). */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "ovl/bsmat.h"
+#include "ovl/purify.h"
+#include "purify_impl.h"
+
+/* The floor of the idempotency error that filtering leaves: each product
+ * drops blocks of norm below eps, at most 2 eps sqrt(blocks) of Frobenius
+ * norm (ovl_bsmat_multiply), and the iteration cannot get below about that.
+ * The rounding-floor test runs below this level (never below 1e-6, the
+ * dense iteration's, nor above 1e-2, where SP2 is not yet in its quadratic
+ * regime); the trace test accepts the same. */
+static double filter_floor(double eps, int64_t blocks) {
+  return fmin(1e-2, fmax(1e-6, 4.0 * eps * sqrt((double)(blocks > 0 ? blocks : 1))));
+}
+
+/* D := (hmax I - F) / (hmax - hmin), filtered. LOCAL. */
+static ovl_err d0(ovl_bsmat F, ovl_bsmat D, double hmin, double hmax, double eps) {
+  double w = hmax - hmin > 0 ? hmax - hmin : 1.0;
+  OVL_TRY(ovl_bsmat_copy(D, F));
+  OVL_TRY(ovl_bsmat_shift(D, -1.0 / w, hmax / w));
+  return ovl_bsmat_filter(D, eps);
+}
+
+ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
+  OVL_TRY(ovl_check_handle(F, "ovl_purify_sparse", "F"));
+  OVL_TRY(ovl_check_handle(D, "ovl_purify_sparse", "D"));
+  MPI_Comm parent = ovl_grid2d_parent(ovl_bsmat_grid(F));
+  ovl_purify_result R;
+  memset(&R, 0, sizeof R);
+  R.stop_reason = "";
+  R.checkpoint = -1;
+  double t_start = ovl_time();
+  const int64_t n = ovl_bsmat_n(F);
+  ovl_err rc = OVL_OK;
+  const double eps = !opts || isnan(opts->sparse) ? 0.0 : opts->sparse;
+  if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse: no options");
+  else if (ovl_bsmat_grid(D) != ovl_bsmat_grid(F) || ovl_bsmat_n(D) != n || ovl_bsmat_nblk(D) != ovl_bsmat_nblk(F))
+    rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse: D must have F's grid and blocks (ovl_bsmat_create_like)");
+  else if (opts->method != OVL_PURIFY_SP2 && opts->method != OVL_PURIFY_SP2ACC)
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs sp2 and sp2acc, not %s",
+                     ovl_purify_method_name(opts->method));
+  else if (opts->nocc < 0 || opts->nocc > n)
+    rc = ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
+                     opts->nocc);
+  else if (opts->max_iter < 1 || opts->max_iter > 100000)
+    rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
+  else if (opts->tol != 0.0 && !(opts->tol >= OVL_PURIFY_TOL_MIN && opts->tol <= OVL_PURIFY_TOL_MAX))
+    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be 0 (the method's default) or in [%g, %g], got %g",
+                     OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, opts->tol);
+  else if (opts->prec != OVL_PURIFY_PREC_DOUBLE)
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs in float64 only");
+  else if (opts->checkpoint_every != 0 || opts->restart)
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification writes no checkpoints");
+  else if (!(eps >= 0.0 && eps < 1.0))
+    rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold must be in [0, 1), got %g", eps);
+  else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&
+           !(isfinite(opts->homo) && isfinite(opts->lumo) && opts->homo < opts->lumo))
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both NAN, got homo %g "
+                     "and lumo %g",
+                     opts->homo, opts->lumo);
+  double ext[2] = {eps, -eps}; /* the same threshold on every rank (NaN counts as different) */
+  if (rc == OVL_OK && MPI_Allreduce(MPI_IN_PLACE, ext, 2, MPI_DOUBLE, MPI_MAX, parent) != MPI_SUCCESS)
+    rc = ovl_err_set(OVL_ERR_MPI, "ovl_purify_sparse: the threshold's reduction failed");
+  else if (rc == OVL_OK && !(ext[0] == -ext[1]))
+    rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold differs between ranks (from %g to %g)", -ext[1], ext[0]);
+  OVL_TRY(ovl_err_agree(parent, rc));
+  double fn = 0.0;
+  OVL_TRY(ovl_bsmat_norm_fro(F, &fn));
+  if (!isfinite(fn)) return ovl_err_agree(parent, ovl_err_set(OVL_ERR_NUMERIC, "F has entries that are not finite"));
+
+  const double N = (double)n, Ne = (double)opts->nocc, tol = opts->tol;
+  const int ndup = opts->plan.ndup;
+  ovl_bsmat D2 = NULL, T = NULL;
+  rc = ovl_bsmat_create_like(F, &D2);
+  if (rc == OVL_OK) rc = ovl_bsmat_create_like(F, &T);
+  rc = ovl_err_agree(parent, rc);
+  double hmin = 0.0, hmax = 0.0;
+  if (rc == OVL_OK) rc = ovl_bsmat_gershgorin(F, &hmin, &hmax);
+  if (rc == OVL_OK) rc = ovl_err_agree(parent, d0(F, D, hmin, hmax, eps));
+  ovl_i_acc acc = ovl_i_acc_resume(0.0, 0.0);
+  if (opts->method == OVL_PURIFY_SP2ACC) acc = ovl_i_acc_start(opts->homo, opts->lumo, hmin, hmax);
+  double trD = 0.0, trD2 = 0.0, err = INFINITY, floor = 1e-6, e_hist[3] = {INFINITY, INFINITY, INFINITY};
+  int branch_hist[2] = {-1, -1}, it = 0, converged = 0, failed = 0;
+  if (rc == OVL_OK && opts->started) *opts->started = 1;
+  while (rc == OVL_OK) {
+    double ts = ovl_time();
+    ovl_bsmul_stats st;
+    rc = ovl_bsmat_multiply(D, D, eps, ndup, D2, &st);
+    R.t_ssc += ovl_time() - ts;
+    R.products++;
+    if (rc != OVL_OK) break;
+    int64_t blocks = 0;
+    rc = ovl_bsmat_trace(D, &trD);
+    if (rc == OVL_OK) rc = ovl_bsmat_trace(D2, &trD2);
+    if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_axpby(1.0, D2, -1.0, D, 0.0, T));
+    if (rc == OVL_OK) rc = ovl_bsmat_norm_fro(T, &err);
+    if (rc == OVL_OK) rc = ovl_bsmat_count(D2, &blocks, NULL, NULL);
+    if (rc != OVL_OK) break;
+    floor = eps > 0.0 ? filter_floor(eps, blocks) : 1e-6;
+    it++;
+    if (opts->verbose)
+      ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (product %.3f s, %" PRId64 " blocks)\n",
+              it, err, fabs(trD - Ne), ovl_time() - ts, blocks);
+    int floor_hit = ovl_i_sp2_floor(err, e_hist, branch_hist, floor) || err == 0.0;
+    e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
+    if (tol > 0 && err <= tol) {
+      converged = 1, R.stop_reason = "tolerance";
+      break;
+    }
+    if (floor_hit) {
+      converged = 1, R.stop_reason = eps > 0.0 ? "filtering floor" : "rounding floor";
+      break;
+    }
+    if (it >= opts->max_iter) {
+      failed = 1, R.stop_reason = "iteration cap";
+      break;
+    }
+    double c[3];
+    int branch = -1;
+    if (ovl_i_sp2_step(&acc, N, Ne, trD, trD2, 0, c, &branch) == 3) {
+      /* the estimates missed the gap: SP2 again from D0, the products counted */
+      rc = ovl_err_agree(parent, d0(F, D, hmin, hmax, eps));
+      ovl_i_acc_stop(&acc), R.fallback = it;
+      e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1;
+      continue;
+    }
+    /* D <- c0 I + c1 D + c2 D^2, filtered */
+    rc = ovl_bsmat_axpby(c[1], D, c[2], D2, 0.0, D);
+    if (rc == OVL_OK && c[0] != 0.0) rc = ovl_bsmat_shift(D, 1.0, c[0]);
+    if (rc == OVL_OK) rc = ovl_bsmat_filter(D, eps);
+    rc = ovl_err_agree(parent, rc);
+    if (branch >= 2) R.accelerated++;
+    branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
+    if (rc == OVL_OK && opts->stop) { /* a stop request: every rank learns of it at the same iteration */
+      int stop = (int)*opts->stop;
+      if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
+        ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+      if (stop) {
+        R.stopped = stop, R.stop_reason = "signal";
+        break;
+      }
+    }
+  }
+  if (opts->started && *opts->started) *opts->started = 2;
+  R.iterations = it;
+  R.idem_err = err;
+  R.trace_err = fabs(trD - Ne);
+  /* D, not D^2, was measured last: its trace is the one returned */
+  const double trace_tol = fmax(fmax(1e-6, sqrt(tol > 0 ? tol : 1e-12)), floor);
+  if (rc == OVL_OK && converged && R.trace_err > trace_tol)
+    rc = ovl_err_set(OVL_ERR_NUMERIC,
+                     "purification reached ||D^2 - D||_F = %.3e after %d iterations, but |tr D - n_occ| = %.3e is "
+                     "above %.1e: D is a projector of another trace, not the density for n_occ = %" PRId64,
+                     err, it, R.trace_err, trace_tol, opts->nocc);
+  else if (rc == OVL_OK && failed)
+    rc = ovl_err_set(OVL_ERR_NUMERIC,
+                     "purification did not converge: the iteration limit was reached (--max-iter %d) with "
+                     "||D^2 - D||_F = %.3e; raise --max-iter, or check the gap and the threshold",
+                     opts->max_iter, err);
+  rc = ovl_err_agree(parent, rc);
+  if (rc == OVL_OK && converged) rc = ovl_bsmat_dot(D, F, &R.energy);
+  ovl_bsmat_destroy(&D2);
+  ovl_bsmat_destroy(&T);
+  R.t_total = ovl_time() - t_start;
+  if (res) *res = R;
+  return rc;
+}

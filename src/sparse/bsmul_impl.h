@@ -1,0 +1,104 @@
+/* Internal to src/sparse: the local kernel of the filtered block-sparse
+ * product (src/sparse/bsmul_local.c), used by ovl_bsmat_multiply
+ * (src/sparse/bsmul.c).
+ *
+ * A panel is a set of block rows in blocked CSR with global indices: row t
+ * is global block row rowid[t], its blocks are k = rowptr[t] ..
+ * rowptr[t + 1] - 1, global block column colidx[k], Frobenius norm nrm[k],
+ * data at val + valoff[k] (bs[row] x bs[col], column-major). In SUMMA the A
+ * panel holds the blocks (I, K) of one process row with K in one step's set,
+ * the B panel the block rows K of that set.
+ *
+ * Packed panel (one contiguous double buffer, broadcast whole): nr, nnzb,
+ * nval, then rowid[nr], rowptr[nr + 1] (rowptr[0] = 0), colidx[nnzb],
+ * nrm[nnzb], the values of the blocks in order (nval doubles). Indices are
+ * stored as doubles (exact below 2^53); an empty panel is 0 doubles.
+ *
+ * The accumulator holds the blocks of C's local rows as they are summed:
+ * per local row a list of (global J, offset of a bs[I] x bs[J] buffer in one
+ * pool), in the order the blocks appeared. Each product of a panel pair is a
+ * task (A block, B block, C block, sizes); tasks are collected over a chunk
+ * of rows, grouped by size (m, n, k) and run as small dgemms. */
+#ifndef OVL_SPARSE_BSMUL_IMPL_H
+#define OVL_SPARSE_BSMUL_IMPL_H
+
+#include <stdint.h>
+
+#include "ovl/core.h"
+
+typedef struct ovl_i_bspanel {
+  int64_t nr, nnzb, nval;
+  int *rowid;
+  int64_t *rowptr;
+  int *colidx;
+  int64_t *valoff;
+  const double *nrm;
+  const double *val;
+  double *nrm_own;             /* a view's norms (ovl_i_sparse_panel_view) */
+  int64_t cap_r, cap_b, cap_n; /* capacities of the owned arrays */
+} ovl_i_bspanel;
+
+typedef struct ovl_i_bstask {
+  const double *a, *b;
+  int64_t coff; /* offset of the C block in the pool (the pool may move) */
+  int m, n, k;
+} ovl_i_bstask;
+
+typedef struct ovl_i_bsacc {
+  int nblk;
+  const int *bs;
+  int64_t nrows;
+  int64_t *len, *cap; /* per local row */
+  int **col;          /* per local row: global J of each block */
+  int64_t **off;      /* per local row: offset of each block in pool */
+  double *pool;
+  int64_t npool, cap_pool;
+  int *mark; /* nblk: position of J in the current row, -1 */
+  ovl_i_bstask *task;
+  int64_t ntask, cap_task;
+  int64_t products, skipped;
+} ovl_i_bsacc;
+
+/* Doubles of the packed form of a panel with nr rows, nnzb blocks and nval
+ * values (0 when nnzb = 0). LOCAL. */
+int64_t ovl_i_sparse_panel_len(int64_t nr, int64_t nnzb, int64_t nval);
+/* Pack the panel of step s from the local blocks L (rows[r]: the global
+ * block row of local row r; kstep[X]: the step of block index X): by_col = 1
+ * takes the blocks whose column is in the step (an A panel), by_col = 0 the
+ * rows that are (a B panel). buf = NULL: *len receives the doubles needed;
+ * else buf holds *len doubles, exactly that many. Errors: OVL_ERR_INTERNAL
+ * (a length that does not match). LOCAL. */
+struct ovl_i_bsr;
+ovl_err ovl_i_sparse_panel_pack(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *bs,
+                                const int *kstep, int s, int by_col, double *buf, int64_t *len);
+/* Read a packed panel of len doubles in buf into P (its index arrays grown
+ * as needed; nrm and val point into buf). len = 0 is the empty panel.
+ * Errors: OVL_ERR_NOMEM, OVL_ERR_INTERNAL (inconsistent header). LOCAL. */
+ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P);
+/* The panel of step s (as ovl_i_sparse_panel_pack) as a view of L without
+ * copying the values: val points to L's values, the index arrays and the
+ * norms are P's own. For a panel that no broadcast carries. Errors:
+ * OVL_ERR_NOMEM. LOCAL. */
+ovl_err ovl_i_sparse_panel_view(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *kstep, int s,
+                                int by_col, ovl_i_bspanel *P);
+/* Free a panel's owned index arrays. LOCAL. */
+void ovl_i_sparse_panel_free(ovl_i_bspanel *P);
+
+/* An empty accumulator for nrows local rows. Errors: OVL_ERR_NOMEM. LOCAL. */
+ovl_err ovl_i_sparse_acc_init(ovl_i_bsacc *acc, int nblk, const int *bs, int64_t nrows);
+void ovl_i_sparse_acc_free(ovl_i_bsacc *acc);
+
+/* acc += Apan * Bpan: for every block (I, K) of Apan and (K, J) of Bpan
+ * (kpos[K]: the row of Bpan holding K, or -1) the product is added to C's
+ * block (lrow[I], J) unless ||A_IK|| ||B_KJ|| < thr[lrow[I]] (counted as
+ * skipped). progress(ctx), when not NULL, is called between chunks of rows.
+ * Errors: OVL_ERR_NOMEM (the accumulator may then hold a partial sum).
+ * LOCAL. */
+ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan,
+                                  const int *kpos, const int *lrow, const double *thr, void (*progress)(void *),
+                                  void *ctx);
+
+/* Sort local row r's blocks by global J; cols/offs then list them. LOCAL. */
+void ovl_i_sparse_acc_sort_row(ovl_i_bsacc *acc, int64_t r);
+
+#endif
