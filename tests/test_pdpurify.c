@@ -320,6 +320,10 @@ static void bad_input(const grid *G, const fcase *c) {
   prm.options = "--max-iter 200"; /* the string wins over the environment */
   T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
   if (G->myrow == 0 && G->mycol == 0) unsetenv("OVL_OPTIONS");
+  prm.options = "--method sp2 --sparse 1e-6"; /* a block-sparse option on dense block-cyclic F: refused */
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL),
+        OVL_ERR_UNSUPPORTED);
+  T_CHECK(strstr(ovl_errmsg(), "--sparse applies to block-sparse matrices") != NULL, "message: %s", ovl_errmsg());
   prm.options = "--method trs4 --bogus 3";
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
   T_CHECK(strstr(ovl_errmsg(), "options: unknown option '--bogus'") != NULL, "message: %s", ovl_errmsg());

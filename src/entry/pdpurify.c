@@ -387,6 +387,17 @@ static ovl_err check_params(const ovl_pdpurify_params *p, const char *who) {
  * the plan's knobs (want: the constraints of params, then every knob the
  * options give), --method, --precision, --nocc, --tol, --max-iter, and
  * --print-plan. COLLECTIVE over comm; errors agreed. */
+/* --sparse among the options: the block-sparse purification takes block-sparse matrices (ovl purify --sparse,
+ * ovl_purify_sparse); these entries hold dense block-cyclic ones. Refused rather than ignored. LOCAL. */
+static ovl_err sparse_refused(const ovl_purify_opts *po, const char *who) {
+  OVL_CHECK(isnan(po->sparse), OVL_ERR_UNSUPPORTED,
+            "%s: --sparse applies to block-sparse matrices (ovl purify --sparse with a block-sparse file, "
+            "ovl_purify_sparse), not to the dense block-cyclic F of ovl_pdpurify and ovl_dm: refused rather than "
+            "ignored",
+            who);
+  return OVL_OK;
+}
+
 static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpurify_params *p, ovl_plan *want,
                                int *print_plan) {
   *want = params_plan(p, n);
@@ -394,6 +405,7 @@ static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpu
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
   if (p->method == OVL_PURIFY_SP2ACC) po.homo = p->homo, po.lumo = p->lumo; /* the other methods refuse them */
   OVL_TRY(ovl_options_runtime_print(comm, p->options, OVL_FAMILY_SSC, want, &po, print_plan));
+  OVL_TRY(sparse_refused(&po, "ovl_pdpurify")); /* the same on every rank: the options are rank 0's */
   if (po.method == OVL_PURIFY_SP2ACC) p->homo = po.homo, p->lumo = po.lumo;
   p->algo = want->algo, p->ndup = want->ndup > 0 ? want->ndup : OVL_AUTO, p->c = want->c > 0 ? want->c : 0;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
@@ -872,6 +884,7 @@ static ovl_err options_local(const ovl_dm h, const char *str, const char *who, o
   *po = ovl_purify_opts_default();
   po->method = p->method, po->prec = p->prec, po->tol = p->tol, po->max_iter = p->max_iter, po->nocc = 0;
   OVL_TRY(ovl_options_apply(str, who, 0, OVL_FAMILY_SSC, want, po));
+  OVL_TRY(sparse_refused(po, who));
   p->algo = want->algo, p->ndup = want->ndup > 0 ? want->ndup : OVL_AUTO, p->c = want->c > 0 ? want->c : 0;
   p->method = po->method, p->prec = po->prec, p->tol = po->tol, p->max_iter = po->max_iter;
   return check_params(p, who);
