@@ -7,7 +7,9 @@
  *
  * Distribution: on a p x q grid (ovl_grid2d, the dense kernels' grids). The
  * blocks are first permuted by a random permutation made from a seed (the
- * same on every rank; seed 0: no permutation), then dealt out cyclically:
+ * same on every rank: a Fisher-Yates shuffle driven by splitmix64 from the
+ * seed, so the same on every machine; seed 0: no permutation), then dealt
+ * out cyclically:
  * block row I goes to process row perm(I) mod p, block column J to process
  * column floor(perm(J) / p) mod q (so that on a p x p grid the diagonal
  * blocks spread over every process, not over the grid's diagonal). So every
@@ -20,19 +22,34 @@
  * increasing global J, the Frobenius norm of every block kept beside it.
  *
  * Filtering: a threshold eps >= 0 drops every block whose Frobenius norm is
- * below eps; eps = 0 drops only blocks that are exactly zero.
+ * below eps; eps = 0 drops only blocks that are exactly zero. Norms are
+ * computed scaled (no underflow: a block with one nonzero has a norm > 0);
+ * a block whose norm is NaN is kept, so that the checks downstream see it.
  *
- * Files (read and written through rank 0, scattered / gathered):
- *  - Matrix Market "coordinate real general|symmetric" (.mtx) with the block
- *    sizes in a JSON sidecar "<file>.json": {"rows": n, "cols": n,
- *    "block_sizes": [..]} (without the sidecar: blocks of a size the caller
- *    gives);
- *  - raw blocks (.bsr): little-endian records, each int64 I, int64 J, then
- *    bs[I] * bs[J] float64 column-major, in increasing (I, J), with the
- *    sidecar "<file>.json" = {"format": "ovl-bsr", "rows": n, "cols": n,
- *    "block_sizes": [..], "blocks": count, "symmetric": bool, "checksum":
- *    16 hex digits}; symmetric files hold the blocks with I >= J only.
- * Outputs are written atomically as the dense matrices' (ovl/dmat.h).
+ * Files (read on rank 0 of the grid's parent and scattered by blocks; written
+ * from rank 0 after a gather; docs/guides/sparse.md):
+ *  - Matrix Market "coordinate real|integer general|symmetric" (.mtx; one
+ *    based; a symmetric file holds the lower triangle) with the block sizes
+ *    in a JSON sidecar "<file>.json" holding exactly {"rows": n, "cols": n,
+ *    "block_sizes": [..]}. Without a sidecar the caller's block sizes are
+ *    used; a sidecar present wins over them. An entry makes its whole block
+ *    stored (the rest of the block zeros). Written: the nonzero entries of
+ *    the stored blocks in increasing (I, J), column by column in a block.
+ *  - raw blocks (.bsr): records, each int64 I, int64 J (block indices from
+ *    0), then bs[I] * bs[J] float64 column-major, all little-endian, in
+ *    strictly increasing (I, J), with the sidecar "<file>.json" =
+ *    {"format": "ovl-bsr", "rows": n, "cols": n, "block_sizes": [..],
+ *    "blocks": records, "symmetric": bool, "checksum": 16 hex digits};
+ *    symmetric files hold the blocks with I >= J only (diagonal blocks
+ *    whole). The checksum is the 64-bit FNV-1a hash of the file's bytes
+ *    (optional when read: a file that does not match it is refused), so the
+ *    same matrix gives the same file whatever the grid and permutation.
+ * Every size a file claims is checked against the memory before it is
+ * allocated (ovl_check_memory; rank 0 holds a .mtx file's entries, 40 bytes
+ * each, twice for a symmetric file's off-diagonal ones, or a .bsr file's
+ * index, then each process its blocks). Outputs are written atomically as
+ * the dense matrices' (ovl/dmat.h): a temporary renamed into place, the
+ * sidecar first.
  */
 #ifndef OVL_BSMAT_H
 #define OVL_BSMAT_H
@@ -80,18 +97,38 @@ ovl_err ovl_bsmat_count(ovl_bsmat A, int64_t *blocks, int64_t *values, double *f
  * whose Frobenius norm is >= eps (eps = 0: the blocks that are not all zero).
  * B's blocks must have been made (ovl_bsmat_create). COLLECTIVE. */
 ovl_err ovl_bsmat_from_dense(ovl_dmat D, double eps, ovl_bsmat B);
-/* D := B (absent blocks as zeros). COLLECTIVE. */
+/* D := B (absent blocks as zeros). COLLECTIVE.
+ * Both conversions move the entries with one MPI_Alltoallv over the parent
+ * and take, besides the two matrices, about three times a process's share of
+ * the dense n x n matrix (the dense view of its blocks and the two message
+ * buffers). Errors (agreed): OVL_ERR_ARG (a NULL handle, grids over other
+ * ranks, eps < 0 or NaN), OVL_ERR_SIZE (D not n x n, a message over 2^31
+ * doubles), OVL_ERR_NOMEM. */
 ovl_err ovl_bsmat_to_dense(ovl_bsmat B, ovl_dmat D);
 
 /* ---- files (COLLECTIVE over the grid's parent; errors agreed) ----
- * Reading: the sidecar's block sizes (or `bs`/`nblk` when a .mtx file has no
- * sidecar: give nblk = 0 to require it); memory is checked before the
- * blocks are allocated (OVL_ERR_NOMEM with the bytes needed and available),
- * and a file that contradicts its sidecar, an index outside the matrix, a
- * repeated entry or a NaN is OVL_ERR_FORMAT naming the file and the place. */
+ * Reading (.mtx or .bsr by the name's ending, any case): a new matrix on g
+ * with the permutation seed, the blocks under eps dropped. The block sizes
+ * are the sidecar's (or `bs`/`nblk` when a .mtx file has no sidecar: give
+ * nblk = 0 to require it); memory is checked before the blocks are
+ * allocated (OVL_ERR_NOMEM naming the file, with the bytes needed and
+ * available). OVL_ERR_FORMAT naming the file and the place (line, record,
+ * byte, key): a sidecar that is not JSON, lacks a key, has an unknown key,
+ * rows != cols, block sizes that are not integers >= 1 or do not sum to n;
+ * a file that contradicts its sidecar (sizes, record count, checksum,
+ * trailing or missing bytes); an index outside the matrix; a repeated entry
+ * or block; an entry above the diagonal of a symmetric file; a NaN or
+ * infinite value. OVL_ERR_IO: a missing file or sidecar. OVL_ERR_UNSUPPORTED:
+ * a Matrix Market array, complex, pattern or skew file. OVL_ERR_ARG: a name
+ * without .mtx or .bsr, eps < 0 or NaN. */
 ovl_err ovl_bsmat_read(ovl_grid2d g, const char *path, int nblk, const int *bs, uint64_t seed, double eps,
                        ovl_bsmat *out);
-/* Write B (.mtx or .bsr by the name's ending) and its sidecar. */
+/* Write B (.mtx or .bsr by the name's ending) and its sidecar "<path>.json";
+ * symmetric: the lower triangle only, refused (OVL_ERR_NUMERIC, naming the
+ * entries) unless B is symmetric within 1e-12 of its largest entry. Rank 0
+ * gathers the blocks (memory checked first). Errors (agreed): OVL_ERR_ARG
+ * (the name), OVL_ERR_IO (the target or its directory), OVL_ERR_NUMERIC,
+ * OVL_ERR_NOMEM. */
 ovl_err ovl_bsmat_write(ovl_bsmat B, const char *path, int symmetric);
 
 /* ---- operations on the stored blocks (COLLECTIVE over the grid's parent
@@ -105,8 +142,12 @@ ovl_err ovl_bsmat_shift(ovl_bsmat A, double alpha, double beta);
 ovl_err ovl_bsmat_axpby(double alpha, ovl_bsmat A, double beta, ovl_bsmat B, double eps, ovl_bsmat C);
 /* Drop the blocks with Frobenius norm < eps. LOCAL. */
 ovl_err ovl_bsmat_filter(ovl_bsmat A, double eps);
-/* trace(A), trace(A B) (A, B symmetric: sum of the elementwise products),
- * the Frobenius norm. COLLECTIVE. */
+/* trace(A); dot: the sum of the elementwise products of A and B (trace(A^T
+ * B), which is trace(A B) for symmetric A or B); the Frobenius norm (from
+ * the blocks' norms). COLLECTIVE; dot: OVL_ERR_ARG (agreed) for A and B of
+ * other layouts. The LOCAL operations above return OVL_ERR_ARG for matrices
+ * of other grids, blocks or permutations (ovl_bsmat_create_like makes a
+ * matching one), a threshold < 0 or NaN, and factors that are not finite. */
 ovl_err ovl_bsmat_trace(ovl_bsmat A, double *tr);
 ovl_err ovl_bsmat_dot(ovl_bsmat A, ovl_bsmat B, double *tr);
 ovl_err ovl_bsmat_norm_fro(ovl_bsmat A, double *nrm);

@@ -301,15 +301,23 @@ static void conv_free(conv_ctx *c) {
   ovl_free(&c->bbuf);
 }
 
-/* Everything but the exchange itself. */
-static ovl_err conv_setup(ovl_bsmat B, ovl_dmat D, conv_ctx *c) {
+/* After the local checks' verdict rc (agreed here): every rank's D block. */
+static ovl_err conv_gather(ovl_bsmat B, ovl_dmat D, conv_ctx *c, ovl_err rc) {
   MPI_Comm parent = ovl_grid2d_parent(B->g);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(int64_t) * 4 * (size_t)c->P, &c->rect);
+  OVL_TRY(ovl_err_agree(parent, rc));
+  int64_t mine[4] = {ovl_dmat_row_off(D), ovl_dmat_local_rows(D), ovl_dmat_col_off(D), ovl_dmat_local_cols(D)};
+  if (mine[1] <= 0 || mine[3] <= 0) mine[0] = mine[1] = mine[2] = mine[3] = 0;
+  OVL_MPI(MPI_Allgather(mine, 4, MPI_INT64_T, c->rect, 4, MPI_INT64_T, parent));
+  return OVL_OK;
+}
+
+/* Everything else but the exchange itself. LOCAL. */
+static ovl_err conv_setup(ovl_bsmat B, ovl_dmat D, conv_ctx *c) {
   int P = c->P;
   int64_t n = B->n;
   int64_t mine[4] = {ovl_dmat_row_off(D), ovl_dmat_local_rows(D), ovl_dmat_col_off(D), ovl_dmat_local_cols(D)};
   if (mine[1] <= 0 || mine[3] <= 0) mine[0] = mine[1] = mine[2] = mine[3] = 0;
-  OVL_TRY(ovl_malloc(sizeof(int64_t) * 4 * (size_t)P, &c->rect));
-  OVL_MPI(MPI_Allgather(mine, 4, MPI_INT64_T, c->rect, 4, MPI_INT64_T, parent));
   OVL_TRY(ovl_malloc(sizeof(int) * (size_t)(n + 1), &c->blkof));
   OVL_TRY(ovl_malloc(sizeof(int64_t) * (size_t)(n + 1), &c->rpos));
   OVL_TRY(ovl_malloc(sizeof(int64_t) * (size_t)(n + 1), &c->cpos));
@@ -438,7 +446,12 @@ ovl_err ovl_bsmat_from_dense(ovl_dmat D, double eps, ovl_bsmat B) {
   int64_t mr = 0, mc = 0;
   for (int64_t r = 0; r < B->nrows; r++) mr = B->bs[B->rows[r]] > mr ? B->bs[B->rows[r]] : mr;
   for (int64_t k = 0; k < B->ncols; k++) mc = B->bs[B->cols[k]] > mc ? B->bs[B->cols[k]] : mc;
-  if (rc == OVL_OK) rc = conv_setup(B, D, &c);
+  rc = conv_gather(B, D, &c, rc);
+  if (rc != OVL_OK) {
+    conv_free(&c);
+    return rc;
+  }
+  rc = conv_setup(B, D, &c);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(mr * mc), &tmp);
   rc = ovl_err_agree(ovl_grid2d_parent(B->g), rc);
   if (rc == OVL_OK) {
@@ -473,8 +486,12 @@ ovl_err ovl_bsmat_to_dense(ovl_bsmat B, ovl_dmat D) {
   const char *fn = "ovl_bsmat_to_dense";
   conv_ctx c = {0};
   OVL_TRY(ovl_check_handle(B, fn, "B"));
-  ovl_err rc = conv_check(B, D, fn, &c);
-  if (rc == OVL_OK) rc = conv_setup(B, D, &c);
+  ovl_err rc = conv_gather(B, D, &c, conv_check(B, D, fn, &c));
+  if (rc != OVL_OK) {
+    conv_free(&c);
+    return rc;
+  }
+  rc = conv_setup(B, D, &c);
   rc = ovl_err_agree(ovl_grid2d_parent(B->g), rc);
   if (rc == OVL_OK) {
     int64_t ldw = c.wm > 0 ? c.wm : 1, r0 = 0;
