@@ -47,6 +47,7 @@ typedef struct bsmul_ws {
   int *kstep, *kpos;
   int64_t *asz, *bsz; /* L each: doubles of each step's packed panels */
   double *thr;        /* per local row: the skipping threshold */
+  double eps;
   ovl_lanes row, col;
   ovl_coll_cfg cfg;
   bsmul_slot slot[BSMUL_WMAX];
@@ -108,6 +109,8 @@ static void compute_slot(bsmul_ws *w, int k) {
   if (rc == OVL_OK)
     rc = w->p > 1 ? ovl_i_sparse_panel_unpack(sl->bbuf, w->bsz[s], bs, nblk, &sl->pb)
                   : ovl_i_sparse_panel_view(&B->loc, B->nrows, B->rows, w->kstep, s, 0, &sl->pb);
+  /* with a threshold, B's rows by decreasing norm: the products of a block of A stop at the first skipped one */
+  if (rc == OVL_OK && w->eps > 0) rc = ovl_i_sparse_panel_order(&sl->pb);
   if (rc != OVL_OK) ovl_fatal(w->comm, OVL_ERR_NOMEM, "ovl_bsmat_multiply: %s", ovl_errmsg());
   for (int64_t t = 0; t < sl->pb.nr; t++) w->kpos[sl->pb.rowid[t]] = (int)t;
   if (ovl_i_sparse_acc_multiply(&w->acc, &sl->pa, &sl->pb, w->kpos, w->A->lrow, w->thr, progress_all, w) != OVL_OK)
@@ -254,7 +257,7 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   rc = ovl_err_agree_same(parent, rc, v, names, 2);
   if (rc != OVL_OK || !ovl_grid2d_active(C->g)) return rc;
 
-  w.A = A, w.B = B, w.comm = ovl_grid2d_comm(C->g);
+  w.A = A, w.B = B, w.eps = eps, w.comm = ovl_grid2d_comm(C->g);
   w.p = C->p, w.q = C->q, w.myrow = C->myrow, w.mycol = C->mycol;
   w.L = w.p * w.q;
   w.ndup = ndup > 0 ? ndup : 2;

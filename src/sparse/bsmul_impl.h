@@ -34,8 +34,10 @@ typedef struct ovl_i_bspanel {
   int64_t *valoff;
   const double *nrm;
   const double *val;
-  double *nrm_own;             /* a view's norms (ovl_i_sparse_panel_view) */
-  int64_t cap_r, cap_b, cap_n; /* capacities of the owned arrays */
+  double *nrm_own; /* a view's norms (ovl_i_sparse_panel_view) */
+  int64_t *ord;    /* each row's blocks by decreasing norm, when ordered (ovl_i_sparse_panel_order) */
+  int ordered;     /* reset by unpack and view */
+  int64_t cap_r, cap_b, cap_n, cap_o; /* capacities of the owned arrays */
 } ovl_i_bspanel;
 
 typedef struct ovl_i_bstask {
@@ -81,6 +83,10 @@ ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs,
  * OVL_ERR_NOMEM. LOCAL. */
 ovl_err ovl_i_sparse_panel_view(const struct ovl_i_bsr *L, int64_t nrows, const int *rows, const int *kstep, int s,
                                 int by_col, ovl_i_bspanel *P);
+/* Order each row's blocks by decreasing norm (P->ord; NaN first), so that
+ * a product's loop over a B row stops at the first block below the
+ * skipping threshold. Errors: OVL_ERR_NOMEM. LOCAL. */
+ovl_err ovl_i_sparse_panel_order(ovl_i_bspanel *P);
 /* Free a panel's owned index arrays. LOCAL. */
 void ovl_i_sparse_panel_free(ovl_i_bspanel *P);
 

@@ -33,6 +33,7 @@ int64_t ovl_i_sparse_panel_len(int64_t nr, int64_t nnzb, int64_t nval) {
 
 ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P) {
   P->nr = P->nnzb = P->nval = 0;
+  P->ordered = 0;
   P->nrm = P->val = NULL;
   if (len == 0) return OVL_OK;
   int64_t nr = (int64_t)buf[0], nnzb = (int64_t)buf[1], nval = (int64_t)buf[2];
@@ -120,6 +121,7 @@ ovl_err ovl_i_sparse_panel_view(const ovl_i_bsr *L, int64_t nrows, const int *ro
                                 ovl_i_bspanel *P) {
   int64_t nr = 0, nnzb = 0;
   P->nr = P->nnzb = P->nval = 0;
+  P->ordered = 0;
   for (int64_t r = 0; r < nrows; r++) {
     if (!by_col && kstep[rows[r]] != s) continue;
     int64_t nb = 0;
@@ -151,8 +153,41 @@ ovl_err ovl_i_sparse_panel_view(const ovl_i_bsr *L, int64_t nrows, const int *ro
   return OVL_OK;
 }
 
+typedef struct normpos {
+  double nrm;
+  int64_t k;
+} normpos;
+
+static int normpos_cmp(const void *x, const void *y) { /* decreasing norm, NaN first, then by index */
+  const normpos *a = x, *b = y;
+  int an = a->nrm != a->nrm, bn = b->nrm != b->nrm;
+  if (an != bn) return an ? -1 : 1;
+  if (!an && a->nrm != b->nrm) return a->nrm > b->nrm ? -1 : 1;
+  return (a->k > b->k) - (a->k < b->k);
+}
+
+ovl_err ovl_i_sparse_panel_order(ovl_i_bspanel *P) {
+  OVL_TRY(grow((void **)&P->ord, &P->cap_o, P->nnzb + 1, sizeof(int64_t), "panel order"));
+  int64_t longest = 0;
+  for (int64_t t = 0; t < P->nr; t++)
+    if (P->rowptr[t + 1] - P->rowptr[t] > longest) longest = P->rowptr[t + 1] - P->rowptr[t];
+  normpos *np = malloc(sizeof(normpos) * (size_t)(longest + 1));
+  if (!np)
+    return ovl_err_set(OVL_ERR_NOMEM, "block-sparse product: panel order: %lld bytes could not be allocated",
+                       (long long)(sizeof(normpos) * (size_t)(longest + 1)));
+  for (int64_t t = 0; t < P->nr; t++) {
+    int64_t k0 = P->rowptr[t], len = P->rowptr[t + 1] - k0;
+    for (int64_t x = 0; x < len; x++) np[x].nrm = P->nrm[k0 + x], np[x].k = k0 + x;
+    qsort(np, (size_t)len, sizeof(normpos), normpos_cmp);
+    for (int64_t x = 0; x < len; x++) P->ord[k0 + x] = np[x].k;
+  }
+  free(np);
+  P->ordered = 1;
+  return OVL_OK;
+}
+
 void ovl_i_sparse_panel_free(ovl_i_bspanel *P) {
-  free(P->rowid), free(P->rowptr), free(P->colidx), free(P->valoff), free(P->nrm_own);
+  free(P->rowid), free(P->rowptr), free(P->colidx), free(P->valoff), free(P->nrm_own), free(P->ord);
   memset(P, 0, sizeof *P);
 }
 
@@ -273,8 +308,14 @@ ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, c
       if (kr < 0) continue;
       double na = Apan->nrm[ka];
       const double *a = Apan->val + Apan->valoff[ka];
-      for (int64_t kb = Bpan->rowptr[kr]; kb < Bpan->rowptr[kr + 1]; kb++) {
-        if (na * Bpan->nrm[kb] < th) {
+      int64_t kend = Bpan->rowptr[kr + 1];
+      for (int64_t x = Bpan->rowptr[kr]; x < kend; x++) {
+        int64_t kb = Bpan->ordered ? Bpan->ord[x] : x;
+        if (na * Bpan->nrm[kb] < th) { /* ordered by norm: so are the rest */
+          if (Bpan->ordered) {
+            acc->skipped += kend - x;
+            break;
+          }
           acc->skipped++;
           continue;
         }
@@ -293,9 +334,9 @@ ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, c
         }
         rc = grow((void **)&acc->task, &acc->cap_task, acc->ntask + 1, sizeof(ovl_i_bstask), "block products");
         if (rc != OVL_OK) break;
-        ovl_i_bstask *x = &acc->task[acc->ntask++];
-        x->a = a, x->b = Bpan->val + Bpan->valoff[kb], x->coff = acc->off[r][e];
-        x->m = m, x->n = nn, x->k = kk;
+        ovl_i_bstask *tk = &acc->task[acc->ntask++];
+        tk->a = a, tk->b = Bpan->val + Bpan->valoff[kb], tk->coff = acc->off[r][e];
+        tk->m = m, tk->n = nn, tk->k = kk;
         since++;
       }
     }
