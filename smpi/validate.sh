@@ -62,6 +62,15 @@ quiet() {
   load
 }
 med() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+# Run a real command (P ranks) and keep its CPU share, (user + system) / (P x elapsed
+# time of the whole launch), in OUT/share: a load indicator (below 1: the ranks
+# waited for a core, or for the launch). The native eig_sim also prints the CPU
+# time of its timed part, which on one rank is what a dedicated core would take.
+timed() {
+  local P=$1; shift
+  /usr/bin/time -f "%e %U %S" -o "$OUT/time.txt" "$@"
+  awk -v p="$P" '{ s = ($2 + $3) / (p * $1); print (s > 1 ? 1 : s) }' "$OUT/time.txt" >"$OUT/share"
+}
 jt() { grep -o '"t_total":[0-9.eE+-]*' | tail -1 | cut -d: -f2; }
 
 # The native eig_sim: the same source, Open MPI and Debian's ScaLAPACK, the same BLAS.
@@ -85,7 +94,7 @@ export OVL_SMPI_HOST_SPEED=$speed OVL_SMPI_PPN=1 OVL_SMPI_EIG_BIN=$OUT/smpi-bin
 pur_args=(--fock "$FOCK" --nocc "$NOCC" --precision double --json -q)
 {
   echo "# case $FOCK (n_occ $NOCC), reps $REPS; load average at start $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
-  echo "# what P side rep time(s) load"
+  echo "# what P side rep time(s) load cpu_share(real) cpu_time_of_timed_part(real eig)"
 } >"$OUT/raw.txt"
 for P in $RANKS; do
   name=$(python3 "$here/platforms/make_platforms.py" local "$OUT/plat" --speed "$speed" --cores 2 --ranks "$P")
@@ -93,8 +102,10 @@ for P in $RANKS; do
   for r in $(seq "$REPS"); do
     # eigensolver + density (pdgemm), real and simulated
     l=$(quiet)
-    t=$("$MPIEXEC" -n "$P" "$native" --fock "$FOCK" --nocc "$NOCC" --solver evd | awk '$1 == "pdsyevd" { print $6 }')
-    echo "pdsyevd+dens $P real $r $t $l" >>"$OUT/raw.txt"
+    timed "$P" "$MPIEXEC" -n "$P" "$native" --fock "$FOCK" --nocc "$NOCC" --solver evd >"$OUT/eig.out"
+    t=$(awk '$1 == "pdsyevd" { print $6 }' "$OUT/eig.out")
+    c=$(awk '/CPU time of the timed part/ { print $9 }' "$OUT/eig.out")
+    echo "pdsyevd+dens $P real $r $t $l $(cat "$OUT/share") $c" >>"$OUT/raw.txt"
     t=$(nice -n 19 "$here/eig_sim.sh" -np "$P" --fock "$FOCK" --nocc "$NOCC" --solver evd 2>>"$OUT/smpi.err" |
       awk '$1 == "pdsyevd" { print $6 }')
     echo "pdsyevd+dens $P sim $r $t $(load)" >>"$OUT/raw.txt"
@@ -102,8 +113,8 @@ for P in $RANKS; do
       l=$(quiet)
       idle=()
       [ "$m" = canonical ] && [ "$P" -gt 1 ] && idle=(--allow-idle) # SymmSquareCube: p^3 ranks
-      t=$("$MPIEXEC" -n "$P" "$BUILD/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" | jt)
-      echo "purify:$m $P real $r $t $l" >>"$OUT/raw.txt"
+      t=$(timed "$P" "$MPIEXEC" -n "$P" "$BUILD/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" | jt)
+      echo "purify:$m $P real $r $t $l $(cat "$OUT/share") -" >>"$OUT/raw.txt"
       if [ "$r" = 1 ]; then # the simulated purification is deterministic (charged flops only)
         t=$(nice -n 19 "$here/smpirun.sh" -np "$P" "$BUILD_SMPI/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" \
           2>>"$OUT/smpi.err" | jt)
@@ -116,8 +127,8 @@ done
 
 # The table: medians, simulated / real.
 {
-  echo "| code | ranks | real (s), median of $REPS | real, all | load during real | simulated (s) | simulated, all | sim / real | within 25 % |"
-  echo "| --- | ---: | ---: | --- | --- | ---: | --- | ---: | --- |"
+  echo "| code | ranks | real (s), median of $REPS | real, all | load | CPU share | real's CPU time (s), median | simulated (s) | simulated, all | sim / real | within 25 % | sim / real's CPU time |"
+  echo "| --- | ---: | ---: | --- | --- | --- | ---: | ---: | --- | ---: | --- | ---: |"
   for what in pdsyevd+dens purify:sp2acc purify:canonical; do
     for P in $RANKS; do
       sel() { awk -v w="$what" -v p="$P" -v s="$1" '$1 == w && $2 == p && $3 == s { print $'"$2"' }' "$OUT/raw.txt"; }
@@ -126,9 +137,12 @@ done
       ra=$(sel real 5 | tr '\n' ' ')
       sa=$(sel sim 5 | tr '\n' ' ')
       la=$(sel real 6 | tr '\n' ' ')
-      awk -v w="$what" -v p="$P" -v rm="$rm" -v sm="$sm" -v ra="$ra" -v sa="$sa" -v la="$la" 'BEGIN {
+      sh=$(sel real 7 | tr '\n' ' ')
+      cm=$(sel real 8 | grep -v -- - | med)
+      awk -v w="$what" -v p="$P" -v rm="$rm" -v sm="$sm" -v ra="$ra" -v sa="$sa" -v la="$la" -v sh="$sh" -v cm="$cm" 'BEGIN {
         q = sm / rm; ok = (q >= 0.75 && q <= 1.25) ? "yes" : "**no**"
-        printf "| %s | %d | %.4f | %s | %s | %.4f | %s | %.3f | %s |\n", w, p, rm, ra, la, sm, sa, q, ok }'
+        cs = cm == "nan" ? "-" : sprintf("%.4f", cm); cq = cm == "nan" ? "-" : sprintf("%.3f", sm / cm)
+        printf "| %s | %d | %.4f | %s | %s | %s | %s | %.4f | %s | %.3f | %s | %s |\n", w, p, rm, ra, la, sh, cs, sm, sa, q, ok, cq }'
     done
   done
 } | tee "$OUT/table.md"
