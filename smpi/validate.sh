@@ -64,14 +64,16 @@ quiet() {
 med() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 # Run a real command (P ranks) and keep its CPU share, (user + system) / (P x elapsed
 # time of the whole launch), in OUT/share: a load indicator (below 1: the ranks
-# waited for a core, or for the launch). The native eig_sim also prints the CPU
-# time of its timed part, which on one rank is what a dedicated core would take.
+# waited for a core, or for the launch). The native eig_sim and ovl purify (t_cpu)
+# also give the CPU time of their timed part, which on one rank is what a dedicated
+# core would take (on two, an upper estimate: a rank spinning in MPI while its peer
+# waits for a core counts as busy).
 timed() {
   local P=$1; shift
   /usr/bin/time -f "%e %U %S" -o "$OUT/time.txt" "$@"
   awk -v p="$P" '{ s = ($2 + $3) / (p * $1); print (s > 1 ? 1 : s) }' "$OUT/time.txt" >"$OUT/share"
 }
-jt() { grep -o '"t_total":[0-9.eE+-]*' | tail -1 | cut -d: -f2; }
+jf() { grep -o "\"$1\":[0-9.eE+-]*" "$2" | tail -1 | cut -d: -f2; }
 
 # The native eig_sim: the same source, Open MPI and Debian's ScaLAPACK, the same BLAS.
 native=$OUT/eig_native
@@ -94,7 +96,7 @@ export OVL_SMPI_HOST_SPEED=$speed OVL_SMPI_PPN=1 OVL_SMPI_EIG_BIN=$OUT/smpi-bin
 pur_args=(--fock "$FOCK" --nocc "$NOCC" --precision double --json -q)
 {
   echo "# case $FOCK (n_occ $NOCC), reps $REPS; load average at start $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%FT%TZ)"
-  echo "# what P side rep time(s) load cpu_share(real) cpu_time_of_timed_part(real eig)"
+  echo "# what P side rep time(s) load cpu_share(real) cpu_time_of_timed_part(real) t_ssc(purify: its products)"
 } >"$OUT/raw.txt"
 for P in $RANKS; do
   name=$(python3 "$here/platforms/make_platforms.py" local "$OUT/plat" --speed "$speed" --cores 2 --ranks "$P")
@@ -113,12 +115,13 @@ for P in $RANKS; do
       l=$(quiet)
       idle=()
       [ "$m" = canonical ] && [ "$P" -gt 1 ] && idle=(--allow-idle) # SymmSquareCube: p^3 ranks
-      t=$(timed "$P" "$MPIEXEC" -n "$P" "$BUILD/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" | jt)
-      echo "purify:$m $P real $r $t $l $(cat "$OUT/share") -" >>"$OUT/raw.txt"
+      timed "$P" "$MPIEXEC" -n "$P" "$BUILD/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" >"$OUT/pur.json"
+      echo "purify:$m $P real $r $(jf t_total "$OUT/pur.json") $l $(cat "$OUT/share") $(jf t_cpu "$OUT/pur.json") \
+        $(jf t_ssc "$OUT/pur.json")" >>"$OUT/raw.txt"
       if [ "$r" = 1 ]; then # the simulated purification is deterministic (charged flops only)
-        t=$(nice -n 19 "$here/smpirun.sh" -np "$P" "$BUILD_SMPI/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" \
-          2>>"$OUT/smpi.err" | jt)
-        echo "purify:$m $P sim $r $t $(load)" >>"$OUT/raw.txt"
+        nice -n 19 "$here/smpirun.sh" -np "$P" "$BUILD_SMPI/ovl" purify --method "$m" "${pur_args[@]}" "${idle[@]}" \
+          2>>"$OUT/smpi.err" >"$OUT/pur.json"
+        echo "purify:$m $P sim $r $(jf t_total "$OUT/pur.json") $(load) - - $(jf t_ssc "$OUT/pur.json")" >>"$OUT/raw.txt"
       fi
     done
     tail -n +1 "$OUT/raw.txt" | tail -5 >&2

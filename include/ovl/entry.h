@@ -129,6 +129,8 @@ typedef struct ovl_purify_job_result {
   int threads;   /* BLAS threads of an active rank (multiple PPN: the node's cores / its active ranks; 0: unknown) */
   char grid[64]; /* "2x2x2" */
   double t_wall; /* seconds */
+  double t_cpu;  /* the process's CPU time over the same span, max over ranks (seconds; what a dedicated core
+                    would take when the wall time includes other jobs' time slices; under SMPI the simulated time) */
 } ovl_purify_job_result;
 
 /* Run the job: the grid, the memory asked before anything is allocated, F
