@@ -14,11 +14,13 @@ per link and lg = log2(P):
       (local flops, the panels' broadcasts over a sqrt(P) x sqrt(P) grid, and the
       tridiagonal reduction's n steps of collectives: latency)
   purification, per product (the JSON's `products`):
-      t = a n^3/(P F) + b 8 n^2/(P^(2/3) beta) + c lg
-      (one square's flops, the 3D/2.5D grid's panel traffic, the collectives' latency)
-fitted by least squares on the relative error; a, b, c are dimensionless (a:
-flops' share of the node's rate, b: traffic over the link's rate) except c
-(seconds per step and level). The purification's time at a point it is not
+      t = f/(P_a F) + b 8 n^2/(P^(2/3) beta) + c lg
+      (the product's flops f, known: t_ssc x ssc_gflops / products of the run, over
+      the P_a active ranks; the 3D/2.5D grid's panel traffic; the collectives' latency)
+fitted by least squares on the relative error: the eigensolver's a, b, c (a:
+the flops' share of the node's rate, b: traffic over the link's rate, c:
+seconds per step and level), the purification's b and c only (its flop term
+is not fitted). The purification's time at a point it is not
 measured at takes that point's products from the nearest measured P of the same n
 (the same method and precision), else from the same P at another n.
 P*: the smallest P (on a log2 grid from 2 to 4096) where the model's best
@@ -36,14 +38,22 @@ import numpy as np
 F, BETA = 1.56e12, 12e9
 
 
+def host(f):
+  try:
+    return float(open(f + ".host").read().split()[0])
+  except (OSError, ValueError, IndexError):
+    return float("nan")
+
+
 def load(out):
+  """{(n, P): (eigensolver times, {method:precision: (t, products, record)}, host seconds of the point)}"""
   pts = {}
   for d in glob.glob(os.path.join(out, "n*_P*")):
     m = re.match(r"n(\d+)_P(\d+)$", os.path.basename(d))
     if not m:
       continue
     n, P = int(m.group(1)), int(m.group(2))
-    e, p = {}, {}
+    e, p, h = {}, {}, 0.0
     for s, name in (("evd", "pdsyevd"), ("evr", "pdsyevr")):
       f = os.path.join(d, f"eig_{s}.txt")
       if os.path.exists(f):
@@ -51,15 +61,38 @@ def load(out):
           w = line.split()
           if w and w[0] == name:
             e[name] = float(w[5])
+            h += host(f)
     for f in glob.glob(os.path.join(d, "purify_*.json")):
       try:
         j = json.loads(open(f).read().strip().splitlines()[-1])
       except (ValueError, IndexError):
         continue
       key = f"{j['method']}:{'double' if j['precision'] == 'double' else 'mixed'}"
-      p[key] = (j["t_total"], j["products"])
-    pts[(n, P)] = (e, p)
+      p[key] = (j["t_total"], j["products"], j)
+      h += host(f)
+    pts[(n, P)] = (e, p, h)
   return pts
+
+
+def summary(pts):
+  """One row per point: the eigensolvers, the best purification in each precision, the ratios."""
+  print("| n | nodes | pdsyevd + D (s) | pdsyevr + D (s) | best float64 purification (s) | best mixed (s) |"
+        " best eig / best float64 | best eig / best mixed | canonical, `--algo auto` | purifications run | host time of the point (s) |")
+  print("| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |")
+  for (n, P) in sorted(pts):
+    e, p, h = pts[(n, P)]
+    def best(prec):
+      c = [(v[0], k.split(":")[0], v[2]) for k, v in p.items() if k.endswith(":" + prec)]
+      return min(c, key=lambda x: x[0]) if c else None
+    bd, bm = best("double"), best("mixed")
+    te = min(e.values()) if e else None
+    fmt = lambda b: f"{b[1]} {b[0]:.4f} ({b[2]['iterations']} it., {b[2]['grid']})" if b else "-"
+    rat = lambda b: f"**{te / b[0]:.2f}**" if b and te else "-"
+    c = p.get("canonical:double")
+    cs = f"{c[2]['algo']} {c[2]['grid']} N_DUP {c[2]['ndup']}: {c[0]:.4f}" if c else "-"
+    print(f"| {n} | {P} | {e.get('pdsyevd', float('nan')):.4f} | {e.get('pdsyevr', float('nan')):.4f} | {fmt(bd)} |"
+          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h:.0f} |")
+  print()
 
 
 def eig_terms(n, P):
@@ -67,13 +100,14 @@ def eig_terms(n, P):
 
 
 def pur_terms(n, P):
-  return [n**3 / (P * F), 8.0 * n * n / (P ** (2.0 / 3.0) * BETA), math.log2(P)]
+  return [8.0 * n * n / (P ** (2.0 / 3.0) * BETA), math.log2(P)]
 
 
-def fit(rows, terms):
-  """Least squares of the relative error: rows = [(n, P, t)]."""
+def fit(rows, terms, known=None):
+  """Least squares of the relative error: rows = [(n, P, t)]; known(n, P): a part of t not fitted."""
   A = np.array([[x / t for x in terms(n, P)] for n, P, t in rows])
-  coef, *_ = np.linalg.lstsq(A, np.ones(len(rows)), rcond=None)
+  y = np.array([1.0 - (known(n, P) / t if known else 0.0) for n, P, t in rows])
+  coef, *_ = np.linalg.lstsq(A, y, rcond=None)
   return coef
 
 
@@ -93,6 +127,8 @@ def main():
       out = args[i]
       i += 1
   pts = load(out)
+  summary(pts)
+  pts = {k: v[:2] for k, v in pts.items()}
   solvers = sorted({s for e, _ in pts.values() for s in e})
   methods = sorted({m for _, p in pts.values() for m in p})
   em, pm = {}, {}
@@ -102,11 +138,22 @@ def main():
     if len(rows) >= 3:
       em[s] = fit(rows, eig_terms)
       print(f"# {s} + D: a {em[s][0]:.3g}  b {em[s][1]:.3g}  c {em[s][2]:.3g}  ({len(rows)} points)")
+  def flop_time(m, n, P):
+    """One product's flops at the node's rate over the active ranks: from the run at (n, P), else
+    scaled as n^3 from the same method's run at the nearest P (the active share kept)."""
+    c = [(abs(math.log2(P2 / P)) + abs(math.log2(n2 / n)), n2, P2, p[m][2]) for (n2, P2), (_, p) in pts.items()
+         if m in p]
+    if not c:
+      return None
+    _, n2, P2, j = min(c, key=lambda x: x[0])
+    f = j["t_ssc"] * j["ssc_gflops"] * 1e9 / j["products"] * (n / n2) ** 3
+    return f / (j["active"] / j["ranks"] * P * F)
+
   for m in methods:
     rows = [(n, P, p[m][0] / p[m][1]) for (n, P), (_, p) in pts.items() if m in p and n in fitn]
-    if len(rows) >= 3:
-      pm[m] = fit(rows, pur_terms)
-      print(f"# {m} per product: a {pm[m][0]:.3g}  b {pm[m][1]:.3g}  c {pm[m][2]:.3g}  ({len(rows)} points)")
+    if len(rows) >= 2:
+      pm[m] = fit(rows, pur_terms, lambda n, P, m=m: flop_time(m, n, P))
+      print(f"# {m} per product: flops known, b {pm[m][0]:.3g}  c {pm[m][1]:.3g}  ({len(rows)} points)")
 
   def products(m, n, P):
     same = [(abs(math.log2(P2 / P)), p[m][1]) for (n2, P2), (_, p) in pts.items() if n2 == n and m in p]
@@ -121,7 +168,7 @@ def main():
 
   def t_pur(m, n, P):
     k = products(m, n, P)
-    return None if k is None else k * float(np.dot(pm[m], pur_terms(n, P)))
+    return None if k is None else k * (flop_time(m, n, P) + float(np.dot(pm[m], pur_terms(n, P))))
 
   print("| n | nodes | code | simulated (s) | model (s) | model / simulated | fitted or check |")
   print("| ---: | ---: | --- | ---: | ---: | ---: | --- |")
