@@ -2,10 +2,10 @@
 """The crossover's analytic model and plot (docs/guides/smpi.md, "The crossover"),
 from the results of smpi/crossover.sh.
 
-usage: /usr/bin/python3 smpi/crossover_model.py [OUT] [--fit N[,N...]] [--plot PNG]
+usage: /usr/bin/python3 smpi/crossover_model.py [OUT] [--fit N[:P],...] [--plot PNG]
   OUT     crossover.sh's results (default ~/.cache/ovl/crossover)
-  --fit   the matrix sizes whose points the model is fitted to (default 2000);
-          every other measured point is a check (model / simulated printed)
+  --fit   the points the model is fitted to: N (every P of that n) or N:P, comma-separated
+          (default 2000,4000:16); every other measured point is a check (model / simulated)
   --plot  write the plot (eigensolver time / purification time against nodes)
 
 The model, one per code, with F = 1.56e12 flop/s per node, beta = 12e9 B/s
@@ -13,11 +13,14 @@ per link and lg = log2(P):
   eigensolver (pdsyevd or pdsyevr, + D):  T = a n^3/(P F) + b 8 n^2/(sqrt(P) beta) + c n lg
       (local flops, the panels' broadcasts over a sqrt(P) x sqrt(P) grid, and the
       tridiagonal reduction's n steps of collectives: latency)
-  purification, per product (the JSON's `products`):
-      t = f/(P_a F) + b 8 n^2/(P^(2/3) beta) + c lg
+  purification, per product (the JSON's `products`), on the run's s x s x c grid:
+      t = f/(P_a F) + b 8 n^2 (2 s/c + 2 log2(c) + 1)/(s^2 beta) + c' lg
       (the product's flops f, known: t_ssc x ssc_gflops / products of the run, over
-      the P_a active ranks; the 3D/2.5D grid's panel traffic; the collectives' latency)
-fitted by least squares on the relative error: the eigensolver's a, b, c (a:
+      the P_a active ranks; a rank's words: s/c Cannon steps of two n/s x n/s blocks,
+      the replication to and reduction from c planes by trees; the collectives'
+      latency. A grid not measured is the symmetric square's default for P: the
+      largest c <= P^(1/3) with P/c a square, as `ovl purify` chooses it)
+fitted by least squares on the relative error, every coefficient >= 0: the eigensolver's a, b, c (a:
 the flops' share of the node's rate, b: traffic over the link's rate, c:
 seconds per step and level), the purification's b and c only (its flop term
 is not fitted). The purification's time at a point it is not
@@ -70,6 +73,9 @@ def load(out):
       key = f"{j['method']}:{'double' if j['precision'] == 'double' else 'mixed'}"
       p[key] = (j["t_total"], j["products"], j)
       h += host(f)
+      if j["algo"] == "square":
+        g = [int(x) for x in j["grid"].split("x")]
+        GRIDS[(n, P)] = GRIDS[P] = (g[0], g[2])
     pts[(n, P)] = (e, p, h)
   return pts
 
@@ -99,26 +105,51 @@ def eig_terms(n, P):
   return [n**3 / (P * F), 8.0 * n * n / (math.sqrt(P) * BETA), n * math.log2(P)]
 
 
+def sq_grid(P):
+  """The s x s x c grid of P ranks: the largest c <= P^(1/3) with P/c a perfect square."""
+  for c in range(int(round(P ** (1.0 / 3.0))) + 1, 0, -1):
+    if c ** 3 <= P and P % c == 0 and round(math.sqrt(P // c)) ** 2 == P // c:
+      return int(round(math.sqrt(P // c))), c
+  return int(math.sqrt(P)), 1
+
+
+GRIDS = {}
+
+
 def pur_terms(n, P):
-  return [8.0 * n * n / (P ** (2.0 / 3.0) * BETA), math.log2(P)]
+  s, c = GRIDS.get((n, P)) or GRIDS.get(P) or sq_grid(P)
+  return [8.0 * n * n * (2.0 * s / c + 2.0 * math.log2(c) + 1.0) / (s * s * BETA), math.log2(P)]
 
 
 def fit(rows, terms, known=None):
-  """Least squares of the relative error: rows = [(n, P, t)]; known(n, P): a part of t not fitted."""
+  """Least squares of the relative error with coefficients >= 0 (every subset of the terms
+  tried, the best nonnegative solution kept): rows = [(n, P, t)]; known(n, P): a part of t
+  not fitted."""
   A = np.array([[x / t for x in terms(n, P)] for n, P, t in rows])
   y = np.array([1.0 - (known(n, P) / t if known else 0.0) for n, P, t in rows])
-  coef, *_ = np.linalg.lstsq(A, y, rcond=None)
-  return coef
+  k = A.shape[1]
+  best = (math.inf, np.zeros(k))
+  for mask in range(1, 2**k):
+    cols = [i for i in range(k) if mask >> i & 1]
+    c, *_ = np.linalg.lstsq(A[:, cols], y, rcond=None)
+    if (c < 0).any():
+      continue
+    full = np.zeros(k)
+    full[cols] = c
+    r = float(np.sum((A @ full - y) ** 2))
+    if r < best[0]:
+      best = (r, full)
+  return best[1]
 
 
 def main():
   args = sys.argv[1:]
   out = os.path.expanduser("~/.cache/ovl/crossover")
-  fitn, plot = {2000}, None
+  fitspec, plot = "2000,4000:16", None
   i = 0
   while i < len(args):
     if args[i] == "--fit":
-      fitn = {int(x) for x in args[i + 1].split(",")}
+      fitspec = args[i + 1]
       i += 2
     elif args[i] == "--plot":
       plot = args[i + 1]
@@ -126,15 +157,17 @@ def main():
     else:
       out = args[i]
       i += 1
+  specs = [tuple(map(int, x.split(":"))) for x in fitspec.split(",") if x]
+  fitted = lambda n, P: any(sp[0] == n and (len(sp) == 1 or sp[1] == P) for sp in specs)
   pts = load(out)
   summary(pts)
   pts = {k: v[:2] for k, v in pts.items()}
   solvers = sorted({s for e, _ in pts.values() for s in e})
   methods = sorted({m for _, p in pts.values() for m in p})
   em, pm = {}, {}
-  print(f"# fitted to n in {sorted(fitn)}; coefficients a (flops), b (traffic), c (latency, s)")
+  print(f"# fitted to the points {fitspec}; coefficients a (flops), b (traffic), c (latency, s)")
   for s in solvers:
-    rows = [(n, P, e[s]) for (n, P), (e, _) in pts.items() if s in e and n in fitn]
+    rows = [(n, P, e[s]) for (n, P), (e, _) in pts.items() if s in e and fitted(n, P)]
     if len(rows) >= 3:
       em[s] = fit(rows, eig_terms)
       print(f"# {s} + D: a {em[s][0]:.3g}  b {em[s][1]:.3g}  c {em[s][2]:.3g}  ({len(rows)} points)")
@@ -150,7 +183,7 @@ def main():
     return f / (j["active"] / j["ranks"] * P * F)
 
   for m in methods:
-    rows = [(n, P, p[m][0] / p[m][1]) for (n, P), (_, p) in pts.items() if m in p and n in fitn]
+    rows = [(n, P, p[m][0] / p[m][1]) for (n, P), (_, p) in pts.items() if m in p and fitted(n, P)]
     if len(rows) >= 2:
       pm[m] = fit(rows, pur_terms, lambda n, P, m=m: flop_time(m, n, P))
       print(f"# {m} per product: flops known, b {pm[m][0]:.3g}  c {pm[m][1]:.3g}  ({len(rows)} points)")
@@ -177,11 +210,11 @@ def main():
     for s in solvers:
       if s in e and s in em:
         t = t_eig(s, n, P)
-        print(f"| {n} | {P} | {s} + D | {e[s]:.4f} | {t:.4f} | {t / e[s]:.2f} | {'fit' if n in fitn else 'check'} |")
+        print(f"| {n} | {P} | {s} + D | {e[s]:.4f} | {t:.4f} | {t / e[s]:.2f} | {'fit' if fitted(n, P) else 'check'} |")
     for m in methods:
       if m in p and m in pm:
         t = t_pur(m, n, P)
-        print(f"| {n} | {P} | {m} | {p[m][0]:.4f} | {t:.4f} | {t / p[m][0]:.2f} | {'fit' if n in fitn else 'check'} |")
+        print(f"| {n} | {P} | {m} | {p[m][0]:.4f} | {t:.4f} | {t / p[m][0]:.2f} | {'fit' if fitted(n, P) else 'check'} |")
   print()
   print("| n | P* (model) | model's best eigensolver / best purification at 16, 64, 256, 1024 nodes |")
   print("| ---: | ---: | --- |")
