@@ -240,7 +240,7 @@ def main():
     for k, n in enumerate(sorted(curves)):
       c = f"C{k}"
       ax.plot(grid, curves[n], "-", color=c, lw=1, label=f"model, n = {n}")
-      meas = [(P, min(e.values()) / min(t for t, _ in p.values())) for (n2, P), (e, p) in sorted(pts.items())
+      meas = [(P, min(e.values()) / min(v[0] for v in p.values())) for (n2, P), (e, p) in sorted(pts.items())
               if n2 == n and e and p]
       if meas:
         ax.plot([x for x, _ in meas], [y for _, y in meas], "o", color=c, label=f"simulated, n = {n}")
