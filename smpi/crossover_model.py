@@ -96,7 +96,8 @@ def summary(pts):
     rat = lambda b: f"**{te / b[0]:.2f}**" if b and te else "-"
     c = p.get("canonical:double")
     cs = f"{c[2]['algo']} {c[2]['grid']} N_DUP {c[2]['ndup']}: {c[0]:.4f}" if c else "-"
-    print(f"| {n} | {P} | {e.get('pdsyevd', float('nan')):.4f} | {e.get('pdsyevr', float('nan')):.4f} | {fmt(bd)} |"
+    et = lambda k: f"{e[k]:.4f}" if k in e else "-"
+    print(f"| {n} | {P} | {et('pdsyevd')} | {et('pdsyevr')} | {fmt(bd)} |"
           f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h:.0f} |")
   print()
 
