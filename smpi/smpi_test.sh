@@ -45,6 +45,21 @@ sys.exit(0 if abs(tr - 40) < 1e-9 and err < 1e-8 else 1)
 PY
 done
 echo "smpi test: ovl purify --fock and -o, 8 ranks, sp2 and canonical: PASS"
+
+# The symmetric square charges its flops, the syrk of its diagonal blocks included: on
+# one rank every product is one syrk, n^3 flops at the node's 1.56 TFLOP/s (before,
+# one rank's products cost no simulated time).
+for prec in double mixed; do
+  out=$(cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 1 "$bld/ovl" purify --fock "$src/data/h2o8_ccpvdz/fock.raw" \
+        --nocc 40 --method sp2 --precision $prec --json -q 2>&1) || { echo "$out"; exit 1; }
+  python3 - "$out" <<'PY' || { echo "$out"; echo "smpi test: sp2 ($prec) on one rank: products not charged as n^3 flops"; exit 1; }
+import json, sys
+j = json.loads(sys.argv[1].strip().splitlines()[-1])
+want = j["products"] * j["n"] ** 3 / 1.56e12
+sys.exit(0 if abs(j["t_ssc"] - want) <= 0.05 * want else 1)
+PY
+done
+echo "smpi test: the symmetric square's flops on one rank (sp2, double and mixed): PASS"
 # Computation in arrival order (--arrival-order on): Algorithm 5's products
 # on each lane's part as it arrives (64 ranks), and SUMMA with lookahead
 # (16 ranks, 4 lanes), products really computed and checked.

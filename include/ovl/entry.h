@@ -133,6 +133,8 @@ typedef struct ovl_purify_job_result {
   int threads;   /* BLAS threads of an active rank (multiple PPN: the node's cores / its active ranks; 0: unknown) */
   char grid[64]; /* "2x2x2" */
   double t_wall; /* seconds */
+  double t_cpu;  /* the process's CPU time over the same span, max over ranks (seconds; what a dedicated core
+                    would take when the wall time includes other jobs' time slices; under SMPI the simulated time) */
   /* the block-sparse job: blocks of F and of D (over the grid), D's fraction of the n^2 entries, the
    * inverse square root of S (iterations 0 without an overlap) and the seconds of S^(-1/2), of Z F Z and
    * Z D Z */

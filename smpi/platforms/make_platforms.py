@@ -14,6 +14,11 @@
              --flowcap RATE it also prints the TCP-gamma window that caps
              every inter-node flow at RATE (SimGrid bounds a flow at
              gamma / (2 x route latency)): smpi/smpirun.sh --flowcap.
+  local      this machine, for validating simulations against real runs
+             (smpi/validate.sh): one host of --cores cores, each running at
+             --speed flop/s (a dgemm rate measured here on one core), ranks
+             on its cores; intra-host messages over the loopback of the
+             Stampede2-like node (20 GB/s, 0.3 us).
   bgp        BlueGene/P-like: a 3D torus of 4-core nodes (850 MHz PowerPC 450,
              3.4 GFLOP/s peak per core), 425 MB/s per torus link and direction,
              VN mode: one rank per core.
@@ -21,6 +26,7 @@
 usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
        make_platforms.py stampede2flat [--nodes N] [--ppn K] [--flowcap RATE] DIR
        make_platforms.py bgp --ranks P DIR
+       make_platforms.py local --speed FLOPS [--cores K] --ranks P DIR
        make_platforms.py rate RATE        (prints RATE, e.g. 1.7GBps, in bytes/s)
 Writes DIR/<name>.xml and DIR/<name>_<ranks>.hostfile (rank r on the node of
 rank r, ranks of one node consecutive: the "natural" assignment).
@@ -169,16 +175,32 @@ def bgp(d, ranks):
   return name
 
 
+def local(d, speed, cores, ranks):
+  if ranks > cores:
+    raise SystemExit(f"local: {ranks} ranks on {cores} cores (one rank per core)")
+  name = f"local_{cores}c_{speed:.6g}"
+  xml = HEADER + ZONE_OPEN + f'''  <!-- this machine: one host, {cores} cores at {speed:.6g} flop/s each (a measured one-core dgemm rate) -->
+  <cluster id="{name}" prefix="l" suffix="" radical="0-0" speed="{speed:.6g}f" core="{cores}"
+           bw="{S2_LINK_BW}" lat="{S2_LINK_LAT}" loopback_bw="{S2_SHM_BW}" loopback_lat="{S2_SHM_LAT}"/>
+{ZONE_CLOSE}</platform>
+'''
+  write(os.path.join(d, name + ".xml"), xml)
+  write(os.path.join(d, f"{name}_{ranks}.hostfile"), hostfile("l", 1, cores, ranks))
+  return name
+
+
 def main():
   if len(sys.argv) == 3 and sys.argv[1] == "rate":
     print(f"{rate_bytes(sys.argv[2]):.6g}")
     return
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "bgp"])
+  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "bgp", "local"])
   ap.add_argument("dir")
   ap.add_argument("--nodes", type=int, default=64)
   ap.add_argument("--ppn", type=int, default=1)
   ap.add_argument("--ranks", type=int, default=0, help="ranks in the hostfile (default: nodes x ppn)")
+  ap.add_argument("--speed", type=float, default=0.0, help="local: flop/s of one core")
+  ap.add_argument("--cores", type=int, default=2, help="local: cores of the host")
   ap.add_argument("--flowcap", default=None, help="stampede2flat: also print the TCP-gamma (bytes) for this cap")
   a = ap.parse_args()
   os.makedirs(a.dir, exist_ok=True)
@@ -187,6 +209,10 @@ def main():
   elif a.kind == "stampede2flat":
     name = stampede2flat(a.dir, a.nodes, a.ppn, a.ranks or a.nodes * a.ppn)
     print(name if a.flowcap is None else f"{name} {rate_bytes(a.flowcap) * 2 * S2F_ROUTE_LAT_S:.6g}")
+  elif a.kind == "local":
+    if not a.speed > 0:
+      raise SystemExit("local: --speed FLOPS (> 0) is required")
+    print(local(a.dir, a.speed, a.cores, a.ranks or a.cores))
   else:
     print(bgp(a.dir, a.ranks or 4 * a.nodes))
 

@@ -60,6 +60,12 @@ void ovl_i_kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, 
 void ovl_i_kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k, double alpha, const void *a,
                          int64_t lda, const void *b, int64_t ldb, double beta, void *c, int64_t ldc);
 
+/* Lower triangle of c (n x n) += a a^T, a n x k, for elements of esz bytes
+ * (ssyrk or dsyrk). Under SMPI it injects n^2 k flops (the product's count,
+ * as ovl_i_kern_gemm_one's 2mnk for the full square) and computes only with
+ * OVL_SMPI_FLOPS=real. LOCAL. */
+void ovl_i_kern_syrk_lower(size_t esz, int64_t n, int64_t k, const void *a, int64_t lda, void *c, int64_t ldc);
+
 /* Copy an m x n column-major block. LOCAL. */
 void ovl_i_kern_copy(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
 

@@ -81,6 +81,17 @@ void ovl_i_kern_gemm_one(size_t esz, int transb, int64_t m, int64_t n, int64_t k
                 (int)ldc);
 }
 
+void ovl_i_kern_syrk_lower(size_t esz, int64_t n, int64_t k, const void *a, int64_t lda, void *c, int64_t ldc) {
+  if (n <= 0 || k <= 0) return;
+#ifdef OVL_SMPI
+  smpi_execute_flops((double)n * (double)n * (double)k);
+  if (!kern_smpi_real()) return;
+#endif
+  if (esz == sizeof(float))
+    cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)k, 1.0f, a, (int)lda, 1.0f, c, (int)ldc);
+  else cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)n, (int)k, 1.0, a, (int)lda, 1.0, c, (int)ldc);
+}
+
 void ovl_i_kern_gemm(size_t esz, int64_t m, int64_t n, int64_t k, double alpha, const void *a, int64_t lda,
                      const void *b, int64_t ldb, void *c, int64_t ldc, int nreq, ovl_req *reqs) {
   if (m <= 0 || n <= 0 || k <= 0) return;

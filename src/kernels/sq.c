@@ -188,12 +188,7 @@ static void syrk_chunked(int single, int64_t n, int64_t k, const char *a, int64_
   for (int64_t x = 0; x < n; x += step) {
     int64_t w = n - x < step ? n - x : step;
     char *cx = c + e * (size_t)(x + x * ldc);
-    if (single)
-      cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)w, (int)k, 1.0f,
-                  (const float *)(const void *)(a + e * (size_t)x), (int)lda, 1.0f, (float *)(void *)cx, (int)ldc);
-    else
-      cblas_dsyrk(CblasColMajor, CblasLower, CblasNoTrans, (int)w, (int)k, 1.0,
-                  (const double *)(const void *)(a + e * (size_t)x), (int)lda, 1.0, (double *)(void *)cx, (int)ldc);
+    ovl_i_kern_syrk_lower(e, w, k, a + e * (size_t)x, lda, cx, ldc);
     ovl_i_kern_gemm_one(e, 1, n - x - w, w, k, 1.0, a + e * (size_t)(x + w), lda, a + e * (size_t)x, lda, 1.0,
                         cx + e * (size_t)w, ldc);
     if (nreq > 0 && x + w < n) ovl_req_progress(nreq, reqs, NULL);
