@@ -5,6 +5,8 @@
 #   make test   runs the whole test suite (release build + ASan/UBSan build; and MPICH's release suite)
 #   make data   makes the big Fock-matrix cases of data/big/ (PySCF, hours) and checks their checksums
 #   make data-tb makes the tight-binding cases of data/big/ (tblite GFN2-xTB, n ~ 1000-8000) and checks them
+#   make data-sparse makes the sparse tight-binding cases (tblite GFN1-xTB, periodic replication, n ~ 1000-
+#     65856) in ~/.cache/ovl/sparse-cases (or $OVL_SPARSE_CASES), outside git, and checks them
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
 MPI ?= openmpi
 ifeq ($(MPI),mpich)
@@ -21,7 +23,7 @@ JOBS ?= 2
 CMAKE_MPI := -DMPI_C_COMPILER=$(MPICC) -DMPIEXEC_EXECUTABLE=$(MPIEXEC)
 CTEST := ctest --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build build-asan demo test test-release test-asan test-mpich clean data data-tb
+.PHONY: all deps build build-asan demo test test-release test-asan test-mpich clean data data-tb data-sparse
 
 all: build
 
@@ -75,6 +77,11 @@ data:
 data-tb:
 	@bash scripts/deps-tb.sh
 	OMP_NUM_THREADS=1 nice -n 19 tools/make-cases --tb
+
+data-sparse:
+	@bash scripts/deps-tb.sh
+	OMP_NUM_THREADS=1 nice -n 19 tools/make-sparse-cases --all
+	tools/make-sparse-cases --check
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)

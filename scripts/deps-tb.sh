@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install what tools/make-tb (the tight-binding cases, tools/make-cases --tb) needs: tblite and numpy,
+# Install what tools/make-tb (the tight-binding cases, tools/make-cases --tb) and tools/make-sparse-cases
+# (the sparse ones, make data-sparse) need: tblite and numpy,
 # from PyPI wheels into a venv of their own ($OVL_TB_VENV, default ~/.cache/ovl/venv-tb), never into
 # the system Python; only when missing (about 20 s here). tblite 0.4.0 is the version the cases of
 # data/big/*_gfn2 and their checksums (data/checksums.sha256) were made with. make-tb finds the venv
