@@ -61,7 +61,7 @@ test-asan: build-asan
 # of ovl's own code) or only repeat its paths (the sweep of every method for
 # symmetric results: ovl_dmat_symmetrize's exchange is test_dmat's): those
 # run once, above. MPICH's sanitizer suite is `MPI=mpich make test-asan` (docs/guides/mpi.md).
-MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|smpi_eig|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|hard_random_args|hard_valgrind|purify_symmetric|knob_walk|cli_doc|check_defaults|check_defaults_selftest|schema_nompi|validate_models_smoke|layout|tb_case)$$
+MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|smpi_eig|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|hard_random_args|hard_valgrind|purify_symmetric|knob_walk|cli_doc|check_defaults|check_defaults_selftest|schema_nompi|validate_models_smoke|layout|tb_case|sparse_cases)$$
 
 test-mpich:
 	@$(MAKE) --no-print-directory MPI=mpich build
