@@ -302,7 +302,7 @@ static int shape(int me, int np, char ta, char tb, int m, int n, int k, int off,
     pdgemm_(sa, sb, &m, &n, &k, &alpha, A.d, &i1, &i1, A.desc, B.d, &i1, &i1, B.desc, &beta, C.d, &i1, &i1, C.desc);
     t = MPI_Wtime() - t;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (me == 0 && r > 0) printf(" t=%.5f", t);
+    if (me == 0 && r > 0) printf(" t=%.7f", t);
   }
   /* C = C0 + (reps + 1) op(A) op(B): check the first local entries of sub(C) */
   double err = 0.0;
@@ -363,7 +363,7 @@ static int lu(int me, int np, int n, int nb, int calls) {
     pdgetrf_(&n, &n, A.d, &one, &one, A.desc, ipiv, &info);
     t = MPI_Wtime() - t;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (me == 0 && r > 0) printf(" t=%.5f", t);
+    if (me == 0 && r > 0) printf(" t=%.7f", t);
   }
   if (info == 0) pdgetrs_("N", &n, &one, A.d, &one, &one, A.desc, ipiv, X.d, &one, &one, X.desc, &info);
   double err = info == 0 ? 0.0 : INFINITY;
