@@ -30,6 +30,7 @@ git_sha256=f3e2df1f4bf2f53f7bd330276e3cd0ae7939c079a088bae0dc784527b6e5707b
 # checks an unpacked directory or a tarball whatever its packaging.
 tree_sha256=bad05030d45b46988ac8ad6e3ed1cf40cda62b95ef0ac5396ab5ac1e482e9d1f
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/unpack-source.sh"
 src=${OVL_SCALAPACK_SRC:-} out=${OVL_SMPI_SCALAPACK:-$HOME/.cache/ovl/smpi-scalapack} sg="" jobs=1
 die() { echo "build_scalapack.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -61,41 +62,8 @@ t0=$(date +%s)
 
 # 1. The source, checked.
 tree=$out/src
-rm -rf "$out/src.tmp"
-mkdir -p "$out/src.tmp"
-tree_hash() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
-if [ -d "$src" ] && git --git-dir="$src" rev-parse --git-dir >/dev/null 2>&1 ||
-  { [ -d "$src" ] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1 && [ -f "$src/.git" -o -d "$src/.git" ]; }; then
-  gd=$src
-  [ -e "$src/.git" ] && gd=$src/.git
-  git --git-dir="$gd" rev-parse -q --verify "refs/tags/v$version" >/dev/null ||
-    die "$src has no tag v$version (a git repository of Reference-ScaLAPACK/scalapack is expected)"
-  git --git-dir="$gd" archive --format=tar "v$version" >"$out/src.tar"
-  got=$(sha256sum "$out/src.tar" | cut -d' ' -f1)
-  [ "$got" = "$git_sha256" ] || die "git archive v$version of $src has sha256 $got, not $git_sha256: not ScaLAPACK $version"
-  tar -xf "$out/src.tar" -C "$out/src.tmp"
-  rm -f "$out/src.tar"
-  how="git archive v$version of $src, sha256 $got"
-elif [ -d "$src" ]; then
-  got=$(tree_hash "$src")
-  [ "$got" = "$tree_sha256" ] ||
-    die "$src: its files' sha256 list is $got, not $tree_sha256: not an unchanged ScaLAPACK $version tree"
-  cp -a "$src/." "$out/src.tmp/"
-  how="directory $src, file list sha256 $got"
-elif [ -f "$src" ]; then
-  tar -xf "$src" -C "$out/src.tmp" || die "$src: not a tar archive"
-  # A release tarball holds one top directory (scalapack-2.2.2/).
-  top=$out/src.tmp
-  n=$(find "$top" -mindepth 1 -maxdepth 1 | wc -l)
-  [ "$n" -eq 1 ] && [ -d "$(find "$top" -mindepth 1 -maxdepth 1)" ] && top=$(find "$top" -mindepth 1 -maxdepth 1)
-  got=$(tree_hash "$top")
-  [ "$got" = "$tree_sha256" ] ||
-    die "$src: its files' sha256 list is $got, not $tree_sha256: not the ScaLAPACK $version release"
-  [ "$top" = "$out/src.tmp" ] || { mv "$top" "$out/src.tmp2" && rm -rf "$out/src.tmp" && mv "$out/src.tmp2" "$out/src.tmp"; }
-  how="tarball $src ($(sha256sum "$src" | cut -d' ' -f1)), file list sha256 $got"
-else
-  die "$src: no such file or directory"
-fi
+unpack_source "$src" "v$version" "$git_sha256" "$tree_sha256" "ScaLAPACK $version" "$out/src.tmp"
+how=$SOURCE_HOW
 rm -rf "$tree"
 mv "$out/src.tmp" "$tree"
 echo "source: $how"

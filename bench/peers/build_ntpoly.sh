@@ -33,6 +33,7 @@ git_sha256=6f435871f1912f2d8361dccd8d686a760eb5d7e8493091a61aec168df3448ee7
 # checks an unpacked directory or a tarball whatever its packaging.
 tree_sha256=2761c6ca0582be444465c2d41208f7c3968752f144c68c1a942a998f6d728c70
 root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/scripts/unpack-source.sh"
 src=${OVL_NTPOLY_SRC:-} out=${OVL_NTPOLY:-} mpi=openmpi jobs=1 rebuild=0
 die() { echo "build_ntpoly.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -89,41 +90,8 @@ if [ "$reuse" -eq 1 ]; then
   echo "reusing the library built in $out from ${commit:0:12} (--rebuild to build it again)"
 else
 # 1. The source, checked.
-rm -rf "$out/src.tmp"
-mkdir -p "$out/src.tmp"
-tree_hash() { (cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -d' ' -f1); }
-if [ -d "$src" ] && git --git-dir="$src" rev-parse --git-dir >/dev/null 2>&1 ||
-  { [ -d "$src" ] && [ -e "$src/.git" ] && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; }; then
-  gd=$src
-  [ -e "$src/.git" ] && gd=$src/.git
-  git --git-dir="$gd" cat-file -e "$commit^{commit}" 2>/dev/null ||
-    die "$src has no commit ${commit:0:12} (tag ntpoly-v$version of william-dawson/NTPoly is expected)"
-  git --git-dir="$gd" archive --format=tar "$commit" >"$out/src.tar"
-  got=$(sha256sum "$out/src.tar" | cut -d' ' -f1)
-  [ "$got" = "$git_sha256" ] || die "git archive ${commit:0:12} of $src has sha256 $got, not $git_sha256"
-  tar -xf "$out/src.tar" -C "$out/src.tmp"
-  rm -f "$out/src.tar"
-  how="git archive $commit of $src, sha256 $got"
-elif [ -d "$src" ]; then
-  got=$(tree_hash "$src")
-  [ "$got" = "$tree_sha256" ] ||
-    die "$src: its files' sha256 list is $got, not $tree_sha256: not an unchanged NTPoly $version tree"
-  cp -a "$src/." "$out/src.tmp/"
-  how="directory $src, file list sha256 $got"
-elif [ -f "$src" ]; then
-  tar -xf "$src" -C "$out/src.tmp" || die "$src: not a tar archive"
-  # A release tarball holds one top directory (NTPoly-ntpoly-v3.1.1/).
-  top=$out/src.tmp
-  n=$(find "$top" -mindepth 1 -maxdepth 1 | wc -l)
-  [ "$n" -eq 1 ] && [ -d "$(find "$top" -mindepth 1 -maxdepth 1)" ] && top=$(find "$top" -mindepth 1 -maxdepth 1)
-  got=$(tree_hash "$top")
-  [ "$got" = "$tree_sha256" ] ||
-    die "$src: its files' sha256 list is $got, not $tree_sha256: not the NTPoly $version release"
-  [ "$top" = "$out/src.tmp" ] || { mv "$top" "$out/src.tmp2" && rm -rf "$out/src.tmp" && mv "$out/src.tmp2" "$out/src.tmp"; }
-  how="tarball $src ($(sha256sum "$src" | cut -d' ' -f1)), file list sha256 $got"
-else
-  die "$src: no such file or directory"
-fi
+unpack_source "$src" "$commit" "$git_sha256" "$tree_sha256" "NTPoly $version (tag ntpoly-v$version)" "$out/src.tmp"
+how=$SOURCE_HOW
 rm -rf "$tree"
 mv "$out/src.tmp" "$tree"
 echo "source: $how"

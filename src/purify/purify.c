@@ -459,32 +459,21 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
                     ovl_dmat_rows(F), ovl_dmat_cols(F), ovl_dmat_rows(D), ovl_dmat_cols(D));
   else if ((int)opts->method < 0 || (int)opts->method >= NMETHODS)
     rc = ovl_err_set(OVL_ERR_ARG, "unknown purification method %d", (int)opts->method);
-  else if (opts->method != OVL_PURIFY_MCWEENY && (opts->nocc < 0 || opts->nocc > n))
-    rc = ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
-                     opts->nocc);
-  else if (opts->max_iter < 1 || opts->max_iter > 100000)
-    rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
-  else if (opts->tol != 0.0 && !(opts->tol >= OVL_PURIFY_TOL_MIN && opts->tol <= OVL_PURIFY_TOL_MAX))
-    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be 0 (the method's default) or in [%g, %g], got %g",
-                     OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, opts->tol);
-  else if (opts->prec != OVL_PURIFY_PREC_DOUBLE && opts->prec != OVL_PURIFY_PREC_MIXED)
-    rc = ovl_err_set(OVL_ERR_ARG, "unknown precision %d", (int)opts->prec);
-  else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
-    rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2, sp2acc or trs4 method, got %s",
-                     ovl_purify_method_name(opts->method));
-  else if (opts->sparse > 0)
-    rc = ovl_err_set(OVL_ERR_ARG,
-                     "a filtering threshold (sparse %g) applies to block-sparse matrices (ovl_purify_sparse, ovl "
-                     "purify --sparse with a block-sparse file), not to the dense purification",
-                     opts->sparse);
-  else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
-    rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
-  else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&
-           !(isfinite(opts->homo) && isfinite(opts->lumo) && opts->homo < opts->lumo))
-    rc = ovl_err_set(OVL_ERR_ARG,
-                     "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both "
-                     "NAN, got homo %g and lumo %g",
-                     opts->homo, opts->lumo);
+  else rc = ovl_i_purify_check_common(opts, n);
+  if (rc == OVL_OK) {
+    if (opts->prec != OVL_PURIFY_PREC_DOUBLE && opts->prec != OVL_PURIFY_PREC_MIXED)
+      rc = ovl_err_set(OVL_ERR_ARG, "unknown precision %d", (int)opts->prec);
+    else if (opts->prec == OVL_PURIFY_PREC_MIXED && !sqm)
+      rc = ovl_err_set(OVL_ERR_ARG, "mixed precision needs the sp2, sp2acc or trs4 method, got %s",
+                       ovl_purify_method_name(opts->method));
+    else if (opts->sparse > 0)
+      rc = ovl_err_set(OVL_ERR_ARG,
+                       "a filtering threshold (sparse %g) applies to block-sparse matrices (ovl_purify_sparse, ovl "
+                       "purify --sparse with a block-sparse file), not to the dense purification",
+                       opts->sparse);
+    else if (opts->checkpoint_every < 0 || ((opts->checkpoint_every > 0 || opts->restart) && !opts->checkpoint))
+      rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
+  }
   OVL_TRY(ovl_err_agree(parent, rc));
   /* F must be symmetric and finite (plane 0 checks, everyone learns) */
   if (on0) {

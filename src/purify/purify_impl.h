@@ -48,4 +48,9 @@ int ovl_i_quadratic_bound_broken(double e, double e_ref, double K, double floor_
  * (newest first, before this one), branch_hist: the last two branches. LOCAL. */
 int ovl_i_sp2_floor(double err, const double e_hist[3], const int branch_hist[2], double floor_guard);
 
+/* The checks of the options both iterations share: n_occ in [0, n] (not
+ * McWeeny), the iteration cap, the tolerance, SP2-ACC's HOMO/LUMO pair.
+ * LOCAL; OVL_ERR_ARG naming the option. */
+ovl_err ovl_i_purify_check_common(const ovl_purify_opts *o, int64_t n);
+
 #endif

@@ -1,6 +1,7 @@
 /* The scalar rules of the SP2 family and the stopping test, shared by the
  * dense iteration (purify.c) and the block-sparse one (sparse.c): each step
  * is D <- c0 I + c1 D + c2 D^2, decided from the traces every rank holds. */
+#include <inttypes.h>
 #include <math.h>
 
 #include "purify_impl.h"
@@ -88,4 +89,22 @@ int ovl_i_quadratic_bound_broken(double e, double e_ref, double K, double floor_
 int ovl_i_sp2_floor(double err, const double e_hist[3], const int branch_hist[2], double floor_guard) {
   return branch_hist[0] >= 0 && branch_hist[0] < 2 && branch_hist[1] < 2 && branch_hist[0] != branch_hist[1] &&
          ovl_i_quadratic_bound_broken(err, e_hist[1], 4.0, floor_guard);
+}
+
+ovl_err ovl_i_purify_check_common(const ovl_purify_opts *o, int64_t n) {
+  if (o->method != OVL_PURIFY_MCWEENY && (o->nocc < 0 || o->nocc > n))
+    return ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
+                       o->nocc);
+  if (o->max_iter < 1 || o->max_iter > 100000)
+    return ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", o->max_iter);
+  if (o->tol != 0.0 && !(o->tol >= OVL_PURIFY_TOL_MIN && o->tol <= OVL_PURIFY_TOL_MAX))
+    return ovl_err_set(OVL_ERR_ARG, "the tolerance must be 0 (the method's default) or in [%g, %g], got %g",
+                       OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, o->tol);
+  if (o->method == OVL_PURIFY_SP2ACC && !(isnan(o->homo) && isnan(o->lumo)) &&
+      !(isfinite(o->homo) && isfinite(o->lumo) && o->homo < o->lumo))
+    return ovl_err_set(OVL_ERR_ARG,
+                       "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both NAN, got homo %g "
+                       "and lumo %g",
+                       o->homo, o->lumo);
+  return OVL_OK;
 }

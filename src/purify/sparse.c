@@ -46,26 +46,15 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
   else if (opts->method != OVL_PURIFY_SP2 && opts->method != OVL_PURIFY_SP2ACC)
     rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs sp2 and sp2acc, not %s",
                      ovl_purify_method_name(opts->method));
-  else if (opts->nocc < 0 || opts->nocc > n)
-    rc = ovl_err_set(OVL_ERR_ARG, "the number of occupied orbitals must be in [0, %" PRId64 "], got %" PRId64, n,
-                     opts->nocc);
-  else if (opts->max_iter < 1 || opts->max_iter > 100000)
-    rc = ovl_err_set(OVL_ERR_ARG, "the iteration cap must be in [1, 100000], got %d", opts->max_iter);
-  else if (opts->tol != 0.0 && !(opts->tol >= OVL_PURIFY_TOL_MIN && opts->tol <= OVL_PURIFY_TOL_MAX))
-    rc = ovl_err_set(OVL_ERR_ARG, "the tolerance must be 0 (the method's default) or in [%g, %g], got %g",
-                     OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, opts->tol);
-  else if (opts->prec != OVL_PURIFY_PREC_DOUBLE)
-    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs in float64 only");
-  else if (opts->checkpoint_every != 0 || opts->restart)
-    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification writes no checkpoints");
-  else if (!(eps >= 0.0 && eps < 1.0))
-    rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold must be in [0, 1), got %g", eps);
-  else if (opts->method == OVL_PURIFY_SP2ACC && !(isnan(opts->homo) && isnan(opts->lumo)) &&
-           !(isfinite(opts->homo) && isfinite(opts->lumo) && opts->homo < opts->lumo))
-    rc = ovl_err_set(OVL_ERR_ARG,
-                     "the HOMO and LUMO estimates must be both given (finite, homo < lumo) or both NAN, got homo %g "
-                     "and lumo %g",
-                     opts->homo, opts->lumo);
+  else rc = ovl_i_purify_check_common(opts, n);
+  if (rc == OVL_OK) {
+    if (opts->prec != OVL_PURIFY_PREC_DOUBLE)
+      rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs in float64 only");
+    else if (opts->checkpoint_every != 0 || opts->restart)
+      rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification writes no checkpoints");
+    else if (!(eps >= 0.0 && eps < 1.0))
+      rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold must be in [0, 1), got %g", eps);
+  }
   double ext[2] = {eps, -eps}; /* the same threshold on every rank (NaN counts as different) */
   if (rc == OVL_OK && MPI_Allreduce(MPI_IN_PLACE, ext, 2, MPI_DOUBLE, MPI_MAX, parent) != MPI_SUCCESS)
     rc = ovl_err_set(OVL_ERR_MPI, "ovl_purify_sparse: the threshold's reduction failed");
