@@ -169,6 +169,68 @@ static void test_conversion(void) {
   tcase_free(&co);
 }
 
+/* ---- regrouping into coarser blocks ------------------------------------------------------------ */
+
+static void test_regroup(void) {
+  int uneven[] = {3, 1, 4, 1, 5, 2, 6, 2, 3, 1, 2};
+  int want4[] = {4, 4, 1, 5, 2, 6, 2, 4, 2}, ng = 0, gs[11];
+  T_OK(ovl_bsmat_group_sizes(11, uneven, 4, &ng, gs));
+  T_CHECK(ng == 9 && memcmp(gs, want4, sizeof want4) == 0, "group sizes at 4: %d groups", ng);
+  T_OK(ovl_bsmat_group_sizes(11, uneven, 1000, &ng, gs));
+  T_CHECK(ng == 1 && gs[0] == 30, "group sizes at 1000: %d groups, the first %d", ng, gs[0]);
+  T_OK(ovl_bsmat_group_sizes(11, uneven, 1, &ng, gs));
+  T_CHECK(ng == 11 && memcmp(gs, uneven, sizeof uneven) == 0, "group sizes at 1: %d groups", ng);
+  T_CHECK(ovl_bsmat_group_sizes(11, uneven, 0, &ng, gs) == OVL_ERR_ARG, "target 0 accepted");
+  tcase cu = tcase_make(11, uneven, 3, 0, 5);
+  int pq[16][2], ns = shapes(g_size, pq);
+  for (int s = 0; s < ns; s++) {
+    ovl_grid2d g = NULL;
+    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, pq[s][0], pq[s][1], OVL_GRID_ALLOW_IDLE, &g));
+    if (!g) continue;
+    ovl_dmat D = NULL;
+    T_OK(ovl_dmat_create(g_auto, cu.n, cu.n, &D));
+    fill_dense(D, &cu);
+    for (int e = 0; e < 2; e++) {
+      double eps = e ? 0.05 : 0.0;
+      ovl_bsmat B = NULL, C = NULL;
+      T_OK(ovl_bsmat_create(g, cu.nblk, cu.bs, 77, &B));
+      T_OK(ovl_bsmat_from_dense(D, eps, B));
+      const int targets[] = {1, 4, 7, 1000};
+      for (int t = 0; t < 4; t++) {
+        T_OK(ovl_bsmat_regroup(B, targets[t], &C));
+        if (!C) continue;
+        T_OK(ovl_bsmat_group_sizes(11, uneven, targets[t], &ng, gs));
+        T_CHECK(ovl_bsmat_nblk(C) == ng && memcmp(ovl_bsmat_block_sizes(C), gs, sizeof(int) * (size_t)ng) == 0 &&
+                    ovl_bsmat_n(C) == cu.n,
+                "%dx%d, target %d: %d blocks, expected %d", pq[s][0], pq[s][1], targets[t], ovl_bsmat_nblk(C), ng);
+        ovl_dmat E = NULL;
+        T_OK(ovl_dmat_create(g_auto, cu.n, cu.n, &E));
+        T_OK(ovl_dmat_fill(E, OVL_FILL_RANDOM, 3));
+        T_OK(ovl_bsmat_to_dense(C, E));
+        int64_t bad = dense_diff(E, &cu, eps);
+        T_CHECK(bad == 0, "%dx%d, eps %g, target %d: %lld entries differ after regrouping", pq[s][0], pq[s][1], eps,
+                targets[t], (long long)bad);
+        double n0 = 0, n1 = 0;
+        T_OK(ovl_bsmat_norm_fro(B, &n0));
+        T_OK(ovl_bsmat_norm_fro(C, &n1));
+        T_CHECK(fabs(n0 - n1) <= 1e-14 * n0, "%dx%d, target %d: norm %.17g, was %.17g", pq[s][0], pq[s][1], targets[t],
+                n1, n0);
+        ovl_dmat_destroy(&E);
+        ovl_bsmat_destroy(&C);
+      }
+      ovl_err rc = ovl_bsmat_regroup(B, g_rank == 0 ? 4 : 5, &C);
+      T_CHECK(g_size == 1 ? rc == OVL_OK : rc == OVL_ERR_ARG, "targets that differ between ranks: %s",
+              ovl_err_name(rc));
+      ovl_bsmat_destroy(&C);
+      T_CHECK(ovl_bsmat_regroup(B, 0, &C) == OVL_ERR_ARG && C == NULL, "target 0 accepted");
+      ovl_bsmat_destroy(&B);
+    }
+    ovl_dmat_destroy(&D);
+    ovl_grid2d_destroy(&g);
+  }
+  tcase_free(&cu);
+}
+
 /* ---- operations against dense references ---------------------------------------------------- */
 
 /* Entries of D (on any grid) that differ from f(i, j) by more than tol |f|. */
@@ -690,6 +752,7 @@ int main(int argc, char **argv) {
   T_OK(ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &g_auto));
   double t[6] = {MPI_Wtime(), 0, 0, 0, 0, 0};
   test_conversion();
+  test_regroup();
   t[1] = MPI_Wtime();
   int pq[16][2], ns = shapes(g_size, pq);
   for (int s = 0; s < ns; s++) test_ops(pq[s][0], pq[s][1]);

@@ -106,6 +106,20 @@ ovl_err ovl_bsmat_from_dense(ovl_dmat D, double eps, ovl_bsmat B);
  * doubles), OVL_ERR_NOMEM. */
 ovl_err ovl_bsmat_to_dense(ovl_bsmat B, ovl_dmat D);
 
+/* ---- coarser blocks ----
+ * The sizes of consecutive blocks merged while their sum stays <= target (a
+ * block larger than target stays alone): gs[0..*ngroups-1], gs with room for
+ * nblk. LOCAL. Errors: OVL_ERR_ARG (NULL pointers, nblk < 1, target < 1, a
+ * size < 1). */
+ovl_err ovl_bsmat_group_sizes(int nblk, const int *bs, int target, int *ngroups, int *gs);
+/* *out := A on the coarser blocks of ovl_bsmat_group_sizes(target): the same
+ * entries (no block is dropped: a coarse block is stored when one of its
+ * parts is), the same grid and seed. One MPI_Alltoallv; memory checked
+ * first. COLLECTIVE over the grid's parent. Errors (agreed): OVL_ERR_ARG
+ * (NULL, target < 1 or differing between ranks), OVL_ERR_SIZE (a message
+ * over 2^31 doubles), OVL_ERR_NOMEM. */
+ovl_err ovl_bsmat_regroup(ovl_bsmat A, int target, ovl_bsmat *out);
+
 /* ---- files (COLLECTIVE over the grid's parent; errors agreed) ----
  * Reading (.mtx or .bsr by the name's ending, any case): a new matrix on g
  * with the permutation seed, the blocks under eps dropped. The block sizes

@@ -39,7 +39,8 @@ typedef struct ovl_purify_optvals {
   int64_t nocc;                                /* -1: not given */
   double mu, tol, homo, lumo;                  /* NAN: not given */
   int max_iter, checkpoint_every, restart;
-  double sparse; /* --sparse EPS: NAN when not given */
+  double sparse;    /* --sparse EPS: NAN when not given */
+  int sparse_block; /* --sparse-block B (default: ovl_purify_opts_default's) */
 } ovl_purify_optvals;
 ovl_purify_optvals ovl_purify_optvals_default(void);
 int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap);
@@ -137,10 +138,12 @@ typedef struct ovl_purify_job_result {
                     would take when the wall time includes other jobs' time slices; under SMPI the simulated time) */
   /* the block-sparse job: blocks of F and of D (over the grid), D's fraction of the n^2 entries, the
    * inverse square root of S (iterations 0 without an overlap) and the seconds of S^(-1/2), of Z F Z and
-   * Z D Z */
+   * Z D Z; the block count per dimension in the file and after merging (ovl_purify_opts.sparse_block) */
   int64_t blocks_f, blocks_d;
+  int blocks_file, blocks;
   double fill_d, t_invsqrt, t_transform;
   int invsqrt_iter;
+  int64_t rss_peak; /* the largest peak resident memory of a rank (bytes, getrusage; 0: unknown) */
 } ovl_purify_job_result;
 
 /* Run the job: the grid, the memory asked before anything is allocated, F

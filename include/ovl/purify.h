@@ -143,7 +143,16 @@ typedef struct ovl_purify_opts {
    * below it are dropped (0: only exact zeros). NAN, the default: not
    * block-sparse. The dense ovl_purify refuses a threshold > 0. */
   double sparse;
+  /* The block-sparse job's block size (`--sparse-block B`, ovl_pdpurify with
+   * a threshold): consecutive blocks of the file (atoms) merged up to B rows
+   * (ovl_bsmat_regroup), or the dense F cut into blocks of B; 1: the file's
+   * blocks as they are. Default OVL_PURIFY_SPARSE_BLOCK (docs/guides/sparse.md,
+   * "Block size"). ovl_purify_sparse itself takes its matrices' blocks. */
+  int sparse_block;
 } ovl_purify_opts;
+
+/* The default of ovl_purify_opts.sparse_block. */
+#define OVL_PURIFY_SPARSE_BLOCK 32
 
 /* The accepted range of tol: below the minimum the rounding floor of double
  * precision is reached long before (the iteration stops at the floor

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -193,6 +194,14 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
       rc = ovl_err_set(OVL_ERR_SIZE, "'%s' and '%s' do not have the same blocks (n %" PRId64 " and %" PRId64 ")",
                        j->fock, j->overlap, ovl_bsmat_n(F), ovl_bsmat_n(S));
   }
+  /* the file's blocks (atoms) merged into blocks of up to sparse_block rows */
+  r->blocks_file = rc == OVL_OK ? ovl_bsmat_nblk(F) : 0;
+  for (int k = 0; k < 2 && rc == OVL_OK && j->po.sparse_block > 1; k++) {
+    ovl_bsmat *X = k ? &S : &F, Y = NULL;
+    if (*X) rc = ovl_bsmat_regroup(*X, j->po.sparse_block, &Y);
+    if (Y) ovl_bsmat_destroy(X), *X = Y;
+  }
+  r->blocks = rc == OVL_OK ? ovl_bsmat_nblk(F) : 0;
   if (rc == OVL_OK) rc = ovl_bsmat_create_like(F, &D);
   if (rc == OVL_OK && S) rc = ovl_bsmat_create_like(F, &Z);
   if (rc == OVL_OK && S) rc = ovl_bsmat_create_like(F, &T);
@@ -301,6 +310,9 @@ ovl_err ovl_purify_job_run(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_jo
   r->t_wall = ovl_time() - t0;
   r->t_cpu = cpu_time() - c0;
   MPI_Allreduce(MPI_IN_PLACE, &r->t_cpu, 1, MPI_DOUBLE, MPI_MAX, comm);
+  struct rusage ru;
+  r->rss_peak = getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : 0; /* Linux: KiB */
+  MPI_Allreduce(MPI_IN_PLACE, &r->rss_peak, 1, MPI_INT64_T, MPI_MAX, comm);
   return rc;
 }
 
@@ -314,6 +326,7 @@ ovl_purify_optvals ovl_purify_optvals_default(void) {
   memset(&v, 0, sizeof v);
   v.method = "canonical", v.precision = "double", v.nocc = -1, v.mu = NAN, v.tol = NAN, v.max_iter = 200;
   v.homo = v.lumo = v.sparse = NAN;
+  v.sparse_block = ovl_purify_opts_default().sparse_block;
   return v;
 }
 
@@ -348,6 +361,10 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
        "sidecar), every product and sum filtered by EPS in [0, 1) (0: only exact zeros dropped; "
        "docs/guides/sparse.md)",
        NULL, 0, -1},
+      {"sparse-block", 0, OVL_OPT_INT, &v->sparse_block, "B",
+       "with --sparse: consecutive blocks of the file (atoms) merged into blocks of up to B rows (1: the file's "
+       "blocks)",
+       NULL, 1, 1 << 20},
   };
   int nt = (int)(sizeof t / sizeof t[0]);
   if (nt > cap) return -1;
@@ -385,7 +402,9 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
             "--sparse must be in [0, 1) (a filtering threshold), got %g", v->sparse);
   OVL_CHECK(isnan(v->sparse) || po->method == OVL_PURIFY_SP2 || po->method == OVL_PURIFY_SP2ACC, OVL_ERR_ARG,
             "--sparse runs --method sp2 or sp2acc, not %s", ovl_purify_method_name(po->method));
-  po->homo = v->homo, po->lumo = v->lumo, po->sparse = v->sparse;
+  OVL_CHECK(!isnan(v->sparse) || v->sparse_block == ovl_purify_opts_default().sparse_block, OVL_ERR_ARG,
+            "--sparse-block applies with --sparse only: refused rather than ignored");
+  po->homo = v->homo, po->lumo = v->lumo, po->sparse = v->sparse, po->sparse_block = v->sparse_block;
   po->checkpoint = v->checkpoint, po->checkpoint_every = v->checkpoint_every, po->restart = v->restart;
   return OVL_OK;
 }
@@ -453,7 +472,10 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
       ovl_record_set_int(o, "blocks_f", jr->blocks_f), ovl_record_set_int(o, "blocks_d", jr->blocks_d);
       ovl_record_set_num(o, "fill_d", jr->fill_d), ovl_record_set_int(o, "invsqrt_iterations", jr->invsqrt_iter);
       ovl_record_set_num(o, "t_invsqrt", jr->t_invsqrt), ovl_record_set_num(o, "t_transform", jr->t_transform);
+      ovl_record_set_int(o, "sparse_block", j->po.sparse_block);
+      ovl_record_set_int(o, "blocks_file", jr->blocks_file), ovl_record_set_int(o, "blocks", jr->blocks);
     }
+    ovl_record_set_int(o, "rss_peak", jr->rss_peak);
     ovl_err rc = ovl_record_print(o, out);
     ovl_record_destroy(&o);
     fflush(out);
@@ -483,12 +505,15 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
                 ovl_purify_uses_sq(j->po.method) ? "symmetric square" : "SymmSquareCube", r->t_ssc, r->products,
                 r->ssc_gflops, r->t_symm, j->out ? ", D written to " : "", j->out ? j->out : "");
   }
+  char grp[96] = "";
+  if (j->po.sparse_block > 1) snprintf(grp, sizeof grp, " merged from the file's %d", jr->blocks_file);
   if (!isnan(j->po.sparse))
     fprintf(out,
-            "purify: block-sparse, threshold %.1e: F %" PRId64 " blocks, D %" PRId64
-            " blocks (%.2f %% of the entries); S^(-1/2) %d iterations %.4f s, Z F Z and Z D Z %.4f s\n",
-            j->po.sparse, jr->blocks_f, jr->blocks_d, 100.0 * jr->fill_d, jr->invsqrt_iter, jr->t_invsqrt,
-            jr->t_transform);
+            "purify: block-sparse, threshold %.1e, %d blocks%s: F %" PRId64 " blocks, D %" PRId64
+            " blocks (%.2f %% of the entries); S^(-1/2) %d iterations %.4f s, Z F Z and Z D Z "
+            "%.4f s; peak memory %.1f MiB a rank\n",
+            j->po.sparse, jr->blocks, grp, jr->blocks_f, jr->blocks_d, 100.0 * jr->fill_d, jr->invsqrt_iter,
+            jr->t_invsqrt, jr->t_transform, (double)jr->rss_peak / 1048576.0);
   if (check)
     fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
             jr->ref.relerr, jr->ref.energy, jr->ref.t_eig, pass ? "PASS" : "FAIL");

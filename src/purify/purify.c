@@ -25,6 +25,7 @@ ovl_purify_opts ovl_purify_opts_default(void) {
   o.plan = ovl_plan_default(OVL_ALGO_SSC5, 0, 0); /* N_DUP: the family's default (the knob table) */
   o.homo = o.lumo = NAN;                          /* SP2-ACC: no gap estimates */
   o.sparse = NAN;                                 /* dense */
+  o.sparse_block = OVL_PURIFY_SPARSE_BLOCK;
   return o;
 }
 
