@@ -45,12 +45,13 @@ e, C = np.linalg.eigh(Z @ H @ Z); Co = Z @ C[:, : n // 2]
 np.save(d + "/dref.npy", Co @ Co.T)
 PY
 H="$tmp/H.mtx"; S="$tmp/S.mtx"
-for c in "1 0 sp2" "1 1e-7 sp2acc" "2 1e-7 sp2" "4 0 sp2acc"; do
-  read -r np eps m <<<"$c"
+# the file's blocks (--sparse-block 1) and merged ones (the default 32, and 7)
+for c in "1 0 sp2 1" "1 1e-7 sp2acc 32" "2 1e-7 sp2 7" "4 0 sp2acc 32" "1 0 trs4 32" "2 1e-7 trs4 1"; do
+  read -r np eps m bsz <<<"$c"
   {
     {
-      name="np=$np --sparse $eps --method $m with S"
-      run "$np" --fock "$H" --overlap "$S" --sparse "$eps" --method "$m" --check -q -o "$tmp/D.mtx"
+      name="np=$np --sparse $eps --method $m --sparse-block $bsz with S"
+      run "$np" --fock "$H" --overlap "$S" --sparse "$eps" --method "$m" --sparse-block "$bsz" --check -q -o "$tmp/D.mtx"
       ok test "$rc" -eq 0; ok has "check: .*PASS" "$out"; ok has "block-sparse, threshold" "$out"
       # D (in the basis of H and S) against the generalized eigenproblem's density
       err=$("$PY" - "$tmp" "$eps" <<'PY'
@@ -76,7 +77,9 @@ ok test "$rc" -eq 0; ok has '"check":"PASS"' "$out"; ok has '"sparse":0' "$out";
 name="--overlap without --sparse"; run 2 --fock "$H" --overlap "$S" -q
 ok test "$rc" -ne 0; ok has "--overlap applies to --sparse" "$err"
 name="--sparse with canonical"; run 2 --fock "$H" --sparse 1e-6 --method canonical -q
-ok test "$rc" -ne 0; ok has "--sparse runs --method sp2 or sp2acc" "$err"
+ok test "$rc" -ne 0; ok has "--sparse runs --method sp2, sp2acc or trs4" "$err"
+name="--sparse-block without --sparse"; run 1 --fock "$H" --sparse-block 8 --method sp2 -q
+ok test "$rc" -ne 0; ok has "--sparse-block applies with --sparse only" "$err"
 name="--sparse out of range"; run 1 --fock "$H" --sparse 2 --method sp2 -q
 ok test "$rc" -ne 0; ok has "must be in \[0, 1)" "$err"
 name="--sparse with mixed precision"; run 1 --fock "$H" --sparse 1e-6 --method sp2 -P mixed -q

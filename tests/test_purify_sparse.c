@@ -143,11 +143,25 @@ int main(int argc, char **argv) {
   T_CHECK(ra.products <= r0.products + 4 && ra.accelerated > 0,
           "sp2acc: %d products (%d scaled), sp2 %d (both from Gershgorin bounds)", ra.products, ra.accelerated,
           r0.products);
+  /* TRS4: the same density (eps = 0 to rounding; 1e-8 within the filtering), two products a step */
+  ovl_purify_opts ot = o;
+  ot.method = OVL_PURIFY_TRS4;
+  ovl_purify_result rt, rt8;
+  T_OK(purify_eps(Fs, D, &ot, 0.0, &rt));
+  gather_all(D, W, ds, n);
+  double et = rel_diff(ds, dd, n);
+  T_CHECK(et <= 1e-10 && rt.trace_err <= 1e-8, "trs4: ||D - D_dense|| / ||D_dense|| = %.3e, |tr D - n_occ| %.3e", et,
+          rt.trace_err);
+  T_CHECK(rt.products >= rt.iterations && rt.products <= 2 * rt.iterations, "trs4: %d products in %d iterations",
+          rt.products, rt.iterations);
+  T_OK(purify_eps(Fs, D, &ot, 1e-8, &rt8));
+  T_CHECK(fabs(rt8.energy - rd.energy) <= 1e-6 * (double)n, "trs4 eps = 1e-8: energy %.12g vs dense %.12g", rt8.energy,
+          rd.energy);
   if (g_rank == 0)
-    printf("# n %lld, %d blocks: sp2 %d products (dense %d), sp2acc %d (fallback after %d); eps 1e-8: %d products, "
-           "%lld of %lld blocks\n",
-           (long long)n, nblk, r0.products, rd.products, ra.products, ra.fallback, rs.products, (long long)blocks_eps,
-           (long long)blocks_full);
+    printf("# n %lld, %d blocks: sp2 %d products (dense %d), sp2acc %d (fallback after %d), trs4 %d (%d iterations); "
+           "eps 1e-8: %d products, %lld of %lld blocks\n",
+           (long long)n, nblk, r0.products, rd.products, ra.products, ra.fallback, rt.products, rt.iterations,
+           rs.products, (long long)blocks_eps, (long long)blocks_full);
 
   /* the inverse square root of an overlap S = I + a banded part: Z S Z = I, Z symmetric */
   double *sg = calloc((size_t)(n * n), sizeof(double)), *zg = calloc((size_t)(n * n), sizeof(double));
@@ -197,8 +211,8 @@ int main(int argc, char **argv) {
   ovl_purify_opts ob = o;
   ob.method = OVL_PURIFY_CANONICAL;
   ovl_err rc = purify_eps(Fs, D, &ob, 0.0, NULL);
-  T_CHECK(rc == OVL_ERR_UNSUPPORTED && strstr(ovl_errmsg(), "sp2 and sp2acc"), "canonical: %s %s", ovl_err_name(rc),
-          ovl_errmsg());
+  T_CHECK(rc == OVL_ERR_UNSUPPORTED && strstr(ovl_errmsg(), "sp2, sp2acc and trs4"), "canonical: %s %s",
+          ovl_err_name(rc), ovl_errmsg());
   rc = purify_eps(Fs, D, &o, -1.0, NULL);
   T_CHECK(rc == OVL_ERR_ARG && strstr(ovl_errmsg(), "threshold"), "eps < 0: %s %s", ovl_err_name(rc), ovl_errmsg());
   if (g_size > 1) {

@@ -213,13 +213,13 @@ typedef struct ovl_purify_result {
 ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
 /* Compute D from a block-sparse F (ovl/bsmat.h; an orthonormal basis) by
- * SP2 or SP2-ACC, every product (ovl_bsmat_multiply) and every step's sum
+ * SP2, SP2-ACC or TRS4, every product (ovl_bsmat_multiply) and every step's sum
  * filtered by the threshold eps = opts.sparse >= 0 (0 or NAN: nothing
  * dropped but exact zeros; the result is the dense iteration's to rounding). D0 comes from
- * F's Gershgorin bounds. opts: method (sp2 or sp2acc, with homo/lumo as
- * above), nocc, max_iter, tol, verbose, stop, started, and plan.ndup (the
+ * F's Gershgorin bounds. opts: method (sp2, sp2acc with homo/lumo as
+ * above, or trs4: two products a step, D^2 then D^2 M), nocc, max_iter, tol, verbose, stop, started, and plan.ndup (the
  * product's lanes, 0: its default); float64 only, no checkpoints. Stopping:
- * SP2's rounding-floor test of the dense iteration, applied below the error
+ * the rounding-floor tests of the dense iteration, applied below the error
  * floor the filtering leaves (4 eps sqrt(blocks of D^2), between 1e-6 and
  * 1e-2: stop_reason "filtering floor"), and the trace test accepts
  * |tr D - n_occ| up to that floor. D must be made like F

@@ -357,7 +357,7 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
        1000000},
       {"restart", 0, OVL_OPT_FLAG, &v->restart, NULL, "continue from the checkpoint", NULL, 0, -1},
       {"sparse", 0, OVL_OPT_DOUBLE, &v->sparse, "EPS",
-       "block-sparse purification (sp2, sp2acc) of a block-sparse F (.mtx or .bsr with its block sizes in the "
+       "block-sparse purification (sp2, sp2acc, trs4) of a block-sparse F (.mtx or .bsr with its block sizes in the "
        "sidecar), every product and sum filtered by EPS in [0, 1) (0: only exact zeros dropped; "
        "docs/guides/sparse.md)",
        NULL, 0, -1},
@@ -400,8 +400,8 @@ ovl_err ovl_purify_opts_apply(const ovl_purify_optvals *v, ovl_purify_opts *po) 
   po->nocc = v->nocc, po->mu = v->mu, po->max_iter = v->max_iter, po->tol = isnan(v->tol) ? 0.0 : v->tol;
   OVL_CHECK(isnan(v->sparse) || (v->sparse >= 0.0 && v->sparse < 1.0), OVL_ERR_ARG,
             "--sparse must be in [0, 1) (a filtering threshold), got %g", v->sparse);
-  OVL_CHECK(isnan(v->sparse) || po->method == OVL_PURIFY_SP2 || po->method == OVL_PURIFY_SP2ACC, OVL_ERR_ARG,
-            "--sparse runs --method sp2 or sp2acc, not %s", ovl_purify_method_name(po->method));
+  OVL_CHECK(isnan(v->sparse) || ovl_purify_uses_sq(po->method), OVL_ERR_ARG,
+            "--sparse runs --method sp2, sp2acc or trs4, not %s", ovl_purify_method_name(po->method));
   OVL_CHECK(!isnan(v->sparse) || v->sparse_block == ovl_purify_opts_default().sparse_block, OVL_ERR_ARG,
             "--sparse-block applies with --sparse only: refused rather than ignored");
   po->homo = v->homo, po->lumo = v->lumo, po->sparse = v->sparse, po->sparse_block = v->sparse_block;

@@ -402,14 +402,11 @@ static ovl_err step_trs4(pstep *x, const double *v, int *branch, int *end) {
   (void)branch, (void)end;
   ovl_dmat D = x->D, D2 = x->D2, D3 = x->D3, T = x->T;
   const int on0 = x->on0;
-  double trD2 = v[V_TRD2], tr3 = v[V_TRD3], tr4 = v[V_TRD4];
-  double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
   /* tr G = sum x^2 (1-x)^2 is a difference of traces of size n_occ: once it
    * is within their rounding, gamma is noise, and a noisy gamma outside
    * [0, 6] would take a first-order step that spoils the trace; there the
    * iteration is McWeeny's (gamma = 3), which keeps it */
-  double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
-  double gamma = trG4 > noise ? (x->Ne - trF4) / trG4 : 3.0;
+  double gamma = ovl_i_trs4_gamma(x->Ne, v[V_TRD2], v[V_TRD3], v[V_TRD4]);
   if (gamma > 6.0) {
     if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
   } else if (gamma < 0.0) {

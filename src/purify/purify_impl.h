@@ -42,6 +42,12 @@ int ovl_i_sp2_step(ovl_i_acc *s, double N, double Ne, double trD, double trD2, i
 /* The rounding-floor test of SP2 and TRS4 (see purify.h): the error e of this
  * iteration breaks the quadratic bound e <= K e_ref^2 of a converging
  * iteration, in the asymptotic regime (e < floor_guard). LOCAL. */
+/* TRS4's gamma from the traces of D^2, D^3 and D^4 (Niklasson): the step is
+ * D^2 (4 D - 3 D^2) + gamma D^2 (1 - D)^2 for gamma in [0, 6], 2 D - D^2 above,
+ * D^2 below. Near the end tr G = tr D^2 (1 - D)^2 is a difference of traces
+ * within their rounding: then gamma = 3 (McWeeny's step, which keeps the
+ * trace). LOCAL. */
+double ovl_i_trs4_gamma(double Ne, double trD2, double tr3, double tr4);
 int ovl_i_quadratic_bound_broken(double e, double e_ref, double K, double floor_guard);
 /* SP2's form of it: over the two iterations after a change of branch, both
  * SP2's (not scaled); e_hist: the errors of the last three iterations

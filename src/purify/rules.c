@@ -1,6 +1,7 @@
 /* The scalar rules of the SP2 family and the stopping test, shared by the
  * dense iteration (purify.c) and the block-sparse one (sparse.c): each step
  * is D <- c0 I + c1 D + c2 D^2, decided from the traces every rank holds. */
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 
@@ -81,6 +82,12 @@ int ovl_i_sp2_step(ovl_i_acc *s, double N, double Ne, double trD, double trD2, i
 }
 
 void ovl_i_acc_stop(ovl_i_acc *s) { s->phase = ACC_NONE, s->xo = s->yo = 0.0; }
+
+double ovl_i_trs4_gamma(double Ne, double trD2, double tr3, double tr4) {
+  double trF4 = 4.0 * tr3 - 3.0 * tr4, trG4 = trD2 - 2.0 * tr3 + tr4;
+  double noise = 64.0 * DBL_EPSILON * (fabs(trD2) + 2.0 * fabs(tr3) + fabs(tr4) + 1.0);
+  return trG4 > noise ? (Ne - trF4) / trG4 : 3.0;
+}
 
 int ovl_i_quadratic_bound_broken(double e, double e_ref, double K, double floor_guard) {
   return isfinite(e_ref) && e < floor_guard && e > K * e_ref * e_ref;

@@ -1,4 +1,4 @@
-/* Purification of a block-sparse F (ovl/bsmat.h): SP2 and SP2-ACC with
+/* Purification of a block-sparse F (ovl/bsmat.h): SP2, SP2-ACC and TRS4 with
  * every product and sum filtered by a threshold, so that the cost follows
  * the density matrix's nonzero blocks rather than n^3. The steps and the
  * stopping rule are the dense iteration's (rules.c). */
@@ -28,6 +28,27 @@ static ovl_err d0(ovl_bsmat F, ovl_bsmat D, double hmin, double hmax, double eps
   return ovl_bsmat_filter(D, eps);
 }
 
+/* TRS4's step from D and D2 = D^2 (T scratch): gamma from tr D^2, tr D^3 =
+ * <D^2, D>, tr D^4 = <D^2, D^2>; in [0, 6] the step is D^2 M with
+ * M = gamma I + (4 - 2 gamma) D + (gamma - 3) D^2, one more product. */
+static ovl_err trs4_step(ovl_bsmat D, ovl_bsmat D2, ovl_bsmat T, double Ne, double eps, int ndup,
+                         ovl_purify_result *R) {
+  double trD2 = 0.0, tr3 = 0.0, tr4 = 0.0;
+  OVL_TRY(ovl_bsmat_trace(D2, &trD2));
+  OVL_TRY(ovl_bsmat_dot(D2, D, &tr3));
+  OVL_TRY(ovl_bsmat_dot(D2, D2, &tr4));
+  const double g = ovl_i_trs4_gamma(Ne, trD2, tr3, tr4);
+  if (g > 6.0) return ovl_bsmat_axpby(2.0, D, -1.0, D2, eps, D);
+  if (g < 0.0) return ovl_bsmat_copy(D, D2);
+  OVL_TRY(ovl_bsmat_axpby(4.0 - 2.0 * g, D, g - 3.0, D2, 0.0, T));
+  OVL_TRY(ovl_bsmat_shift(T, 1.0, g));
+  double ts = ovl_time();
+  ovl_err rc = ovl_bsmat_multiply(D2, T, eps, ndup, D, NULL);
+  R->t_ssc += ovl_time() - ts;
+  R->products++;
+  return rc;
+}
+
 ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res) {
   OVL_TRY(ovl_check_handle(F, "ovl_purify_sparse", "F"));
   OVL_TRY(ovl_check_handle(D, "ovl_purify_sparse", "D"));
@@ -43,8 +64,8 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
   if (!opts) rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse: no options");
   else if (ovl_bsmat_grid(D) != ovl_bsmat_grid(F) || ovl_bsmat_n(D) != n || ovl_bsmat_nblk(D) != ovl_bsmat_nblk(F))
     rc = ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse: D must have F's grid and blocks (ovl_bsmat_create_like)");
-  else if (opts->method != OVL_PURIFY_SP2 && opts->method != OVL_PURIFY_SP2ACC)
-    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs sp2 and sp2acc, not %s",
+  else if (opts->method != OVL_PURIFY_SP2 && opts->method != OVL_PURIFY_SP2ACC && opts->method != OVL_PURIFY_TRS4)
+    rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs sp2, sp2acc and trs4, not %s",
                      ovl_purify_method_name(opts->method));
   else rc = ovl_i_purify_check_common(opts, n);
   if (rc == OVL_OK) {
@@ -98,7 +119,10 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
     if (opts->verbose)
       ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  |tr D - n_occ| %.3e  (product %.3f s, %" PRId64 " blocks)\n",
               it, err, fabs(trD - Ne), ovl_time() - ts, blocks);
-    int floor_hit = ovl_i_sp2_floor(err, e_hist, branch_hist, floor) || err == 0.0;
+    const int trs4 = opts->method == OVL_PURIFY_TRS4;
+    int floor_hit = (trs4 ? ovl_i_quadratic_bound_broken(err, e_hist[0], 6.0, floor)
+                          : ovl_i_sp2_floor(err, e_hist, branch_hist, floor)) ||
+                    err == 0.0;
     e_hist[2] = e_hist[1], e_hist[1] = e_hist[0], e_hist[0] = err;
     if (tol > 0 && err <= tol) {
       converged = 1, R.stop_reason = "tolerance";
@@ -114,20 +138,22 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
     }
     double c[3];
     int branch = -1;
-    if (ovl_i_sp2_step(&acc, N, Ne, trD, trD2, 0, c, &branch) == 3) {
+    if (trs4) rc = ovl_err_agree(parent, trs4_step(D, D2, T, Ne, eps, ndup, &R));
+    else if (ovl_i_sp2_step(&acc, N, Ne, trD, trD2, 0, c, &branch) == 3) {
       /* the estimates missed the gap: SP2 again from D0, the products counted */
       rc = ovl_err_agree(parent, d0(F, D, hmin, hmax, eps));
       ovl_i_acc_stop(&acc), R.fallback = it;
       e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1;
       continue;
     }
-    /* D <- c0 I + c1 D + c2 D^2, filtered */
-    rc = ovl_bsmat_axpby(c[1], D, c[2], D2, 0.0, D);
-    if (rc == OVL_OK && c[0] != 0.0) rc = ovl_bsmat_shift(D, 1.0, c[0]);
-    if (rc == OVL_OK) rc = ovl_bsmat_filter(D, eps);
-    rc = ovl_err_agree(parent, rc);
-    if (branch >= 2) R.accelerated++;
-    branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
+    if (!trs4) { /* D <- c0 I + c1 D + c2 D^2, filtered */
+      rc = ovl_bsmat_axpby(c[1], D, c[2], D2, 0.0, D);
+      if (rc == OVL_OK && c[0] != 0.0) rc = ovl_bsmat_shift(D, 1.0, c[0]);
+      if (rc == OVL_OK) rc = ovl_bsmat_filter(D, eps);
+      rc = ovl_err_agree(parent, rc);
+      if (branch >= 2) R.accelerated++;
+      branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
+    }
     if (rc == OVL_OK && opts->stop) { /* a stop request: every rank learns of it at the same iteration */
       int stop = (int)*opts->stop;
       if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
