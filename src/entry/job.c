@@ -473,6 +473,8 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
       ovl_record_set_num(o, "fill_d", jr->fill_d), ovl_record_set_int(o, "invsqrt_iterations", jr->invsqrt_iter);
       ovl_record_set_num(o, "t_invsqrt", jr->t_invsqrt), ovl_record_set_num(o, "t_transform", jr->t_transform);
       ovl_record_set_int(o, "sparse_block", j->po.sparse_block);
+      /* from H and S in memory to D: S^(-1/2), Z F Z, the purification, Z D Z (no files, no check) */
+      ovl_record_set_num(o, "t_solve", jr->t_invsqrt + jr->t_transform + r->t_total);
       ovl_record_set_int(o, "blocks_file", jr->blocks_file), ovl_record_set_int(o, "blocks", jr->blocks);
     }
     ovl_record_set_int(o, "rss_peak", jr->rss_peak);
