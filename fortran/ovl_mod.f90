@@ -44,6 +44,8 @@ module ovl_mod
     integer(c_int) :: verbose   ! 1: one line per iteration
     type(c_ptr) :: options      ! C string of run-time options (c_null_ptr); Fortran: the options argument
     real(c_double) :: homo, lumo  ! sp2acc's HOMO/LUMO estimates (NaN: none), e.g. the previous call's info%homo, info%lumo
+    real(c_double) :: sparse    ! the block-sparse route's threshold in [0, 1) (NaN: dense)
+    integer(c_int) :: sparse_block  ! its block size (default 32)
   end type
 
   ! struct ovl_pdpurify_info

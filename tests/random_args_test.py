@@ -130,7 +130,7 @@ CMDS = {
         "--max-iter": ["1", "3", "50", "0", "100001", "x"], "--tol": DOUBLES, "-o": OUT_FILES,
         "--checkpoint": ["@OUT@/ck", "@OUT@/nodir/ck", F("dev"), F("dir"), ""], "--checkpoint-every": SMALL,
         "--restart": None, "--check": None, "--trace": OUT_FILES, "--json": None, "--quiet": None,
-        "--sparse": DOUBLES, "--overlap": IN_FILES}),
+        "--sparse": DOUBLES, "--sparse-block": INTS, "--overlap": IN_FILES}),
     "bench pingpong": (["-m", "8:1K", "-i", "1", "-x", "0", "--iterations-large", "1", "--warmup-large", "0"], {
         "-m": RANGES, "-i": SMALL, "--iterations-large": SMALL, "-x": SMALL, "--warmup-large": SMALL,
         "--large": SIZES, "--pairs": SMALL, "-W": ["0", "1", "4", "-1", "x"], "--fit": ["rel", "abs", "x"],

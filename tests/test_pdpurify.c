@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "bctest.h"
+#include "ovl/dm.h"
 #include "ovl/pdpurify.h"
 #include "ovltest.h"
 #include "scalapack.h" /* BLACS and ScaLAPACK prototypes (bench/peers) */
@@ -242,6 +243,74 @@ static void run_case(const grid *G, const fcase *c, int with_s, int mb, int nb, 
   free(F.a), free(S.a), free(D.a), free(W.a), free(Dr), free(Wr), free(Dg), free(eps);
 }
 
+/* The block-sparse route (params.sparse): with PySCF's S through S^(-1/2), at threshold 0 the eigensolver's D,
+ * W, HOMO and LUMO; at 1e-7 within the filtering; every method of the route; as an option string; refused
+ * for canonical and float32, and in a handle whose overlap was prepared for the other route. */
+static void sparse_route(const grid *G, const fcase *c) {
+  int n = c->n;
+  double *Dr = malloc(sizeof(double) * (size_t)n * n), *Wr = malloc(sizeof(double) * (size_t)n * n);
+  double *Dg = malloc(sizeof(double) * (size_t)n * n), *ev = malloc(sizeof(double) * (size_t)n);
+  reference(G, c->FA, c->SA, n, c->nocc, 8, Dr, Wr, ev);
+  double homo = ev[c->nocc - 1], lumo = ev[c->nocc];
+  bc F = bc_new(G, n, 8, 8, 0, 0, 0), S = bc_new(G, n, 8, 8, 0, 0, 0), D = bc_new(G, n, 8, 8, 0, 0, 0);
+  bc W = bc_new(G, n, 8, 8, 0, 0, 0);
+  bc_scatter(G, &F, c->FA, n);
+  bc_scatter(G, &S, c->SA, n);
+  const double eps[] = {0.0, 1e-7};
+  const ovl_purify_method m[] = {OVL_PURIFY_SP2, OVL_PURIFY_TRS4, OVL_PURIFY_SP2ACC};
+  for (int k = 0; k < 3; k++) {
+    ovl_pdpurify_params prm = ovl_pdpurify_params_default();
+    prm.method = m[k], prm.sparse = eps[k % 2], prm.sparse_block = k == 1 ? 5 : 16;
+    double tol = prm.sparse > 0 ? 100 * prm.sparse : 1e-9, e = 0;
+    ovl_pdpurify_info info;
+    T_OK(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, W.a, W.desc, &prm, NULL, &e, &info));
+    bc_gather(G, &D, Dg, n);
+    double errD = relfro(Dg, Dr, n);
+    T_CHECK(errD <= tol && max_asym(Dg, n) == 0.0, "%s sparse %g %s: ||D - D_eig|| / ||D_eig|| = %.3e, asym %.1e",
+            c->name, prm.sparse, ovl_purify_method_name(m[k]), errD, max_asym(Dg, n));
+    bc_gather(G, &W, Dg, n);
+    double errW = relfro(Dg, Wr, n);
+    T_CHECK(errW <= tol, "%s sparse %g: ||W - W_eig|| / ||W_eig|| = %.3e", c->name, prm.sparse, errW);
+    T_CHECK(fabs(info.homo - homo) <= 1e-6 + tol && fabs(info.lumo - lumo) <= 1e-6 + tol,
+            "%s sparse %g: HOMO/LUMO %.10g %.10g vs %.10g %.10g", c->name, prm.sparse, info.homo, info.lumo, homo,
+            lumo);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+      printf("%-14s sparse %g %s blocks of %d: iter %d, |D-D_eig| %.2e, |W-W_eig| %.2e\n", c->name, prm.sparse,
+             ovl_purify_method_name(m[k]), prm.sparse_block, info.iterations, errD, errW);
+  }
+  ovl_pdpurify_params prm = ovl_pdpurify_params_default();
+  prm.options = "--method sp2 --sparse 0 --sparse-block 12";
+  T_OK(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
+  bc_gather(G, &D, Dg, n);
+  T_CHECK(relfro(Dg, Dr, n) <= 1e-9, "%s --sparse 0 as an option: %.3e", c->name, relfro(Dg, Dr, n));
+  prm = ovl_pdpurify_params_default();
+  prm.method = OVL_PURIFY_CANONICAL, prm.sparse = 1e-6;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "runs sp2, sp2acc or trs4") != NULL, "message: %s", ovl_errmsg());
+  prm = ovl_pdpurify_params_default();
+  prm.options = "--method sp2 --sparse 1e-6 -P mixed";
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  prm = ovl_pdpurify_params_default();
+  prm.sparse = 2.0;
+  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  /* a handle: the overlap is prepared for the route set when it is given */
+  ovl_dm h = NULL;
+  T_OK(ovl_dm_create(G->ctxt, n, 2.0 * c->nocc, 1, &h));
+  T_OK(ovl_dm_set_overlap(h, S.a, S.desc));
+  T_OK(ovl_dm_set(h, "sparse", "0"));
+  T_ERR(ovl_dm_solve(h, 0, F.a, F.desc, D.a, D.desc, NULL, NULL), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "set it again") != NULL, "message: %s", ovl_errmsg());
+  T_OK(ovl_dm_set_overlap(h, S.a, S.desc));
+  T_OK(ovl_dm_solve(h, 0, F.a, F.desc, D.a, D.desc, NULL, NULL));
+  bc_gather(G, &D, Dg, n);
+  for (size_t i = 0; i < (size_t)n * n; i++) Dg[i] *= 0.5; /* the handle's occupation 2 */
+  T_CHECK(relfro(Dg, Dr, n) <= 1e-9, "%s handle, sparse 0: %.3e", c->name, relfro(Dg, Dr, n));
+  ovl_dm_destroy(&h);
+  free(F.a), free(S.a), free(D.a), free(W.a), free(Dr), free(Wr), free(Dg), free(ev);
+}
+
 /* An SCF loop's second call: the default method (SP2-ACC, SP2's steps without estimates) given the first
  * call's info.homo and info.lumo needs at most 0.7 of its iterations for the same density (the same HOMO,
  * LUMO and energy); estimates that miss the gap (inside the occupied levels) cost iterations, not the
@@ -320,10 +389,6 @@ static void bad_input(const grid *G, const fcase *c) {
   prm.options = "--max-iter 200"; /* the string wins over the environment */
   T_OK(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
   if (G->myrow == 0 && G->mycol == 0) unsetenv("OVL_OPTIONS");
-  prm.options = "--method sp2 --sparse 1e-6"; /* a block-sparse option on dense block-cyclic F: refused */
-  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL),
-        OVL_ERR_UNSUPPORTED);
-  T_CHECK(strstr(ovl_errmsg(), "--sparse applies to block-sparse matrices") != NULL, "message: %s", ovl_errmsg());
   prm.options = "--method trs4 --bogus 3";
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
   T_CHECK(strstr(ovl_errmsg(), "options: unknown option '--bogus'") != NULL, "message: %s", ovl_errmsg());
@@ -410,6 +475,7 @@ int main(int argc, char **argv) {
         for (size_t x = 0; x < sizeof big / sizeof big[0]; x++)
           if (big_ok[x]) run_case(&G, &big[x], x == 0 ? S_PYSCF : S_NONE, 16, 16, 0, 0, 1, OVL_PURIFY_SP2);
         bad_input(&G, &water);
+        sparse_route(&G, &alk);
         scf_second_call(&G, &water);
       }
       Cblacs_gridexit(G.ctxt);

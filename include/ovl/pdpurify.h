@@ -105,6 +105,15 @@ typedef struct ovl_pdpurify_params {
    * estimated gap must only overlap the true one (ovl/purify.h). Also
    * --homo, --lumo in options. */
   double homo, lumo;
+  /* The block-sparse route (NAN, the default: dense): the threshold eps in
+   * [0, 1) of ovl_purify_sparse (sp2, sp2acc, trs4; float64). F (and S)
+   * are cut into blocks of sparse_block rows (default
+   * OVL_PURIFY_SPARSE_BLOCK) with the blocks under eps dropped; with S, its
+   * inverse square root (ovl_bsmat_invsqrt) replaces the Cholesky factor,
+   * so that no step is cubic in n (see "Block-sparse route" above). Also
+   * --sparse EPS and --sparse-block B in options. */
+  double sparse;
+  int sparse_block;
 } ovl_pdpurify_params;
 
 /* The defaults above. LOCAL. */

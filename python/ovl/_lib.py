@@ -46,6 +46,8 @@ class PdpurifyParams(ctypes.Structure):
         ("options", ctypes.c_char_p),
         ("homo", ctypes.c_double),
         ("lumo", ctypes.c_double),
+        ("sparse", ctypes.c_double),
+        ("sparse_block", ctypes.c_int),
     ]
 
 

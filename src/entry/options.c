@@ -50,7 +50,7 @@ static ovl_err options_apply(const char *str, const char *what, int ignore_unkno
     uv.nocc = po->method == OVL_PURIFY_MCWEENY ? -1 : po->nocc;
     uv.mu = po->method == OVL_PURIFY_MCWEENY ? po->mu : NAN;
     uv.tol = po->tol > 0 ? po->tol : NAN, uv.max_iter = po->max_iter;
-    uv.homo = po->homo, uv.lumo = po->lumo;
+    uv.homo = po->homo, uv.lumo = po->lumo, uv.sparse = po->sparse, uv.sparse_block = po->sparse_block;
     uv.checkpoint = po->checkpoint, uv.checkpoint_every = po->checkpoint_every, uv.restart = po->restart;
     int k = ovl_purify_opts_table(&uv, all + na, MAX_OPTS - na);
     if (k < 0) return ovl_err_set(OVL_ERR_INTERNAL, "%s: the option table does not fit (MAX_OPTS)", what);

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ovl/bsmat.h"
 #include "ovl/dm.h"
 #include "ovl/entry.h"
 #include "ovl/kernels.h"
@@ -43,6 +44,8 @@ ovl_pdpurify_params ovl_pdpurify_params_default(void) {
   p.c = 0;
   p.verbose = 0;
   p.homo = p.lumo = NAN; /* sp2acc: no gap estimates */
+  p.sparse = NAN;        /* dense */
+  p.sparse_block = ovl_purify_opts_default().sparse_block;
   return p;
 }
 
@@ -380,6 +383,14 @@ static ovl_err check_params(const ovl_pdpurify_params *p, const char *who) {
             "%s: tol must be 0 or in [%g, %g], got %g", who, OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX, p->tol);
   OVL_CHECK(p->max_iter >= 1, OVL_ERR_ARG, "%s: max_iter must be >= 1, got %d", who, p->max_iter);
   OVL_CHECK(p->c >= 0, OVL_ERR_ARG, "%s: c must be >= 0 (0: automatic), got %d", who, p->c);
+  OVL_CHECK(isnan(p->sparse) || (p->sparse >= 0.0 && p->sparse < 1.0), OVL_ERR_ARG,
+            "%s: sparse must be NAN (dense) or a threshold in [0, 1), got %g", who, p->sparse);
+  OVL_CHECK(isnan(p->sparse) || ovl_purify_uses_sq(p->method), OVL_ERR_ARG,
+            "%s: the block-sparse route (sparse %g) runs sp2, sp2acc or trs4, not %s", who, p->sparse,
+            ovl_purify_method_name(p->method));
+  OVL_CHECK(isnan(p->sparse) || p->prec == OVL_PURIFY_PREC_DOUBLE, OVL_ERR_ARG,
+            "%s: the block-sparse route (sparse %g) runs in float64 only", who, p->sparse);
+  OVL_CHECK(p->sparse_block >= 1, OVL_ERR_ARG, "%s: sparse_block must be >= 1, got %d", who, p->sparse_block);
   return OVL_OK;
 }
 
@@ -387,16 +398,6 @@ static ovl_err check_params(const ovl_pdpurify_params *p, const char *who) {
  * the plan's knobs (want: the constraints of params, then every knob the
  * options give), --method, --precision, --nocc, --tol, --max-iter, and
  * --print-plan. COLLECTIVE over comm; errors agreed. */
-/* --sparse among the options: the block-sparse purification takes block-sparse matrices (ovl purify --sparse,
- * ovl_purify_sparse); these entries hold dense block-cyclic ones. Refused rather than ignored. LOCAL. */
-static ovl_err sparse_refused(const ovl_purify_opts *po, const char *who) {
-  OVL_CHECK(isnan(po->sparse), OVL_ERR_UNSUPPORTED,
-            "%s: --sparse applies to block-sparse matrices (ovl purify --sparse with a block-sparse file, "
-            "ovl_purify_sparse), not to the dense block-cyclic F of ovl_pdpurify and ovl_dm: refused rather than "
-            "ignored",
-            who);
-  return OVL_OK;
-}
 
 static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpurify_params *p, ovl_plan *want,
                                int *print_plan) {
@@ -404,8 +405,9 @@ static ovl_err runtime_options(MPI_Comm comm, int64_t n, int64_t *nocc, ovl_pdpu
   ovl_purify_opts po = ovl_purify_opts_default();
   po.method = p->method, po.prec = p->prec, po.tol = p->tol, po.max_iter = p->max_iter, po.nocc = *nocc;
   if (p->method == OVL_PURIFY_SP2ACC) po.homo = p->homo, po.lumo = p->lumo; /* the other methods refuse them */
+  po.sparse = p->sparse, po.sparse_block = p->sparse_block;
   OVL_TRY(ovl_options_runtime_print(comm, p->options, OVL_FAMILY_SSC, want, &po, print_plan));
-  OVL_TRY(sparse_refused(&po, "ovl_pdpurify")); /* the same on every rank: the options are rank 0's */
+  p->sparse = po.sparse, p->sparse_block = po.sparse_block;
   if (po.method == OVL_PURIFY_SP2ACC) p->homo = po.homo, p->lumo = po.lumo;
   p->algo = want->algo, p->ndup = want->ndup > 0 ? want->ndup : OVL_AUTO, p->c = want->c > 0 ? want->c : 0;
   p->method = po.method, p->prec = po.prec, p->tol = po.tol, p->max_iter = po.max_iter, *nocc = po.nocc;
@@ -438,6 +440,12 @@ struct ovl_dm_s {
   int64_t wlld, wn;
   int factorizations;
   double t_factor;
+  /* the block-sparse route: a grid over every rank, and S^(-1/2) in blocks of zs_block rows at threshold
+   * zs_eps (NULL: none; with S set, h->sw or h->zs holds it, as the route at ovl_dm_set_overlap was) */
+  ovl_grid2d gb;
+  ovl_bsmat zs;
+  double zs_eps;
+  int zs_block;
   ovl_dm_results res[2];
 };
 
@@ -458,6 +466,8 @@ static ovl_err dm_alloc(const bgrid *G, int64_t n, ovl_dm *out) {
 
 static void dm_free(ovl_dm h) {
   ovl_free(&h->sw);
+  ovl_bsmat_destroy(&h->zs);
+  ovl_grid2d_destroy(&h->gb);
   ovl_grid2d_destroy(&h->g0);
   ovl_grid3d_destroy(&h->g3);
   free(h);
@@ -497,10 +507,63 @@ static ovl_err dm_prepare(ovl_dm h, const ovl_pdpurify_params *prm, const ovl_pl
 /* S (descs) -> the square-block copy h->sw (blocks nb) -> its Cholesky
  * factor. Needs the grids (dm_prepare). COLLECTIVE; errors agreed; on error
  * the handle has no S. */
-static ovl_err dm_factor(ovl_dm h, const double *s, const int *descs, int nb) {
+/* A new block-sparse matrix of n rows in blocks of b on the route's grid
+ * (made once: every rank of the context). COLLECTIVE; errors agreed. */
+static ovl_err sparse_new(ovl_dm h, int b, ovl_bsmat *out) {
+  *out = NULL;
+  ovl_err rc = h->gb ? OVL_OK : ovl_grid2d_create(h->G.comm, 0, 0, 0, &h->gb);
+  if (rc != OVL_OK) return rc;
+  int64_t nblk = (h->n + b - 1) / b;
+  int *bs = NULL;
+  if (nblk > INT32_MAX)
+    rc = ovl_err_set(OVL_ERR_SIZE, "%s: %" PRId64 " blocks of %d rows exceed an int: raise sparse_block", h->G.who,
+                     nblk, b);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)nblk, &bs);
+  rc = ovl_err_agree(h->G.comm, rc);
+  if (rc != OVL_OK) return rc;
+  for (int64_t k = 0; k < nblk; k++) bs[k] = (int)(k + 1 < nblk ? b : h->n - (nblk - 1) * b);
+  rc = ovl_bsmat_create(h->gb, (int)nblk, bs, 2024, out);
+  ovl_free(&bs);
+  return rc;
+}
+
+/* The block-sparse route's S^(-1/2) from S in ovl's layout (T). COLLECTIVE;
+ * errors agreed. */
+static ovl_err sparse_factor(ovl_dm h, ovl_dmat T, const ovl_pdpurify_params *prm) {
+  ovl_bsmat S = NULL, Z = NULL;
+  const int ndup = prm->ndup > 0 ? prm->ndup : 0;
+  ovl_err rc = sparse_new(h, prm->sparse_block, &S);
+  if (rc == OVL_OK) rc = ovl_bsmat_create_like(S, &Z);
+  rc = ovl_err_agree(h->G.comm, rc);
+  if (rc == OVL_OK) rc = ovl_bsmat_from_dense(T, prm->sparse, S);
+  if (rc == OVL_OK) rc = ovl_bsmat_invsqrt(S, prm->sparse, ndup, 200, Z, NULL);
+  ovl_bsmat_destroy(&S);
+  if (rc != OVL_OK) {
+    ovl_bsmat_destroy(&Z);
+    return rc;
+  }
+  h->zs = Z, h->zs_eps = prm->sparse, h->zs_block = prm->sparse_block;
+  return OVL_OK;
+}
+
+static ovl_err dm_factor(ovl_dm h, const double *s, const int *descs, int nb, const ovl_pdpurify_params *prm) {
   const bgrid *G = &h->G;
   double t0 = ovl_time();
   ovl_free(&h->sw);
+  ovl_bsmat_destroy(&h->zs);
+  if (!isnan(prm->sparse)) { /* S^(-1/2), filtered: no Cholesky factor (cubic) */
+    ovl_dmat T = NULL;
+    ovl_err rc = ovl_err_agree(G->comm, ovl_dmat_create(h->g0, h->n, h->n, &T));
+    bcarr bs = bc_of(descs, s);
+    if (rc == OVL_OK) rc = exchange(&bs, T, 0, G);
+    if (rc == OVL_OK) rc = ovl_dmat_check_finite(T);
+    if (rc == OVL_OK) rc = ovl_dmat_check_symmetric(T, 1e-12);
+    if (rc == OVL_OK) rc = sparse_factor(h, T, prm);
+    ovl_dmat_destroy(&T);
+    if (rc == OVL_OK) h->factorizations++;
+    h->t_factor = ovl_time() - t0;
+    return rc;
+  }
   int64_t n = h->n;
   int64_t wm = numroc(n, nb, G->myrow, 0, G->nprow), wn = numroc(n, nb, G->mycol, 0, G->npcol);
   int wlld = wm > 1 ? (int)wm : 1, ni = (int)n, one = 1;
@@ -543,6 +606,99 @@ static void mats_free(mats *m) {
   ovl_free(&m->fw);
 }
 
+/* The block-sparse route of dm_run (prm->sparse not NAN): F in blocks of
+ * sparse_block rows, F' = Z F Z with Z = S^(-1/2) (h->zs), ovl_purify_sparse,
+ * HOMO and LUMO from the dense F' and D' (Lanczos: n^2 a step), D = Z D' Z
+ * and W = D (F D) as filtered products; D and W symmetrized in the dense
+ * layout. Nothing is cubic in n. COLLECTIVE; errors agreed. */
+static ovl_err dm_run_sparse(ovl_dm h, const double *f, const int *descf, double *d, const int *descd, double *w,
+                             const int *descw, const ovl_pdpurify_params *prm, int64_t nocc, double out[8],
+                             ovl_dm_results *info, const char **stop_reason) {
+  const bgrid *G = &h->G;
+  MPI_Comm comm = G->comm;
+  const int64_t n = h->n;
+  const double eps = prm->sparse;
+  const int ndup = prm->ndup > 0 ? prm->ndup : 0;
+  ovl_err rc = OVL_OK;
+  if (h->sw || (h->zs && (h->zs_eps != eps || h->zs_block != prm->sparse_block)))
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "%s: the overlap was prepared for %s (ovl_dm_set_overlap before sparse or sparse_block changed): "
+                     "set it again",
+                     G->who, h->sw ? "the dense route" : "another threshold or block size");
+  OVL_TRY(ovl_err_agree(comm, rc));
+  ovl_dmat F0 = NULL, D0 = NULL;
+  ovl_bsmat Fa = NULL, Fp = NULL, Dp = NULL, T = NULL;
+  rc = ovl_dmat_create(h->g0, n, n, &F0);
+  if (rc == OVL_OK) rc = ovl_dmat_create(h->g0, n, n, &D0);
+  rc = ovl_err_agree(comm, rc);
+  if (rc == OVL_OK) rc = sparse_new(h, prm->sparse_block, &Fa);
+  if (rc == OVL_OK) rc = ovl_bsmat_create_like(Fa, &Fp);
+  if (rc == OVL_OK) rc = ovl_bsmat_create_like(Fa, &Dp);
+  if (rc == OVL_OK) rc = ovl_bsmat_create_like(Fa, &T);
+  rc = ovl_err_agree(comm, rc);
+  double t0 = ovl_time();
+  bcarr bf = bc_of(descf, f);
+  if (rc == OVL_OK) rc = exchange(&bf, F0, 0, G);
+  if (rc == OVL_OK) rc = ovl_dmat_check_finite(F0);
+  if (rc == OVL_OK) rc = ovl_bsmat_from_dense(F0, eps, Fa);
+  info->t_redist += ovl_time() - t0;
+  double t1 = ovl_time();
+  if (rc == OVL_OK && h->zs) { /* F' = Z F Z */
+    rc = ovl_bsmat_multiply(h->zs, Fa, eps, ndup, T, NULL);
+    if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, h->zs, eps, ndup, Fp, NULL);
+  } else if (rc == OVL_OK) rc = ovl_bsmat_copy(Fp, Fa);
+  info->t_overlap += ovl_time() - t1;
+  ovl_purify_opts po = ovl_purify_opts_default();
+  po.method = prm->method, po.nocc = nocc, po.max_iter = prm->max_iter, po.tol = prm->tol, po.prec = prm->prec;
+  po.sparse = eps, po.sparse_block = prm->sparse_block, po.plan.ndup = ndup, po.verbose = prm->verbose;
+  if (prm->method == OVL_PURIFY_SP2ACC) po.homo = prm->homo, po.lumo = prm->lumo;
+  ovl_purify_result res;
+  memset(&res, 0, sizeof res);
+  double t2 = ovl_time();
+  if (rc == OVL_OK) rc = ovl_purify_sparse(Fp, Dp, &po, &res);
+  info->t_purify = ovl_time() - t2;
+  double homo = 0, lumo = 0, t3 = ovl_time();
+  if (rc == OVL_OK) rc = ovl_bsmat_to_dense(Fp, F0);
+  if (rc == OVL_OK) rc = ovl_bsmat_to_dense(Dp, D0);
+  if (rc == OVL_OK) rc = homo_lumo(F0, D0, comm, &homo, &lumo);
+  info->t_mu = ovl_time() - t3;
+  double t4 = ovl_time();
+  if (rc == OVL_OK && h->zs) { /* D = Z D' Z */
+    rc = ovl_bsmat_multiply(h->zs, Dp, eps, ndup, T, NULL);
+    if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, h->zs, eps, ndup, Dp, NULL);
+    if (rc == OVL_OK) rc = ovl_bsmat_to_dense(Dp, D0);
+  }
+  if (rc == OVL_OK) rc = ovl_dmat_symmetrize(D0, F0); /* the filtered products leave D apart by about eps */
+  info->t_overlap += ovl_time() - t4;
+  double t5 = ovl_time();
+  bcarr bd = bc_of(descd, d);
+  if (rc == OVL_OK) rc = exchange(&bd, D0, 1, G);
+  info->t_redist += ovl_time() - t5;
+  if (rc == OVL_OK && w) { /* W = D (F D) */
+    rc = ovl_bsmat_multiply(Fa, Dp, eps, ndup, T, NULL);
+    if (rc == OVL_OK) rc = ovl_bsmat_multiply(Dp, T, eps, ndup, Fp, NULL);
+    if (rc == OVL_OK) rc = ovl_bsmat_to_dense(Fp, D0);
+    if (rc == OVL_OK) rc = ovl_dmat_symmetrize(D0, F0);
+    double t6 = ovl_time();
+    bcarr bww = bc_of(descw, w);
+    if (rc == OVL_OK) rc = exchange(&bww, D0, 1, G);
+    info->t_redist += ovl_time() - t6;
+  }
+  rc = ovl_err_agree(comm, rc);
+  ovl_bsmat_destroy(&Fa);
+  ovl_bsmat_destroy(&Fp);
+  ovl_bsmat_destroy(&Dp);
+  ovl_bsmat_destroy(&T);
+  ovl_dmat_destroy(&F0);
+  ovl_dmat_destroy(&D0);
+  if (rc != OVL_OK) return rc;
+  out[0] = 0.5 * (homo + lumo), out[1] = res.energy, out[2] = homo, out[3] = lumo;
+  out[4] = res.idem_err, out[5] = res.trace_err, out[6] = res.iterations;
+  snprintf(info->stop_reason, sizeof info->stop_reason, "%s", res.stop_reason ? res.stop_reason : "");
+  *stop_reason = res.stop_reason ? res.stop_reason : "";
+  return OVL_OK;
+}
+
 /* D' of F (F' = U^-T F U^-1 with S) with nocc occupied orbitals on the grids
  * of dm_prepare; D (and W) back in the caller's basis and layouts, with
  * occupation 1. out: homo, lumo, energy, idem_err, trace_err, iterations.
@@ -550,9 +706,15 @@ static void mats_free(mats *m) {
 static ovl_err dm_run(ovl_dm h, const double *f, const int *descf, double *d, const int *descd, double *w,
                       const int *descw, const ovl_pdpurify_params *prm, const ovl_plan *plan, int64_t nocc,
                       double out[8], ovl_dm_results *info, const char **stop_reason) {
+  if (!isnan(prm->sparse)) return dm_run_sparse(h, f, descf, d, descd, w, descw, prm, nocc, out, info, stop_reason);
   const bgrid *G = &h->G;
   MPI_Comm comm = G->comm;
   int64_t n = h->n;
+  if (h->zs)
+    OVL_TRY(ovl_err_agree(comm, ovl_err_set(OVL_ERR_ARG,
+                                            "%s: the overlap was prepared for the block-sparse route "
+                                            "(ovl_dm_set_overlap with sparse set): set it again",
+                                            G->who)));
   mats m;
   memset(&m, 0, sizeof m);
   ovl_err rc = ovl_dmat_create(h->g0, n, n, &m.F0);
@@ -738,7 +900,7 @@ ovl_err ovl_pdpurify(const double *f, const int *descf, const double *s, const i
     rc = dm_prepare(h, &prm, &want, print_plan, &plan, inf.plan);
     if (rc == OVL_OK && s) {
       int nb = descf[D_MB] > descf[D_NB] ? descf[D_MB] : descf[D_NB];
-      rc = dm_factor(h, s, descs, nb);
+      rc = dm_factor(h, s, descs, nb, &prm);
       inf.t_overlap += h->t_factor;
     }
     if (rc == OVL_OK) rc = dm_run(h, f, descf, d, descd, w, descw, &prm, &plan, nocc, out, &r, &stop);
@@ -883,10 +1045,11 @@ static ovl_err options_local(const ovl_dm h, const char *str, const char *who, o
   *want = params_plan(p, h->n);
   *po = ovl_purify_opts_default();
   po->method = p->method, po->prec = p->prec, po->tol = p->tol, po->max_iter = p->max_iter, po->nocc = 0;
+  po->sparse = p->sparse, po->sparse_block = p->sparse_block;
   OVL_TRY(ovl_options_apply(str, who, 0, OVL_FAMILY_SSC, want, po));
-  OVL_TRY(sparse_refused(po, who));
   p->algo = want->algo, p->ndup = want->ndup > 0 ? want->ndup : OVL_AUTO, p->c = want->c > 0 ? want->c : 0;
   p->method = po->method, p->prec = po->prec, p->tol = po->tol, p->max_iter = po->max_iter;
+  p->sparse = po->sparse, p->sparse_block = po->sparse_block;
   return check_params(p, who);
 }
 
@@ -1059,6 +1222,7 @@ ovl_err ovl_dm_set_overlap(ovl_dm h, const double *s, const int descs[9]) {
   if (rc == OVL_OK && descs) rc = check_desc(descs, "DESCS", &h->G, h->n);
   OVL_TRY(ovl_err_agree(h->G.comm, rc));
   ovl_free(&h->sw);
+  ovl_bsmat_destroy(&h->zs);
   if (!s) return OVL_OK;
   ovl_pdpurify_params p;
   ovl_plan want, plan;
@@ -1066,7 +1230,7 @@ ovl_err ovl_dm_set_overlap(ovl_dm h, const double *s, const int descs[9]) {
   char desc[192];
   OVL_TRY(dm_params(h, &nocc, &p, &want, NULL));
   OVL_TRY(dm_prepare(h, &p, &want, 0, &plan, desc));
-  return dm_factor(h, s, descs, descs[D_MB] > descs[D_NB] ? descs[D_MB] : descs[D_NB]);
+  return dm_factor(h, s, descs, descs[D_MB] > descs[D_NB] ? descs[D_MB] : descs[D_NB], &p);
 }
 
 /* a := occ a on this process's part of the block-cyclic array. */
