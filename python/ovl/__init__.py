@@ -238,7 +238,8 @@ def _inputs(F, nocc, S, rank=None):
 
 
 def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precision="double", tol=0.0, max_iter=200,
-           bcast=True, layout="root", options=None, homo=None, lumo=None, S=None, W=False, mu=False):
+           bcast=True, layout="root", options=None, homo=None, lumo=None, S=None, W=False, mu=False, sparse=None,
+           sparse_block=None):
     """Density matrix D of a symmetric F (orthonormal basis) with nocc occupied orbitals.
 
     D is the projector onto the nocc lowest eigenvectors of F (D^2 = D, tr D = nocc;
@@ -258,6 +259,10 @@ def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precisio
     the keywords, after $OVL_OPTIONS (defaults < keywords < $OVL_OPTIONS < options); rank
     0's environment and options decide for every rank, and an unknown option raises
     OvlError naming it.
+    sparse: the block-sparse route's threshold in [0, 1) (None: dense): F (and S) cut into
+    blocks of sparse_block rows (None: the library's default, 32), blocks and block
+    products below it dropped, S through S^(-1/2) (docs/guides/sparse.md); sp2, sp2acc
+    and trs4 in float64; through ovl_pdpurify, as S, W and mu.
     Returns (D, info): D as described in the module's doc (bcast), info a dict with
     iterations, products, idem_err, trace_err, energy (tr D F), t_total, t_kernel
     (seconds), stop_reason, plan and why (the planner's reason). COLLECTIVE.
@@ -274,9 +279,10 @@ def purify(F, nocc, comm=None, method="sp2acc", algo="auto", ndup=None, precisio
     """
     _check_layout(layout)
     comm = _comm(comm)
-    if comm.allreduce(S is not None or bool(W) or bool(mu), op=MPI.LOR):  # rank 0's S decides with layout="root"
+    if comm.allreduce(S is not None or bool(W) or bool(mu) or sparse is not None, op=MPI.LOR):
+        # rank 0's S decides with layout="root"
         return _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcast, layout, options, homo,
-                          lumo, S, bool(comm.allreduce(bool(W), op=MPI.LOR)))
+                          lumo, S, bool(comm.allreduce(bool(W), op=MPI.LOR)), sparse, sparse_block)
     options = _gap_options(homo, lumo, options)
     sc, err = _scalars(ndup, tol, max_iter)
     _agree_any(comm, err)
@@ -391,7 +397,7 @@ def _gemm_rows(A, B, comm, algo, options):
 
 
 def _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcast, layout, options, homo, lumo, S,
-               want_w):
+               want_w, sparse=None, sparse_block=None):
     """purify() through ovl_pdpurify: with S, W and mu (ovl/_pd.py moves the rows). COLLECTIVE."""
     from . import _pd
     if (homo is None) != (lumo is None):
@@ -420,7 +426,7 @@ def _purify_pd(F, nocc, comm, method, algo, ndup, precision, tol, max_iter, bcas
                          f"{sum(counts)} rows of {n} columns"))
         src = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
     prm, msg = _pd.params(method, algo, ndup, precision, tol, max_iter, _gap_options(homo, lumo, options), None,
-                          None)
+                          None, sparse, sparse_block)
     _agree_any(comm, msg)
     dst, _ = _pd.even_split(n, P)
     Floc = _pd.move_rows(comm, a, src, dst, n)

@@ -62,7 +62,7 @@ class _Grid:
         _BLACS["Cfree_blacs_system_handle"](self.h)
 
 
-def params(method, algo, ndup, precision, tol, max_iter, options, homo, lumo):
+def params(method, algo, ndup, precision, tol, max_iter, options, homo, lumo, sparse=None, sparse_block=None):
     """ovl_pdpurify_params from names, or the library's message for a name it does not know (raise on
     every rank: the caller agrees). LOCAL."""
     prm = lib.ovl_pdpurify_params_default()
@@ -80,6 +80,13 @@ def params(method, algo, ndup, precision, tol, max_iter, options, homo, lumo):
     if homo is not None:
         prm.homo, prm.lumo = float(homo), float(lumo)
     prm.options = None if options is None else str(options).encode()
+    try:
+        if sparse is not None:
+            prm.sparse = float(sparse)
+        if sparse_block is not None:
+            prm.sparse_block = int(sparse_block)
+    except (TypeError, ValueError):
+        return None, f"sparse must be a number and sparse_block an integer, got {sparse!r} and {sparse_block!r}"
     return prm, None
 
 

@@ -88,3 +88,22 @@ def test_pyscf_hook(comm):
             assert len(mf.ovl_stats) >= mf.cycles
             assert abs(e - e_ref) <= 1e-8, (e, e_ref, pyscf.__version__)
             assert abs(mf.mo_occ.sum() - mol.nelectron) == 0
+
+
+@pytest.mark.parametrize("sparse,block", [(0.0, 16), (1e-7, 5)])
+def test_sparse_route(comm, sparse, block):
+    """sparse=EPS: the block-sparse route (S^(-1/2), filtered products) gives the generalized eigenproblem's D
+    and W, exactly at 0 and within 100 EPS otherwise; refused for canonical."""
+    F, S, nocc = read_raw("c10h22_631g", "fock_ao"), read_raw("c10h22_631g", "overlap"), read_case("c10h22_631g")[1]
+    e, C = scipy.linalg.eigh(F, S)
+    Co = C[:, :nocc]
+    Dref, Wref = Co @ Co.T, Co @ np.diag(e[:nocc]) @ Co.T
+    root = comm.rank == 0
+    D, info = ovl.purify(F if root else None, nocc, comm=comm, S=S if root else None, W=True, method="sp2",
+                         sparse=sparse, sparse_block=block)
+    tol = max(1e-9, 100 * sparse)
+    assert np.linalg.norm(D - Dref) <= tol * np.linalg.norm(Dref), info
+    assert np.linalg.norm(info["W"] - Wref) <= tol * np.linalg.norm(Wref), info
+    assert abs(info["energy"] - e[:nocc].sum()) <= max(1e-9, 1e3 * sparse) * abs(e[:nocc].sum())
+    with pytest.raises(ovl.OvlError, match="runs sp2, sp2acc or trs4"):
+        ovl.purify(F if root else None, nocc, comm=comm, method="canonical", sparse=sparse)
