@@ -61,15 +61,19 @@ PY
 done
 echo "smpi test: the symmetric square's flops on one rank (sp2, double and mixed): PASS"
 # Computation in arrival order (--arrival-order on): Algorithm 5's products
-# on each lane's part as it arrives (64 ranks), and SUMMA with lookahead
-# (16 ranks, 4 lanes), products really computed and checked.
+# on each lane's part as it arrives (64 ranks), SUMMA with lookahead (16
+# ranks, 4 lanes) and HSUMMA with lookahead (16 ranks, 2 x 2 groups, 3
+# lanes), products really computed and checked.
 out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 "$bld/ssc_sim" -n 150 --algo alg5 --ndup 3 --arrival-order on \
       --check --reps 1 2>&1) || { echo "$out"; exit 1; }
 [ "$(echo "$out" | grep -c ' PASS$')" -eq 1 ] || { echo "$out"; echo "smpi test: Alg. 5 in arrival order: no PASS"; exit 1; }
 out=$(cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 16 "$bld/ovl" gemm -n 512 -b 64 --backend own --algo summa \
       --lookahead -d 4 --arrival-order on -i 1 -x 0 --no-blas-check --check 2>&1) || { echo "$out"; exit 1; }
 echo "$out" | grep -qE '^ +summa .*PASS' || { echo "$out"; echo "smpi test: SUMMA in arrival order: no PASS"; exit 1; }
-echo "smpi test: arrival order, Alg. 5 (64 ranks) and SUMMA with lookahead (16 ranks): PASS"
+out=$(cd "$bld" && OVL_SMPI_PPN=1 "$src/smpi/smpirun.sh" -np 16 "$bld/ovl" gemm -n 300 -b 8 --outer 32 --groups 2x2 \
+      --algo hsumma --lookahead -d 3 --arrival-order on -i 1 -x 0 --no-blas-check --check 2>&1) || { echo "$out"; exit 1; }
+echo "$out" | grep -qE '^ +hsumma .*PASS' || { echo "$out"; echo "smpi test: HSUMMA in arrival order: no PASS"; exit 1; }
+echo "smpi test: arrival order, Alg. 5 (64 ranks), SUMMA and HSUMMA with lookahead (16 ranks): PASS"
 # HSUMMA at G = 1 (no outer level) and G = P (no inner level) does SUMMA's
 # communication: total and communication time within 5 % of SUMMA's (medians
 # of 3 repetitions after a warm-up; one rank per node).

@@ -309,7 +309,7 @@ case_ "gemm --lookahead with cannon" 2 "--lookahead applies to --algo summa and 
 case_ "gemm -b with 3d"         2 "--block applies to --algo summa and hsumma only, not 3d" "1" gemm -n 16 --algo 3d -b 4
 case_ "gemm --tol without --check" 2 "--tol applies to --check only" "1" gemm -n 16 --tol 1e-3
 case_ "purify --algo alg3 with sp2" 2 "--algo does not apply to --method sp2" "$P" purify --fock "$f/good.raw" --nocc 5 --method sp2 --algo alg3 "${o[@]}"
-PLAIN=1 case_ "purify --arrival-order with alg4" 2 "--arrival-order applies to --algo summa and alg5 only, not alg4" "1" purify --fock "$f/good.raw" --nocc 5 --algo alg4 --arrival-order on "${o[@]}"
+PLAIN=1 case_ "purify --arrival-order with alg4" 2 "--arrival-order applies to --algo summa, hsumma and alg5 only, not alg4" "1" purify --fock "$f/good.raw" --nocc 5 --algo alg4 --arrival-order on "${o[@]}"
 case_ "model --lookahead with cannon" 2 "--lookahead applies to --algo summa and hsumma only, not cannon" "1" model --algo cannon --lookahead
 case_ "model --max without a sweep" 2 "--max applies to --sweep ndup and ppn only" "1" model --max 4
 case_ "bench ssc --arrival-order with alg6" 2 "--arrival-order applies to alg5 only" "1" bench ssc -n 48 -a alg6 --arrival-order on

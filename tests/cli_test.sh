@@ -32,6 +32,20 @@ run 4 gemm --algo summa --lookahead --backend own -n 77 -b 5 --check -i 1
 expect "gemm summa lookahead own" has "PASS" "$out"
 run 4 gemm --algo hsumma --groups 2x2 --outer 8 -b 4 -n 50 --check -i 1
 expect "gemm hsumma 2x2 groups" has "PASS" "$out"
+# arrival order inside HSUMMA's groups: the lanes' products (hsumma.lane_dgemm in the trace) instead of the
+# whole sub-panel's (hsumma.dgemm); with G = P (no broadcast inside the groups) refused on every rank
+for arr in off on; do
+  run 4 gemm --algo hsumma --groups 2x1 --outer 8 -b 4 -d 3 -n 50 --check -i 1 --arrival-order "$arr" -t "$tmp/hsarr_$arr"
+  expect "gemm hsumma arrival $arr PASS" has "PASS" "$out"
+done
+if grep -q ',hsumma.dgemm,' "$tmp/hsarr_off.csv"; then # tracing compiled in
+  expect "hsumma arrival on: lane products" grep -q ',hsumma.lane_dgemm,' "$tmp/hsarr_on.csv"
+  expect "hsumma arrival on: no whole sub-panel product" test "$(grep -c ',hsumma.dgemm,' "$tmp/hsarr_on.csv")" -eq 0
+  expect "hsumma arrival off: no lane product" test "$(grep -c ',hsumma.lane_dgemm,' "$tmp/hsarr_off.csv")" -eq 0
+fi
+run 4 gemm --algo hsumma --groups 2x2 --arrival-order on -n 50 -b 4
+expect "hsumma arrival with G = P refused" test "$rc" -ne 0
+expect "hsumma arrival with G = P: why" has "acts on the broadcasts inside the groups" "$err"
 run 4 gemm --algo hsumma --groups 3x1 -n 50
 expect "gemm hsumma groups that do not tile" test "$rc" -eq 1
 run 2 gemm --algo summa --repl 2

@@ -2,7 +2,9 @@
  * every I x J that tiles it, lookahead off and on, N_DUP 1..4, both back ends,
  * uneven sizes (n < P, M not a multiple of b, M beyond a block, k = 0); G = 1
  * and G = P against SUMMA (the same result bit for bit and the same
- * broadcasts, with and without lookahead); bad plans refused on every rank. */
+ * broadcasts, with and without lookahead); arrival order against in order on
+ * every grid shape and I x J (G = P refused); bad plans refused on every
+ * rank. */
 #include <stdio.h>
 #include <string.h>
 
@@ -91,6 +93,84 @@ static void against_summa(ovl_grid2d g, int v) {
   ovl_dmat_destroy(&C);
 }
 
+/* Arrival order (inner lanes multiplied as they complete) against the same
+ * plan in order: the serial check, bit for bit with one lane (the same
+ * products), and equal up to rounding with several (the sum in another
+ * order); the same broadcasts, bytes and steps. Not with G = P (refused). */
+static void arrival_case(ovl_grid2d g, int gi, int gj, const int64_t *cs, int v) {
+  int64_t m = cs[0], n = cs[1], k = cs[2];
+  int p, q;
+  ovl_grid2d_dims(g, &p, &q);
+  ovl_dmat A = NULL, B = NULL, C = NULL, C0 = NULL, Cr = NULL;
+  T_OK(ovl_dmat_create(g, m, k, &A));
+  T_OK(ovl_dmat_create(g, k, n, &B));
+  T_OK(ovl_dmat_create(g, m, n, &C));
+  T_OK(ovl_dmat_create(g, m, n, &C0));
+  T_OK(ovl_dmat_create(g, m, n, &Cr));
+  ovl_dmat_fill(A, OVL_FILL_RANDOM, 31);
+  ovl_dmat_fill(B, OVL_FILL_RANDOM, 32);
+  ovl_dmat_fill(C0, OVL_FILL_RANDOM, 33);
+  ovl_plan pl = ovl_plan_gemm(OVL_ALGO_HSUMMA, cs[3]);
+  pl.outer = cs[4], pl.groups_i = gi, pl.groups_j = gj;
+  set_variant(&pl, v);
+  ovl_kstats si, sa;
+  ovl_dmat_copy(Cr, C0);
+  T_OK(ovl_hsumma(0.5, A, B, -1.5, Cr, &pl, &si));
+  pl.arrival = 1;
+  ovl_dmat_copy(C, C0);
+  T_OK(ovl_hsumma(0.5, A, B, -1.5, C, &pl, &sa));
+  char ps[160];
+  ovl_plan_str(&pl, ps, sizeof ps);
+  double e = -1;
+  ovl_err rc = ovl_verify_gemm(0.5, A, B, -1.5, C0, C, OVL_VERIFY_EXACT, 1e-13, &e);
+  T_CHECK(rc == OVL_OK, "grid %dx%d [%s] m=%lld n=%lld k=%lld: relerr %.3e", p, q, ps, (long long)m, (long long)n,
+          (long long)k, e);
+  int64_t nloc = ovl_dmat_local_rows(C) * ovl_dmat_local_cols(C);
+  const double *c = ovl_dmat_data(C), *r = ovl_dmat_data(Cr);
+  double d[2] = {0, 0}; /* the largest difference and the largest element */
+  for (int64_t x = 0; x < nloc; x++) {
+    double dx = c[x] > r[x] ? c[x] - r[x] : r[x] - c[x], ax = r[x] < 0 ? -r[x] : r[x];
+    if (dx > d[0]) d[0] = dx;
+    if (ax > d[1]) d[1] = ax;
+  }
+  MPI_Allreduce(MPI_IN_PLACE, d, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (pl.ndup == 1)
+    T_CHECK(d[0] == 0, "grid %dx%d [%s]: one lane in arrival order differs from in order by %.3e", p, q, ps, d[0]);
+  else
+    T_CHECK(d[0] <= 1e-13 * (d[1] > 1 ? d[1] : 1), "grid %dx%d [%s]: arrival order differs from in order by %.3e", p, q,
+            ps, d[0]);
+  T_CHECK(sa.ncoll == si.ncoll && sa.bytes == si.bytes && sa.steps == si.steps,
+          "grid %dx%d [%s]: %lld broadcasts / %lld bytes / %lld steps, in order %lld / %lld / %lld", p, q, ps,
+          (long long)sa.ncoll, (long long)sa.bytes, (long long)sa.steps, (long long)si.ncoll, (long long)si.bytes,
+          (long long)si.steps);
+  ovl_dmat_destroy(&A);
+  ovl_dmat_destroy(&B);
+  ovl_dmat_destroy(&C);
+  ovl_dmat_destroy(&C0);
+  ovl_dmat_destroy(&Cr);
+}
+
+/* Every I x J that tiles grid g but G = P, the variants in turn; with more
+ * than one process, G = P with arrival order is refused on every rank. */
+static void arrival_all(ovl_grid2d g, int *turn) {
+  int p, q;
+  ovl_grid2d_dims(g, &p, &q);
+  for (int gi = 1; gi <= p; gi++)
+    for (int gj = 1; gj <= q; gj++) {
+      if (p % gi || q % gj || (gi == p && gj == q && p * q > 1)) continue;
+      for (int c = 0; c < NCASES; c++) arrival_case(g, gi, gj, k_cases[c], (*turn)++ % NVARIANTS);
+    }
+  if (p * q == 1) return;
+  ovl_dmat A = NULL;
+  T_OK(ovl_dmat_create(g, 12, 12, &A));
+  ovl_plan pl = ovl_plan_gemm(OVL_ALGO_HSUMMA, 4);
+  pl.groups_i = p, pl.groups_j = q, pl.arrival = 1;
+  T_ERR(ovl_hsumma(1.0, A, A, 0.0, A, &pl, NULL), OVL_ERR_ARG);
+  T_CHECK(strstr(ovl_errmsg(), "--arrival-order acts on the broadcasts inside the groups") != NULL,
+          "G = P arrival message: %s", ovl_errmsg());
+  ovl_dmat_destroy(&A);
+}
+
 /* Bad plans: the same error on every rank, nothing posted. */
 static void refusals(ovl_grid2d g) {
   int p, q;
@@ -128,8 +208,16 @@ int main(int argc, char **argv) {
   for (int v = 0; v < NVARIANTS; v++) against_summa(g, v);
   refusals(g);
   ovl_grid2d_destroy(&g);
-  /* every other grid shape: every I x J and case, the variants in turn */
+  /* arrival order on every grid shape */
   int turn = 0;
+  for (int p = 1; p <= P; p++) {
+    if (P % p) continue;
+    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, P / p, 0, &g));
+    arrival_all(g, &turn);
+    ovl_grid2d_destroy(&g);
+  }
+  /* every other grid shape: every I x J and case, the variants in turn */
+  turn = 0;
   for (int p = 1; p <= P; p++) {
     if (P % p || p == p0) continue;
     T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, P / p, 0, &g));

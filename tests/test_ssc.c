@@ -2,7 +2,7 @@
  * against serial products, N_DUP in {1, 2, 3, 4, 7}, both back ends, uneven
  * blocks, repeated runs and two instances of different sizes at once; Alg. 5
  * with its products in arrival order of the lanes (plan.arrival) and after
- * whole phases (the default). */
+ * whole phases (the default), and the two against each other. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +55,56 @@ static void run(ovl_grid3d g, int64_t n, ovl_algo alg, int ndup, ovl_backend be,
   ovl_dmat_destroy(&D3);
 }
 
+/* Alg. 5 in arrival order (phase 1's sum, phase 2's products and phase 3's
+ * reductions by lane as they complete) against the same plan in order, on
+ * plane 0: bit for bit with one lane, equal up to rounding with several;
+ * the same bytes moved. */
+static void arrival_vs_order(ovl_grid3d g, int64_t n, int ndup, ovl_backend be) {
+  ovl_grid2d pl = ovl_grid3d_plane(g);
+  ovl_dmat D = NULL, D2[2] = {NULL, NULL}, D3[2] = {NULL, NULL};
+  T_OK(ovl_dmat_create(pl, n, n, &D));
+  ovl_dmat_fill(D, OVL_FILL_SYMMETRIC, 77 + (uint64_t)n);
+  ovl_kstats st[2];
+  for (int a = 0; a < 2; a++) {
+    T_OK(ovl_dmat_create(pl, n, n, &D2[a]));
+    T_OK(ovl_dmat_create(pl, n, n, &D3[a]));
+    ovl_plan plan = ovl_plan_default(OVL_ALGO_SSC5, n, 0);
+    plan.ndup = ndup, plan.coll.backend = be, plan.arrival = a;
+    ovl_ssc s = NULL;
+    T_OK(ovl_ssc_create(g, &plan, &s));
+    if (s) T_OK(ovl_ssc_run(s, D, D2[a], D3[a], &st[a]));
+    else memset(&st[a], 0, sizeof st[a]);
+    ovl_ssc_destroy(&s);
+  }
+  int i, j, k;
+  ovl_grid3d_coords(g, &i, &j, &k);
+  double d[4] = {0, 0, 0, 0}; /* the largest difference and element of D^2, then of D^3 */
+  if (ovl_grid3d_active(g) && k == 0) {
+    int64_t nloc = ovl_dmat_local_rows(D) * ovl_dmat_local_cols(D);
+    for (int m = 0; m < 2; m++) {
+      const double *x = ovl_dmat_data(m ? D3[1] : D2[1]), *r = ovl_dmat_data(m ? D3[0] : D2[0]);
+      for (int64_t e = 0; e < nloc; e++) {
+        d[2 * m] = fmax(d[2 * m], fabs(x[e] - r[e]));
+        d[2 * m + 1] = fmax(d[2 * m + 1], fabs(r[e]));
+      }
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, d, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (int m = 0; m < 2; m++) {
+    if (ndup == 1)
+      T_CHECK(d[2 * m] == 0, "alg5 n=%lld one lane: D^%d in arrival order differs from in order by %.3e", (long long)n,
+              m + 2, d[2 * m]);
+    else
+      T_CHECK(d[2 * m] <= 1e-13 * fmax(1, d[2 * m + 1]),
+              "alg5 n=%lld ndup=%d: D^%d in arrival order differs from in order by %.3e (largest %.3e)", (long long)n,
+              ndup, m + 2, d[2 * m], d[2 * m + 1]);
+  }
+  T_CHECK(st[0].bytes == st[1].bytes, "alg5 n=%lld ndup=%d: %lld bytes in arrival order, %lld in order", (long long)n,
+          ndup, (long long)st[1].bytes, (long long)st[0].bytes);
+  for (int a = 0; a < 2; a++) ovl_dmat_destroy(&D2[a]), ovl_dmat_destroy(&D3[a]);
+  ovl_dmat_destroy(&D);
+}
+
 /* Two instances of different sizes, interleaved. */
 static void two_instances(ovl_grid3d g, ovl_algo alg) {
   ovl_grid2d pl = ovl_grid3d_plane(g);
@@ -100,6 +150,9 @@ int main(int argc, char **argv) {
   for (int b = 0; b < 2; b++) /* Alg. 5 waiting for whole phases */
     for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++)
       run(g, ns[x], OVL_ALGO_SSC5, 3, b ? OVL_BACKEND_OWN : OVL_BACKEND_MPI, 1);
+  for (int d = 0; d < 5; d++) /* arrival order against in order */
+    for (size_t x = 0; x < sizeof ns / sizeof ns[0]; x++)
+      arrival_vs_order(g, ns[x], ndups[d], d % 2 ? OVL_BACKEND_OWN : OVL_BACKEND_MPI);
   two_instances(g, OVL_ALGO_SSC5);
   ovl_grid3d_destroy(&g);
   /* 2.5D grids that fit: 2x2x1 (4 ranks), 2x2x2 (8), and a refusal */

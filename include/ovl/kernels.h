@@ -49,9 +49,14 @@ ovl_err ovl_summa(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C,
  * broadcasts are posted together, split over N_DUP lanes. With lookahead the
  * next outer panel travels during the current one and step t+1's inner
  * broadcasts during step t's dgemm (two buffer pairs). G = 1 and G = P
- * communicate as SUMMA does with panel b and M. stats may be NULL.
+ * communicate as SUMMA does with panel b and M. With plan->arrival the
+ * inner broadcasts carry whole columns of A's sub-panel and the matching
+ * rows of B's per lane, multiplied in the order the lanes complete (equal up
+ * to rounding); outer panels stay in order (a group's inner broadcasts must
+ * be posted in one order by all its members). stats may be NULL.
  * COLLECTIVE over the grid's parent. Errors (agreed): OVL_ERR_ARG (plan: b,
- * N_DUP, M < b, groups that do not tile the grid), OVL_ERR_SIZE (shapes). */
+ * N_DUP, M < b, groups that do not tile the grid, arrival order with G = P
+ * on more than one process: no inner broadcasts), OVL_ERR_SIZE (shapes). */
 ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats);
 

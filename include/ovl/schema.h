@@ -166,8 +166,9 @@ typedef struct ovl_plan {
   int groups_j;
   int ndup;          /* lanes (N_DUP) per communication phase, >= 1 */
   int lookahead;     /* SUMMA/HSUMMA: next panel's broadcasts in flight during the current dgemm */
-  int arrival;       /* SUMMA, Alg. 5: 1 = each lane carries a self-contained part of a panel and its product
-                        starts as it arrives (arrival order); 0 (default) = the product waits for all lanes */
+  int arrival;       /* SUMMA, HSUMMA (inner broadcasts; refused with G = P), Alg. 5: 1 = each lane carries a
+                        self-contained part of a panel and its product starts as it arrives (arrival order);
+                        0 (default) = the product waits for all lanes */
   int ppn;           /* ranks per node sharing a link (1) */
   ovl_coll_cfg coll; /* collective back end and algorithms */
   /* ovl_pdgemm_pays (the drop-in libovl_scalapack.so) only; open: the cost model's and the default cap */

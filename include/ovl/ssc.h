@@ -14,7 +14,10 @@
  *                reduce(c) -> send(c) with the D^2 sends overlapped);
  *                with plan->arrival the two products run by lane as
  *                each lane's part arrives (whole columns per lane; else one
- *                product after each phase); N_DUP = 1 is Algorithm 4's communication;
+ *                product after each phase), and phase 3 (no product of its
+ *                own) reduces and sends each lane's columns of D^3 as soon
+ *                as their product is done, in that order, instead of after
+ *                the last one; N_DUP = 1 is Algorithm 4's communication;
  *  OVL_ALGO_SSC6  2.5D on an s x s x c grid (c | s): grd bcast, s/c Cannon
  *                steps per layer, allreduce of D^2 over grd_comm, s/c Cannon
  *                steps, reduce of D^3; each collective split over N_DUP lanes.

@@ -23,7 +23,21 @@
  *
  * G = 1 has one-process outer communicators and G = P one-process inner
  * ones: HSUMMA then does what SUMMA does with panel b (G = 1) or M (G = P),
- * with and without lookahead. */
+ * with and without lookahead.
+ *
+ * Arrival order (plan->arrival = 1) acts on the inner broadcasts, as
+ * SUMMA's does on its panels: inner lane c carries sub-panel columns
+ * ovl_lanes_part(ww, N_DUP, c) of A and the matching rows of B (the owner of
+ * B's rows packs each sub-panel by lane: part c, kl x nb, at element
+ * kk * nb + ko * nb), and C += A(:, part) B(part, :) runs for each lane as
+ * soon as both halves are here, in the order the lanes complete (a sum in
+ * another order: equal to the in-order result up to rounding). The outer
+ * level keeps its order: every member of a group must post the group's inner
+ * broadcasts in the same order, so a rank cannot reorder sub-panels by what
+ * reached it first. With G = P (groups of one process, P > 1) there are no
+ * inner broadcasts to take in arrival order and the option is refused. With
+ * lookahead the next step's inner broadcasts are posted once all of this
+ * step's lanes have arrived (as SUMMA posts its next panel). */
 #include <string.h>
 
 #include "kernels/kimpl.h"
@@ -42,7 +56,7 @@ typedef struct hs_ws {
   ovl_kstats *st;
   ovl_lanes orow, ocol, irow, icol;
   int64_t K, M, b, ma, nb; /* ma: A's local rows, nb: B's local columns */
-  int p, q, gi, gj, bi, bj, li, lj, la;
+  int p, q, gi, gj, bi, bj, li, lj, la, arr;
   double *abuf[2], *bbuf[2];
   const double *ap[2];               /* A's outer panel of each slot (in place at its owner) */
   ovl_req orq[2 * OVL_LANES_MAX];    /* the outer broadcasts in flight: A's lanes, then B's */
@@ -87,17 +101,43 @@ static void post_outer(hs_ws *w, const kern_panel *o, int s) {
   if (w->gi == o->iB)
     for (int64_t kk = 0; kk < o->w; kk += w->b) {
       int64_t ww = o->w - kk < w->b ? o->w - kk : w->b;
-      ovl_i_kern_copy(w->bbuf[s] + kk * w->nb, ww, ovl_dmat_data(B) + (o->k0 - ovl_dmat_row_off(B) + kk),
-                      ovl_dmat_ld(B), ww, w->nb);
+      const double *src = ovl_dmat_data(B) + (o->k0 - ovl_dmat_row_off(B) + kk);
+      if (!w->arr) {
+        ovl_i_kern_copy(w->bbuf[s] + kk * w->nb, ww, src, ovl_dmat_ld(B), ww, w->nb);
+        continue;
+      }
+      for (int c = 0; c < w->plan->ndup; c++) { /* by lane: rows ko..ko+kl as kl x nb at (kk + ko) * nb */
+        int64_t ko, kl;
+        ovl_lanes_part(ww, w->plan->ndup, c, &ko, &kl);
+        if (kl > 0) ovl_i_kern_copy(w->bbuf[s] + (kk + ko) * w->nb, kl, src + ko, ovl_dmat_ld(B), kl, w->nb);
+      }
     }
   if (w->lj == o->jA % w->bj) hs_ibcast(w, w->orow, (double *)w->ap[s], w->ma * o->w, o->jA / w->bj, w->orq, "outer A");
   if (w->li == o->iB % w->bi)
     hs_ibcast(w, w->ocol, w->bbuf[s], o->w * w->nb, o->iB / w->bi, w->orq + OVL_LANES_MAX, "outer B");
 }
 
+/* Post a broadcast of nblk blocks of blk elements over lanes L, lane c
+ * carrying the whole blocks ovl_lanes_part(nblk, N_DUP, c) (arrival order). */
+static void hs_ibcast_blocks(hs_ws *w, ovl_lanes L, double *buf, int64_t nblk, int64_t blk, int root, ovl_req *reqs,
+                             const char *what) {
+  if (nblk * blk == 0 || L == NULL || ovl_lanes_size(L) <= 1) return;
+  if (ovl_lanes_ibcast_blocks(L, buf, nblk, blk, root, &w->plan->coll, reqs) != OVL_OK)
+    ovl_fatal(w->parent, OVL_ERR_MPI, "HSUMMA: %s broadcast failed: %s", what, ovl_errmsg());
+  w->st->bytes += 8 * nblk * blk;
+  w->st->ncoll++;
+}
+
 /* Post step x's broadcasts inside the groups into request slot r. */
 static void post_inner(hs_ws *w, const hs_step *x, int r) {
   for (int c = 0; c < 2 * OVL_LANES_MAX; c++) w->irq[r][c] = OVL_REQ_NULL;
+  if (w->arr) { /* A's sub-panel by columns, B's (packed by lane) by rows */
+    hs_ibcast_blocks(w, w->irow, (double *)w->ap[x->slot] + x->kk * w->ma, x->ww, w->ma, x->o.jA % w->bj, w->irq[r],
+                     "inner A");
+    hs_ibcast_blocks(w, w->icol, w->bbuf[x->slot] + x->kk * w->nb, x->ww, w->nb, x->o.iB % w->bi,
+                     w->irq[r] + OVL_LANES_MAX, "inner B");
+    return;
+  }
   hs_ibcast(w, w->irow, (double *)w->ap[x->slot] + x->kk * w->ma, w->ma * x->ww, x->o.jA % w->bj, w->irq[r], "inner A");
   hs_ibcast(w, w->icol, w->bbuf[x->slot] + x->kk * w->nb, x->ww * w->nb, x->o.iB % w->bi, w->irq[r] + OVL_LANES_MAX,
             "inner B");
@@ -128,6 +168,81 @@ static void hs_progress(void *ctx) {
   if (!w->defer) hs_progress_reqs(w, 2 * OVL_LANES_MAX, w->irq[w->dslot]);
 }
 
+/* Arrival order: the step whose lanes are being multiplied (request slot r)
+ * and, with lookahead, the next step, whose inner broadcasts are posted once
+ * all of this step's lanes (and, when it opens the next outer panel, that
+ * panel) have arrived. */
+typedef struct hs_arr {
+  hs_ws *w;
+  int r;
+  const hs_step *nxt; /* still to post, or NULL */
+  int next_live;      /* the next step's inner broadcasts are in flight */
+} hs_arr;
+
+static int hs_reqs_done(const ovl_req *reqs) {
+  for (int c = 0; c < 2 * OVL_LANES_MAX; c++)
+    if (reqs[c] != OVL_REQ_NULL) return 0;
+  return 1;
+}
+
+static void hs_arr_try_next(hs_arr *a) {
+  hs_ws *w = a->w;
+  if (!a->nxt || !hs_reqs_done(w->irq[a->r]) || (a->nxt->kk == 0 && !hs_outer_arrived(w))) return;
+  post_inner(w, a->nxt, 1 - a->r);
+  a->nxt = NULL, a->next_live = 1;
+}
+
+/* Between the column chunks of a lane's product: this step's lanes, the
+ * outer panel in flight and the next step's inner broadcasts. */
+static void hs_arr_progress(void *ctx) {
+  hs_arr *a = ctx;
+  hs_ws *w = a->w;
+  hs_progress_reqs(w, 2 * OVL_LANES_MAX, w->irq[a->r]);
+  hs_progress_reqs(w, 2 * OVL_LANES_MAX, w->orq);
+  if (a->next_live) hs_progress_reqs(w, 2 * OVL_LANES_MAX, w->irq[1 - a->r]);
+  hs_arr_try_next(a);
+}
+
+/* Step x (request slot r) in arrival order: each lane's product as soon as
+ * its A and B parts are both here, in the order the lanes complete; nxt
+ * (lookahead; NULL without) is posted on the way when it can be. Returns the
+ * time spent waiting; *posted tells whether nxt was posted. */
+static double step_by_arrival(hs_ws *w, const hs_step *x, int r, const hs_step *nxt, double alpha, ovl_dmat C,
+                              int *posted) {
+  int nd = w->plan->ndup, done[OVL_LANES_MAX] = {0}, left = nd;
+  hs_arr a = {w, r, nxt, 0};
+  const double *ap = w->ap[x->slot] + x->kk * w->ma, *bp = w->bbuf[x->slot] + x->kk * w->nb;
+  double waited = 0;
+  while (left > 0) {
+    hs_arr_try_next(&a);
+    int c = -1;
+    for (int y = 0; y < nd && c < 0; y++)
+      if (!done[y] && w->irq[r][y] == OVL_REQ_NULL && w->irq[r][OVL_LANES_MAX + y] == OVL_REQ_NULL) c = y;
+    if (c < 0) { /* nothing new here: wait for the next lane to complete */
+      double tw = ovl_time();
+      OVL_TRACE_BEGIN("hsumma.wait");
+      int any = -1;
+      if (ovl_req_waitany(2 * OVL_LANES_MAX, w->irq[r], &any) != OVL_OK || any < 0)
+        ovl_fatal(w->parent, OVL_ERR_MPI, "HSUMMA: panel broadcast failed: %s",
+                  any < 0 ? "no lane in flight" : ovl_errmsg());
+      OVL_TRACE_END("hsumma.wait", 0);
+      waited += ovl_time() - tw;
+      continue;
+    }
+    int64_t ko, kl;
+    ovl_lanes_part(x->ww, nd, c, &ko, &kl);
+    done[c] = 1, left--;
+    OVL_TRACE_BEGIN("hsumma.lane_dgemm");
+    ovl_i_kern_dgemm_fn(ovl_dmat_local_rows(C), ovl_dmat_local_cols(C), kl, alpha, ap + ko * w->ma,
+                        w->ma > 0 ? w->ma : 1, bp + ko * w->nb, kl > 0 ? kl : 1, ovl_dmat_data(C), ovl_dmat_ld(C),
+                        left > 0 || w->la ? hs_arr_progress : NULL, &a);
+    OVL_TRACE_END("hsumma.lane_dgemm", 0);
+  }
+  hs_arr_try_next(&a);
+  *posted = a.next_live;
+  return waited;
+}
+
 ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C, const ovl_plan *plan,
                    ovl_kstats *stats) {
   OVL_TRY(ovl_check_handle(A, "ovl_hsumma", "A"));
@@ -152,11 +267,17 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
   int gI = rc == OVL_OK ? plan->groups_i : 1, gJ = rc == OVL_OK ? plan->groups_j : 1;
   if (rc == OVL_OK && (gI < 1 || gJ < 1 || w.p % gI || w.q % gJ))
     rc = ovl_err_set(OVL_ERR_ARG, "HSUMMA: %d x %d groups do not tile the %d x %d grid", gI, gJ, w.p, w.q);
+  if (rc == OVL_OK && plan->arrival && gI == w.p && gJ == w.q && w.p * w.q > 1)
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "HSUMMA: --arrival-order acts on the broadcasts inside the groups, and %d x %d groups of one "
+                     "process (G = P) have none: use fewer groups, or --algo summa with -b M; refused rather than "
+                     "ignored",
+                     gI, gJ);
   int64_t K = ovl_dmat_cols(A);
   if (M > K && K > 0) M = K;
   if (b > M) b = M;
   w.K = K, w.M = M, w.b = b, w.ma = ovl_dmat_local_rows(A), w.nb = ovl_dmat_local_cols(B);
-  w.la = rc == OVL_OK && plan->lookahead != 0;
+  w.la = rc == OVL_OK && plan->lookahead != 0, w.arr = rc == OVL_OK && plan->arrival != 0;
   for (int s = 0; s < (w.la ? 2 : 1) && rc == OVL_OK; s++) {
     rc = ovl_malloc(sizeof(double) * (size_t)(w.ma * M + 1), &w.abuf[s]);
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(M * w.nb + 1), &w.bbuf[s]);
@@ -198,9 +319,35 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
       kern_panel on = kern_panel_at(K, w.p, w.q, M, cur.o.k0 + cur.o.w);
       post_outer(&w, &on, 1 - cur.slot);
     }
-    hs_wait(&w, 2 * OVL_LANES_MAX, w.irq[r]);
     hs_step nxt;
     int more = next_step(&w, &cur, &nxt);
+    if (w.arr) {
+      OVL_TRACE_END("hsumma.wait", 0);
+      int posted = 0;
+      double ts = ovl_time();
+      double waited = step_by_arrival(&w, &cur, r, more && w.la ? &nxt : NULL, alpha, C, &posted);
+      double tg = ovl_time();
+      st.t_comm += ts - tc + waited;
+      st.t_comp += tg - ts - waited;
+      st.steps++;
+      if (!more) break;
+      OVL_TRACE_BEGIN("hsumma.wait");
+      if (w.la && !posted) { /* this step's lanes are all here: the outer panel nxt opens may not be */
+        if (nxt.kk == 0) hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
+        post_inner(&w, &nxt, 1 - r);
+      } else if (!w.la) {
+        if (nxt.kk == 0) {
+          post_outer(&w, &nxt.o, 0);
+          hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
+        }
+        post_inner(&w, &nxt, 0);
+      }
+      OVL_TRACE_END("hsumma.wait", 0);
+      st.t_comm += ovl_time() - tg;
+      cur = nxt;
+      continue;
+    }
+    hs_wait(&w, 2 * OVL_LANES_MAX, w.irq[r]);
     w.defer = 0, w.dslot = 1 - r;
     if (more && w.la) {
       if (nxt.kk == 0) hs_progress_reqs(&w, 2 * OVL_LANES_MAX, w.orq); /* it opens the next outer panel */

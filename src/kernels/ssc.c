@@ -140,12 +140,10 @@ static void local_mult(ovl_ssc s, const double *b, int transb) {
   s->st->t_comp += ovl_time() - t;
 }
 
-/* Point-to-point part c of n elements (0 <= c < ndup) between two ranks of
- * comm; self messages are copies. Requests go to reqs[slot]. */
-static void p2p_part(ovl_ssc s, int send, double *buf, int64_t n, int peer, int self, int tag, MPI_Comm comm, int c,
-                     ovl_req *req, double *copy_to) {
-  int64_t off, len;
-  ovl_lanes_part(n, s->ndup, c, &off, &len);
+/* Point-to-point elements [off, off + len) of buf as part c (0 <= c <
+ * ndup, tag + c) between two ranks of comm; self messages are copies. */
+static void p2p_range(ovl_ssc s, int send, double *buf, int64_t off, int64_t len, int peer, int self, int tag,
+                      MPI_Comm comm, int c, ovl_req *req, double *copy_to) {
   if (len == 0) return;
   if (peer == self) {
     if (send && copy_to && copy_to != buf) memcpy(copy_to + off, buf + off, sizeof(double) * (size_t)len);
@@ -157,6 +155,16 @@ static void p2p_part(ovl_ssc s, int send, double *buf, int64_t n, int peer, int 
   if (send) s->st->bytes += 8 * len;
 }
 
+/* Point-to-point part c of n elements (ovl_lanes_part). */
+static void p2p_part(ovl_ssc s, int send, double *buf, int64_t n, int peer, int self, int tag, MPI_Comm comm, int c,
+                     ovl_req *req, double *copy_to) {
+  int64_t off, len;
+  ovl_lanes_part(n, s->ndup, c, &off, &len);
+  p2p_range(s, send, buf, off, len, peer, self, tag, comm, c, req, copy_to);
+}
+
+static void alg5_part(ovl_ssc s, int64_t rows, int64_t cols, int c, int64_t *off, int64_t *len);
+
 static void wait_all(ovl_ssc s, ovl_req *r, int n, const char *what) {
   if (ovl_req_waitall(n, r) != OVL_OK) FAIL(s, what);
 }
@@ -165,20 +173,35 @@ static void clear(ovl_req *r, int n) {
   for (int x = 0; x < n; x++) r[x] = OVL_REQ_NULL;
 }
 
-/* D^2_ik: P(i,i,k) -> P(i,k,0) over the grid communicator (Alg 4/5), all
- * parts posted. Receives into D2's block on plane 0. */
-static void post_d2_moves(ovl_ssc s) {
+/* D^2_ik: P(i,i,k) -> P(i,k,0) over the grid communicator (Alg 4/5), in
+ * the parts alg5_part gives. The receives (into D2's block on plane 0) of
+ * every part: */
+static void post_d2_recvs(ovl_ssc s) {
   clear(s->p2p, 2 * OVL_LANES_MAX);
+  if (s->k != 0) return;
   int self = ovl_grid3d_rank_of(s->g, s->i, s->j, s->k);
-  double *out = s->k == 0 ? ovl_dmat_data(s->D2) : NULL;
-  for (int c = 0; c < s->ndup; c++) {
-    if (s->k == 0) /* P(i,j,0) receives D^2_ij from P(i,i,j) */
-      p2p_part(s, 0, out, s->ni * s->nj, ovl_grid3d_rank_of(s->g, s->i, s->i, s->j), self, TAG_D2, s->comm, c,
-               &s->p2p[c], NULL);
-    if (s->i == s->j) /* P(i,i,k) sends D^2_ik to P(i,k,0) */
-      p2p_part(s, 1, s->D2r, s->ni * s->nk, ovl_grid3d_rank_of(s->g, s->i, s->k, 0), self, TAG_D2, s->comm, c,
-               &s->p2p[OVL_LANES_MAX + c], out);
+  for (int c = 0; c < s->ndup; c++) { /* P(i,j,0) receives D^2_ij from P(i,i,j) */
+    int64_t off, len;
+    alg5_part(s, s->ni, s->nj, c, &off, &len);
+    p2p_range(s, 0, ovl_dmat_data(s->D2), off, len, ovl_grid3d_rank_of(s->g, s->i, s->i, s->j), self, TAG_D2, s->comm,
+              c, &s->p2p[c], NULL);
   }
+}
+
+/* The send of part c (once it is final in D2r). */
+static void post_d2_send(ovl_ssc s, int c) {
+  if (s->i != s->j) return;
+  int self = ovl_grid3d_rank_of(s->g, s->i, s->j, s->k);
+  int64_t off, len;
+  alg5_part(s, s->ni, s->nk, c, &off, &len); /* P(i,i,k) sends D^2_ik to P(i,k,0) */
+  p2p_range(s, 1, s->D2r, off, len, ovl_grid3d_rank_of(s->g, s->i, s->k, 0), self, TAG_D2, s->comm, c,
+            &s->p2p[OVL_LANES_MAX + c], s->k == 0 ? ovl_dmat_data(s->D2) : NULL);
+}
+
+/* All parts posted. */
+static void post_d2_moves(ovl_ssc s) {
+  post_d2_recvs(s);
+  for (int c = 0; c < s->ndup; c++) post_d2_send(s, c);
 }
 
 /* D^3_ik (or Alg 3's D^2_ik): P(i,k,k) -> P(i,k,0) along grd_comm, blocking. */
@@ -343,23 +366,39 @@ static ovl_err post_p3(void *vs, int c, int stage, ovl_req *req) {
   *req = OVL_REQ_NULL;
   double *out = s->k == 0 ? ovl_dmat_data(s->D3) : NULL;
   if (stage == 0) {
-    ovl_lanes_part(s->ni * s->nk, s->ndup, c, &off, &len);
+    alg5_part(s, s->ni, s->nk, c, &off, &len);
     /* on P(i,0,0) the reduction lands in D^3's block directly */
     double *root = s->j == s->k ? (s->k == 0 ? out : s->D3r) : NULL;
     return len ? ovl_ireduce(s->C + off, root ? root + off : NULL, len, s->k, ovl_lanes_comm(s->col, c), &s->cfg, req)
                : OVL_OK;
   }
   if (s->j == s->k && s->k != 0) { /* P(i,k,k) sends D^3_ik (ni x nk) */
-    ovl_lanes_part(s->ni * s->nk, s->ndup, c, &off, &len);
+    alg5_part(s, s->ni, s->nk, c, &off, &len);
     if (len == 0) return OVL_OK;
     s->st->bytes += 8 * len;
     return ovl_isend(s->D3r + off, len, 0, TAG_D3 + c, ovl_lanes_comm(s->grd, c), req);
   }
   if (s->k == 0 && s->j != 0) { /* P(i,j,0) receives D^3_ij (ni x nj) from P(i,j,j) */
-    ovl_lanes_part(s->ni * s->nj, s->ndup, c, &off, &len);
+    alg5_part(s, s->ni, s->nj, c, &off, &len);
     return len ? ovl_irecv(out + off, len, s->j, TAG_D3 + c, ovl_lanes_comm(s->grd, c), req) : OVL_OK;
   }
   return OVL_OK;
+}
+
+/* Arrival order: phases 2 and 3 as one chain per part. Stages 0-1 are
+ * phase 2's (reduce, broadcast); stage 2 computes the product of part c
+ * (output columns [ko, ko + kl)), sends part c of D^2 (final since stage 0)
+ * and posts the D^3 reduction of exactly those columns; stage 3 sends them
+ * to plane 0. Phase 3 thus takes the parts in the order phase 2's arrived,
+ * each as soon as its product is done, instead of after the last one. */
+static ovl_err post_p23(void *vs, int c, int stage, ovl_req *req) {
+  ovl_ssc s = vs;
+  if (stage < 2) return post_p2(vs, c, stage, req);
+  if (stage == 2) {
+    p2_done(s, c);
+    post_d2_send(s, c);
+  }
+  return post_p3(vs, c, stage - 2, req);
 }
 
 static void run_alg5(ovl_ssc s) {
@@ -376,12 +415,23 @@ static void run_alg5(ovl_ssc s) {
   st->t_comm += ovl_time() - t - (st->t_comp - comp);
   if (!arr) local_mult(s, s->i == s->k ? s->a : s->Bt, 1);
   t = ovl_time(), comp = st->t_comp;
+  if (arr) { /* phases 2 and 3 by part */
+    static const char *const n23[] = {"ssc.D2.reduce", "ssc.D2.row", "ssc.D3.reduce", "ssc.D3.send"};
+    OVL_TRACE_BEGIN("ssc.phase23");
+    post_d2_recvs(s);
+    if (ovl_pipeline_run_named(s->ndup, 4, post_p23, s, NULL, n23)) FAIL(s, "phases 2 and 3");
+    wait_all(s, s->p2p, 2 * OVL_LANES_MAX, "move of D^2");
+    st->bytes += 8 * (s->ni * s->nk + s->nj * s->nk) + 8 * 2 * s->ni * s->nk;
+    OVL_TRACE_END("ssc.phase23", 0);
+    st->t_comm += ovl_time() - t - (st->t_comp - comp);
+    return;
+  }
   OVL_TRACE_BEGIN("ssc.phase2");
-  if (ovl_pipeline_run_each(s->ndup, 2, post_p2, s, NULL, n2, arr ? p2_done : NULL)) FAIL(s, "phase 2");
+  if (ovl_pipeline_run_each(s->ndup, 2, post_p2, s, NULL, n2, NULL)) FAIL(s, "phase 2");
   st->bytes += 8 * (s->ni * s->nk + s->nj * s->nk);
   OVL_TRACE_END("ssc.phase2", 0);
   st->t_comm += ovl_time() - t - (st->t_comp - comp);
-  if (!arr) local_mult(s, s->i == s->j ? s->D2r : s->B2, 0);
+  local_mult(s, s->i == s->j ? s->D2r : s->B2, 0);
   t = ovl_time();
   OVL_TRACE_BEGIN("ssc.phase3");
   post_d2_moves(s); /* the D^2 sends overlap the D^3 reduction */

@@ -184,6 +184,11 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
     OVL_TRY(ovl_ranks_product(gd, 2, "--groups", &ng));
   if (p->algo == OVL_ALGO_HSUMMA && (p->groups_i < 1 || p->groups_j < 1 || p->p % p->groups_i || p->q % p->groups_j))
     return ovl_err_set(OVL_ERR_ARG, "hsumma: --groups %d cannot tile the %dx%d grid", p->G, p->p, p->q);
+  if (p->algo == OVL_ALGO_HSUMMA && p->arrival && p->groups_i == p->p && p->groups_j == p->q && p->p * p->q > 1)
+    return ovl_err_set(OVL_ERR_ARG,
+                       "hsumma: --arrival-order acts on the broadcasts inside the groups, and --groups %dx%d (G = P) "
+                       "leaves none: use fewer groups, or --algo summa with -b M; refused rather than ignored",
+                       p->groups_i, p->groups_j);
   if (ranks == 0 || p->P <= 0) return OVL_OK;
   if (need > p->P)
     return ovl_err_set(OVL_ERR_GRID, "%s needs %d ranks for its grid, but there are %d", ovl_algo_name(p->algo), need,
