@@ -352,6 +352,21 @@ contains
     msg = ovl_errmsg_f()
     if (ierr /= OVL_ERR_ARG .or. index(msg, "unknown option '--bogus'") == 0) nerr = nerr + 1
     if (iam == 0) print '(a,i0,a,a)', 'options: ierr ', ierr, ': ', trim(msg)
+    ! the block-sparse route: a threshold in the parameters (S = I through S^(-1/2)), and as an option
+    descd = descf
+    prm = ovl_pdpurify_params_default()
+    prm%method = OVL_PURIFY_TRS4
+    prm%sparse = 0
+    prm%sparse_block = 7
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, s=s, descs=descs, params=prm, energy=energy)
+    if (ierr /= OVL_OK .or. abs(energy - sum(ev(1:nocc))) > 1d-10 * abs(sum(ev(1:nocc)))) nerr = nerr + 1
+    if (iam == 0) print '(a,i0,a,es22.15)', 'sparse 0, trs4, blocks of 7: ierr ', ierr, ' energy ', energy
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, energy=energy, options='--method sp2 --sparse 1e-9')
+    if (ierr /= OVL_OK .or. abs(energy - sum(ev(1:nocc))) > 1d-6 * abs(sum(ev(1:nocc)))) nerr = nerr + 1
+    if (iam == 0) print '(a,i0,a,es22.15)', 'sparse 1e-9 as an option: ierr ', ierr, ' energy ', energy
+    prm%method = OVL_PURIFY_CANONICAL
+    call ovl_pdpurify(f, descf, nocc, d, descd, ierr, params=prm)
+    if (ierr /= OVL_ERR_ARG) nerr = nerr + 1
     ! S not positive definite: OVL_ERR_NUMERIC
     descd = descf
     s = -s
