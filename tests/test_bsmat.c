@@ -339,6 +339,17 @@ static void test_ops(int p, int q) {
   T_OK(ovl_bsmat_axpby(0.5, A, -2.0, B, 0.0, C));
   pair_ctx ab = {&ca, &cb, 0.5, -2.0, 0.0};
   T_CHECK(check_sparse(C, ref_comb, &ab, 1e-15) == 0, "%dx%d: axpby", p, q);
+  /* ||A - B|| without forming it, against the norm of axpby's A - B; swap exchanges the blocks */
+  double dab = -1, nab = -2;
+  T_OK(ovl_bsmat_dist_fro(A, B, &dab));
+  T_OK(ovl_bsmat_axpby(1.0, A, -1.0, B, 0.0, E));
+  T_OK(ovl_bsmat_norm_fro(E, &nab));
+  T_CHECK(fabs(dab - nab) <= 1e-14 * nab && nab > 0, "%dx%d: dist_fro %.17g, ||A - B|| %.17g", p, q, dab, nab);
+  T_OK(ovl_bsmat_dist_fro(A, A, &dab));
+  T_CHECK(dab == 0.0, "%dx%d: dist_fro(A, A) = %g", p, q, dab);
+  T_OK(ovl_bsmat_swap(C, E)); /* E: 0.5 A - 2 B, C: A - B */
+  T_CHECK(check_sparse(E, ref_comb, &ab, 1e-15) == 0, "%dx%d: swap", p, q);
+  T_OK(ovl_bsmat_swap(C, E));
   T_OK(ovl_bsmat_copy(C, B));
   T_OK(ovl_bsmat_axpby(0.5, A, -2.0, C, 0.0, C)); /* C := 0.5 A - 2 C */
   T_CHECK(check_sparse(C, ref_comb, &ab, 1e-15) == 0, "%dx%d: axpby onto an operand", p, q);

@@ -165,6 +165,12 @@ ovl_err ovl_bsmat_filter(ovl_bsmat A, double eps);
 ovl_err ovl_bsmat_trace(ovl_bsmat A, double *tr);
 ovl_err ovl_bsmat_dot(ovl_bsmat A, ovl_bsmat B, double *tr);
 ovl_err ovl_bsmat_norm_fro(ovl_bsmat A, double *nrm);
+/* ||A - B||_F without forming A - B (one walk over both patterns).
+ * COLLECTIVE; OVL_ERR_ARG (agreed) for A and B of other layouts. */
+ovl_err ovl_bsmat_dist_fro(ovl_bsmat A, ovl_bsmat B, double *d);
+/* Exchange the stored blocks of A and B (the same layout): no copy. LOCAL;
+ * OVL_ERR_ARG for other layouts. */
+ovl_err ovl_bsmat_swap(ovl_bsmat A, ovl_bsmat B);
 /* Gershgorin bounds of the spectrum of a symmetric A. COLLECTIVE. */
 ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi);
 

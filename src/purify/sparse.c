@@ -110,8 +110,7 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
     int64_t blocks = 0;
     rc = ovl_bsmat_trace(D, &trD);
     if (rc == OVL_OK) rc = ovl_bsmat_trace(D2, &trD2);
-    if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_axpby(1.0, D2, -1.0, D, 0.0, T));
-    if (rc == OVL_OK) rc = ovl_bsmat_norm_fro(T, &err);
+    if (rc == OVL_OK) rc = ovl_bsmat_dist_fro(D2, D, &err);
     if (rc == OVL_OK) rc = ovl_bsmat_count(D2, &blocks, NULL, NULL);
     if (rc != OVL_OK) break;
     floor = eps > 0.0 ? filter_floor(eps, blocks) : 1e-6;
@@ -146,10 +145,14 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
       e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1;
       continue;
     }
-    if (!trs4) { /* D <- c0 I + c1 D + c2 D^2, filtered */
-      rc = ovl_bsmat_axpby(c[1], D, c[2], D2, 0.0, D);
-      if (rc == OVL_OK && c[0] != 0.0) rc = ovl_bsmat_shift(D, 1.0, c[0]);
-      if (rc == OVL_OK) rc = ovl_bsmat_filter(D, eps);
+    if (!trs4) { /* D <- c0 I + c1 D + c2 D^2, filtered (D^2 was: D <- D^2 moves no data) */
+      if (c[0] == 0.0 && c[1] == 0.0 && c[2] == 1.0) rc = ovl_bsmat_swap(D, D2);
+      else if (c[0] == 0.0) rc = ovl_bsmat_axpby(c[1], D, c[2], D2, eps, D);
+      else {
+        rc = ovl_bsmat_axpby(c[1], D, c[2], D2, 0.0, D);
+        if (rc == OVL_OK) rc = ovl_bsmat_shift(D, 1.0, c[0]);
+        if (rc == OVL_OK) rc = ovl_bsmat_filter(D, eps);
+      }
       rc = ovl_err_agree(parent, rc);
       if (branch >= 2) R.accelerated++;
       branch_hist[1] = branch_hist[0], branch_hist[0] = branch;

@@ -195,6 +195,10 @@ void ovl_i_sparse_clear(ovl_bsmat A) {
 }
 
 double ovl_i_sparse_norm(const double *x, int64_t len) {
+  double s0 = 0.0; /* one pass when the sum of squares neither overflows nor underflows */
+  for (int64_t k = 0; k < len; k++) s0 += x[k] * x[k];
+  if (s0 == 0.0) return 0.0;
+  if (s0 > 1e-280 && s0 < 1e280) return sqrt(s0);
   double amax = 0.0;
   for (int64_t k = 0; k < len; k++) {
     double a = fabs(x[k]);
@@ -222,8 +226,8 @@ ovl_err ovl_i_sparse_append_block(ovl_bsmat A, int64_t lr, int gj, const double 
   OVL_TRY(ovl_i_sparse_reserve(A, 1, len));
   for (int64_t r = L->last_row + 1; r <= lr; r++) L->rowptr[r] = L->nnzb;
   double *v = L->val + L->nval;
-  if (blk) memcpy(v, blk, sizeof(double) * (size_t)len);
-  else memset(v, 0, sizeof(double) * (size_t)len);
+  if (!blk) memset(v, 0, sizeof(double) * (size_t)len);
+  else if (blk != v) memcpy(v, blk, sizeof(double) * (size_t)len); /* blk == v: built in place */
   L->colidx[L->nnzb] = gj;
   L->valoff[L->nnzb] = L->nval;
   L->nrm[L->nnzb] = nrm >= 0 ? nrm : ovl_i_sparse_norm(v, len);

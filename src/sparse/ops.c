@@ -114,10 +114,8 @@ ovl_err ovl_bsmat_axpby(double alpha, ovl_bsmat A, double beta, ovl_bsmat B, dou
   struct ovl_bsmat_s T;
   OVL_TRY(builder(C, &T));
   const ovl_i_bsr *a = &A->loc, *b = &B->loc;
-  double *tmp = NULL;
-  int maxbs = 0;
-  for (int x = 0; x < A->nblk; x++) maxbs = A->bs[x] > maxbs ? A->bs[x] : maxbs;
-  ovl_err rc = ovl_malloc(sizeof(double) * (size_t)((int64_t)maxbs * maxbs), &tmp);
+  /* room for the union of the patterns at once: each block is summed in place, where it is appended */
+  ovl_err rc = ovl_i_sparse_reserve(&T, a->nnzb + b->nnzb, a->nval + b->nval);
   for (int64_t r = 0; r < A->nrows && rc == OVL_OK; r++) {
     int64_t ka = a->rowptr[r], kb = b->rowptr[r], ea = a->rowptr[r + 1], eb = b->rowptr[r + 1];
     int m = A->bs[A->rows[r]];
@@ -125,14 +123,19 @@ ovl_err ovl_bsmat_axpby(double alpha, ovl_bsmat A, double beta, ovl_bsmat B, dou
       int ja = ka < ea ? a->colidx[ka] : A->nblk, jb = kb < eb ? b->colidx[kb] : A->nblk, j = ja < jb ? ja : jb;
       int64_t len = (int64_t)m * A->bs[j];
       const double *va = ja == j ? a->val + a->valoff[ka] : NULL, *vb = jb == j ? b->val + b->valoff[kb] : NULL;
-      for (int64_t x = 0; x < len; x++) tmp[x] = (va ? alpha * va[x] : 0.0) + (vb ? beta * vb[x] : 0.0);
+      double *tmp = T.loc.val + T.loc.nval;
+      if (va && vb)
+        for (int64_t x = 0; x < len; x++) tmp[x] = alpha * va[x] + beta * vb[x];
+      else if (va)
+        for (int64_t x = 0; x < len; x++) tmp[x] = alpha * va[x];
+      else
+        for (int64_t x = 0; x < len; x++) tmp[x] = beta * vb[x];
       double nrm = ovl_i_sparse_norm(tmp, len);
       if (ovl_i_sparse_keep(nrm, eps)) rc = ovl_i_sparse_append_block(&T, r, j, tmp, nrm, NULL);
       if (ja == j) ka++;
       if (jb == j) kb++;
     }
   }
-  ovl_free(&tmp);
   ovl_i_sparse_finish(&T);
   if (rc != OVL_OK) {
     ovl_i_sparse_free(&T.loc);
@@ -213,6 +216,41 @@ ovl_err ovl_bsmat_dot(ovl_bsmat A, ovl_bsmat B, double *tr) {
   }
   OVL_TRY(sum_over(A, &s, 1));
   *tr = s;
+  return OVL_OK;
+}
+
+ovl_err ovl_bsmat_dist_fro(ovl_bsmat A, ovl_bsmat B, double *d) {
+  OVL_TRY(ovl_check_handle(A, "ovl_bsmat_dist_fro", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_bsmat_dist_fro", "B"));
+  OVL_TRY(ovl_check_ptr(d, "ovl_bsmat_dist_fro", "d"));
+  OVL_TRY(ovl_err_agree(ovl_grid2d_parent(A->g), check_same(A, B, "ovl_bsmat_dist_fro")));
+  const ovl_i_bsr *a = &A->loc, *b = &B->loc;
+  double s = 0;
+  for (int64_t r = 0; r < A->nrows; r++) {
+    int64_t ka = a->rowptr[r], kb = b->rowptr[r], ea = a->rowptr[r + 1], eb = b->rowptr[r + 1];
+    int m = A->bs[A->rows[r]];
+    while (ka < ea || kb < eb) {
+      int ja = ka < ea ? a->colidx[ka] : A->nblk, jb = kb < eb ? b->colidx[kb] : A->nblk;
+      if (ja < jb) s += a->nrm[ka] * a->nrm[ka], ka++;
+      else if (jb < ja) s += b->nrm[kb] * b->nrm[kb], kb++;
+      else {
+        int64_t len = (int64_t)m * A->bs[ja];
+        const double *va = a->val + a->valoff[ka], *vb = b->val + b->valoff[kb];
+        for (int64_t x = 0; x < len; x++) s += (va[x] - vb[x]) * (va[x] - vb[x]);
+        ka++, kb++;
+      }
+    }
+  }
+  OVL_TRY(sum_over(A, &s, 1));
+  *d = sqrt(s);
+  return OVL_OK;
+}
+
+ovl_err ovl_bsmat_swap(ovl_bsmat A, ovl_bsmat B) {
+  OVL_TRY(ovl_check_handle(A, "ovl_bsmat_swap", "A"));
+  OVL_TRY(ovl_check_handle(B, "ovl_bsmat_swap", "B"));
+  OVL_TRY(check_same(A, B, "ovl_bsmat_swap"));
+  ovl_i_sparse_swap(A, B);
   return OVL_OK;
 }
 
