@@ -59,9 +59,10 @@ test-asan: build-asan
 # the parsers' fuzzing and random arguments, the pure cost model, SMPI's simulator, the list of
 # public functions, the knob table and its documents, the struct layouts, valgrind's memory check
 # of ovl's own code) or only repeat its paths (the sweep of every method for
-# symmetric results: ovl_dmat_symmetrize's exchange is test_dmat's): those
+# symmetric results: ovl_dmat_symmetrize's exchange is test_dmat's; SP2-ACC's steps, stopping rule and
+# fallback, 18 of whose 23 runs are on 1 rank, its products purify's): those
 # run once, above. MPICH's sanitizer suite is `MPI=mpich make test-asan` (docs/guides/mpi.md).
-MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|smpi_eig|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|hard_random_args|hard_valgrind|purify_symmetric|knob_walk|cli_doc|check_defaults|check_defaults_selftest|schema_nompi|validate_models_smoke|layout|tb_case|sparse_cases)$$
+MPICH_ONCE := ^(format|check_layers|check_layers_selftest|docs_links|docs_links_selftest|data_test|ovlrecords|test_json|test_model_np1|test_cost_np1|model|smpi|smpi_eig|hard_fuzz|hard_fuzz_replay_.*|hard_api_list|hard_random_args|hard_valgrind|purify_symmetric|sp2acc|knob_walk|cli_doc|check_defaults|check_defaults_selftest|schema_nompi|validate_models_smoke|layout|tb_case|sparse_cases)$$
 
 test-mpich:
 	@$(MAKE) --no-print-directory MPI=mpich build

@@ -53,6 +53,12 @@ setenv() { # NAME=VALUE -> the launcher's flags
 asan=$(ldd "$plain" 2>/dev/null | awk '/libasan/ { print $3; exit }')
 preload=$lib
 [ -n "$asan" ] && preload=$asan:$lib
+# A preload the launcher's flags give every rank (MPICH: -genv LD_PRELOAD libovl_yield.so, whose blocking
+# calls yield the processor; tests/CMakeLists.txt) stays after ours: a later -genv LD_PRELOAD replaces it,
+# and without it 4 or 6 ranks polling on 2 cores take several times as long.
+for ((i = 0; i + 2 < ${#flags[@]}; i++)); do
+  [ "${flags[i]}" = -genv ] && [ "${flags[i + 1]}" = LD_PRELOAD ] && preload=$preload:${flags[i + 2]}
+done
 
 # ---- 1. exported names ---------------------------------------------------
 bad=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v -E '^(pdgemm_|pdsymm_|ovl_.*)$' || true)
