@@ -3,13 +3,14 @@
 # tight-binding cases (docs/guides/sparse.md, "Benchmarks").
 #
 # usage: bench/sparse_bench.sh [--cases "pe-4k pe-8k ..."] [--eps 1e-5] [--method sp2]
-#          [--np "1 2"] [--reps 3] [--eig-max 16128] [--ntpoly "pe-4k pe-8k"]
+#          [--np "1 2"] [--reps 3] [--eig-max 16128] [--eig-reps 3] [--ntpoly "pe-4k pe-8k"]
 #          [--ntpoly-method trs2] [--block 32] [--out DIR] [--ovl build/ovl]
 #          [--mpiexec "mpiexec.openmpi --oversubscribe --bind-to none"]
 #   cases   tools/make-sparse-cases names under $OVL_SPARSE_CASES (~/.cache/ovl/sparse-cases)
 #   eig-max the eigensolver route (bench/sparse_eig.py: LAPACK dsygvx for the n_occ lowest
 #           pairs, 1 process x 2 OpenBLAS threads) runs on the cases with n <= this, once
-#           per repetition; its energy is the reference of every energy error
+#           in each of the first --eig-reps repetitions (default: every one); its energy is the
+#           reference of every energy error
 #   ntpoly  the cases NTPoly's TRS2 (bench/peers/ntpoly_purify, threshold = eps, converge
 #           1e-8) runs on, on every --np (2 ranks: the 1x2x1 grid)
 # Every repetition runs each tool once, interleaved (ovl, NTPoly, eigensolver), so that the
@@ -19,7 +20,7 @@
 # slopes, and draws the plot.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-cases="pe-4k pe-8k pe-16k pe-32k pe-64k" eps=1e-5 method=sp2 nps="1 2" reps=3 eigmax=16128
+cases="pe-4k pe-8k pe-16k pe-32k pe-64k" eps=1e-5 method=sp2 nps="1 2" reps=3 eigmax=16128 eigreps=1000
 ntp="" ntpm=trs2 block=32 out="" ovl=$root/build/ovl mpiexec="mpiexec.openmpi --oversubscribe --bind-to none"
 croot=${OVL_SPARSE_CASES:-$HOME/.cache/ovl/sparse-cases}
 die() { echo "sparse_bench.sh: $*" >&2; exit 2; }
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
     --np) nps=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --eig-max) eigmax=$2; shift 2 ;;
+    --eig-reps) eigreps=$2; shift 2 ;;
     --ntpoly) ntp=$2; shift 2 ;;
     --ntpoly-method) ntpm=$2; shift 2 ;;
     --block) block=$2; shift 2 ;;
@@ -81,7 +83,7 @@ for rep in $(seq 1 "$reps"); do
         emit "{\"tool\":\"ntpoly\",\"case\":\"$c\",\"n\":$n,\"atoms\":$atoms,\"np\":$np,\"rep\":$rep,\"eps\":$eps,\"load\":$l0,\"rec\":{$kv}}"
       fi
     done
-    if [ "$n" -le "$eigmax" ]; then
+    if [ "$n" -le "$eigmax" ] && [ "$rep" -le "$eigreps" ]; then
       l0=$(load)
       rec=$(OPENBLAS_NUM_THREADS=2 "$py" "$root/bench/sparse_eig.py" "$d" --route gvx | tail -1)
       emit "{\"tool\":\"eig\",\"case\":\"$c\",\"n\":$n,\"atoms\":$atoms,\"np\":1,\"rep\":$rep,\"eps\":0,\"load\":$l0,\"rec\":$rec}"
