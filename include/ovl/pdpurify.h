@@ -46,6 +46,15 @@
  * with the eigensolver's to about 1e-10 relative. n_occ = 0 gives HOMO = lo,
  * n_occ = n gives LUMO = hi.
  *
+ * Block-sparse route. With params.sparse set (a threshold, not NAN), F and S
+ * are cut into blocks of params.sparse_block rows, blocks below the
+ * threshold dropped; S^(-1/2) (filtered Newton-Schulz, ovl_bsmat_invsqrt)
+ * replaces the Cholesky factor, and F' = Z F Z, the purification
+ * (ovl_purify_sparse: sp2, sp2acc, trs4; float64), D = Z D' Z and W are
+ * filtered block-sparse products on a 2D grid over every rank; D and W are
+ * symmetrized. HOMO/LUMO as above. Nothing is cubic in n; the caller's
+ * arrays are dense (docs/guides/sparse.md).
+ *
  * One call, one problem: S is factorised on every call. An SCF code that
  * calls once per cycle keeps a handle instead (ovl/dm.h: S factorised once,
  * a real electron count with occupation 2 or spin, options by name, the
