@@ -42,6 +42,8 @@ static void bsmat_free(ovl_bsmat A) {
   ovl_free(&A->lrow);
   ovl_free(&A->lcol);
   ovl_i_sparse_free(&A->loc);
+  free(A->pool_spare);
+  ovl_free(&A->val_spare);
   free(A);
 }
 

@@ -294,6 +294,8 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(bmax + 1), &w.slot[k].bbuf);
   }
   if (rc == OVL_OK) rc = ovl_i_sparse_acc_init(&w.acc, nblk, A->bs, nr);
+  if (rc == OVL_OK) /* the accumulator of C's previous product, already mapped */
+    w.acc.pool = C->pool_spare, w.acc.cap_pool = C->pool_spare_cap, C->pool_spare = NULL, C->pool_spare_cap = 0;
   rc = ovl_err_agree(w.comm, rc);
   if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->g, OVL_DIR_ROW, w.ndup, &w.row);
   if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->g, OVL_DIR_COL, w.ndup, &w.col);
@@ -303,6 +305,8 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
     rc = ovl_err_agree(w.comm, build_c(&w, eps, C));
     w.st.t_comp += ovl_time() - t0;
   }
+  if (C->pool_spare == NULL) /* kept for C's next product */
+    C->pool_spare = w.acc.pool, C->pool_spare_cap = w.acc.cap_pool, w.acc.pool = NULL, w.acc.cap_pool = 0;
   w.st.products = w.acc.products, w.st.skipped = w.acc.skipped;
   if (stats) *stats = w.st;
   ws_free(&w);

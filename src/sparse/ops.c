@@ -15,7 +15,17 @@ static ovl_err builder(ovl_bsmat A, struct ovl_bsmat_s *T) {
   *T = *A;
   memset(&T->loc, 0, sizeof T->loc);
   T->loc.last_row = -1;
+  T->loc.val = A->val_spare, T->loc.cap_val = A->val_spare_cap; /* mapped already */
+  A->val_spare = NULL, A->val_spare_cap = 0;
   return ovl_calloc(sizeof(int64_t) * (size_t)(A->nrows + 1), &T->loc.rowptr);
+}
+
+/* After ovl_i_sparse_swap(A, T): A's former blocks are in T; their value
+ * array becomes A's spare, the rest is freed. */
+static void builder_done(ovl_bsmat A, struct ovl_bsmat_s *T) {
+  if (A->val_spare == NULL)
+    A->val_spare = T->loc.val, A->val_spare_cap = T->loc.cap_val, T->loc.val = NULL, T->loc.cap_val = 0;
+  ovl_i_sparse_free(&T->loc);
 }
 
 static ovl_err check_eps(double eps, const char *fn) {
@@ -87,7 +97,7 @@ ovl_err ovl_bsmat_shift(ovl_bsmat A, double alpha, double beta) {
       return rc;
     }
     ovl_i_sparse_swap(A, &T);
-    ovl_i_sparse_free(&T.loc);
+    builder_done(A, &T);
   }
   for (int64_t r = 0; r < A->nrows; r++) {
     int gi = A->rows[r];
@@ -142,7 +152,7 @@ ovl_err ovl_bsmat_axpby(double alpha, ovl_bsmat A, double beta, ovl_bsmat B, dou
     return rc;
   }
   ovl_i_sparse_swap(C, &T);
-  ovl_i_sparse_free(&T.loc);
+  builder_done(C, &T);
   return OVL_OK;
 }
 

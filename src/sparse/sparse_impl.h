@@ -48,6 +48,15 @@ struct ovl_bsmat_s {
   int *lrow;        /* nblk: local row index of a global block row, or -1 */
   int *lcol;        /* nblk: local column index of a global block column, or -1 */
   ovl_i_bsr loc;
+  /* Kept for the next operation that writes this matrix, so that it finds
+   * memory already mapped (a fresh multi-megabyte array costs a page fault
+   * every 4 KiB, each a zeroed page): the product's accumulator (malloc'd,
+   * ovl_bsmat_multiply) and the value array of the blocks replaced last
+   * (ovl_malloc'd, the rebuilding operations of ops.c). */
+  double *pool_spare;
+  int64_t pool_spare_cap;
+  double *val_spare;
+  int64_t val_spare_cap;
 };
 
 /* The process row of block row I, the process column of block column J. */
