@@ -120,9 +120,11 @@ oxy, hdir = mod.ice_hydrogens(mod.ICE_A, 2, np)
 Li = np.full(3, 2 * mod.ICE_A)
 roo = mod.ice_rules(oxy, hdir, Li, np)
 want(abs(roo - mod.ICE_A * np.sqrt(3) / 4) < 1e-12, f"ice: O-O {roo}")
-for what, k, new in (("an H off the bonds", 0, hdir[1]), ("an O-O bond with two H", 0, np.array([hdir[0][0], -hdir[1][0]]))):
+# oxygen 0 (sublattice A) given B's directions (off its bonds), or (1,1,1) and (-1,1,-1): the second bond
+# then has the H of both ends
+for what, new in (("an H off the bonds", hdir[1]), ("an O-O bond with two H", np.array([hdir[0][0], -hdir[1][0]]))):
     bad_h = hdir.copy()
-    bad_h[k] = new
+    bad_h[0] = new
     try:
         mod.ice_rules(oxy, bad_h, Li, np)
         want(False, f"ice_rules accepts {what}")
