@@ -6,7 +6,7 @@
 #   make data   makes the big Fock-matrix cases of data/big/ (PySCF, hours) and checks their checksums
 #   make data-tb makes the tight-binding cases of data/big/ (tblite GFN2-xTB, n ~ 1000-8000) and checks them
 #   make data-sparse makes the sparse tight-binding cases (tblite GFN1-xTB, periodic replication, n ~ 1000-
-#     65856) in ~/.cache/ovl/sparse-cases (or $OVL_SPARSE_CASES), outside git, and checks them
+#     65536) in ~/.cache/ovl/sparse-cases (or $OVL_SPARSE_CASES), outside git, and checks them
 # Both install missing Debian packages first (as root). MPI=mpich selects MPICH.
 MPI ?= openmpi
 ifeq ($(MPI),mpich)

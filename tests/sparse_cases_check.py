@@ -2,9 +2,12 @@
 Matrix Market header and entries, the sidecars' block sizes, meta.json's counts and sha256) and compared
 with tblite's own Gamma-point H and S of the same 2x1x1 supercell, computed here from geometry.xyz.
 Then the replication rule in 3D without tblite: a model matrix whose elements are a function of the
-atoms' displacement, cut off at 4 A, on a water box of 27 molecules (L = 9.3 A), summed over the
-images of the cell (its Gamma point), assembled by make-sparse-cases into a 2x3x2 supercell and
-compared with the same model summed over the images of the supercell itself.
+atoms' displacement, cut off at 3 A, on one conventional cell of the script's cubic ice (8 waters,
+L = 6.35 A, every atom moved at random by up to 0.3 A per coordinate so that no symmetry hides a wrong
+shift), summed over the images of the cell (its Gamma point), assembled by make-sparse-cases into a
+2x3x2 supercell and compared with the same model summed over the images of the supercell itself. And
+the ice cell's geometry: the ice rules hold (one H per O-O bond, two per O), their check fails on two
+broken assignments, and every molecule has the stated R(OH) and HOH.
 usage: sparse_cases_check.py CASE_DIR (under the tblite venv's python)"""
 import hashlib
 import importlib.machinery
@@ -85,9 +88,10 @@ tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "
 loader = importlib.machinery.SourceFileLoader("make_sparse_cases", tool)
 mod = importlib.util.module_from_spec(importlib.util.spec_from_loader("make_sparse_cases", loader))
 loader.exec_module(mod)
-numbers, pos, L = mod.cell_water({"m": 3, "seed": 7}, np)
+numbers, pos, L = mod.cell_ice({"m": 1}, np)
+pos = pos + np.random.default_rng(7).uniform(-0.3, 0.3, pos.shape)
 nf = np.array([2 if z == 1 else 4 for z in numbers])
-rc = 4.0
+rc = 3.0
 want(rc < L.min() / 2, "model cutoff below half the cell")
 Mc = model_gamma(pos, L, nf, rc)
 want(np.abs(Mc - Mc.T).max() < 1e-14, f"model symmetric ({np.abs(Mc - Mc.T).max():.1e})")
@@ -109,6 +113,34 @@ r, c, hv, sv, n = mod.assemble(cell, sup, np)
 want(n == Ms.shape[0] and np.all(r >= c) and np.abs(hv - Ms[r, c]).max() < 1e-13, "3D model: the lower-triangle entries")
 want(len(set(zip(r.tolist(), c.tolist()))) == len(r) and len(r) == np.count_nonzero(np.tril(Ha)),
      "3D model: every lower entry once")
-msg += f"; 3D model (2x3x2 of 27 waters, n = {n}): max |difference| {dm:.3e}"
+msg += f"; 3D model (2x3x2 of 8 waters, n = {n}): max |difference| {dm:.3e}"
+
+# the ice cell: the ice rules, and their check fails when they are broken
+oxy, hdir = mod.ice_hydrogens(mod.ICE_A, 2, np)
+Li = np.full(3, 2 * mod.ICE_A)
+roo = mod.ice_rules(oxy, hdir, Li, np)
+want(abs(roo - mod.ICE_A * np.sqrt(3) / 4) < 1e-12, f"ice: O-O {roo}")
+# oxygen 0 (sublattice A) given B's directions (off its bonds), or (1,1,1) and (-1,1,-1): the second bond
+# then has the H of both ends
+for what, new in (("an H off the bonds", hdir[1]), ("an O-O bond with two H", np.array([hdir[0][0], -hdir[1][0]]))):
+    bad_h = hdir.copy()
+    bad_h[0] = new
+    try:
+        mod.ice_rules(oxy, bad_h, Li, np)
+        want(False, f"ice_rules accepts {what}")
+    except RuntimeError:
+        pass
+numbers, pos, L = mod.cell_ice({"m": 2}, np)
+mol = pos.reshape(-1, 3, 3)
+v1, v2 = mol[:, 1] - mol[:, 0], mol[:, 2] - mol[:, 0]
+v1 -= L * np.round(v1 / L)
+v2 -= L * np.round(v2 / L)
+r1, r2 = np.linalg.norm(v1, axis=1), np.linalg.norm(v2, axis=1)
+ang = np.degrees(np.arccos((v1 * v2).sum(axis=1) / (r1 * r2)))
+want(len(numbers) == 3 * 64 and np.allclose(L, 2 * mod.ICE_A), "ice: 64 waters in 2 x 2 x 2 cells")
+want(np.abs(np.concatenate([r1, r2]) - mod.ICE_ROH).max() < 1e-12 and np.abs(ang - mod.ICE_HOH).max() < 1e-9,
+     "ice: R(OH) and HOH")
+want(mod.min_distance(pos, L, np) > 0.97, "ice: no atoms closer than an O-H bond")
+msg += f"; ice rules hold (O-O {roo:.4f} A) and their check catches two broken assignments"
 print("; ".join(bad) if bad else msg)
 sys.exit(1 if bad else 0)

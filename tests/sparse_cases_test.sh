@@ -5,8 +5,8 @@
 # entries, the sidecars' block sizes, meta.json's counts and sha256) and compared with tblite's own
 # Gamma-point H and S of the same 2x1x1 supercell, computed here from geometry.xyz:
 # max |difference| <= 1e-6 (H) and 1e-10 (S, the drop threshold); and the rule in 3D on a model matrix
-# (sparse_cases_check.py: a 2x3x2 supercell of a water box, no tblite). --check must pass, and fail
-# after one byte of H.mtx is changed.
+# (sparse_cases_check.py: a 2x3x2 supercell of a jittered ice cell, no tblite), and the ice cell's
+# ice rules. --check must pass, and fail after one byte of H.mtx is changed.
 # Skipped (77) when tblite is not installed: scripts/deps-tb.sh (a venv, about 20 s here).
 # usage: sparse_cases_test.sh SOURCE_DIR
 set -u
