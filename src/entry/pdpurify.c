@@ -606,6 +606,15 @@ static void mats_free(mats *m) {
   ovl_free(&m->fw);
 }
 
+/* dm_run's scalars: mu, energy, HOMO, LUMO, errors, iterations, and the stop reason. LOCAL. */
+static void run_outputs(double homo, double lumo, const ovl_purify_result *res, double out[8], ovl_dm_results *info,
+                        const char **stop_reason) {
+  out[0] = 0.5 * (homo + lumo), out[1] = res->energy, out[2] = homo, out[3] = lumo;
+  out[4] = res->idem_err, out[5] = res->trace_err, out[6] = res->iterations;
+  snprintf(info->stop_reason, sizeof info->stop_reason, "%s", res->stop_reason ? res->stop_reason : "");
+  *stop_reason = res->stop_reason ? res->stop_reason : "";
+}
+
 /* The block-sparse route of dm_run (prm->sparse not NAN): F in blocks of
  * sparse_block rows, F' = Z F Z with Z = S^(-1/2) (h->zs), ovl_purify_sparse,
  * HOMO and LUMO from the dense F' and D' (Lanczos: n^2 a step), D = Z D' Z
@@ -692,10 +701,7 @@ static ovl_err dm_run_sparse(ovl_dm h, const double *f, const int *descf, double
   ovl_dmat_destroy(&F0);
   ovl_dmat_destroy(&D0);
   if (rc != OVL_OK) return rc;
-  out[0] = 0.5 * (homo + lumo), out[1] = res.energy, out[2] = homo, out[3] = lumo;
-  out[4] = res.idem_err, out[5] = res.trace_err, out[6] = res.iterations;
-  snprintf(info->stop_reason, sizeof info->stop_reason, "%s", res.stop_reason ? res.stop_reason : "");
-  *stop_reason = res.stop_reason ? res.stop_reason : "";
+  run_outputs(homo, lumo, &res, out, info, stop_reason);
   return OVL_OK;
 }
 
@@ -823,10 +829,7 @@ static ovl_err dm_run(ovl_dm h, const double *f, const int *descf, double *d, co
   }
   mats_free(&m);
   if (rc != OVL_OK) return rc;
-  out[0] = 0.5 * (homo + lumo), out[1] = res.energy, out[2] = homo, out[3] = lumo;
-  out[4] = res.idem_err, out[5] = res.trace_err, out[6] = res.iterations;
-  snprintf(info->stop_reason, sizeof info->stop_reason, "%s", res.stop_reason ? res.stop_reason : "");
-  *stop_reason = res.stop_reason ? res.stop_reason : "";
+  run_outputs(homo, lumo, &res, out, info, stop_reason);
   return OVL_OK;
 }
 

@@ -172,6 +172,16 @@ static void hs_progress(void *ctx) {
  * and, with lookahead, the next step, whose inner broadcasts are posted once
  * all of this step's lanes (and, when it opens the next outer panel, that
  * panel) have arrived. */
+/* Without lookahead: the next step's outer panel (when it opens one) is
+ * broadcast and waited for, then its inner panels posted. */
+static void post_next_plain(hs_ws *w, const hs_step *nxt) {
+  if (nxt->kk == 0) {
+    post_outer(w, &nxt->o, 0);
+    hs_wait(w, 2 * OVL_LANES_MAX, w->orq);
+  }
+  post_inner(w, nxt, 0);
+}
+
 typedef struct hs_arr {
   hs_ws *w;
   int r;
@@ -335,13 +345,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
       if (w.la && !posted) { /* this step's lanes are all here: the outer panel nxt opens may not be */
         if (nxt.kk == 0) hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
         post_inner(&w, &nxt, 1 - r);
-      } else if (!w.la) {
-        if (nxt.kk == 0) {
-          post_outer(&w, &nxt.o, 0);
-          hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
-        }
-        post_inner(&w, &nxt, 0);
-      }
+      } else if (!w.la) post_next_plain(&w, &nxt);
       OVL_TRACE_END("hsumma.wait", 0);
       st.t_comm += ovl_time() - tg;
       cur = nxt;
@@ -371,13 +375,7 @@ ovl_err ovl_hsumma(double alpha, ovl_dmat A, ovl_dmat B, double beta, ovl_dmat C
       hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
       post_inner(&w, &nxt, 1 - r);
       w.defer = 0;
-    } else if (!w.la) {
-      if (nxt.kk == 0) {
-        post_outer(&w, &nxt.o, 0);
-        hs_wait(&w, 2 * OVL_LANES_MAX, w.orq);
-      }
-      post_inner(&w, &nxt, 0);
-    }
+    } else if (!w.la) post_next_plain(&w, &nxt);
     OVL_TRACE_END("hsumma.wait", 0);
     st.t_comm += ovl_time() - tg;
     cur = nxt;
