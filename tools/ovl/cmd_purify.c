@@ -290,7 +290,7 @@ int cmd_purify(int argc, char **argv) {
   const char *alg = ovl_algo_name(j.po.plan.algo);
   int ndup = j.po.plan.ndup;
   const char *backend = ovl_backend_name(j.po.plan.coll.backend);
-  if (was_open && !json)
+  if (was_open && !json && isnan(j.po.sparse)) /* the block-sparse job has no dense plan */
     ovl_log(OVL_LOG_INFO, "# auto: %s ndup=%d ppn=%d%s (%s)\n", alg, ndup, ppn, ppn ? "" : " (all ranks)", why);
   int P = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &P);
@@ -298,7 +298,12 @@ int cmd_purify(int argc, char **argv) {
   const char *kernel = fam == OVL_FAMILY_SQ ? "square" : alg;
   char plan_s[256];
   ovl_plan_describe(&j.po.plan, plan_s, sizeof plan_s);
-  if (!json)
+  if (!json && !isnan(j.po.sparse)) /* the block-sparse job: a 2D grid of every rank, no dense plan */
+    ovl_log(OVL_LOG_INFO,
+            "# ovl purify: %s, method %s, block-sparse, threshold %g, blocks of up to %d rows, ndup=%d, %d ranks\n"
+            "# MPI: %s\n",
+            fock, method, j.po.sparse, j.po.sparse_block, ndup, P, cli_mpi_library());
+  else if (!json)
     ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# plan: %s\n# MPI: %s\n",
             fock, method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
             plan_s, cli_mpi_library());
