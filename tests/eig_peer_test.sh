@@ -47,7 +47,8 @@ assert len(pur) == 6, len(pur)
 for p in pur:
     assert sorted(p["over"]) == sorted(routes) and sorted(p["over_min"]) == sorted(routes), p
     for k, v in p["over"].items():
-        assert abs(v - eig[k]["t_median"] / p["t_median"]) <= 1e-3 * v, (k, v, p)
+        # the ratio is printed to 4 decimals (half a unit: 5e-5), the times to 7 digits
+        assert abs(v - eig[k]["t_median"] / p["t_median"]) <= 1e-3 * v + 5e-5, (k, v, p)
     assert p["relerr"] <= (1e-5 if p["precision"] == "mixed" else 1e-8), p
 if "elpa2" in eig:
     assert eig["elpa2"]["kernel"] and eig["elpa2"]["kernel"] in eig["elpa2"]["kernel_trials"], eig["elpa2"]
