@@ -551,42 +551,33 @@ static ovl_err dm_factor(ovl_dm h, const double *s, const int *descs, int nb, co
   double t0 = ovl_time();
   ovl_free(&h->sw);
   ovl_bsmat_destroy(&h->zs);
-  if (!isnan(prm->sparse)) { /* S^(-1/2), filtered: no Cholesky factor (cubic) */
-    ovl_dmat T = NULL;
-    ovl_err rc = ovl_err_agree(G->comm, ovl_dmat_create(h->g0, h->n, h->n, &T));
-    bcarr bs = bc_of(descs, s);
-    if (rc == OVL_OK) rc = exchange(&bs, T, 0, G);
-    if (rc == OVL_OK) rc = ovl_dmat_check_finite(T);
-    if (rc == OVL_OK) rc = ovl_dmat_check_symmetric(T, 1e-12);
-    if (rc == OVL_OK) rc = sparse_factor(h, T, prm);
-    ovl_dmat_destroy(&T);
-    if (rc == OVL_OK) h->factorizations++;
-    h->t_factor = ovl_time() - t0;
-    return rc;
-  }
   int64_t n = h->n;
-  int64_t wm = numroc(n, nb, G->myrow, 0, G->nprow), wn = numroc(n, nb, G->mycol, 0, G->npcol);
-  int wlld = wm > 1 ? (int)wm : 1, ni = (int)n, one = 1;
-  int dw[9] = {1, G->ctxt, (int)n, (int)n, nb, nb, 0, 0, wlld};
-  memcpy(h->descw, dw, sizeof dw);
-  h->wlld = wlld, h->wn = wn;
-  ovl_dmat T = NULL;
-  ovl_err rc = ovl_malloc(sizeof(double) * (size_t)wlld * (size_t)(wn > 0 ? wn : 1), &h->sw);
-  if (rc == OVL_OK) rc = ovl_dmat_create(h->g0, n, n, &T);
-  rc = ovl_err_agree(G->comm, rc);
-  bcarr bs = bc_of(descs, s), bw = bc_of(h->descw, h->sw);
+  const int sparse = !isnan(prm->sparse); /* S^(-1/2), filtered: no Cholesky factor (cubic) */
+  ovl_dmat T = NULL;                      /* S in ovl's layout, checked */
+  ovl_err rc = ovl_err_agree(G->comm, ovl_dmat_create(h->g0, n, n, &T));
+  bcarr bs = bc_of(descs, s);
   if (rc == OVL_OK) rc = exchange(&bs, T, 0, G);
   if (rc == OVL_OK) rc = ovl_dmat_check_finite(T);
   if (rc == OVL_OK) rc = ovl_dmat_check_symmetric(T, 1e-12);
-  if (rc == OVL_OK) rc = exchange(&bw, T, 1, G);
-  if (rc == OVL_OK) {
-    int inf = 0;
-    pdpotrf_("U", &ni, h->sw, &one, &one, h->descw, &inf);
-    MPI_Allreduce(MPI_IN_PLACE, &inf, 1, MPI_INT, MPI_MAX, G->comm);
-    if (inf > 0)
-      rc = ovl_err_set(OVL_ERR_NUMERIC,
-                       "%s: S is not positive definite (PDPOTRF: the leading minor of order %d is not)", G->who, inf);
-    else if (inf < 0) rc = ovl_err_set(OVL_ERR_INTERNAL, "%s: PDPOTRF rejected argument %d", G->who, -inf);
+  if (rc == OVL_OK && sparse) rc = sparse_factor(h, T, prm);
+  else if (rc == OVL_OK) {
+    int64_t wm = numroc(n, nb, G->myrow, 0, G->nprow), wn = numroc(n, nb, G->mycol, 0, G->npcol);
+    int wlld = wm > 1 ? (int)wm : 1, ni = (int)n, one = 1;
+    int dw[9] = {1, G->ctxt, (int)n, (int)n, nb, nb, 0, 0, wlld};
+    memcpy(h->descw, dw, sizeof dw);
+    h->wlld = wlld, h->wn = wn;
+    rc = ovl_err_agree(G->comm, ovl_malloc(sizeof(double) * (size_t)wlld * (size_t)(wn > 0 ? wn : 1), &h->sw));
+    bcarr bw = bc_of(h->descw, h->sw);
+    if (rc == OVL_OK) rc = exchange(&bw, T, 1, G);
+    if (rc == OVL_OK) {
+      int inf = 0;
+      pdpotrf_("U", &ni, h->sw, &one, &one, h->descw, &inf);
+      MPI_Allreduce(MPI_IN_PLACE, &inf, 1, MPI_INT, MPI_MAX, G->comm);
+      if (inf > 0)
+        rc = ovl_err_set(OVL_ERR_NUMERIC,
+                         "%s: S is not positive definite (PDPOTRF: the leading minor of order %d is not)", G->who, inf);
+      else if (inf < 0) rc = ovl_err_set(OVL_ERR_INTERNAL, "%s: PDPOTRF rejected argument %d", G->who, -inf);
+    }
   }
   ovl_dmat_destroy(&T);
   if (rc != OVL_OK) ovl_free(&h->sw);
