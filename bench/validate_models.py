@@ -172,7 +172,10 @@ def smoke_check(a, rows, sweeps):
     for label, nn, np_, p, tmed, tmin in rows:
         if p.get(ovlrecords.ALGO_KEY) != label.split()[0]:  # the model's record names the algorithm by the knob's key
             bad.append("%s: the model's record says %s=%r" % (label, ovlrecords.ALGO_KEY, p.get(ovlrecords.ALGO_KEY)))
-        if not all(pos(p.get(k)) for k in ("total", "bandwidth", "compute")) or not (p["latency"] >= 0):
+        # latency and bandwidth may be 0 alone: a collective of a few bytes is all latency (its share is
+        # capped at its time), one of many lanes all bandwidth; never both, never negative
+        nonneg = all(isinstance(p.get(k), (int, float)) and math.isfinite(p[k]) and p[k] >= 0 for k in ("latency", "bandwidth"))
+        if not all(pos(p.get(k)) for k in ("total", "compute")) or not nonneg or not (p["latency"] + p["bandwidth"] > 0):
             bad.append("%s: prediction %s" % (label, {k: p.get(k) for k in ("total", "latency", "bandwidth", "compute")}))
         if not (pos(tmed) and pos(tmin) and tmin <= tmed):
             bad.append("%s: measured min %r, median %r" % (label, tmin, tmed))
