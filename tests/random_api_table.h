@@ -82,6 +82,7 @@ EXEMPT(ovl_bsmat_invsqrt, "block-sparse matrices: options and bad input in test_
 EXEMPT(ovl_bsmat_group_sizes, "block-sparse matrices: sizes, targets and bad input in test_bsmat (test_regroup)")
 EXEMPT(ovl_bsmat_dist_fro, "block-sparse matrices: against axpby's norm on every grid in test_bsmat (test_ops)")
 EXEMPT(ovl_bsmat_swap, "block-sparse matrices: on every grid in test_bsmat (test_ops)")
+EXEMPT(ovl_bsmat_release_work, "block-sparse matrices: blocks kept and the next product right in test_bsmat (test_ops)")
 EXEMPT(ovl_bsmat_regroup, "block-sparse matrices: every grid, targets that differ between ranks in test_bsmat")
 EXEMPT(ovl_bsmat_n, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_nblk, "block-sparse matrices: handles, grids, errors and files in test_bsmat")

@@ -350,6 +350,13 @@ static void test_ops(int p, int q) {
   T_OK(ovl_bsmat_swap(C, E)); /* E: 0.5 A - 2 B, C: A - B */
   T_CHECK(check_sparse(E, ref_comb, &ab, 1e-15) == 0, "%dx%d: swap", p, q);
   T_OK(ovl_bsmat_swap(C, E));
+  /* the work arrays go, the blocks stay, and the next rebuild of C needs none of them */
+  T_OK(ovl_bsmat_release_work(C));
+  T_CHECK(check_sparse(C, ref_comb, &ab, 1e-15) == 0, "%dx%d: blocks after release_work", p, q);
+  pair_ctx amb = {&ca, &cb, 1.0, -1.0, 0.0};
+  T_OK(ovl_bsmat_axpby(1.0, A, -1.0, B, 0.0, C));
+  T_CHECK(check_sparse(C, ref_comb, &amb, 1e-15) == 0, "%dx%d: axpby after release_work", p, q);
+  T_ERR(ovl_bsmat_release_work(NULL), OVL_ERR_ARG);
   T_OK(ovl_bsmat_copy(C, B));
   T_OK(ovl_bsmat_axpby(0.5, A, -2.0, C, 0.0, C)); /* C := 0.5 A - 2 C */
   T_CHECK(check_sparse(C, ref_comb, &ab, 1e-15) == 0, "%dx%d: axpby onto an operand", p, q);

@@ -77,6 +77,12 @@ ovl_err ovl_bsmat_create(ovl_grid2d g, int nblk, const int *bs, uint64_t seed, o
 ovl_err ovl_bsmat_create_like(ovl_bsmat A, ovl_bsmat *out);
 /* NULL-safe, nulls *A. LOCAL. */
 ovl_err ovl_bsmat_destroy(ovl_bsmat *A);
+/* Free the work arrays A keeps for the next operation that writes it (a
+ * product's accumulator, the value array of the blocks replaced last: kept
+ * so that a matrix rewritten every iteration finds its memory mapped) when A
+ * will not be written again soon; its blocks stay. LOCAL. Errors: OVL_ERR_ARG
+ * (a NULL handle). */
+ovl_err ovl_bsmat_release_work(ovl_bsmat A);
 
 /* Accessors. LOCAL. A NULL handle gives NULL or -1. */
 ovl_grid2d ovl_bsmat_grid(ovl_bsmat A);

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -174,6 +175,17 @@ static ovl_err purify_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
  * atoms' order. */
 static const uint64_t k_sparse_seed = 2024;
 
+/* *X := X with its blocks merged into blocks of up to `block` rows (block <=
+ * 1: as they are); *file_blocks receives X's blocks before. COLLECTIVE. */
+static ovl_err sparse_regroup(ovl_bsmat *X, int block, int *file_blocks) {
+  *file_blocks = ovl_bsmat_nblk(*X);
+  if (block <= 1) return OVL_OK;
+  ovl_bsmat Y = NULL;
+  ovl_err rc = ovl_bsmat_regroup(*X, block, &Y);
+  if (Y) ovl_bsmat_destroy(X), *X = Y;
+  return rc;
+}
+
 static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
   const double eps = j->po.sparse;
   const int ndup = j->po.plan.ndup;
@@ -183,44 +195,58 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
   ovl_grid2d_dims(g, &p, &q);
   snprintf(r->grid, sizeof r->grid, "%dx%d", p, q);
   r->active = p * q, r->threads = ovl_blas_threads_get();
+  /* Peak memory: S^(-1/2) is made before F is read, and each phase's
+   * temporaries go before the next one starts (the matrices of ice-64k are
+   * gigabytes each) */
   ovl_bsmat F = NULL, S = NULL, Z = NULL, T = NULL, D = NULL;
-  ovl_err rc = ovl_bsmat_read(g, j->fock, 0, NULL, k_sparse_seed, 0.0, &F);
-  if (rc == OVL_OK && j->overlap) rc = ovl_bsmat_read(g, j->overlap, 0, NULL, k_sparse_seed, 0.0, &S);
+  ovl_err rc = OVL_OK;
+  if (j->overlap) rc = ovl_bsmat_read(g, j->overlap, 0, NULL, k_sparse_seed, 0.0, &S);
+  rc = ovl_err_agree(comm, rc);
+  /* the file's blocks (atoms) merged into blocks of up to sparse_block rows */
+  int nb_s = 0, *bs_s = NULL; /* S's file blocks, to compare with F's */
   if (rc == OVL_OK && S) {
-    int same = ovl_bsmat_n(S) == ovl_bsmat_n(F) && ovl_bsmat_nblk(S) == ovl_bsmat_nblk(F);
-    for (int b = 0; same && b < ovl_bsmat_nblk(F); b++)
-      same = ovl_bsmat_block_sizes(S)[b] == ovl_bsmat_block_sizes(F)[b];
+    nb_s = ovl_bsmat_nblk(S);
+    bs_s = malloc((size_t)nb_s * sizeof *bs_s);
+    if (!bs_s) rc = ovl_err_set(OVL_ERR_NOMEM, "the block sizes of '%s' (%d blocks)", j->overlap, nb_s);
+    else memcpy(bs_s, ovl_bsmat_block_sizes(S), (size_t)nb_s * sizeof *bs_s);
+  }
+  rc = ovl_err_agree(comm, rc);
+  if (rc == OVL_OK && S) rc = sparse_regroup(&S, j->po.sparse_block, &r->blocks_file);
+  if (rc == OVL_OK && S) { /* a non-orthogonal basis: F' = Z F Z with Z = S^(-1/2) */
+    rc = ovl_bsmat_create_like(S, &Z);
+    rc = ovl_err_agree(comm, rc);
+    ovl_bsmat_invsqrt_info zi = {0};
+    if (rc == OVL_OK) rc = ovl_bsmat_invsqrt(S, eps, ndup, 200, Z, &zi);
+    r->invsqrt_iter = zi.iterations, r->t_invsqrt = zi.t_total;
+  }
+  const int64_t n_s = S ? ovl_bsmat_n(S) : 0;
+  ovl_bsmat_destroy(&S); /* Z holds what the job needs of it */
+  if (rc == OVL_OK) rc = ovl_bsmat_read(g, j->fock, 0, NULL, k_sparse_seed, 0.0, &F);
+  rc = ovl_err_agree(comm, rc);
+  if (rc == OVL_OK && bs_s) { /* the same atoms: F's file blocks are those S was read with */
+    int same = n_s == ovl_bsmat_n(F) && ovl_bsmat_nblk(F) == nb_s;
+    for (int b = 0; same && b < nb_s; b++) same = ovl_bsmat_block_sizes(F)[b] == bs_s[b];
     if (!same)
       rc = ovl_err_set(OVL_ERR_SIZE, "'%s' and '%s' do not have the same blocks (n %" PRId64 " and %" PRId64 ")",
-                       j->fock, j->overlap, ovl_bsmat_n(F), ovl_bsmat_n(S));
+                       j->fock, j->overlap, ovl_bsmat_n(F), n_s);
   }
-  /* the file's blocks (atoms) merged into blocks of up to sparse_block rows */
-  r->blocks_file = rc == OVL_OK ? ovl_bsmat_nblk(F) : 0;
-  for (int k = 0; k < 2 && rc == OVL_OK && j->po.sparse_block > 1; k++) {
-    ovl_bsmat *X = k ? &S : &F, Y = NULL;
-    if (*X) rc = ovl_bsmat_regroup(*X, j->po.sparse_block, &Y);
-    if (Y) ovl_bsmat_destroy(X), *X = Y;
-  }
-  r->blocks = rc == OVL_OK ? ovl_bsmat_nblk(F) : 0;
-  if (rc == OVL_OK) rc = ovl_bsmat_create_like(F, &D);
-  if (rc == OVL_OK && S) rc = ovl_bsmat_create_like(F, &Z);
-  if (rc == OVL_OK && S) rc = ovl_bsmat_create_like(F, &T);
+  free(bs_s);
+  if (rc == OVL_OK) rc = sparse_regroup(&F, j->po.sparse_block, &r->blocks_file);
   rc = ovl_err_agree(comm, rc);
+  r->blocks = rc == OVL_OK ? ovl_bsmat_nblk(F) : 0;
   r->n = rc == OVL_OK ? ovl_bsmat_n(F) : 0;
   if (rc == OVL_OK) rc = ovl_bsmat_count(F, &r->blocks_f, NULL, NULL);
-  /* a non-orthogonal basis: F' = Z F Z with Z = S^(-1/2) */
-  if (rc == OVL_OK && S) {
-    ovl_bsmat_invsqrt_info zi;
-    rc = ovl_bsmat_invsqrt(S, eps, ndup, 200, Z, &zi);
-    r->invsqrt_iter = zi.iterations, r->t_invsqrt = zi.t_total;
+  if (rc == OVL_OK && Z) {
     double t0 = ovl_time();
+    rc = ovl_bsmat_create_like(F, &T);
+    rc = ovl_err_agree(comm, rc);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(Z, F, eps, ndup, T, NULL);
-    if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, S, NULL); /* S's blocks are free now */
+    if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, F, NULL); /* F' replaces F */
+    ovl_bsmat_destroy(&T);
+    if (rc == OVL_OK) rc = ovl_bsmat_release_work(F); /* F' is read from now on, never written */
     r->t_transform += ovl_time() - t0;
-    ovl_bsmat tmp = F;
-    F = S, S = tmp; /* F': the purified matrix; S holds the AO-basis F, for nothing more */
-    ovl_bsmat_destroy(&S);
   }
+  if (rc == OVL_OK) rc = ovl_err_agree(comm, ovl_bsmat_create_like(F, &D));
   if (rc == OVL_OK) rc = ovl_purify_sparse(F, D, &j->po, &r->res);
   if (rc == OVL_OK && j->check && !r->res.stopped) { /* F' and D' as dense matrices on the same ranks */
     ovl_dmat Fd = NULL, Dd = NULL;
@@ -235,9 +261,11 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
     ovl_dmat_destroy(&Fd);
     ovl_dmat_destroy(&Dd);
   }
+  if (!j->check) ovl_bsmat_destroy(&F);       /* F' is not needed any more */
   if (rc == OVL_OK && Z && !r->res.stopped) { /* D = Z D' Z in the basis of F */
     double t0 = ovl_time();
-    rc = ovl_bsmat_multiply(Z, D, eps, ndup, T, NULL);
+    rc = ovl_err_agree(comm, ovl_bsmat_create_like(D, &T));
+    if (rc == OVL_OK) rc = ovl_bsmat_multiply(Z, D, eps, ndup, T, NULL);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, D, NULL);
     r->t_transform += ovl_time() - t0;
   }

@@ -127,6 +127,14 @@ ovl_err ovl_bsmat_destroy(ovl_bsmat *A) {
   return OVL_OK;
 }
 
+ovl_err ovl_bsmat_release_work(ovl_bsmat A) {
+  OVL_TRY(ovl_check_handle(A, "ovl_bsmat_release_work", "A"));
+  free(A->pool_spare);
+  ovl_free(&A->val_spare);
+  A->pool_spare = NULL, A->pool_spare_cap = 0, A->val_spare_cap = 0;
+  return OVL_OK;
+}
+
 ovl_grid2d ovl_bsmat_grid(ovl_bsmat A) { return A ? A->g : NULL; }
 int64_t ovl_bsmat_n(ovl_bsmat A) { return A ? A->n : -1; }
 int ovl_bsmat_nblk(ovl_bsmat A) { return A ? A->nblk : -1; }
