@@ -93,5 +93,11 @@ ok test "$rc" -ne 0; ok has "B.mtx" "$err"; ok test ! -e "$tmp/out.mtx"
 name="S of other blocks"; sed 's/\[/[1, /' "$S.json" >"$tmp/x" && cp "$S" "$tmp/S2.mtx" && cp "$tmp/x" "$tmp/S2.mtx.json"
 run 2 --fock "$H" --overlap "$tmp/S2.mtx" --sparse 1e-6 --method sp2 -q
 ok test "$rc" -ne 0
+name="S of the same size, other blocks"; cp "$S" "$tmp/S3.mtx"
+python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); b = m["block_sizes"]; m["block_sizes"] = [b[0] + b[1]] + b[2:]; json.dump(m, open(sys.argv[2], "w"))' "$S.json" "$tmp/S3.mtx.json"
+for bsz in 1 32; do
+  run 2 --fock "$H" --overlap "$tmp/S3.mtx" --sparse 1e-6 --method sp2 --sparse-block "$bsz" -q
+  ok test "$rc" -ne 0; ok has "do not have the same blocks" "$err"
+done
 echo "purify_sparse_test: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
