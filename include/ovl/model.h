@@ -249,12 +249,13 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
 double ovl_bsmul_dgemm_eff(double b);
 /* What the model sees of one prediction (ovl_model_bsmul). */
 typedef struct ovl_bsmul_detail {
-  double steps;      /* SUMMA steps one layer runs */
-  double step_comm;  /* seconds of their broadcasts */
-  double layer_comm; /* bs2.5d: seconds of the broadcasts to the layers and of the sum of the partial C's (0 for bsumma) */
-  double flops;      /* per rank */
-  double dgemm_eff;  /* e(b) */
-  double block;      /* b = n / nblk */
+  double steps;     /* SUMMA steps one layer runs */
+  double step_comm; /* seconds of their broadcasts */
+  double
+      layer_comm; /* bs2.5d: seconds of the broadcasts to the layers and of the sum of the partial C's (0 for bsumma) */
+  double flops;   /* per rank */
+  double dgemm_eff; /* e(b) */
+  double block;     /* b = n / nblk */
 } ovl_bsmul_detail;
 /* A shape from a fill: nblk blocks per dimension, the fraction fill of
  * them stored in A and in B, spread evenly over the block rows and columns
@@ -312,11 +313,23 @@ double ovl_hsumma_comm_sag(double alpha, double beta, int64_t n, int64_t b, int6
  * and tiles the near-square grid); "ndup" (1 .. maxv); "c" (2.5D, or Alg. 6
  * for SymmSquareCube, every c with s*s*c = P and c | s); "ppn" (P nodes of
  * K = 1, 2, 4, ... <= maxv ranks); "P" (powers of 2 up to P, cubes for 3D
- * and Alg. 3-5); "algo" (every algorithm, HSUMMA with ovl_hsumma_gopt's G).
+ * and Alg. 3-5); "algo" (every dense algorithm, HSUMMA with ovl_hsumma_gopt's
+ * G).
  * LOCAL (no MPI calls). Errors: OVL_ERR_ARG (NULL arguments, an unknown
  * sweep), those of the record writer. */
 ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, const ovl_plan *base, const char *sweep,
                         int maxv, int json);
+/* ovl_model_print for the block-sparse product (base->algo bsumma or
+ * bs2.5d) on shape: a header line with the shape, then the rows; the
+ * sweeps "none", "ndup", "c" (bs2.5d for every c with s*s*c = P, c <= s),
+ * "ppn", "P" and "algo" (bsumma and bs2.5d); JSON records carry the shape
+ * (nblk, blocks_a, blocks_b, products) and the model's parts (steps,
+ * step_comm, layer_comm, dgemm_eff). ovl_model_print is this with shape
+ * NULL (the dense kernels; "algo" then sweeps the dense algorithms). LOCAL.
+ * Errors: those of ovl_model_print; OVL_ERR_ARG (a block-sparse base
+ * without a shape). */
+ovl_err ovl_model_print_bsmul(FILE *out, const ovl_machine *m, const char *source, const ovl_plan *base,
+                              const ovl_bsmul_shape *shape, const char *sweep, int maxv, int json);
 
 #ifdef __cplusplus
 }

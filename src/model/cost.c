@@ -521,7 +521,8 @@ static ovl_err bsmul_shape_fill(const ovl_bsmul_shape *in, ovl_bsmul_shape *sh, 
   if (sh->values_a == 0) sh->values_a = (int64_t)llround(sh->blocks_a * *b * *b);
   if (sh->values_b == 0) sh->values_b = (int64_t)llround(sh->blocks_b * *b * *b);
   if (sh->flops == 0) sh->flops = 2.0 * sh->products * *b * *b * *b;
-  if (sh->blocks_c == 0) sh->blocks_c = (int64_t)fmin(all, fmin((double)sh->products, (double)(sh->blocks_a + sh->blocks_b)));
+  if (sh->blocks_c == 0)
+    sh->blocks_c = (int64_t)fmin(all, fmin((double)sh->products, (double)(sh->blocks_a + sh->blocks_b)));
   return OVL_OK;
 }
 

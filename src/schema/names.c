@@ -12,11 +12,11 @@ static const struct {
   ovl_family family;
   int grid3; /* an s x s x c grid */
 } k_algos[OVL_ALGO_N] = {
-    [OVL_ALGO_SUMMA] = {"summa", OVL_FAMILY_GEMM, 0},   [OVL_ALGO_HSUMMA] = {"hsumma", OVL_FAMILY_GEMM, 0},
-    [OVL_ALGO_CANNON] = {"cannon", OVL_FAMILY_GEMM, 0}, [OVL_ALGO_3D] = {"3d", OVL_FAMILY_GEMM, 1},
-    [OVL_ALGO_25D] = {"2.5d", OVL_FAMILY_GEMM, 1},      [OVL_ALGO_SSC3] = {"alg3", OVL_FAMILY_SSC, 1},
-    [OVL_ALGO_SSC4] = {"alg4", OVL_FAMILY_SSC, 1},      [OVL_ALGO_SSC5] = {"alg5", OVL_FAMILY_SSC, 1},
-    [OVL_ALGO_SSC6] = {"alg6", OVL_FAMILY_SSC, 1},      [OVL_ALGO_SQ] = {"sq", OVL_FAMILY_SQ, 1},
+    [OVL_ALGO_SUMMA] = {"summa", OVL_FAMILY_GEMM, 0},    [OVL_ALGO_HSUMMA] = {"hsumma", OVL_FAMILY_GEMM, 0},
+    [OVL_ALGO_CANNON] = {"cannon", OVL_FAMILY_GEMM, 0},  [OVL_ALGO_3D] = {"3d", OVL_FAMILY_GEMM, 1},
+    [OVL_ALGO_25D] = {"2.5d", OVL_FAMILY_GEMM, 1},       [OVL_ALGO_SSC3] = {"alg3", OVL_FAMILY_SSC, 1},
+    [OVL_ALGO_SSC4] = {"alg4", OVL_FAMILY_SSC, 1},       [OVL_ALGO_SSC5] = {"alg5", OVL_FAMILY_SSC, 1},
+    [OVL_ALGO_SSC6] = {"alg6", OVL_FAMILY_SSC, 1},       [OVL_ALGO_SQ] = {"sq", OVL_FAMILY_SQ, 1},
     [OVL_ALGO_BSUMMA] = {"bsumma", OVL_FAMILY_BSMUL, 0}, [OVL_ALGO_BS25D] = {"bs2.5d", OVL_FAMILY_BSMUL, 1},
 };
 

@@ -80,7 +80,8 @@ int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
 
 int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
   int panels = a->algo == OVL_ALGO_SUMMA || a->algo == OVL_ALGO_HSUMMA;
-  int has_c = a->algo == OVL_ALGO_25D || a->algo == OVL_ALGO_SSC6 || a->algo == OVL_ALGO_SQ || a->algo == OVL_ALGO_BS25D;
+  int has_c =
+      a->algo == OVL_ALGO_25D || a->algo == OVL_ALGO_SSC6 || a->algo == OVL_ALGO_SQ || a->algo == OVL_ALGO_BS25D;
   return a->algo == b->algo && a->ndup == b->ndup && (!panels || (a->b == b->b && a->lookahead == b->lookahead)) &&
          (a->algo != OVL_ALGO_HSUMMA || a->G == b->G) && (!has_c || (a->s == b->s && a->c == b->c));
 }
