@@ -26,12 +26,12 @@ ovl_err ovl_bsmat_shape(ovl_bsmat A, ovl_bsmat B, ovl_bsmul_shape *out) {
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)nv, &cnt);
   OVL_TRY(ovl_err_agree(parent, rc));
   int64_t *acol = cnt, *arows = cnt + nblk, *brow = cnt + 2 * nblk, *bcols = cnt + 3 * nblk;
-  for (int64_t r = 0; r < A->loc.nrows; r++)
+  for (int64_t r = 0; r < A->nrows; r++)
     for (int64_t k = A->loc.rowptr[r]; k < A->loc.rowptr[r + 1]; k++) {
       int K = A->loc.colidx[k];
       acol[K]++, arows[K] += A->bs[A->rows[r]];
     }
-  for (int64_t r = 0; r < B->loc.nrows; r++) {
+  for (int64_t r = 0; r < B->nrows; r++) {
     int K = B->rows[r];
     for (int64_t k = B->loc.rowptr[r]; k < B->loc.rowptr[r + 1]; k++) brow[K]++, bcols[K] += B->bs[B->loc.colidx[k]];
   }

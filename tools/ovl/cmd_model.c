@@ -118,7 +118,7 @@ int cmd_model(int argc, char **argv) {
     c.c = repl, c.s = (int)lround(sqrt((double)P / repl));
     if (!bs && (c.s < 1 || (int64_t)c.s * c.s * repl != P || c.s % repl))
       rc = ovl_err_set(OVL_ERR_ARG, "--repl %d: %d ranks are no 2.5D grid s x s x %d with %d | s", repl, P, repl, repl);
-    if (bs && (c.s < 1 || (int64_t)c.s * c.s * repl != P || (repl > c.s && c.s > 1)))
+    if (bs && (c.s < 1 || (int64_t)c.s * c.s * repl != P || repl > c.s))
       rc = ovl_err_set(OVL_ERR_ARG, "--repl %d: %d ranks are no grid s x s x %d with %d <= s", repl, P, repl, repl);
   }
   /* the block-sparse product: its shape from --fill and --sparse-block; the dense kernels take neither */
