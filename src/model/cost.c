@@ -596,8 +596,7 @@ ovl_err ovl_model_bsmul(const ovl_machine *m, const ovl_plan *cfg, const ovl_bsm
     if (s <= 0 || rc <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &rc); /* the shape rules */
     if (s <= 0 || rc <= 0 || s > 46340 || (int64_t)s * s * rc != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: no grid s x s x c with %d ranks", c.P);
-    if (rc > s)
-      return ovl_err_set(OVL_ERR_GRID, "model: the replication c = %d exceeds the plane side s = %d", rc, s);
+    if (rc > s) return ovl_err_set(OVL_ERR_GRID, "model: the replication c = %d exceeds the plane side s = %d", rc, s);
     /* rank = j + s i + s^2 k: a layer's rows consecutive, its columns by s; the layers by s^2 */
     double orow = ovl_model_offnode(s, 1, s * rc, k), ocol = ovl_model_offnode(s, s, s * rc, k);
     double og = ovl_model_offnode(rc, s * s, s * s, k), nb = (double)sh.nblk, ss = (double)s * s;
@@ -660,7 +659,7 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
       c.ndup = (int)nd3[d];
       cnt = push(out, cap, cnt, c);
     }
-    for (int cc = 2; cc <= P; cc++) {
+    for (int cc = 2; cc <= cr; cc++) { /* c <= s: c^3 <= P */
       int s = (int)lround(sqrt((double)P / cc));
       if ((int64_t)s * s * cc != P || cc > s) continue;
       for (int d = 0; d < nnd; d++) {
