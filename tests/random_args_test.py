@@ -167,7 +167,7 @@ CMDS = {
         "--lookahead": None, "--sweep": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
         "-j": None}),
     "tune": (["-n", "48", "--top", "1", "-i", "1", "-x", "0", "-q", "-o", "@OUT@/t.json"], {
-        "--kernel": ["gemm", "ssc", "x"], "--family": ["gemm", "ssc", "sq", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"],
+        "--kernel": ["gemm", "ssc", "x"], "--family": ["gemm", "ssc", "sq", "bsmul", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"],
         "--machine": IN_FILES,
         "--top": SMALL,
         "--band": DOUBLES, "-i": SMALL, "-r": SMALL, "-x": SMALL, "-o": OUT_FILES, "-j": None, "--exhaustive": None,
