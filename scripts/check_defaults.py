@@ -9,6 +9,10 @@ literal written where a knob's default belongs:
   panel      `b = 256` (any of 64, 128, 256, 512, 1024; also `block`, `panel` and a
              ternary's fallback), `ovl_plan_gemm(..., 256)`
   lookahead  `lookahead = 0` or `= 1`; the same for `arrival`
+  family     in the files of the block-sparse product (FAMILY_FILES: the product, the
+             sparse purification), a knob's default asked of another family than
+             OVL_FAMILY_BSMUL (`ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM)`):
+             the family's own row is the one place its defaults are written
 
 Comments and string literals are not code and are skipped. A hit is an error unless
 ALLOW lists it: (file, a piece of the line's code) with the reason it is no default.
@@ -41,6 +45,11 @@ PATTERNS = [
     ("lookahead", re.compile(r"\b(?:lookahead|arrival)" + _ASSIGN + r"[01]\b")),
 ]
 
+# the block-sparse product's files (a path, or a folder ending in "/"): their knob defaults are family bsmul's
+FAMILY_FILES = ["src/sparse/", "src/purify/sparse.c"]
+FAMILY_PATTERN = ("family", re.compile(r"\bovl_(?:knob_default(?:_int)?|plan_default|plan_auto)\s*\([^;]*"
+                                       r"\bOVL_FAMILY_(?!BSMUL\b)\w+"))
+
 # (file, a piece of the line's code): why it is no default
 ALLOW = {
     ("src/model/cost.c", "c.G = g, c.lookahead = 1"):
@@ -60,7 +69,11 @@ ALLOW = {
 }
 
 # hits known to be defaults, removed by a change under way elsewhere: reported, not failed
-PENDING = {}
+PENDING = {
+    ("src/sparse/bsmul.c", "ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM)"):
+        "the block-sparse product's N_DUP default is family bsmul's row (the same value, 1); ovl_bsmat_multiply "
+        "asks the multiplication's until its file is next changed",
+}
 
 
 def code_lines(text):
@@ -129,8 +142,10 @@ def check(root):
     for path in files(root):
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
             lines = code_lines(fh.read())
+        pats = PATTERNS + ([FAMILY_PATTERN] if any(path == f or (f.endswith("/") and path.startswith(f))
+                                                    for f in FAMILY_FILES) else [])
         for lineno, line in enumerate(lines, 1):
-            for what, rx in PATTERNS:
+            for what, rx in pats:
                 if not rx.search(line):
                     continue
                 key = next((k for k in list(ALLOW) + list(PENDING) if k[0] == path and norm(k[1]) in norm(line)), None)
@@ -172,6 +187,8 @@ def self_test(root):
              "panel width"),
             ("include/ovl/x.h", "static inline void la(int *lookahead) { *lookahead = 0; }\n"
              "static inline void l2(struct q *p) { p->lookahead = 1; }\n", "lookahead"),
+            ("src/sparse/x_fam.c", "int v(int d) { return d > 0 ? d : ovl_knob_default_int(OVL_KNOB_NDUP, "
+             "OVL_FAMILY_SQ); }\n", "family"),
         ]
         for path, text, what in faults:
             p = os.path.join(tmp, path)
@@ -194,6 +211,19 @@ def self_test(root):
             failures += 1
             print("FAIL: a comment, a string or a comparison was taken for a default:\n  " + "\n  ".join(bad))
         os.remove(p)
+        # the family's own default in its files, and another family's outside them, are no findings
+        for path, text in [("src/sparse/x_own.c", "int o(void) { return ovl_knob_default_int(OVL_KNOB_NDUP, "
+                                                  "OVL_FAMILY_BSMUL); }\n"),
+                           ("src/kernels/x_other.c", "int o(void) { return ovl_knob_default_int(OVL_KNOB_NDUP, "
+                                                     "OVL_FAMILY_GEMM); }\n")]:
+            p = os.path.join(tmp, path)
+            with open(p, "w") as f:
+                f.write(text)
+            bad, _ = check(tmp)
+            if any(b.startswith(path) for b in bad):
+                failures += 1
+                print("FAIL: %s was taken for another family's default:\n  %s" % (path, "\n  ".join(bad)))
+            os.remove(p)
         # an ALLOW entry that matches nothing is reported
         with open(os.path.join(tmp, "src/kernels/matvec.c")) as f:
             t = f.read()

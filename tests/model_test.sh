@@ -49,6 +49,33 @@ run 1 model --algo summa -n 4096 --ranks 64 --sweep algo
 expect "sweep algo: 10 rows" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 10
 run 1 model --algo alg4 -n 7645 --ranks 64
 expect "model header names the built-in machine" has "stampede2" "$out"
+# the block-sparse product: a shape from --fill and --sparse-block, its parts, the sweeps over c, N_DUP and algo
+run 1 model --algo bsumma -n 20000 --fill 0.05 --ranks 16 -j
+expect "bsumma rc" test "$rc" -eq 0
+expect "bsumma json: parts and shape" jcheck '
+import json, sys
+r = json.loads(open(sys.argv[1]).read())
+assert r["algo"] == "bsumma" and r["nblk"] == 625 and r["products"] > 0 and "b" not in r, r
+assert r["total"] > 0 and r["compute"] > 0 and r["latency"] > 0 and r["bandwidth"] > 0 and r["layer_comm"] == 0, r
+assert r["total"] <= (r["latency"] + r["bandwidth"] + r["compute"]) * (1 + 1e-9), r
+assert abs(r["latency"] + r["bandwidth"] - r["step_comm"]) <= 1e-9 * r["step_comm"], r
+'
+run 1 model --algo bs2.5d -n 65536 --sparse-block 8 --fill 0.01 --ranks 4096 --sweep c
+expect "bs2.5d sweep c: c = 1, 4, 16 (c <= s)" test "$(count "^  bs2.5d P=4096 c=" "$out")" -eq 3
+expect "bs2.5d sweep c: the shape line" has "# block-sparse shape: nblk=8192 (mean block 8.0)" "$out"
+run 1 model --algo bsumma -n 8000 --fill 0.1 --ranks 64 --sweep algo
+expect "bsmul sweep algo: bsumma and bs2.5d only" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 2
+run 1 model --algo bsumma -n 8000 --fill 0.1 --ranks 64 --sweep ndup --max 4
+expect "bsumma sweep ndup rows" test "$(count "^  bsumma P=64 ndup=" "$out")" -eq 4
+run 1 model --algo bsumma -n 8000
+expect "bsumma without --fill: exit 2" test "$rc" -eq 2
+expect "bsumma without --fill: says so" has "give --fill" "$err"
+run 1 model --algo summa --fill 0.1
+expect "--fill on a dense kernel: exit 2" test "$rc" -eq 2
+run 1 model --algo bs2.5d --fill 0.1 --ranks 32 --repl 8
+expect "bs2.5d c > s: exit 2" test "$rc" -eq 2
+run 1 model --algo bsumma --fill 0 -n 1000
+expect "--fill 0: exit 2" test "$rc" -eq 2
 run 1 model --algo alg7
 expect "bad kernel exit 2" test "$rc" -eq 2
 echo '{"beta": 1e-9}' >"$tmp/bad.json"

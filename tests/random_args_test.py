@@ -161,12 +161,13 @@ CMDS = {
         "-W": SMALL, "-i": SMALL, "-M": SIZES, "--quiet": None}),
     "model": (["-n", "256"], {
         "--kernel": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "x"], "-n": SIZES, "--ranks": INTS,
-        "--algo": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "sq", "x"],
+        "--algo": ["summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg6", "sq", "bsumma", "bs2.5d", "x"],
+        "--fill": DOUBLES + ["0.05", "0.5"], "--sparse-block": INTS,
         "--machine": IN_FILES, "-b": SIZES, "--outer": SIZES, "-G": INTS, "-d": INTS, "--repl": INTS, "--ppn": INTS,
         "--lookahead": None, "--sweep": ["none", "G", "ndup", "c", "ppn", "P", "algo", "x"], "--max": INTS,
         "-j": None}),
     "tune": (["-n", "48", "--top", "1", "-i", "1", "-x", "0", "-q", "-o", "@OUT@/t.json"], {
-        "--kernel": ["gemm", "ssc", "x"], "--family": ["gemm", "ssc", "sq", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"],
+        "--kernel": ["gemm", "ssc", "x"], "--family": ["gemm", "ssc", "sq", "bsmul", "x"], "-n": ["16", "48", "0", "-1", "1G", "x"],
         "--machine": IN_FILES,
         "--top": SMALL,
         "--band": DOUBLES, "-i": SMALL, "-r": SMALL, "-x": SMALL, "-o": OUT_FILES, "-j": None, "--exhaustive": None,

@@ -386,6 +386,13 @@ static void d_model(void) {
     ovl_plan pl = ovl_plan_default((ovl_algo)en(), i64(), iint());
     ovl_model_cost cost;
     CALL(ovl_model_predict(MAYBE(&m), MAYBE(&pl), MAYBE(&cost)));
+    /* the block-sparse product: any shape, or one from a fill */
+    ovl_bsmul_shape sh = {i64(), i64(), i64(), i64(), i64(), i64(), i64(), dbl(), i64()};
+    if (coin()) CALL(ovl_bsmul_shape_estimate(i64(), i64(), dbl(), MAYBE(&sh)));
+    ovl_bsmul_detail det;
+    if (coin()) pl.algo = (ovl_algo)(OVL_ALGO_BSUMMA + pick(2));
+    CALL(ovl_model_bsmul(MAYBE(&m), MAYBE(&pl), MAYBE(&sh), MAYBE(&cost), MAYBE(&det)));
+    VCALL(ovl_bsmul_dgemm_eff(dbl()));
     ovl_machine rd;
     CALL(ovl_machine_read(path(), MAYBE(&rd)));
     CALL(ovl_plan_machine(path(), MAYBE(&rd), NULL, 0));
@@ -805,6 +812,10 @@ static void d_core(void) {
     CALL(ovl_plan_resolve(comm(), (ovl_family)(pick(3) ? pick(2) : en()), MAYBE(&pl), MAYBE(&src), MAYBE(why),
                           sizeof why));
     CALL(ovl_plan_resolve_ppn(comm(), (ovl_family)pick(2), &pl, MAYBE(&ppn), NULL, why, sizeof why));
+    ovl_bsmul_shape sh = {i64(), i64(), i64(), i64(), i64(), i64(), i64(), dbl(), i64()};
+    if (coin()) CALL(ovl_bsmul_shape_estimate(pick(3) ? 1000 : i64(), pick(3) ? 100 : i64(), dbl(), MAYBE(&sh)));
+    if (coin()) pl = ovl_plan_auto(OVL_FAMILY_BSMUL, sh.n);
+    CALL(ovl_plan_resolve_bsmul(comm(), MAYBE(&pl), MAYBE(&sh), MAYBE(&src), MAYBE(why), sizeof why));
     ovl_pdpurify_params pp = ovl_pdpurify_params_default();
     pp.method = (ovl_purify_method)en(), pp.algo = (ovl_algo)en(), pp.ndup = iint(), pp.c = iint();
     CALL(ovl_pdpurify_plan(comm(), pick(130) - 1, pick(3) ? 1 + pick(64) : i64(), MAYBE(&pp), MAYBE(&pl), MAYBE(why),

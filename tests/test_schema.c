@@ -30,7 +30,9 @@ static const char *type_name(ovl_knob_type t) {
 
 /* The knob reference: one row per knob of the table. */
 static void markdown(void) {
-  printf("| knob | short | key | type | default (gemm / ssc / sq) | range or values | applies to |\n");
+  printf("| knob | short | key | type | default (");
+  for (int f = 0; f < OVL_FAMILY_N; f++) printf("%s%s", f ? " / " : "", ovl_family_names[f]);
+  printf(") | range or values | applies to |\n");
   printf("|---|---|---|---|---|---|---|\n");
   for (int k = 0; k < OVL_KNOB_N; k++) {
     const ovl_knob *r = &ovl_knobs[k];

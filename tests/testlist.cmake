@@ -64,6 +64,9 @@ endif()
 ovl_test(test_bench RANKS 2 4 TIMEOUT 300)
 ovl_test(test_model RANKS 1)
 ovl_test(test_cost RANKS 1)
+# the block-sparse product's cost model and planner (1, 2, 4, 8, 16 ranks through plan->P), and the shape counted
+# from two matrices against the product's own counts on 1, 2 and 4 ranks
+ovl_test(test_bsplan RANKS 1 2 4)
 ovl_test(test_plan RANKS 1 3 8 TIMEOUT 300)
 # ovl_pdpurify against ScaLAPACK's eigensolver (needs ScaLAPACK; 8 ranks left to the release build)
 if(OVL_SCALAPACK_LIB)

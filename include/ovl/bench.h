@@ -528,7 +528,8 @@ ovl_tune_params ovl_tune_default(ovl_family f, int64_t n);
  * checks them before its first line of output): OVL_ERR_ARG naming the
  * first one out of range. The families are gemm and ssc: sq (SP2, TRS4) is
  * refused, its only knob being N_DUP, whose default auto takes without a
- * tune-file lookup. LOCAL. */
+ * tune-file lookup, and bsmul, which the cost model alone plans from the
+ * matrices' sparsity (ovl_plan_resolve_bsmul). LOCAL. */
 ovl_err ovl_tune_check(const ovl_tune_params *p);
 /* Run the tuner on the ranks of comm. COLLECTIVE over comm. Errors (agreed):
  * OVL_ERR_ARG (parameters: ovl_tune_check), OVL_ERR_GRID (no configuration fits),

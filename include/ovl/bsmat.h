@@ -209,6 +209,21 @@ typedef struct ovl_bsmul_stats {
 } ovl_bsmul_stats;
 ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C, ovl_bsmul_stats *stats);
 
+/* The shape of the product A B for the cost model and the planner of the
+ * block-sparse product (ovl_model_bsmul, ovl_plan_resolve_bsmul): n, the
+ * blocks per dimension, the stored blocks and doubles of A and B, and the
+ * exact count of block products before any is skipped by its norm, sum over
+ * K of (blocks in A's block column K) x (blocks in B's block row K), with
+ * their flops (sum of 2 m n k); blocks_c is left 0 (the model's estimate).
+ * At eps = 0 the products equal the sum over the ranks of
+ * ovl_bsmat_multiply's stats.products + stats.skipped. Counted from the
+ * index (no values move): one allreduce of 4 nblk + 2 integers over the
+ * grid's parent, whose every rank (idle ones too) receives the shape.
+ * COLLECTIVE over the grid's parent. Errors (agreed): OVL_ERR_ARG (NULL
+ * handles or out (not agreed); A and B of different grids, blocks or
+ * permutations), OVL_ERR_NOMEM; OVL_ERR_MPI. */
+ovl_err ovl_bsmat_shape(ovl_bsmat A, ovl_bsmat B, ovl_bsmul_shape *out);
+
 /* ---- the inverse square root ----
  * Z := S^(-1/2) of a symmetric positive definite S (an overlap matrix) by
  * the coupled Newton-Schulz iteration: Y0 = S / c, Z0 = I (c: S's

@@ -102,10 +102,11 @@ void ovl_grid25d_dims(int P, int *s, int *c);
 
 /* The shape rules, in one place (the planner, the cost model and every
  * entry use them): the grid algorithm a runs on with P ranks when the
- * caller does not give one. SUMMA, HSUMMA: the squarest p x q with p q = P
- * (ovl_grid2d_auto_dims); Cannon: the largest square s x s <= P; 3D and
- * SymmSquareCube Alg. 3-5: the largest cube s x s x s <= P; 2.5D and Alg. 6:
- * the 2.5D grid of ovl_grid25d_dims, else the largest square with c = 1;
+ * caller does not give one. SUMMA, HSUMMA and the block-sparse bsumma: the
+ * squarest p x q with p q = P (ovl_grid2d_auto_dims); Cannon: the largest
+ * square s x s <= P; 3D and SymmSquareCube Alg. 3-5: the largest cube
+ * s x s x s <= P; 2.5D, Alg. 6 and the block-sparse bs2.5d: the 2.5D grid of
+ * ovl_grid25d_dims, else the largest square with c = 1;
  * the symmetric square (OVL_ALGO_SQ): the 2.5D grid, else 1 x 1 x P.
  * Ranks beyond the grid stay idle (OVL_GRID_ALLOW_IDLE). 2D algorithms set
  * *p, *q (and *s = *c = 0), the others *s, *c (and *p = *q = s). P < 1

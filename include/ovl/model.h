@@ -214,14 +214,79 @@ typedef struct ovl_model_cost {
  * does not fit (grid shape, c not dividing s, G not tiling the grid). */
 ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_cost *out);
 
+/* ---- the block-sparse product (family OVL_FAMILY_BSMUL) ------------------------
+ * C = A B filtered (ovl_bsmat_multiply, ovl/bsmat.h), with the shape of the
+ * matrices (ovl_bsmul_shape, ovl/schema.h) besides the plan; b = n / nblk is
+ * the mean block size.
+ *
+ * bsumma, p x q grid: the L = p q SUMMA steps (min(L, nblk) of them carry
+ * blocks) each broadcast one process row's panel of A's blocks along the row
+ * (q ranks) and one process column's panel of B's along the column (p
+ * ranks); a panel of a step holds blocks_a / (p steps) blocks of A (B:
+ * blocks_b / (q steps)) with their values and index, 8 bytes each
+ * (panel_bytes in src/model/cost.c: the packed form of src/sparse). Step s
+ * runs on lane s mod N_DUP and N_DUP steps are in flight: N steps cost one
+ * collective of N panels split over N lanes (ovl_coll_time: the aggregate
+ * bandwidth min(N f_BW(m), peak / PPN) and one panel's latency). Compute:
+ * flops / P at gamma / e(b), e(b) = b / (b + OVL_BSMUL_BHALF) the rate of
+ * b x b x b dgemms relative to a large one. Arrival order overlaps the
+ * broadcasts and the products: total = max(comm, comp) + min(comm, comp) /
+ * steps.
+ *
+ * bs2.5d, s x s x c grid (c <= s), operands on plane 0: A's and B's blocks of
+ * each plane-0 rank broadcast to the c layers, each layer runs ceil(steps /
+ * c) of the s x s SUMMA steps, and the partial C's (a layer's products touch
+ * min(blocks_c, products / c) blocks) are summed onto plane 0 (a reduce over
+ * c ranks); total = broadcasts + sum + the layer's SUMMA as above. More
+ * layers: fewer steps per layer, larger broadcast and sum.
+ *
+ * Every function is LOCAL. */
+/* The half-rate block size of the block products: a b x b x b dgemm runs at
+ * b / (b + OVL_BSMUL_BHALF) of a large dgemm's rate (docs/design/models.md
+ * gives the measurement). */
+#define OVL_BSMUL_BHALF 32.0
+/* e(b) = b / (b + OVL_BSMUL_BHALF) (0 for b <= 0). */
+double ovl_bsmul_dgemm_eff(double b);
+/* What the model sees of one prediction (ovl_model_bsmul). */
+typedef struct ovl_bsmul_detail {
+  double steps;     /* SUMMA steps one layer runs */
+  double step_comm; /* seconds of their broadcasts */
+  double
+      layer_comm; /* bs2.5d: seconds of the broadcasts to the layers and of the sum of the partial C's (0 for bsumma) */
+  double flops;   /* per rank */
+  double dgemm_eff; /* e(b) */
+  double block;     /* b = n / nblk */
+} ovl_bsmul_detail;
+/* A shape from a fill: nblk blocks per dimension, the fraction fill of
+ * them stored in A and in B, spread evenly over the block rows and columns
+ * (max(1, fill nblk) per row; products = nblk (fill nblk)^2, exact for any
+ * pattern with that many blocks in every block row and column, a banded
+ * one too); the other fields 0 (the model's estimates). Errors
+ * (OVL_ERR_ARG): n < 1, nblk outside [1, n], fill outside (0, 1]. */
+ovl_err ovl_bsmul_shape_estimate(int64_t n, int64_t nblk, double fill, ovl_bsmul_shape *out);
+/* Predict the block-sparse product cfg (bsumma or bs2.5d; its grid p x q or
+ * s x s x c, or 0: the shape rules of P; ndup; ppn) on shape. detail (may be
+ * NULL) receives the parts above. Errors: OVL_ERR_ARG (another algorithm, a
+ * shape whose counts are negative or exceed nblk^2 blocks, ndup or ppn out
+ * of range), OVL_ERR_GRID (a grid that does not have P ranks, c > s). */
+ovl_err ovl_model_bsmul(const ovl_machine *m, const ovl_plan *cfg, const ovl_bsmul_shape *shape, ovl_model_cost *out,
+                        ovl_bsmul_detail *detail);
+/* Sort cfg[0..n-1] of family OVL_FAMILY_BSMUL by ovl_model_bsmul's total
+ * on shape, fastest first; predictions that fail go last. pred (may be
+ * NULL) receives the sorted predictions. */
+void ovl_model_rank_bsmul(const ovl_machine *m, const ovl_bsmul_shape *shape, ovl_plan *cfg, int n,
+                          ovl_model_cost *pred);
+
 /* ---- choosing: candidates of a kernel family, ranked by the model ------------- */
 /* The configurations `ovl tune` and `auto` consider for P ranks and size n
  * (at most cap; returns how many): GEMM: SUMMA b in {128, 256, 512} with and
  * without lookahead, N_DUP 1/2/4; HSUMMA with lookahead for every square G
  * that tiles the grid; Cannon on a square P; 3D on a cube; 2.5D for every c;
  * SSC: Alg. 3, 4, Alg. 5 with N_DUP 1..8 (cube P), Alg. 6 for every c with
- * N_DUP 1/2/4; SQ: sq for every c with N_DUP 1/2/4 (the N_DUP candidates
- * are the knob table's). */
+ * N_DUP 1/2/4; SQ: sq for every c with N_DUP 1/2/4; BSMUL: bsumma on the
+ * squarest p x q and bs2.5d for every c > 1 with s s c = P and c <= s, each
+ * with N_DUP 1/2/4 (the N_DUP candidates are the knob table's; rank them with
+ * ovl_model_rank_bsmul). */
 int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap);
 /* Sort cfg[0..n-1] by predicted total time, fastest first; predictions that
  * fail go last. pred (may be NULL) receives the sorted predictions. */
@@ -248,11 +313,23 @@ double ovl_hsumma_comm_sag(double alpha, double beta, int64_t n, int64_t b, int6
  * and tiles the near-square grid); "ndup" (1 .. maxv); "c" (2.5D, or Alg. 6
  * for SymmSquareCube, every c with s*s*c = P and c | s); "ppn" (P nodes of
  * K = 1, 2, 4, ... <= maxv ranks); "P" (powers of 2 up to P, cubes for 3D
- * and Alg. 3-5); "algo" (every algorithm, HSUMMA with ovl_hsumma_gopt's G).
+ * and Alg. 3-5); "algo" (every dense algorithm, HSUMMA with ovl_hsumma_gopt's
+ * G).
  * LOCAL (no MPI calls). Errors: OVL_ERR_ARG (NULL arguments, an unknown
  * sweep), those of the record writer. */
 ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, const ovl_plan *base, const char *sweep,
                         int maxv, int json);
+/* ovl_model_print for the block-sparse product (base->algo bsumma or
+ * bs2.5d) on shape: a header line with the shape, then the rows; the
+ * sweeps "none", "ndup", "c" (bs2.5d for every c with s*s*c = P, c <= s),
+ * "ppn", "P" and "algo" (bsumma and bs2.5d); JSON records carry the shape
+ * (nblk, blocks_a, blocks_b, products) and the model's parts (steps,
+ * step_comm, layer_comm, dgemm_eff). ovl_model_print is this with shape
+ * NULL (the dense kernels; "algo" then sweeps the dense algorithms). LOCAL.
+ * Errors: those of ovl_model_print; OVL_ERR_ARG (a block-sparse base
+ * without a shape). */
+ovl_err ovl_model_print_bsmul(FILE *out, const ovl_machine *m, const char *source, const ovl_plan *base,
+                              const ovl_bsmul_shape *shape, const char *sweep, int maxv, int json);
 
 #ifdef __cplusplus
 }

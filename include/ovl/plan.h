@@ -71,6 +71,25 @@ ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t 
  * ranks), OVL_ERR_IO / OVL_ERR_FORMAT (machine or tune file). */
 ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy);
 
+/* The planner of the block-sparse product (family OVL_FAMILY_BSMUL,
+ * ovl_bsmat_multiply): completes *plan -- algorithm (bsumma or bs2.5d), grid
+ * (p x q, or s x s x c: the replication c), ndup -- for the ranks of comm
+ * (plan->P <= 0: all of them) and the matrices' shape (ovl_bsmat_shape, or
+ * ovl_bsmul_shape_estimate), leaving the knobs the caller fixed as given
+ * (the algorithm, ndup, the grid or only c). The cost model alone decides
+ * (ovl_model_bsmul over ovl_model_candidates, ranked by
+ * ovl_model_rank_bsmul): the tune file is not asked, since the product's
+ * time depends on the sparsity, which a tune entry does not record. A plan
+ * with nothing open is only checked. why (may be NULL) receives where the
+ * choice came from. Rank 0's shape and machine decide; every rank receives
+ * the same plan. COLLECTIVE over comm. Errors (agreed): OVL_ERR_ARG (a NULL
+ * argument (not agreed), a constraint out of range, an algorithm of another
+ * family, a bad shape), OVL_ERR_GRID (no configuration fits the ranks, c >
+ * s), OVL_ERR_IO / OVL_ERR_FORMAT (the machine file). ovl_plan_resolve
+ * refuses an open plan of this family (it has no shape). */
+ovl_err ovl_plan_resolve_bsmul(MPI_Comm comm, ovl_plan *plan, const ovl_bsmul_shape *shape, const ovl_plan_src *src,
+                               char *why, size_t nwhy);
+
 /* ovl_plan_resolve for a run on a subset of every node's ranks (multiple
  * PPN, ovl_active): *ppn = K > 0 plans for nodes x K ranks (plan->P), 0 for
  * all ranks of comm; *ppn = OVL_AUTO models every divisor K of the ranks
@@ -84,7 +103,8 @@ ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *p
 
 /* The checks a complete plan passes: the algorithm belongs to f, ndup in
  * [1, OVL_LANES_MAX], b > 0, outer 0 or >= b, the grid fits P (idle ranks
- * only with allow_idle), c | s for 2.5D, G tiles the grid for HSUMMA.
+ * only with allow_idle), c | s for 2.5D, c <= s for bs2.5d, G tiles the grid
+ * for HSUMMA.
  * LOCAL. Errors: OVL_ERR_ARG, OVL_ERR_GRID. */
 ovl_err ovl_plan_check(const ovl_plan *plan, ovl_family f, int allow_idle);
 

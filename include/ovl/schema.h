@@ -55,6 +55,8 @@ typedef enum ovl_algo {
   OVL_ALGO_SSC5,      /* SymmSquareCube, N_DUP lanes in arrival order (p x p x p) */
   OVL_ALGO_SSC6,      /* SymmSquareCube, 2.5D (s x s x c, c | s) */
   OVL_ALGO_SQ,        /* symmetric square D -> D^2 on a 2.5D grid (ovl_sq, SP2 and TRS4) */
+  OVL_ALGO_BSUMMA,    /* block-sparse filtered product, SUMMA on a 2D grid p x q (ovl_bsmat_multiply) */
+  OVL_ALGO_BS25D,     /* block-sparse filtered product on an s x s x c grid (c <= s); operands on plane k = 0 */
   OVL_ALGO_N
 } ovl_algo;
 
@@ -62,11 +64,12 @@ typedef enum ovl_family {
   OVL_FAMILY_GEMM = 0, /* C = A B */
   OVL_FAMILY_SSC,      /* D -> D^2, D^3 (canonical and McWeeny purification on top) */
   OVL_FAMILY_SQ,       /* D -> D^2 of a symmetric D (SP2 and TRS4 purification on top) */
+  OVL_FAMILY_BSMUL,    /* C = A B of block-sparse matrices, filtered (sparse purification on top) */
   OVL_FAMILY_N
 } ovl_family;
 
 /* "summa", "hsumma", "cannon", "3d", "2.5d", "alg3", "alg4", "alg5", "alg6",
- * "sq" ("auto" for OVL_ALGO_AUTO, "unknown" outside the range). */
+ * "sq", "bsumma", "bs2.5d" ("auto" for OVL_ALGO_AUTO, "unknown" outside the range). */
 const char *ovl_algo_name(ovl_algo a);
 /* The inverse of ovl_algo_name for the algorithms ("auto" is not parsed
  * here: it is a planner constraint). OVL_ERR_ARG naming the valid names
@@ -79,12 +82,13 @@ ovl_err ovl_algo_parse(const char *name, ovl_algo *out);
 ovl_err ovl_algo_parse_list(const char *list, ovl_algo *out, int cap, int *n);
 /* The family of an algorithm (OVL_FAMILY_GEMM outside the range). */
 ovl_family ovl_algo_family(ovl_algo a);
-/* 1 for the algorithms on an s x s x c grid (3D, 2.5D, SymmSquareCube, sq). */
+/* 1 for the algorithms on an s x s x c grid (3D, 2.5D, SymmSquareCube, sq,
+ * bs2.5d). */
 int ovl_algo_is_3d(ovl_algo a);
 /* The algorithm names of family f, then "auto", NULL-terminated (the
  * choices of --algo); NULL for a family out of range. */
 const char *const *ovl_algo_choices(ovl_family f);
-/* "gemm", "ssc", "sq" and the inverse (OVL_ERR_ARG naming the families). */
+/* "gemm", "ssc", "sq", "bsmul" and the inverse (OVL_ERR_ARG naming the families). */
 const char *ovl_family_name(ovl_family f);
 ovl_err ovl_family_parse(const char *name, ovl_family *out);
 /* The family names, NULL-terminated (the choices of --family). */
@@ -204,7 +208,7 @@ int ovl_plan_str(const ovl_plan *plan, char *buf, size_t n);
  * ndup=1", "2.5d 2x2x2 ndup=2", "alg5 ndup=4". */
 int ovl_plan_short(const ovl_plan *plan, char *buf, size_t n);
 /* 1 when two complete plans run the same configuration (algorithm, ndup,
- * b, G, lookahead; s and c for 2.5D). */
+ * b, G, lookahead; s and c for 2.5D, alg6, sq and bs2.5d). */
 int ovl_plan_same(const ovl_plan *a, const ovl_plan *b);
 /* The parser of the printed form: text as ovl_plan_describe writes it (the
  * algorithm or "auto" first, optional; then key=value words, keys of the
@@ -214,6 +218,23 @@ int ovl_plan_same(const ovl_plan *a, const ovl_plan *b);
  * the word (an unknown key, a value out of range, an algorithm of another
  * family than f). */
 ovl_err ovl_plan_parse(const char *text, ovl_family f, ovl_plan *plan);
+
+/* ---- the block-sparse product's shape ------------------------------------------------
+ * What the cost model and the planner of family OVL_FAMILY_BSMUL need to know
+ * about C = A B of two block-sparse n x n matrices (ovl/bsmat.h) besides the
+ * plan: the sparsity, which a plan does not hold. ovl_bsmat_shape (ovl/bsmat.h)
+ * counts it from two matrices; ovl_bsmul_shape_estimate (ovl/model.h) makes
+ * one from a fill. Fields left 0 where said are estimated by the model. */
+typedef struct ovl_bsmul_shape {
+  int64_t n;                  /* rows = columns, >= 1 */
+  int64_t nblk;               /* blocks per dimension, in [1, n] */
+  int64_t blocks_a, blocks_b; /* stored blocks of A and B, in [0, nblk^2] */
+  int64_t values_a, values_b; /* their stored doubles (0: blocks x (n / nblk)^2) */
+  int64_t products;           /* block products A_IK B_KJ of stored blocks, before any is skipped by its norm:
+                                 sum over K of (blocks in A's block column K) x (blocks in B's block row K) */
+  double flops;               /* their flops, sum of 2 m n k (0: products x 2 (n / nblk)^3) */
+  int64_t blocks_c;           /* blocks of the product's pattern (0: min(nblk^2, products, blocks_a + blocks_b)) */
+} ovl_bsmul_shape;
 
 /* ---- written values ---------------------------------------------------------------- */
 

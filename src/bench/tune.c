@@ -149,6 +149,12 @@ ovl_err ovl_tune_check(const ovl_tune_params *p) {
                        "which auto takes from the knob table (ndup=%d) without asking a tune file; give --ndup N (or "
                        "ndup=N in OVL_OPTIONS) to the sp2/trs4 run instead",
                        ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ));
+  /* the block-sparse product's time depends on its matrices' sparsity, which a tune entry (family, n, P)
+   * does not record: its planner asks the cost model alone */
+  if (p->family == OVL_FAMILY_BSMUL)
+    return ovl_err_set(OVL_ERR_ARG, "tune: --family bsmul is planned by the cost model alone, from its matrices' shape "
+                                    "(ovl_plan_resolve_bsmul; ovl model --algo bsumma --fill F predicts it): a tune "
+                                    "entry keyed by n and P cannot tell its sparsity");
   if (p->n < 1) return ovl_err_set(OVL_ERR_ARG, "tune: n must be >= 1, got %lld", (long long)p->n);
   if (p->top < 1) return ovl_err_set(OVL_ERR_ARG, "tune: top (--top) must be >= 1, got %d", p->top);
   if (p->rounds < 1) return ovl_err_set(OVL_ERR_ARG, "tune: rounds (--iterations) must be >= 1, got %d", p->rounds);

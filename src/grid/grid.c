@@ -215,10 +215,12 @@ void ovl_grid_shape(ovl_algo a, int P, int *p, int *q, int *s, int *c) {
   *p = *q = *s = *c = 0;
   switch (a) {
   case OVL_ALGO_SUMMA:
-  case OVL_ALGO_HSUMMA: ovl_grid2d_auto_dims(P, p, q); return;
+  case OVL_ALGO_HSUMMA:
+  case OVL_ALGO_BSUMMA: ovl_grid2d_auto_dims(P, p, q); return;
   case OVL_ALGO_CANNON: *p = *q = ovl_isqrt(P); return;
   case OVL_ALGO_25D:
   case OVL_ALGO_SSC6:
+  case OVL_ALGO_BS25D:
     ovl_grid25d_dims(P, s, c);
     if (*s == 0) *s = ovl_isqrt(P), *c = 1;
     break;

@@ -469,12 +469,156 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
     total = bc + rd + overlap(steps * shift, steps * mult, steps);
     break;
   }
+  case OVL_ALGO_BSUMMA:
+  case OVL_ALGO_BS25D:
+    return ovl_err_set(OVL_ERR_ARG,
+                       "model: %s is a block-sparse product: its prediction needs the matrices' shape "
+                       "(ovl_model_bsmul; `ovl model --algo %s --fill F`)",
+                       ovl_algo_name(c.algo), ovl_algo_name(c.algo));
   default: return ovl_err_set(OVL_ERR_ARG, "model: unknown kernel %d", (int)c.algo);
   }
   out->latency = a.lat;
   out->bandwidth = a.bw > 0 ? a.bw : 0;
   out->compute = comp;
   out->total = total;
+  return OVL_OK;
+}
+
+/* ---- the block-sparse product (ovl_bsmat_multiply, src/sparse/bsmul.c) ------------- */
+
+ovl_err ovl_bsmul_shape_estimate(int64_t n, int64_t nblk, double fill, ovl_bsmul_shape *out) {
+  OVL_TRY(ovl_check_ptr(out, "ovl_bsmul_shape_estimate", "out"));
+  if (n < 1 || nblk < 1 || nblk > n)
+    return ovl_err_set(OVL_ERR_ARG, "ovl_bsmul_shape_estimate: n = %lld and nblk = %lld must satisfy 1 <= nblk <= n",
+                       (long long)n, (long long)nblk);
+  if (!(fill > 0 && fill <= 1))
+    return ovl_err_set(OVL_ERR_ARG, "ovl_bsmul_shape_estimate: the fill must be in (0, 1], got %g", fill);
+  memset(out, 0, sizeof *out);
+  double nb = (double)nblk, per = fmax(1.0, fill * nb); /* blocks per block row and column */
+  out->n = n, out->nblk = nblk;
+  out->blocks_a = out->blocks_b = (int64_t)llround(per * nb);
+  out->products = (int64_t)llround(nb * per * per); /* sum over K of a_K b_K with every count the same */
+  return OVL_OK;
+}
+
+/* The checks of a shape, and its fields left 0 filled in (mean block size b). */
+static ovl_err bsmul_shape_fill(const ovl_bsmul_shape *in, ovl_bsmul_shape *sh, double *b) {
+  OVL_TRY(ovl_check_ptr(in, "model", "the block-sparse shape"));
+  *sh = *in;
+  if (sh->n < 1 || sh->nblk < 1 || sh->nblk > sh->n)
+    return ovl_err_set(OVL_ERR_ARG, "model: the shape's n = %lld and nblk = %lld must satisfy 1 <= nblk <= n",
+                       (long long)sh->n, (long long)sh->nblk);
+  double nb = (double)sh->nblk, all = nb * nb;
+  if (sh->blocks_a < 0 || sh->blocks_b < 0 || sh->blocks_a > all || sh->blocks_b > all || sh->products < 0 ||
+      sh->blocks_c < 0 || sh->blocks_c > all || sh->values_a < 0 || sh->values_b < 0 || !(sh->flops >= 0) ||
+      !isfinite(sh->flops))
+    return ovl_err_set(OVL_ERR_ARG,
+                       "model: the shape's counts must be >= 0 and blocks <= nblk^2 = %.0f (blocks %lld, %lld, "
+                       "%lld; products %lld; flops %g)",
+                       all, (long long)sh->blocks_a, (long long)sh->blocks_b, (long long)sh->blocks_c,
+                       (long long)sh->products, sh->flops);
+  *b = (double)sh->n / nb;
+  if (sh->values_a == 0) sh->values_a = (int64_t)llround(sh->blocks_a * *b * *b);
+  if (sh->values_b == 0) sh->values_b = (int64_t)llround(sh->blocks_b * *b * *b);
+  if (sh->flops == 0) sh->flops = 2.0 * sh->products * *b * *b * *b;
+  if (sh->blocks_c == 0)
+    sh->blocks_c = (int64_t)fmin(all, fmin((double)sh->products, (double)(sh->blocks_a + sh->blocks_b)));
+  return OVL_OK;
+}
+
+/* Bytes of a packed panel (src/sparse/bsmul_impl.h): a header of 3 doubles,
+ * row ids, row pointers, column indices and norms, then the values, each a
+ * double. */
+static double panel_bytes(double rows, double blocks, double values) {
+  return blocks > 0 ? 8.0 * (3 + rows + (rows + 1) + 2 * blocks + values) : 0;
+}
+
+/* The block rows a panel of `blocks` blocks spread over `rows` rows touches
+ * (each row as likely). */
+static double rows_hit(double rows, double blocks) { return rows > 0 ? rows * (1 - exp(-blocks / rows)) : 0; }
+
+double ovl_bsmul_dgemm_eff(double b) { return b > 0 ? b / (b + OVL_BSMUL_BHALF) : 0; }
+
+/* The SUMMA steps of one p x q grid (a layer of the 2.5D grid runs `share`
+ * of them): A's panel along the process rows (q ranks, rows consecutive:
+ * off_r), B's along the columns (p ranks: off_c); N steps in flight on N
+ * lanes priced as one collective of N panels split over the lanes. Returns
+ * the steps it runs; *comm and a the seconds of their broadcasts. */
+static double bsumma_steps(const ovl_machine *m, const ovl_bsmul_shape *sh, int p, int q, double share, int N, int k,
+                           double off_r, double off_c, acc *a, double *comm) {
+  double nb = (double)sh->nblk, L = (double)p * q, active = fmin(L, nb); /* steps that carry blocks */
+  double steps = ceil(active * share);
+  double ab = sh->blocks_a / (p * active), av = sh->values_a / (p * active); /* one process row's A panel */
+  double bb = sh->blocks_b / (q * active), bv = sh->values_b / (q * active); /* one process column's B panel */
+  double ma = panel_bytes(rows_hit(nb / p, ab), ab, av), mb = panel_bytes(rows_hit(nb / q, bb), bb, bv);
+  acc s = {0, 0};
+  int Ne = steps < N ? (int)steps : N; /* lanes beyond the steps carry nothing */
+  if (Ne < 1) Ne = 1;
+  double per =
+      coll(&s, m, OVL_MC_BCAST, q, Ne * ma, Ne, k, off_r) + coll(&s, m, OVL_MC_BCAST, p, Ne * mb, Ne, k, off_c);
+  *comm = steps * per / Ne;
+  a->lat += steps * s.lat / Ne, a->bw += steps * s.bw / Ne;
+  return steps;
+}
+
+ovl_err ovl_model_bsmul(const ovl_machine *m, const ovl_plan *cfg, const ovl_bsmul_shape *shape, ovl_model_cost *out,
+                        ovl_bsmul_detail *detail) {
+  OVL_TRY(ovl_check_ptr(m, "ovl_model_bsmul", "the machine"));
+  OVL_TRY(ovl_check_ptr(cfg, "ovl_model_bsmul", "cfg"));
+  OVL_TRY(ovl_check_ptr(out, "ovl_model_bsmul", "out"));
+  memset(out, 0, sizeof *out);
+  if (detail) memset(detail, 0, sizeof *detail);
+  ovl_plan c = *cfg;
+  if (c.algo != OVL_ALGO_BSUMMA && c.algo != OVL_ALGO_BS25D)
+    return ovl_err_set(OVL_ERR_ARG, "ovl_model_bsmul: %s is not a block-sparse product (bsumma, bs2.5d)",
+                       ovl_algo_name(c.algo));
+  if (c.P < 1) return ovl_err_set(OVL_ERR_ARG, "model: P = %d must be >= 1", c.P);
+  OVL_TRY(ovl_knob_check(OVL_KNOB_NDUP, c.ndup, "model"));
+  if (c.ppn < 1) return ovl_err_set(OVL_ERR_ARG, "model: PPN must be >= 1, got %d", c.ppn);
+  ovl_bsmul_shape sh;
+  double b = 0;
+  OVL_TRY(bsmul_shape_fill(shape, &sh, &b));
+  int N = c.ndup, k = c.ppn;
+  double g = ovl_model_gamma(m, k) / ovl_bsmul_dgemm_eff(b), comp = sh.flops / c.P * g;
+  acc a = {0, 0};
+  double steps = 0, scomm = 0, lcomm = 0, total = 0;
+  if (c.algo == OVL_ALGO_BSUMMA) {
+    int p = c.p, q = c.q, s0, c0;
+    if (p <= 0 || q <= 0) ovl_grid_shape(c.algo, c.P, &p, &q, &s0, &c0); /* the shape rules */
+    if ((int64_t)p * q != c.P)
+      return ovl_err_set(OVL_ERR_GRID, "model: grid %d x %d does not have %d ranks", p, q, c.P);
+    /* rank = i q + j: a row (over q) is consecutive ranks, a column strided */
+    double off_r = ovl_model_offnode(q, 1, p, k), off_c = ovl_model_offnode(p, q, q, k);
+    steps = bsumma_steps(m, &sh, p, q, 1.0, N, k, off_r, off_c, &a, &scomm);
+    total = overlap(scomm, comp, steps); /* arrival order, max(2, N) steps in flight */
+  } else {
+    int s = c.s, rc = c.c, p0, q0;
+    if (s <= 0 || rc <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &rc); /* the shape rules */
+    if (s <= 0 || rc <= 0 || s > 46340 || (int64_t)s * s * rc != c.P)
+      return ovl_err_set(OVL_ERR_GRID, "model: no grid s x s x c with %d ranks", c.P);
+    if (rc > s) return ovl_err_set(OVL_ERR_GRID, "model: the replication c = %d exceeds the plane side s = %d", rc, s);
+    /* rank = j + s i + s^2 k: a layer's rows consecutive, its columns by s; the layers by s^2 */
+    double orow = ovl_model_offnode(s, 1, s * rc, k), ocol = ovl_model_offnode(s, s, s * rc, k);
+    double og = ovl_model_offnode(rc, s * s, s * s, k), nb = (double)sh.nblk, ss = (double)s * s;
+    steps = bsumma_steps(m, &sh, s, s, 1.0 / rc, N, k, orow, ocol, &a, &scomm);
+    /* plane 0's blocks of A and B to the layers; the partial C's (a layer's products touch at most
+     * min(blocks_c, products / c) blocks) summed onto plane 0 */
+    double la = sh.blocks_a / ss, lb = sh.blocks_b / ss, pc = fmin((double)sh.blocks_c, sh.products / (double)rc) / ss;
+    double ma = panel_bytes(rows_hit(nb / s, la), la, sh.values_a / ss);
+    double mb = panel_bytes(rows_hit(nb / s, lb), lb, sh.values_b / ss);
+    double mc = panel_bytes(rows_hit(nb / s, pc), pc, pc * b * b);
+    lcomm = coll(&a, m, OVL_MC_BCAST, rc, ma, N, k, og) + coll(&a, m, OVL_MC_BCAST, rc, mb, N, k, og) +
+            coll(&a, m, OVL_MC_REDUCE, rc, mc, N, k, og);
+    total = lcomm + overlap(scomm, comp, steps);
+  }
+  out->latency = a.lat;
+  out->bandwidth = a.bw > 0 ? a.bw : 0;
+  out->compute = comp;
+  out->total = total;
+  if (detail) {
+    detail->steps = steps, detail->step_comm = scomm, detail->layer_comm = lcomm;
+    detail->flops = sh.flops / c.P, detail->dgemm_eff = ovl_bsmul_dgemm_eff(b), detail->block = b;
+  }
   return OVL_OK;
 }
 
@@ -508,6 +652,24 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
                  *kl = &ovl_knobs[OVL_KNOB_LOOKAHEAD];
   const int64_t *nd3 = kd->cand;
   const int nnd = kd->ncand;
+  if (f == OVL_FAMILY_BSMUL) { /* bsumma on the shape rules' grid; bs2.5d for every c > 1 with c <= s */
+    for (int d = 0; d < nnd; d++) {
+      ovl_plan c = ovl_plan_default(OVL_ALGO_BSUMMA, n, P);
+      ovl_grid_shape(OVL_ALGO_BSUMMA, P, &c.p, &c.q, &c.s, &c.c);
+      c.ndup = (int)nd3[d];
+      cnt = push(out, cap, cnt, c);
+    }
+    for (int cc = 2; cc <= cr; cc++) { /* c <= s: c^3 <= P */
+      int s = (int)lround(sqrt((double)P / cc));
+      if ((int64_t)s * s * cc != P || cc > s) continue;
+      for (int d = 0; d < nnd; d++) {
+        ovl_plan c = ovl_plan_default(OVL_ALGO_BS25D, n, P);
+        c.s = c.p = c.q = s, c.c = cc, c.ndup = (int)nd3[d];
+        cnt = push(out, cap, cnt, c);
+      }
+    }
+    return cnt < cap ? cnt : cap;
+  }
   if (f == OVL_FAMILY_GEMM) {
     for (int ib = 0; ib < kb->ncand; ib++)
       for (int la = 0; la < kl->ncand; la++)
@@ -565,12 +727,8 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
   return cnt < cap ? cnt : cap;
 }
 
-void ovl_model_rank(const ovl_machine *m, ovl_plan *cfg, int n, ovl_model_cost *pred) {
-  /* insertion sort on the predicted total (n is small) */
-  ovl_model_cost tmp[256], *pr = pred ? pred : tmp;
-  if (!pred && n > 256) n = 256;
-  for (int i = 0; i < n; i++)
-    if (ovl_model_predict(m, &cfg[i], &pr[i]) != OVL_OK) pr[i].total = INFINITY;
+/* Insertion sort of cfg and pr on the predicted total (n is small; stable). */
+static void sort_by_total(ovl_plan *cfg, ovl_model_cost *pr, int n) {
   for (int i = 1; i < n; i++) {
     ovl_plan c = cfg[i];
     ovl_model_cost r = pr[i];
@@ -578,4 +736,21 @@ void ovl_model_rank(const ovl_machine *m, ovl_plan *cfg, int n, ovl_model_cost *
     while (j >= 0 && pr[j].total > r.total) cfg[j + 1] = cfg[j], pr[j + 1] = pr[j], j--;
     cfg[j + 1] = c, pr[j + 1] = r;
   }
+}
+
+void ovl_model_rank(const ovl_machine *m, ovl_plan *cfg, int n, ovl_model_cost *pred) {
+  ovl_model_cost tmp[256], *pr = pred ? pred : tmp;
+  if (!pred && n > 256) n = 256;
+  for (int i = 0; i < n; i++)
+    if (ovl_model_predict(m, &cfg[i], &pr[i]) != OVL_OK) pr[i].total = INFINITY;
+  sort_by_total(cfg, pr, n);
+}
+
+void ovl_model_rank_bsmul(const ovl_machine *m, const ovl_bsmul_shape *shape, ovl_plan *cfg, int n,
+                          ovl_model_cost *pred) {
+  ovl_model_cost tmp[256], *pr = pred ? pred : tmp;
+  if (!pred && n > 256) n = 256;
+  for (int i = 0; i < n; i++)
+    if (ovl_model_bsmul(m, &cfg[i], shape, &pr[i], NULL) != OVL_OK) pr[i].total = INFINITY;
+  sort_by_total(cfg, pr, n);
 }

@@ -27,12 +27,19 @@ ovl_err ovl_plan_machine(const char *path, ovl_machine *m, char *source, size_t 
   return ovl_machine_read(path, m);
 }
 
-static int is_2d(ovl_algo a) { return a == OVL_ALGO_SUMMA || a == OVL_ALGO_HSUMMA || a == OVL_ALGO_CANNON; }
-static int has_c(ovl_algo a) { return a == OVL_ALGO_25D || a == OVL_ALGO_SSC6 || a == OVL_ALGO_SQ; }
+static int is_2d(ovl_algo a) {
+  return a == OVL_ALGO_SUMMA || a == OVL_ALGO_HSUMMA || a == OVL_ALGO_CANNON || a == OVL_ALGO_BSUMMA;
+}
+static int has_c(ovl_algo a) {
+  return a == OVL_ALGO_25D || a == OVL_ALGO_SSC6 || a == OVL_ALGO_SQ || a == OVL_ALGO_BS25D;
+}
 
 /* What a family's algorithms are called in messages. */
 static const char *family_what(ovl_family f) {
-  return f == OVL_FAMILY_GEMM ? "multiplication" : f == OVL_FAMILY_SQ ? "symmetric-square" : "SymmSquareCube";
+  return f == OVL_FAMILY_GEMM    ? "multiplication"
+         : f == OVL_FAMILY_SQ    ? "symmetric-square"
+         : f == OVL_FAMILY_BSMUL ? "block-sparse product"
+                                 : "SymmSquareCube";
 }
 
 /* A chosen configuration c fills what the caller left open in *p. */
@@ -49,12 +56,73 @@ static void take_choice(ovl_plan *p, const ovl_plan *c) {
   if (p->outer <= 0 && algo_open) p->outer = c->outer;
 }
 
+/* The grid the caller fixed of a block-sparse plan: 3 (s or c given), 2 (p
+ * or q given), 0 (open). */
+static int bsmul_grid_given(const ovl_plan *p) { return p->s > 0 || p->c > 0 ? 3 : p->p > 0 || p->q > 0 ? 2 : 0; }
+
+/* Rank 0: the cost model's choice of algorithm, grid and N_DUP for the open
+ * fields of a block-sparse plan *p on P ranks (no tune file: a measured
+ * entry is for a size, and the product's time depends on its sparsity). */
+static ovl_err choose_bsmul(ovl_plan *p, int P, int ppn, int cores, const ovl_bsmul_shape *sh, const ovl_plan_src *src,
+                            char *why, size_t nwhy) {
+  if (!sh)
+    return ovl_err_set(OVL_ERR_ARG, "auto: the block-sparse product is planned from its matrices' shape: "
+                                    "ovl_plan_resolve_bsmul (ovl_bsmat_shape), not ovl_plan_resolve");
+  ovl_machine m;
+  char msrc[512];
+  OVL_TRY(ovl_plan_machine(src ? src->machine : NULL, &m, msrc, sizeof msrc));
+  if (cores > 0) m.cores = cores;
+  ovl_plan cand[PLAN_MAXCAND];
+  ovl_model_cost pr[PLAN_MAXCAND];
+  int nc = ovl_model_candidates(OVL_FAMILY_BSMUL, p->n, P, cand, PLAN_MAXCAND), keep = 0, gg = bsmul_grid_given(p);
+  for (int k = 0; k < nc; k++) { /* the constraints the caller fixed */
+    ovl_plan *c = &cand[k];
+    if (p->algo != OVL_ALGO_AUTO && c->algo != p->algo) continue;
+    if ((gg == 3 && c->algo == OVL_ALGO_BSUMMA) || (gg == 2 && c->algo == OVL_ALGO_BS25D)) continue;
+    if (c->algo == OVL_ALGO_BS25D && ((p->s > 0 && p->s != c->s) || (p->c > 0 && p->c != c->c))) continue;
+    if (c->algo == OVL_ALGO_BSUMMA && gg == 2) { /* the grid given (one side: the other from P) */
+      c->p = p->p > 0 ? p->p : P / p->q, c->q = p->q > 0 ? p->q : P / p->p;
+      if (c->p < 1 || c->q < 1) continue;
+    }
+    c->ppn = ppn;
+    if (p->ndup > 0) c->ndup = p->ndup;
+    cand[keep++] = *c;
+  }
+  if (keep == 0 && p->algo != OVL_ALGO_AUTO) { /* e.g. bs2.5d with c = 1: the algorithm on the shape rules' grid */
+    cand[0] = ovl_plan_default(p->algo, p->n, P);
+    cand[0].ppn = ppn, cand[0].s = p->s, cand[0].c = p->c, cand[0].p = p->p, cand[0].q = p->q;
+    if (p->ndup > 0) cand[0].ndup = p->ndup;
+    if (cand[0].algo == OVL_ALGO_BS25D && cand[0].c > 0 && cand[0].s <= 0)
+      cand[0].s = cand[0].p = cand[0].q = P / cand[0].c > 1 ? ovl_isqrt(P / cand[0].c) : 1;
+    keep = 1;
+  }
+  ovl_model_rank_bsmul(&m, sh, cand, keep, pr);
+  if (keep == 0 || isinf(pr[0].total)) {
+    char reason[512] = "";
+    ovl_err why_rc = keep > 0 ? ovl_model_bsmul(&m, &cand[0], sh, &pr[0], NULL) : OVL_ERR_GRID;
+    if (why_rc == OVL_ERR_ARG) return why_rc; /* the shape or a knob: the model's message */
+    if (keep > 0 && why_rc != OVL_OK) snprintf(reason, sizeof reason, ": %s", ovl_errmsg());
+    return ovl_err_set(OVL_ERR_GRID, "auto: no block-sparse product configuration%s%s fits %d ranks%s",
+                       p->algo != OVL_ALGO_AUTO ? " of " : "", p->algo != OVL_ALGO_AUTO ? ovl_algo_name(p->algo) : "",
+                       P, reason);
+  }
+  const ovl_plan *c = &cand[0];
+  if (p->algo == OVL_ALGO_AUTO) p->algo = c->algo;
+  if (p->ndup <= 0) p->ndup = c->ndup;
+  if (is_2d(c->algo) && p->p <= 0 && p->q <= 0) p->p = c->p, p->q = c->q;
+  if (has_c(c->algo) && p->s <= 0 && p->c <= 0) p->s = c->s, p->c = c->c;
+  snprintf(why, nwhy, "cost model of the block-sparse product, machine %s (nblk=%" PRId64 ", products=%" PRId64 ")",
+           msrc, sh->nblk, sh->products);
+  return OVL_OK;
+}
+
 /* Rank 0: the tune database's or the cost model's choice for the open
  * fields of *p, P ranks, ppn of them per node (the model's node sharing),
  * cores per node (0: the machine file's); subset: a run on part of every
  * node's ranks (the tune database holds whole runs only). */
-static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int subset, const ovl_plan_src *src,
-                      char *why, size_t nwhy) {
+static ovl_err choose(ovl_family f, ovl_plan *p, int P, int ppn, int cores, int subset, const ovl_bsmul_shape *sh,
+                      const ovl_plan_src *src, char *why, size_t nwhy) {
+  if (f == OVL_FAMILY_BSMUL) return choose_bsmul(p, P, ppn, cores, sh, src, why, nwhy);
   if (f == OVL_FAMILY_SQ) { /* one algorithm; its N_DUP the family's default (the knob table) */
     ovl_plan d = ovl_plan_default(OVL_ALGO_SQ, p->n, P);
     d.ndup = ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_SQ);
@@ -149,7 +217,7 @@ static ovl_err shape(ovl_plan *p, int P) {
     if (p->s <= 0 && p->c <= 0) p->s = gs, p->c = gc;
     else if (p->s <= 0) { /* c given: the largest s with s s c <= P and c | s (1 x 1 x c for the square) */
       int ss = P / p->c > 1 ? ovl_isqrt(P / p->c) : 1;
-      while (has_c(p->algo) && p->c > 1 && ss > 1 && ss % p->c) ss--;
+      while (has_c(p->algo) && p->algo != OVL_ALGO_BS25D && p->c > 1 && ss > 1 && ss % p->c) ss--;
       p->s = ss;
     } else if (p->c <= 0) p->c = has_c(p->algo) ? 1 : p->s;
     p->p = p->q = p->s;
@@ -176,7 +244,9 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
     return ovl_err_set(OVL_ERR_GRID, "cannon needs a square --grid, got %dx%d", p->p, p->q);
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
     return ovl_err_set(OVL_ERR_GRID, "%s needs a --grid PxPxP, got %dx%dx%d", ovl_algo_name(p->algo), p->s, p->s, p->c);
-  if (has_c(p->algo) && p->s % p->c != 0 && !(p->algo == OVL_ALGO_SQ && p->s == 1))
+  if (p->algo == OVL_ALGO_BS25D && p->c > p->s)
+    return ovl_err_set(OVL_ERR_GRID, "bs2.5d: the replication --repl %d exceeds the plane side s = %d", p->c, p->s);
+  if (has_c(p->algo) && p->algo != OVL_ALGO_BS25D && p->s % p->c != 0 && !(p->algo == OVL_ALGO_SQ && p->s == 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: the replication --repl %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);
   int gd[2] = {p->groups_i, p->groups_j}, ng = 0;
@@ -196,6 +266,7 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
   if (need < p->P && ranks > 0) {
     ovl_algo fit = OVL_ALGO_N;
     if (f == OVL_FAMILY_GEMM) fit = OVL_ALGO_SUMMA;
+    else if (f == OVL_FAMILY_BSMUL) fit = OVL_ALGO_BSUMMA;
     else {
       int s, c;
       ovl_grid25d_dims(p->P, &s, &c);
@@ -218,7 +289,7 @@ ovl_err ovl_plan_check(const ovl_plan *p, ovl_family f, int allow_idle) {
 /* ovl_plan_resolve with the node sharing of the model: ppn ranks per node
  * (0: the run's), cores per node (0: the machine file's); subset as choose. */
 static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int cores, int subset,
-                       const ovl_plan_src *src, char *why, size_t nwhy) {
+                       const ovl_bsmul_shape *sh, const ovl_plan_src *src, char *why, size_t nwhy) {
   int rank = 0, size = 1;
   OVL_MPI(MPI_Comm_rank(comm, &rank));
   OVL_MPI(MPI_Comm_size(comm, &size));
@@ -229,10 +300,11 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
   if (p.algo != OVL_ALGO_AUTO && ((int)p.algo < 0 || p.algo >= OVL_ALGO_N || ovl_algo_family(p.algo) != f))
     rc = ovl_err_set(OVL_ERR_ARG, "%s is not a %s algorithm", ovl_algo_name(p.algo), family_what(f));
   else if (!ovl_knob_is_open(&p, OVL_KNOB_NDUP)) rc = ovl_knob_check(OVL_KNOB_NDUP, p.ndup, NULL);
-  int open = open_choice(&p), nodes = 1, consec = 1;
+  /* the block-sparse product: its grid (c of bs2.5d) is the model's choice too */
+  int open = open_choice(&p) || (f == OVL_FAMILY_BSMUL && bsmul_grid_given(&p) == 0), nodes = 1, consec = 1;
   if (open && ppn <= 0 && rc == OVL_OK) OVL_TRY(ovl_node_ranks(comm, &ppn, &nodes, &consec));
   if (rank == 0 && rc == OVL_OK) {
-    if (open) rc = choose(f, &p, p.P, ppn, cores, subset, src, w, sizeof w);
+    if (open) rc = choose(f, &p, p.P, ppn, cores, subset, sh, src, w, sizeof w);
     if (rc == OVL_OK) {
       if (p.b <= 0) p.b = ovl_knob_default(OVL_KNOB_BLOCK, f);
       if (p.lookahead < 0) p.lookahead = ovl_knob_default_int(OVL_KNOB_LOOKAHEAD, f);
@@ -252,7 +324,15 @@ static ovl_err resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, int ppn, int
 ovl_err ovl_plan_resolve(MPI_Comm comm, ovl_family f, ovl_plan *plan, const ovl_plan_src *src, char *why, size_t nwhy) {
   OVL_TRY(ovl_check_comm(comm, "ovl_plan_resolve"));
   OVL_TRY(ovl_check_ptr(plan, "ovl_plan_resolve", "plan"));
-  return resolve(comm, f, plan, plan->ppn > 1 ? plan->ppn : 0, 0, 0, src, why, nwhy);
+  return resolve(comm, f, plan, plan->ppn > 1 ? plan->ppn : 0, 0, 0, NULL, src, why, nwhy);
+}
+
+ovl_err ovl_plan_resolve_bsmul(MPI_Comm comm, ovl_plan *plan, const ovl_bsmul_shape *shape, const ovl_plan_src *src,
+                               char *why, size_t nwhy) {
+  OVL_TRY(ovl_check_comm(comm, "ovl_plan_resolve_bsmul"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_plan_resolve_bsmul", "plan"));
+  OVL_TRY(ovl_check_ptr(shape, "ovl_plan_resolve_bsmul", "shape"));
+  return resolve(comm, OVL_FAMILY_BSMUL, plan, plan->ppn > 1 ? plan->ppn : 0, 0, 0, shape, src, why, nwhy);
 }
 
 ovl_err ovl_plan_grids(MPI_Comm comm, const ovl_plan *p, int flags, ovl_grid2d *g2, ovl_grid3d *g3) {
@@ -377,11 +457,13 @@ int ovl_plan_opts(ovl_family f, ovl_plan_optvals *v, ovl_opt *opts, int cap) {
 
 ovl_err ovl_plan_option_applies(const char *option, ovl_algo algo) {
   if (!option) return ovl_err_set(OVL_ERR_ARG, "ovl_plan_option_applies: a NULL option");
-  if (strcmp(option, "--backend own") == 0) { /* Cannon shifts its blocks point to point */
-    if (algo != OVL_ALGO_CANNON) return OVL_OK;
+  if (strcmp(option, "--backend own") == 0) { /* Cannon shifts its blocks point to point; the block-sparse product
+                                                broadcasts with the MPI library's */
+    if (algo != OVL_ALGO_CANNON && ovl_algo_family(algo) != OVL_FAMILY_BSMUL) return OVL_OK;
     return ovl_err_set(OVL_ERR_ARG,
                        "--backend own applies to --algo summa, hsumma, 3d, 2.5d and alg3-alg6, whose collectives it "
-                       "runs, only, not cannon: refused rather than ignored");
+                       "runs, only, not %s: refused rather than ignored",
+                       ovl_algo_name(algo));
   }
   const ovl_knob *r = strncmp(option, "--", 2) == 0 ? ovl_knob_find(option + 2) : NULL;
   if (!r || r->algos == (1u << OVL_ALGO_N) - 1u) return OVL_OK; /* any other option applies everywhere */
@@ -504,7 +586,7 @@ ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *p
   if (*ppn != OVL_AUTO) {
     int k = *ppn > 0 && *ppn < rpn ? *ppn : 0;
     want.P = k > 0 ? nodes * k : P;
-    OVL_TRY(resolve(comm, f, &want, k, cores, k > 0, src, why, nwhy));
+    OVL_TRY(resolve(comm, f, &want, k, cores, k > 0, NULL, src, why, nwhy));
     *plan = want;
     return OVL_OK;
   }
@@ -519,7 +601,7 @@ ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *p
     c.P = nodes * k, c.ppn = k;
     char w[OVL_PLAN_WHY];
     ovl_plan_src nt = {src ? src->machine : NULL, NULL};
-    if (resolve(comm, f, &c, k, cores, k < rpn, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
+    if (resolve(comm, f, &c, k, cores, k < rpn, NULL, &nt, w, sizeof w) != OVL_OK) continue; /* no grid */
     ovl_model_cost cost;
     double t = INFINITY;
     ovl_plan pc = c;

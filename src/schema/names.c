@@ -12,15 +12,16 @@ static const struct {
   ovl_family family;
   int grid3; /* an s x s x c grid */
 } k_algos[OVL_ALGO_N] = {
-    [OVL_ALGO_SUMMA] = {"summa", OVL_FAMILY_GEMM, 0},   [OVL_ALGO_HSUMMA] = {"hsumma", OVL_FAMILY_GEMM, 0},
-    [OVL_ALGO_CANNON] = {"cannon", OVL_FAMILY_GEMM, 0}, [OVL_ALGO_3D] = {"3d", OVL_FAMILY_GEMM, 1},
-    [OVL_ALGO_25D] = {"2.5d", OVL_FAMILY_GEMM, 1},      [OVL_ALGO_SSC3] = {"alg3", OVL_FAMILY_SSC, 1},
-    [OVL_ALGO_SSC4] = {"alg4", OVL_FAMILY_SSC, 1},      [OVL_ALGO_SSC5] = {"alg5", OVL_FAMILY_SSC, 1},
-    [OVL_ALGO_SSC6] = {"alg6", OVL_FAMILY_SSC, 1},      [OVL_ALGO_SQ] = {"sq", OVL_FAMILY_SQ, 1},
+    [OVL_ALGO_SUMMA] = {"summa", OVL_FAMILY_GEMM, 0},    [OVL_ALGO_HSUMMA] = {"hsumma", OVL_FAMILY_GEMM, 0},
+    [OVL_ALGO_CANNON] = {"cannon", OVL_FAMILY_GEMM, 0},  [OVL_ALGO_3D] = {"3d", OVL_FAMILY_GEMM, 1},
+    [OVL_ALGO_25D] = {"2.5d", OVL_FAMILY_GEMM, 1},       [OVL_ALGO_SSC3] = {"alg3", OVL_FAMILY_SSC, 1},
+    [OVL_ALGO_SSC4] = {"alg4", OVL_FAMILY_SSC, 1},       [OVL_ALGO_SSC5] = {"alg5", OVL_FAMILY_SSC, 1},
+    [OVL_ALGO_SSC6] = {"alg6", OVL_FAMILY_SSC, 1},       [OVL_ALGO_SQ] = {"sq", OVL_FAMILY_SQ, 1},
+    [OVL_ALGO_BSUMMA] = {"bsumma", OVL_FAMILY_BSMUL, 0}, [OVL_ALGO_BS25D] = {"bs2.5d", OVL_FAMILY_BSMUL, 1},
 };
 
 const char *const ovl_family_names[] = {
-    [OVL_FAMILY_GEMM] = "gemm", [OVL_FAMILY_SSC] = "ssc", [OVL_FAMILY_SQ] = "sq", NULL};
+    [OVL_FAMILY_GEMM] = "gemm", [OVL_FAMILY_SSC] = "ssc", [OVL_FAMILY_SQ] = "sq", [OVL_FAMILY_BSMUL] = "bsmul", NULL};
 
 const char *ovl_algo_name(ovl_algo a) {
   if (a == OVL_ALGO_AUTO) return "auto";
@@ -109,7 +110,7 @@ ovl_err ovl_family_parse(const char *name, ovl_family *out) {
       *out = (ovl_family)f;
       return OVL_OK;
     }
-  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a kernel family (gemm, ssc, sq)", name ? name : "(null)");
+  return ovl_err_set(OVL_ERR_ARG, "'%s' is not a kernel family (gemm, ssc, sq, bsmul)", name ? name : "(null)");
 }
 
 /* ---- collectives -------------------------------------------------------------------- */

@@ -72,14 +72,16 @@ int ovl_plan_short(const ovl_plan *c, char *buf, size_t n) {
                     c->lookahead > 0 ? " lookahead" : "");
   case OVL_ALGO_25D:
   case OVL_ALGO_SSC6:
-  case OVL_ALGO_SQ: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
+  case OVL_ALGO_SQ:
+  case OVL_ALGO_BS25D: return snprintf(buf, n, "%s %dx%dx%d ndup=%d", k, c->s, c->s, c->c, c->ndup);
   default: return snprintf(buf, n, "%s ndup=%d", k, c->ndup);
   }
 }
 
 int ovl_plan_same(const ovl_plan *a, const ovl_plan *b) {
   int panels = a->algo == OVL_ALGO_SUMMA || a->algo == OVL_ALGO_HSUMMA;
-  int has_c = a->algo == OVL_ALGO_25D || a->algo == OVL_ALGO_SSC6 || a->algo == OVL_ALGO_SQ;
+  int has_c =
+      a->algo == OVL_ALGO_25D || a->algo == OVL_ALGO_SSC6 || a->algo == OVL_ALGO_SQ || a->algo == OVL_ALGO_BS25D;
   return a->algo == b->algo && a->ndup == b->ndup && (!panels || (a->b == b->b && a->lookahead == b->lookahead)) &&
          (a->algo != OVL_ALGO_HSUMMA || a->G == b->G) && (!has_c || (a->s == b->s && a->c == b->c));
 }

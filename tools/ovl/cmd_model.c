@@ -1,6 +1,8 @@
 /* ovl model: predicted time of a kernel configuration, split into latency,
  * bandwidth and computation, and sweeps over G, N_DUP, c, PPN, P or the
- * algorithm. Runs on rank 0 only (the models are pure functions). */
+ * algorithm; the block-sparse product (bsumma, bs2.5d) on a shape made from
+ * --fill and --sparse-block. Runs on rank 0 only (the models are pure
+ * functions). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,8 +24,13 @@ static ovl_opt alias_of(ovl_opt o, const char *name, void *dest) {
 }
 
 int cmd_model(int argc, char **argv) {
-  int help = 0, json = 0, P = 8, ppn = 1, maxv = 16;
+  int help = 0, json = 0, P = 8, ppn = 1, maxv = 16, sblock = OVL_PURIFY_SPARSE_BLOCK;
   int64_t n = 4096;
+  double fill = NAN; /* not given: no default (the dense kernels take none) */
+  char sbhelp[160];
+  snprintf(sbhelp, sizeof sbhelp,
+           "bsumma, bs2.5d: block size, n / B blocks per dimension (default: %d, ovl purify --sparse-block's)",
+           OVL_PURIFY_SPARSE_BLOCK);
   const char *machine = NULL, *sweep = "none";
   ovl_plan_optvals pv;
   memset(&pv, 0, sizeof pv);
@@ -40,6 +47,11 @@ int cmd_model(int argc, char **argv) {
       {"sweep", 0, OVL_OPT_CHOICE, &sweep, "WHAT", "table over a parameter (P: powers of 2 or cubes up to P)", k_sweeps,
        0, -1},
       {"max", 0, OVL_OPT_INT, &maxv, "V", "largest N_DUP or PPN of a sweep", NULL, 1, OVL_LANES_MAX},
+      {"fill", 0, OVL_OPT_DOUBLE, &fill, "F",
+       "bsumma, bs2.5d (the block-sparse product C = A B): the fraction of blocks A and B store, in (0, 1], "
+       "the same in every block row and column (required by them)",
+       NULL, 0, -1},
+      {"sparse-block", 0, OVL_OPT_INT, &sblock, "B", sbhelp, NULL, 1, 1 << 20},
       {"json", 'j', OVL_OPT_FLAG, &json, NULL, "one JSON object per configuration", NULL, 0, -1},
       {"help", 'h', OVL_OPT_FLAG, &help, NULL, "show this help", NULL, 0, -1},
   };
@@ -60,7 +72,9 @@ int cmd_model(int argc, char **argv) {
                       "Predicts the time of one kernel run from the cost models (docs/design/models.md): latency\n"
                       "(alpha terms), bandwidth (beta or measured f_BW terms), computation (gamma) and the total\n"
                       "with the overlaps the algorithm has. --sweep prints a table over G, N_DUP, c, PPN, P or the\n"
-                      "algorithm. A knob not given takes the default of the algorithm's family.",
+                      "algorithm. A knob not given takes the default of the algorithm's family. --algo bsumma or\n"
+                      "bs2.5d predicts the filtered block-sparse product on --fill F of the n / B blocks of --sparse-\n"
+                      "block B (block products: (n / B)^3 F^2, none of them skipped by its norm).",
                       opts, nopts, argc, argv, 2, &help, given);
   if (prc >= 0) return prc;
   ovl_algo k = OVL_ALGO_AUTO;
@@ -93,24 +107,45 @@ int cmd_model(int argc, char **argv) {
                        "--sweep G varies HSUMMA's groups: --algo %s has none (refused rather than "
                        "replaced by hsumma)",
                        ovl_algo_name(k));
-    if (!rc && named && !strcmp(sweep, "c") && k != OVL_ALGO_25D && k != OVL_ALGO_SSC6)
+    if (!rc && named && !strcmp(sweep, "c") && k != OVL_ALGO_25D && k != OVL_ALGO_SSC6 && k != OVL_ALGO_BS25D)
       rc = ovl_err_set(OVL_ERR_ARG,
-                       "--sweep c varies the replication of 2.5d and alg6: --algo %s has none (refused "
+                       "--sweep c varies the replication of 2.5d, alg6 and bs2.5d: --algo %s has none (refused "
                        "rather than replaced)",
                        ovl_algo_name(k));
   }
-  int repl = pv.repl;
-  if (!rc && repl > 0) { /* c given: the grid s x s x c on P ranks, c | s */
+  int repl = pv.repl, bs = ovl_algo_family(k) == OVL_FAMILY_BSMUL;
+  if (!rc && repl > 0) { /* c given: the grid s x s x c on P ranks, c | s (bs2.5d: c <= s) */
     c.c = repl, c.s = (int)lround(sqrt((double)P / repl));
-    if (c.s < 1 || (int64_t)c.s * c.s * repl != P || c.s % repl)
+    if (!bs && (c.s < 1 || (int64_t)c.s * c.s * repl != P || c.s % repl))
       rc = ovl_err_set(OVL_ERR_ARG, "--repl %d: %d ranks are no 2.5D grid s x s x %d with %d | s", repl, P, repl, repl);
+    if (bs && (c.s < 1 || (int64_t)c.s * c.s * repl != P || repl > c.s))
+      rc = ovl_err_set(OVL_ERR_ARG, "--repl %d: %d ranks are no grid s x s x %d with %d <= s", repl, P, repl, repl);
   }
+  /* the block-sparse product: its shape from --fill and --sparse-block; the dense kernels take neither */
+  int fill_given = 0, sb_given = 0;
+  for (int o = 0; o < nopts; o++)
+    if (given[o] && opts[o].dest == &fill) fill_given = 1;
+    else if (given[o] && opts[o].dest == &sblock) sb_given = 1;
+  ovl_bsmul_shape shape;
+  memset(&shape, 0, sizeof shape);
+  if (!rc && !bs && (fill_given || sb_given))
+    rc = ovl_err_set(OVL_ERR_ARG, "--%s applies to --algo bsumma and bs2.5d (the block-sparse product) only, not %s",
+                     fill_given ? "fill" : "sparse-block", ovl_algo_name(k));
+  if (!rc && bs && !fill_given)
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "--algo %s predicts a block-sparse product: give --fill F, the fraction of blocks "
+                     "A and B store",
+                     ovl_algo_name(k));
+  if (!rc && bs && (int64_t)sblock > n)
+    rc = ovl_err_set(OVL_ERR_ARG, "--sparse-block %d exceeds the matrix size -n %lld", sblock, (long long)n);
+  if (!rc && bs) rc = ovl_bsmul_shape_estimate(n, (n + sblock - 1) / sblock, fill, &shape);
   ovl_machine m;
   char src[512];
   if (!rc) rc = ovl_plan_machine(machine, &m, src, sizeof src);
   /* one configuration (or its N_DUP sweep) that the model cannot place is a usage error, before any output */
   ovl_model_cost cost;
-  if (!rc && (!strcmp(sweep, "none") || !strcmp(sweep, "ndup")) && ovl_model_predict(&m, &c, &cost) != OVL_OK) {
+  if (!rc && (!strcmp(sweep, "none") || !strcmp(sweep, "ndup")) &&
+      (bs ? ovl_model_bsmul(&m, &c, &shape, &cost, NULL) : ovl_model_predict(&m, &c, &cost)) != OVL_OK) {
     char why[512];
     snprintf(why, sizeof why, "%s", ovl_errmsg());
     rc = ovl_err_set(OVL_ERR_ARG, "no such configuration: %s", why);
@@ -118,6 +153,6 @@ int cmd_model(int argc, char **argv) {
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK)
     return rc == OVL_ERR_ARG ? cli_usage_fail("model", rc) : cli_fail("model", rc);
   if (ovl_world_rank() != 0) return CLI_OK;
-  rc = ovl_model_print(stdout, &m, src, &c, sweep, maxv, json);
+  rc = ovl_model_print_bsmul(stdout, &m, src, &c, bs ? &shape : NULL, sweep, maxv, json);
   return rc ? cli_fail("model", rc) : CLI_OK;
 }

@@ -11,7 +11,7 @@ int cmd_tune(int argc, char **argv) {
   ovl_opt opts[] = {
       {"family", 0, OVL_OPT_CHOICE, &family, "F",
        "kernel family: gemm (C = A B) or ssc (SymmSquareCube); sq is refused (nothing to tune but N_DUP, whose default "
-       "auto takes)",
+       "auto takes), and so is bsmul (the model alone plans the block-sparse product, from its sparsity)",
        ovl_family_names, 0, -1},
       {"kernel", 0, OVL_OPT_CHOICE, &family, "F", NULL, ovl_family_names, 0, -1}, /* deprecated spelling */
       {"size", 'n', OVL_OPT_I64, &p.n, "N", "matrix size", NULL, 1, (int64_t)1 << 20},
