@@ -194,7 +194,7 @@ ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi);
  * SUMMA over the grid: the panels of A's block columns and B's block rows
  * (one step per pair of A's process column and B's process row, p q steps)
  * are packed and broadcast along the process rows and columns, step s on lane
- * s mod ndup (ndup >= 1; 0: the multiplication family's N_DUP, the knob table's), and each process multiplies the steps
+ * s mod ndup (ndup >= 1; 0: the bsmul family's N_DUP, the knob table's), and each process multiplies the steps
  * in the order they arrive, max(2, ndup) of them in flight; small block products run inline, larger ones as batches of
  * dgemms grouped by size. C must not be A or B; its previous blocks are replaced. COLLECTIVE over the grid's parent;
  * errors agreed (OVL_ERR_ARG: NULL handles (not agreed), different grids, blocks or permutations, C = A or B, eps < 0,

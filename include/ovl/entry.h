@@ -123,6 +123,8 @@ typedef struct ovl_purify_job {
   ovl_purify_opts po;  /* method, n_occ, the complete plan, stopping, checkpoints, stop flag; po.sparse not NAN:
                           the block-sparse job below */
   const char *overlap; /* the block-sparse job: S of a non-orthogonal basis (same blocks as F), or NULL */
+  const char *machine; /* the block-sparse job: the cost model's machine file for the product's plan
+                          (ovl_plan_resolve_bsmul; NULL: $OVL_MACHINE, else the built-in) */
 } ovl_purify_job;
 
 typedef struct ovl_purify_job_result {
@@ -144,6 +146,9 @@ typedef struct ovl_purify_job_result {
   double fill_d, t_invsqrt, t_transform;
   int invsqrt_iter;
   int64_t rss_peak; /* the largest peak resident memory of a rank (bytes, getrusage; 0: unknown) */
+  /* the block-sparse job: the product's plan (ovl_plan_describe), where it came from, its N_DUP */
+  char plan[256], plan_why[OVL_PLAN_WHY];
+  int plan_ndup;
 } ovl_purify_job_result;
 
 /* Run the job: the grid, the memory asked before anything is allocated, F

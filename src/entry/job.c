@@ -186,6 +186,23 @@ static ovl_err sparse_regroup(ovl_bsmat *X, int block, int *file_blocks) {
   return rc;
 }
 
+/* The block-sparse product's plan (family bsmul) for the purification of F
+ * on its p x q grid: the cost model on the shape of F F, N_DUP as the job
+ * gives it (open: the model's); described in r->plan with its reason.
+ * COLLECTIVE. */
+static ovl_err sparse_plan(MPI_Comm comm, const ovl_purify_job *j, ovl_bsmat F, int p, int q, ovl_plan *out,
+                           ovl_purify_job_result *r) {
+  ovl_plan bp = ovl_plan_auto(OVL_FAMILY_BSMUL, ovl_bsmat_n(F));
+  bp.algo = OVL_ALGO_BSUMMA, bp.p = p, bp.q = q; /* the matrices' grid */
+  if (j->po.plan.ndup > 0) bp.ndup = j->po.plan.ndup;
+  ovl_bsmul_shape sh;
+  ovl_err rc = ovl_bsmat_shape(F, F, &sh);
+  ovl_plan_src src = {j->machine, NULL};
+  if (rc == OVL_OK) rc = ovl_plan_resolve_bsmul(comm, &bp, &sh, &src, r->plan_why, sizeof r->plan_why);
+  if (rc == OVL_OK) ovl_plan_describe(&bp, r->plan, sizeof r->plan), out->ndup = r->plan_ndup = bp.ndup;
+  return rc;
+}
+
 static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
   const double eps = j->po.sparse;
   const int ndup = j->po.plan.ndup;
@@ -246,8 +263,11 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
     if (rc == OVL_OK) rc = ovl_bsmat_release_work(F); /* F' is read from now on, never written */
     r->t_transform += ovl_time() - t0;
   }
+  /* the purification's product planned on F''s shape (its first square's); N_DUP as given, else the model's */
+  ovl_purify_opts po = j->po;
+  if (rc == OVL_OK) rc = sparse_plan(comm, j, F, p, q, &po.plan, r);
   if (rc == OVL_OK) rc = ovl_err_agree(comm, ovl_bsmat_create_like(F, &D));
-  if (rc == OVL_OK) rc = ovl_purify_sparse(F, D, &j->po, &r->res);
+  if (rc == OVL_OK) rc = ovl_purify_sparse(F, D, &po, &r->res);
   if (rc == OVL_OK && j->check && !r->res.stopped) { /* F' and D' as dense matrices on the same ranks */
     ovl_dmat Fd = NULL, Dd = NULL;
     int64_t n = ovl_bsmat_n(F);
@@ -480,7 +500,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_int(o, "accelerated", r->accelerated);
     ovl_record_set_int(o, "fallback", r->fallback);
     ovl_record_set_num(o, "homo_estimate", j->po.homo), ovl_record_set_num(o, "lumo_estimate", j->po.lumo);
-    ovl_record_set_int(o, "ndup", j->po.plan.ndup);
+    ovl_record_set_int(o, "ndup", isnan(j->po.sparse) ? j->po.plan.ndup : jr->plan_ndup);
     ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));
     ovl_record_set_int(o, "ranks", ranks), ovl_record_set_int(o, "active", jr->active);
     ovl_record_set_int(o, "blas_threads", jr->threads);
@@ -504,6 +524,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
       /* from H and S in memory to D: S^(-1/2), Z F Z, the purification, Z D Z (no files, no check) */
       ovl_record_set_num(o, "t_solve", jr->t_invsqrt + jr->t_transform + r->t_total);
       ovl_record_set_int(o, "blocks_file", jr->blocks_file), ovl_record_set_int(o, "blocks", jr->blocks);
+      ovl_record_set_str(o, "plan", jr->plan), ovl_record_set_str(o, "plan_why", jr->plan_why);
     }
     ovl_record_set_int(o, "rss_peak", jr->rss_peak);
     ovl_err rc = ovl_record_print(o, out);
@@ -541,9 +562,10 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     fprintf(out,
             "purify: block-sparse, threshold %.1e, %d blocks%s: F %" PRId64 " blocks, D %" PRId64
             " blocks (%.2f %% of the entries); S^(-1/2) %d iterations %.4f s, Z F Z and Z D Z "
-            "%.4f s; peak memory %.1f MiB a rank\n",
+            "%.4f s; peak memory %.1f MiB a rank\n"
+            "purify: the product's plan: %s (%s)\n",
             j->po.sparse, jr->blocks, grp, jr->blocks_f, jr->blocks_d, 100.0 * jr->fill_d, jr->invsqrt_iter,
-            jr->t_invsqrt, jr->t_transform, (double)jr->rss_peak / 1048576.0);
+            jr->t_invsqrt, jr->t_transform, (double)jr->rss_peak / 1048576.0, jr->plan, jr->plan_why);
   if (check)
     fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
             jr->ref.relerr, jr->ref.energy, jr->ref.t_eig, pass ? "PASS" : "FAIL");

@@ -261,7 +261,7 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   w.A = A, w.B = B, w.eps = eps, w.comm = ovl_grid2d_comm(C->g);
   w.p = C->p, w.q = C->q, w.myrow = C->myrow, w.mycol = C->mycol;
   w.L = w.p * w.q;
-  w.ndup = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM); /* the multiplication's default */
+  w.ndup = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_BSMUL); /* the family's default */
   int want = w.ndup > 2 ? w.ndup : 2;
   w.W = w.L < want ? w.L : want;
   w.cfg = ovl_coll_cfg_default();

@@ -202,6 +202,7 @@ int cmd_purify(int argc, char **argv) {
   ovl_opt opts[64];
   unsigned char given[64];
   int nopts = ovl_plan_opts(OVL_FAMILY_SSC, &pv, opts, 64);
+  const int nplan = nopts; /* the plan's options come first */
   nopts += ovl_purify_opts_table(&uv, opts + nopts, 64 - nopts);
   for (size_t o = 0; o < sizeof own / sizeof own[0]; o++) opts[nopts++] = own[o];
   int prc =
@@ -242,6 +243,13 @@ int cmd_purify(int argc, char **argv) {
       snprintf(name, sizeof name, "--%s", opts[k].lname);
       rc = ovl_purify_option_applies(j.po.method, name);
     }
+  for (int k = 0; k < nplan && !rc && !isnan(j.po.sparse); k++) /* the block-sparse job plans its own product */
+    if (given[k] && opts[k].lname && strcmp(opts[k].lname, "ndup") != 0 && strcmp(opts[k].lname, "machine") != 0)
+      rc = ovl_err_set(OVL_ERR_ARG,
+                       "--%s does not apply with --sparse: the block-sparse product is planned by its own cost "
+                       "model (docs/guides/sparse.md); of the plan's options it takes --ndup and --machine",
+                       opts[k].lname);
+  j.machine = pv.machine;
   ovl_family fam = ovl_purify_plan_family(j.po.method, &j.po.plan);
   if ((rc = ovl_err_agree(MPI_COMM_WORLD, rc)) != OVL_OK) return cli_usage_fail("purify", rc);
   /* with --restart the state is an input first: the input check names it as such */
@@ -285,7 +293,8 @@ int cmd_purify(int argc, char **argv) {
   ovl_plan_src psrc = {pv.machine, pv.tune_file};
   ovl_matrix_meta mm;
   if ((rc = ovl_matrix_read_meta(MPI_COMM_WORLD, fock, &mm)) == OVL_OK) j.po.plan.n = mm.rows;
-  if (!rc) rc = ovl_plan_resolve_ppn(MPI_COMM_WORLD, fam, &j.po.plan, &ppn, &psrc, why, sizeof why);
+  if (!rc && isnan(j.po.sparse))
+    rc = ovl_plan_resolve_ppn(MPI_COMM_WORLD, fam, &j.po.plan, &ppn, &psrc, why, sizeof why);
   if (rc) return cli_fail("purify", rc);
   const char *alg = ovl_algo_name(j.po.plan.algo);
   int ndup = j.po.plan.ndup;
@@ -298,11 +307,13 @@ int cmd_purify(int argc, char **argv) {
   const char *kernel = fam == OVL_FAMILY_SQ ? "square" : alg;
   char plan_s[256];
   ovl_plan_describe(&j.po.plan, plan_s, sizeof plan_s);
+  char nd[48] = "auto (the product's cost model)";
+  if (ndup > 0) snprintf(nd, sizeof nd, "%d", ndup);
   if (!json && !isnan(j.po.sparse)) /* the block-sparse job: a 2D grid of every rank, no dense plan */
     ovl_log(OVL_LOG_INFO,
-            "# ovl purify: %s, method %s, block-sparse, threshold %g, blocks of up to %d rows, ndup=%d, %d ranks\n"
+            "# ovl purify: %s, method %s, block-sparse, threshold %g, blocks of up to %d rows, ndup=%s, %d ranks\n"
             "# MPI: %s\n",
-            fock, method, j.po.sparse, j.po.sparse_block, ndup, P, cli_mpi_library());
+            fock, method, j.po.sparse, j.po.sparse_block, nd, P, cli_mpi_library());
   else if (!json)
     ovl_log(OVL_LOG_INFO, "# ovl purify: %s, method %s, %s %s ndup=%d backend=%s, %d ranks%s\n# plan: %s\n# MPI: %s\n",
             fock, method, kernel, ovl_purify_prec_name(j.po.prec), ndup, backend, P, ppn > 0 ? " (active subset)" : "",
