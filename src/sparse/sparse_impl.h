@@ -95,6 +95,14 @@ static inline int ovl_i_sparse_keep(double nrm, double eps) { return nrm != nrm 
 void ovl_i_sparse_swap(ovl_bsmat A, ovl_bsmat B);
 /* Free the local blocks' arrays. */
 void ovl_i_sparse_free(ovl_i_bsr *L);
+/* B's local blocks := the blocks of A (none from this rank when send = 0)
+ * moved to their owners in B by one MPI_Alltoallv over comm, where the rank
+ * of B's process (i, j) in comm is i q + j (a grid over comm's first
+ * ranks, as every grid is). B's blocks are A's or coarser ones, each a run
+ * of A's (ovl_bsmat_group_sizes), with the same seed. Memory checked first;
+ * errors (OVL_ERR_SIZE, OVL_ERR_NOMEM) agreed over comm, with fn in the
+ * message. COLLECTIVE over comm. */
+ovl_err ovl_i_sparse_move(ovl_bsmat A, int send, ovl_bsmat B, MPI_Comm comm, const char *fn);
 /* 1 when A and B have the same grid, block sizes and permutation. */
 int ovl_i_sparse_same_layout(ovl_bsmat A, ovl_bsmat B);
 

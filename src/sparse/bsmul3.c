@@ -1,0 +1,207 @@
+/* The 2.5D filtered block-sparse product (ovl_bsmat_multiply3, ovl/bsmat.h)
+ * on an s x s x c grid: the matrices live on plane k = 0, planes k > 0 hold
+ * workspace matrices of the same layout.
+ *
+ * 1. Replication: plane 0 broadcasts the local blocks of A and B along
+ *    grd_comm (A on lane 0, B on lane 1 of the grd lanes), each packed as
+ *    one panel of all its block rows (src/sparse/bsmul_impl.h).
+ * 2. Layer k runs the SUMMA of src/sparse/bsmul.c on its plane for its
+ *    share of the inner blocks K (ovl_i_sparse_multiply_part: whole steps
+ *    t with t mod c == k while the plane has at least c steps), with the
+ *    skipping thresholds of the whole product, so that exactly the 2D
+ *    product's block products are computed, each on one layer. Its partial
+ *    C keeps every block that is not exactly zero.
+ * 3. Sum: the partial C's meet on plane 0 by a binomial tree over grd_comm
+ *    (round d = 1, 2, 4, ...: layer k with k mod 2d = d sends its packed
+ *    blocks to layer k - d, which adds them). The size of every message is
+ *    exchanged first and the receivers' memory checked and agreed over the
+ *    grid before the blocks move.
+ * 4. Filter: plane 0 drops the blocks of norm < eps of the sum.
+ * c = 1 runs the 2D product on the plane itself. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "ovl/node.h"
+#include "ovl/schema.h"
+#include "sparse/bsmul_impl.h"
+#include "sparse/sparse_impl.h"
+
+/* The packed form of all of M's local blocks (a panel of every row): *len
+ * doubles; buf NULL asks for the length. kzero: nblk zeros. LOCAL. */
+static ovl_err pack_all(ovl_bsmat M, const int *kzero, double *buf, int64_t *len) {
+  return ovl_i_sparse_panel_pack(&M->loc, M->nrows, M->rows, M->bs, kzero, 0, 0, buf, len);
+}
+
+/* M's local blocks := the packed blocks in buf (len doubles), of M's layout.
+ * LOCAL. */
+static ovl_err unpack_into(ovl_bsmat M, const double *buf, int64_t len, ovl_i_bspanel *P) {
+  OVL_TRY(ovl_i_sparse_panel_unpack(buf, len, M->bs, M->nblk, P));
+  ovl_i_sparse_clear(M);
+  OVL_TRY(ovl_i_sparse_reserve(M, P->nnzb, P->nval));
+  for (int64_t t = 0; t < P->nr; t++) {
+    int64_t lr = M->lrow[P->rowid[t]];
+    for (int64_t k = P->rowptr[t]; k < P->rowptr[t + 1]; k++)
+      OVL_TRY(ovl_i_sparse_append_block(M, lr, P->colidx[k], P->val + P->valoff[k], P->nrm[k], NULL));
+  }
+  ovl_i_sparse_finish(M);
+  return OVL_OK;
+}
+
+/* Step 1: A's and B's blocks (B may be A) from plane 0 to every layer.
+ * Errors agreed over comm (the 3D grid's). */
+static ovl_err replicate(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, int ndup, int k, const int *kzero, MPI_Comm comm,
+                         ovl_bsmul_stats *st) {
+  MPI_Comm grd = ovl_grid3d_grd_comm(g);
+  ovl_bsmat M[2] = {A, B == A ? NULL : B};
+  int64_t len[2] = {0, 0};
+  ovl_err rc = OVL_OK;
+  double t0 = ovl_time();
+  for (int x = 0; x < 2 && k == 0 && rc == OVL_OK; x++)
+    if (M[x]) rc = pack_all(M[x], kzero, NULL, &len[x]);
+  int e = MPI_Bcast(len, 2, MPI_INT64_T, 0, grd);
+  if (rc == OVL_OK && e != MPI_SUCCESS) rc = ovl_err_mpi(e, "MPI_Bcast");
+  OVL_TRY(ovl_err_agree(comm, rc));
+  /* the two buffers, and on the receivers the matrices' values (about as many) */
+  int64_t need = (int64_t)sizeof(double) * (len[0] + len[1]) * (k == 0 ? 1 : 2);
+  double *buf[2] = {NULL, NULL};
+  rc = ovl_check_memory(comm, need, 0);
+  for (int x = 0; x < 2 && rc == OVL_OK; x++) rc = ovl_malloc(sizeof(double) * (size_t)(len[x] + 1), &buf[x]);
+  for (int x = 0; x < 2 && k == 0 && rc == OVL_OK; x++)
+    if (M[x]) rc = pack_all(M[x], kzero, buf[x], &len[x]);
+  ovl_lanes lanes = NULL;
+  if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, ndup, &lanes);
+  rc = ovl_err_agree(comm, rc);
+  if (rc == OVL_OK) {
+    ovl_coll_cfg cfg = ovl_coll_cfg_default();
+    ovl_req rq[2] = {OVL_REQ_NULL, OVL_REQ_NULL};
+    for (int x = 0; x < 2; x++)
+      if (len[x] > 0) {
+        if (ovl_ibcast(buf[x], len[x], 0, ovl_lanes_comm(lanes, x % ndup), &cfg, &rq[x]) != OVL_OK)
+          ovl_fatal(comm, OVL_ERR_MPI, "ovl_bsmat_multiply3: the broadcast of %s failed: %s", x ? "B" : "A",
+                    ovl_errmsg());
+        if (k == 0) st->bytes_sent += 8 * len[x];
+      }
+    if (ovl_req_waitall(2, rq) != OVL_OK)
+      ovl_fatal(comm, OVL_ERR_MPI, "ovl_bsmat_multiply3: the broadcast of A or B failed: %s", ovl_errmsg());
+    ovl_i_bspanel P;
+    memset(&P, 0, sizeof P);
+    for (int x = 0; x < 2 && k > 0 && rc == OVL_OK; x++)
+      if (M[x]) rc = unpack_into(M[x], buf[x], len[x], &P);
+    ovl_i_sparse_panel_free(&P);
+    rc = ovl_err_agree(comm, rc);
+  }
+  ovl_free(&buf[0]), ovl_free(&buf[1]);
+  st->t_comm += ovl_time() - t0;
+  return rc;
+}
+
+/* Step 3: C of every layer summed onto layer 0 (binomial tree over
+ * grd_comm); T: scratch of C's layout. Errors agreed over comm. */
+static ovl_err sum_layers(ovl_grid3d g, ovl_bsmat C, ovl_bsmat T, int k, int c, const int *kzero, MPI_Comm comm,
+                          ovl_bsmul_stats *st) {
+  MPI_Comm grd = ovl_grid3d_grd_comm(g);
+  ovl_err rc = OVL_OK;
+  ovl_i_bspanel P;
+  memset(&P, 0, sizeof P);
+  for (int d = 1; d < c && rc == OVL_OK; d *= 2) {
+    const int sender = k % (2 * d) == d, receiver = k % (2 * d) == 0 && k + d < c;
+    double t0 = ovl_time();
+    int64_t len = 0;
+    int e = MPI_SUCCESS;
+    if (sender) {
+      rc = pack_all(C, kzero, NULL, &len);
+      e = MPI_Send(&len, 1, MPI_INT64_T, k - d, 0, grd);
+    } else if (receiver) e = MPI_Recv(&len, 1, MPI_INT64_T, k + d, 0, grd, MPI_STATUS_IGNORE);
+    if (rc == OVL_OK && e != MPI_SUCCESS) rc = ovl_err_mpi(e, "MPI_Send/MPI_Recv");
+    if (rc == OVL_OK && len > INT32_MAX)
+      rc = ovl_err_set(OVL_ERR_SIZE, "ovl_bsmat_multiply3: %" PRId64 " doubles of a partial C exceed MPI's int counts",
+                       len);
+    /* the receiver: the message, its blocks in T and the sum (C's and T's values) */
+    int64_t need = (sender || receiver) ? (int64_t)sizeof(double) * (len * (receiver ? 3 : 1) + C->loc.nval) : 0;
+    if (rc == OVL_OK) rc = ovl_check_memory(comm, need, 0);
+    double *buf = NULL;
+    if (rc == OVL_OK && (sender || receiver)) rc = ovl_malloc(sizeof(double) * (size_t)(len + 1), &buf);
+    if (rc == OVL_OK && sender) rc = pack_all(C, kzero, buf, &len);
+    rc = ovl_err_agree(comm, rc);
+    if (rc == OVL_OK && len > 0) {
+      if (sender) e = MPI_Send(buf, (int)len, MPI_DOUBLE, k - d, 1, grd), st->bytes_sent += 8 * len;
+      else if (receiver) e = MPI_Recv(buf, (int)len, MPI_DOUBLE, k + d, 1, grd, MPI_STATUS_IGNORE);
+      if (e != MPI_SUCCESS) ovl_fatal(comm, OVL_ERR_MPI, "ovl_bsmat_multiply3: a partial C's message failed");
+    }
+    st->t_comm += ovl_time() - t0;
+    t0 = ovl_time();
+    if (rc == OVL_OK && receiver && len > 0) {
+      rc = unpack_into(T, buf, len, &P);
+      if (rc == OVL_OK) rc = ovl_bsmat_axpby(1.0, C, 1.0, T, 0.0, C);
+    }
+    ovl_free(&buf);
+    rc = ovl_err_agree(comm, rc);
+    st->t_comp += ovl_time() - t0;
+  }
+  ovl_i_sparse_panel_free(&P);
+  return rc;
+}
+
+/* A 64-bit FNV-1a hash of the block sizes (compared between planes). */
+static int64_t hash_sizes(ovl_bsmat A) {
+  uint64_t h = 1469598103934665603ULL;
+  for (int b = 0; b < A->nblk; b++) h = (h ^ (uint64_t)(unsigned)A->bs[b]) * 1099511628211ULL;
+  return (int64_t)(h >> 1);
+}
+
+ovl_err ovl_bsmat_multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
+                            ovl_bsmul_stats *stats) {
+  const char *fn = "ovl_bsmat_multiply3";
+  OVL_TRY(ovl_check_handle(g, fn, "g"));
+  OVL_TRY(ovl_check_handle(A, fn, "A"));
+  OVL_TRY(ovl_check_handle(B, fn, "B"));
+  OVL_TRY(ovl_check_handle(C, fn, "C"));
+  if (stats) memset(stats, 0, sizeof *stats);
+  MPI_Comm parent = ovl_grid3d_parent(g);
+  ovl_grid2d plane = ovl_grid3d_plane(g);
+  ovl_err rc = OVL_OK;
+  if (A->g != plane || B->g != plane || C->g != plane)
+    rc = ovl_err_set(OVL_ERR_ARG, "%s: %s is not on the 3D grid's plane (create A, B and C on ovl_grid3d_plane(g))", fn,
+                     A->g != plane   ? "A"
+                     : B->g != plane ? "B"
+                                     : "C");
+  if (rc == OVL_OK) rc = ovl_i_sparse_multiply_check(A, B, eps, ndup, C, fn);
+  /* the same values on every rank, and the same layout on every plane */
+  int64_t v[5] = {0, ndup, A->nblk, 0, hash_sizes(A)};
+  memcpy(&v[0], &eps, sizeof eps);
+  memcpy(&v[3], &A->seed, sizeof A->seed);
+  const char *names[5] = {"the bits of eps", "ndup", "the block count", "the permutation seed", "=the block sizes"};
+  rc = ovl_err_agree_same(parent, rc, v, names, 5);
+  if (rc != OVL_OK || !ovl_grid3d_active(g)) return rc;
+  MPI_Comm comm = ovl_grid3d_comm(g);
+  int s = 0, c = 0, i = 0, j = 0, k = 0;
+  ovl_grid3d_dims(g, &s, &c);
+  ovl_grid3d_coords(g, &i, &j, &k);
+  if (c == 1) return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, eps, comm, C, stats);
+
+  const int nd = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
+  ovl_bsmul_stats st, sp;
+  memset(&st, 0, sizeof st), memset(&sp, 0, sizeof sp);
+  int *kzero = NULL;
+  ovl_bsmat T = NULL;
+  rc = ovl_calloc(sizeof(int) * (size_t)A->nblk, &kzero);
+  ovl_err rt = ovl_bsmat_create_like(C, &T); /* collective over the plane */
+  rc = ovl_err_agree(comm, rc != OVL_OK ? rc : rt);
+  if (rc == OVL_OK) rc = replicate(g, A, B, nd, k, kzero, comm, &st);
+  if (rc == OVL_OK) rc = ovl_i_sparse_multiply_part(A, B, eps, nd, k, c, 0.0, comm, C, &sp);
+  if (rc == OVL_OK) rc = sum_layers(g, C, T, k, c, kzero, comm, &st);
+  if (rc == OVL_OK) {
+    double t0 = ovl_time();
+    if (k == 0) rc = ovl_bsmat_filter(C, eps);
+    else ovl_i_sparse_clear(C), ovl_i_sparse_finish(C); /* workspace: left empty */
+    rc = ovl_err_agree(comm, rc);
+    st.t_comp += ovl_time() - t0;
+  }
+  ovl_bsmat_destroy(&T);
+  ovl_free(&kzero);
+  st.products = sp.products, st.skipped = sp.skipped;
+  st.bytes_sent += sp.bytes_sent, st.t_comm += sp.t_comm, st.t_comp += sp.t_comp;
+  if (stats) *stats = st;
+  return rc;
+}
