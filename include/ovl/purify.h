@@ -239,8 +239,8 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
  * ovl_purify_sparse), its products by ovl_bsmat_multiply3 with
  * plan.ndup's lanes. The bounds, traces, norms and block counts that
  * decide each step are computed on plane 0 and broadcast along grd_comm, so
- * every rank takes the same decisions; the result (on every rank) is plane
- * 0's. Plane 0's D equals ovl_purify_sparse's on the same F within
+ * every rank takes the same decisions; the result (on every rank, the
+ * grid's idle ones too) is plane 0's. Plane 0's D equals ovl_purify_sparse's on the same F within
  * rounding (the products' sums run in another order). c = 1 is
  * ovl_purify_sparse on the plane. COLLECTIVE over g's parent. Errors
  * (agreed over it): those of ovl_purify_sparse, and OVL_ERR_ARG for F or D

@@ -9,6 +9,7 @@
 #include "ovl/bsmat.h"
 #include "ovl/purify.h"
 #include "purify_impl.h"
+#include "sparse/bsmul3.h"
 
 /* One iteration for both grids: the 2D one (ovl_purify_sparse: the products
  * by ovl_bsmat_multiply) and the 2.5D one (ovl_purify_sparse3: the matrices
@@ -26,7 +27,8 @@ typedef struct sp_ctx {
 
 static ovl_err product(const sp_ctx *x, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
                        ovl_bsmul_stats *st) {
-  return x->g3 ? ovl_bsmat_multiply3(x->g3, A, B, eps, ndup, C, st) : ovl_bsmat_multiply(A, B, eps, ndup, C, st);
+  return x->g3 ? ovl_i_bsmat_multiply3_active(x->g3, A, B, eps, ndup, C, st)
+               : ovl_bsmat_multiply(A, B, eps, ndup, C, st);
 }
 
 /* v[0..k-1] := plane 0's values (nothing to do on a 2D grid or one plane). */
@@ -77,14 +79,9 @@ static ovl_err trs4_step(const sp_ctx *x, ovl_bsmat D, ovl_bsmat D2, ovl_bsmat T
   return rc;
 }
 
-static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
-                          ovl_purify_result *res) {
-  MPI_Comm parent = x->parent;
-  ovl_purify_result R;
-  memset(&R, 0, sizeof R);
-  R.stop_reason = "";
-  R.checkpoint = -1;
-  double t_start = ovl_time();
+/* The arguments' checks, agreed over comm (the threshold the same on every
+ * rank). COLLECTIVE over comm. */
+static ovl_err check_opts(const sp_ctx *x, MPI_Comm comm, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts) {
   const int64_t n = ovl_bsmat_n(F);
   ovl_err rc = OVL_OK;
   const double eps = !opts || isnan(opts->sparse) ? 0.0 : opts->sparse;
@@ -104,11 +101,25 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
       rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold must be in [0, 1), got %g", eps);
   }
   double ext[2] = {eps, -eps}; /* the same threshold on every rank (NaN counts as different) */
-  if (rc == OVL_OK && MPI_Allreduce(MPI_IN_PLACE, ext, 2, MPI_DOUBLE, MPI_MAX, parent) != MPI_SUCCESS)
+  if (MPI_Allreduce(MPI_IN_PLACE, ext, 2, MPI_DOUBLE, MPI_MAX, comm) != MPI_SUCCESS && rc == OVL_OK)
     rc = ovl_err_set(OVL_ERR_MPI, "%s: the threshold's reduction failed", x->fn);
   else if (rc == OVL_OK && !(ext[0] == -ext[1]))
     rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold differs between ranks (from %g to %g)", -ext[1], ext[0]);
-  OVL_TRY(ovl_err_agree(parent, rc));
+  return ovl_err_agree(comm, rc);
+}
+
+static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
+                          ovl_purify_result *res) {
+  MPI_Comm parent = x->parent;
+  ovl_purify_result R;
+  memset(&R, 0, sizeof R);
+  R.stop_reason = "";
+  R.checkpoint = -1;
+  double t_start = ovl_time();
+  const int64_t n = ovl_bsmat_n(F);
+  OVL_TRY(check_opts(x, parent, F, D, opts));
+  const double eps = isnan(opts->sparse) ? 0.0 : opts->sparse;
+  ovl_err rc = OVL_OK;
   double fn = 0.0;
   OVL_TRY(ovl_err_agree(parent, ovl_bsmat_norm_fro(F, &fn)));
   OVL_TRY(ovl_err_agree(parent, share(x, &fn, 1)));
@@ -248,13 +259,35 @@ ovl_err ovl_purify_sparse3(ovl_grid3d g, ovl_bsmat F, ovl_bsmat D, const ovl_pur
   OVL_TRY(ovl_check_handle(g, fn, "g"));
   OVL_TRY(ovl_check_handle(F, fn, "F"));
   OVL_TRY(ovl_check_handle(D, fn, "D"));
-  const sp_ctx x = {fn, ovl_grid3d_parent(g), g};
+  MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_err rc = OVL_OK;
   if (ovl_bsmat_grid(F) != ovl_grid3d_plane(g))
     rc = ovl_err_set(OVL_ERR_ARG, "%s: F is not on the 3D grid's plane (create F and D on ovl_grid3d_plane(g))", fn);
   /* every plane's matrices of the same size and blocks */
   const int64_t v[2] = {ovl_bsmat_n(F), ovl_bsmat_nblk(F)};
   const char *names[2] = {"n", "the block count"};
-  OVL_TRY(ovl_err_agree_same(x.parent, rc, v, names, 2));
-  return purify_run(&x, F, D, opts, res);
+  OVL_TRY(ovl_err_agree_same(parent, rc, v, names, 2));
+  /* the options agreed with the idle ranks too, which then have no part */
+  const sp_ctx x = {fn, ovl_grid3d_comm(g), g};
+  OVL_TRY(check_opts(&x, parent, F, D, opts));
+  ovl_purify_result R, R0;
+  memset(&R, 0, sizeof R);
+  R.stop_reason = "";
+  R.checkpoint = -1;
+  const int active = ovl_grid3d_active(g);
+  if (active) rc = purify_run(&x, F, D, opts, &R);
+  rc = ovl_err_agree(parent, rc);
+  /* the result on the idle ranks too: rank 0's (the active ranks hold plane 0's already) */
+  static const char *const reasons[] = {"",      "tolerance", "filtering floor", "rounding floor", "iteration cap",
+                                        "signal"};
+  int ri = 0;
+  for (int t = 0; t < (int)(sizeof reasons / sizeof *reasons); t++)
+    if (R.stop_reason && strcmp(R.stop_reason, reasons[t]) == 0) ri = t;
+  R0 = R;
+  if (MPI_Bcast(&R0, (int)sizeof R0, MPI_BYTE, 0, parent) != MPI_SUCCESS ||
+      MPI_Bcast(&ri, 1, MPI_INT, 0, parent) != MPI_SUCCESS)
+    ovl_fatal(parent, OVL_ERR_MPI, "%s: the broadcast of the result failed", fn);
+  if (!active) R = R0, R.stop_reason = reasons[ri];
+  if (res) *res = R;
+  return rc;
 }

@@ -24,6 +24,7 @@
 
 #include "ovl/node.h"
 #include "ovl/schema.h"
+#include "sparse/bsmul3.h"
 #include "sparse/bsmul_impl.h"
 #include "sparse/sparse_impl.h"
 
@@ -150,15 +151,16 @@ static int64_t hash_sizes(ovl_bsmat A) {
   return (int64_t)(h >> 1);
 }
 
-ovl_err ovl_bsmat_multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
-                            ovl_bsmul_stats *stats) {
+/* The product, its errors agreed over `parent` (the grid's parent, or its
+ * active ranks' communicator when only they call). */
+static ovl_err multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
+                         ovl_bsmul_stats *stats, MPI_Comm parent) {
   const char *fn = "ovl_bsmat_multiply3";
   OVL_TRY(ovl_check_handle(g, fn, "g"));
   OVL_TRY(ovl_check_handle(A, fn, "A"));
   OVL_TRY(ovl_check_handle(B, fn, "B"));
   OVL_TRY(ovl_check_handle(C, fn, "C"));
   if (stats) memset(stats, 0, sizeof *stats);
-  MPI_Comm parent = ovl_grid3d_parent(g);
   ovl_grid2d plane = ovl_grid3d_plane(g);
   ovl_err rc = OVL_OK;
   if (A->g != plane || B->g != plane || C->g != plane)
@@ -204,4 +206,14 @@ ovl_err ovl_bsmat_multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, 
   st.bytes_sent += sp.bytes_sent, st.t_comm += sp.t_comm, st.t_comp += sp.t_comp;
   if (stats) *stats = st;
   return rc;
+}
+
+ovl_err ovl_bsmat_multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
+                            ovl_bsmul_stats *stats) {
+  return multiply3(g, A, B, eps, ndup, C, stats, ovl_grid3d_parent(g));
+}
+
+ovl_err ovl_i_bsmat_multiply3_active(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
+                                     ovl_bsmul_stats *stats) {
+  return multiply3(g, A, B, eps, ndup, C, stats, ovl_grid3d_comm(g));
 }

@@ -55,6 +55,7 @@ typedef struct rg_ctx {
   int64_t *at;   /* P: the packing cursors */
   double *sbuf, *rbuf;
   rec *recs;
+  int p, q; /* B's grid */
 } rg_ctx;
 
 static void rg_free(rg_ctx *c) {
@@ -67,8 +68,10 @@ static void rg_free(rg_ctx *c) {
   ovl_free(&c->recs);
 }
 
+/* The rank of the owner of fine block (fi, fj) in B's p x q grid (the
+ * grid's dims, which B's handle lacks on ranks outside it). */
 static int dest_of(ovl_bsmat B, const rg_ctx *c, int fi, int fj) {
-  return ovl_i_sparse_prow(B, c->grp[fi]) * B->q + ovl_i_sparse_pcol(B, c->grp[fj]);
+  return (B->perm[c->grp[fi]] % c->p) * c->q + (B->perm[c->grp[fj]] / c->p) % c->q;
 }
 
 /* Counts (in doubles) per destination; the total into *tot. */
@@ -143,6 +146,9 @@ ovl_err ovl_i_sparse_move(ovl_bsmat A, int send, ovl_bsmat B, MPI_Comm comm, con
   int P = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
   rg_ctx c = {0};
+  int dims[2] = {B->p, B->q};
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, dims, 2, MPI_INT, MPI_MAX, comm));
+  c.p = dims[0], c.q = dims[1];
   ovl_err rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &c.grp);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int64_t) * (size_t)A->nblk, &c.goff);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)(4 * P), &c.cnt);
