@@ -15,7 +15,14 @@
  *    matrices off the plane, eps < 0 on one rank only: the same error and
  *    message on every rank, no hang;
  *  - ovl_purify_sparse3 (SP2, TRS4; eps 0 and 1e-8) against
- *    ovl_purify_sparse on a gapped banded chain Hamiltonian. */
+ *    ovl_purify_sparse on a gapped banded chain Hamiltonian.
+ *
+ * Timing mode (not run by ctest): test_bsmul3 --time FILE EPS BLOCK REPS
+ * reads FILE (.mtx with its sidecar), merges its blocks up to BLOCK rows
+ * (ovl_bsmat_regroup) and times C = A A with threshold EPS on the 2D grid
+ * of the ranks (ovl_bsmat_multiply) and on the 1 x 1 x P grid
+ * (ovl_bsmat_multiply3), the best of REPS (the slowest rank's wall time),
+ * and checks that the two products agree. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,10 +327,68 @@ static void test_purify(int s, int c) {
   free(fg);
 }
 
+static double slowest(double t) {
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+static void time_mode(const char *path, double eps, int block, int reps) {
+  ovl_grid2d g2 = NULL;
+  ovl_grid3d g3 = NULL;
+  T_OK(ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &g2));
+  T_OK(ovl_grid3d_create(MPI_COMM_WORLD, 1, g_size, 0, &g3));
+  ovl_bsmat A0 = NULL, A = NULL, C = NULL, A3 = NULL, C3 = NULL, R = NULL;
+  T_OK(ovl_bsmat_read(g2, path, 0, NULL, 7, 0.0, &A0));
+  T_OK(ovl_bsmat_regroup(A0, block, &A));
+  ovl_bsmat_destroy(&A0);
+  T_OK(ovl_bsmat_create_like(A, &C));
+  T_OK(ovl_bsmat_to_plane(A, g3, &A3));
+  T_OK(ovl_bsmat_create_like(A3, &C3));
+  int p = 0, q = 0;
+  ovl_grid2d_dims(g2, &p, &q);
+  double t2 = INFINITY, t3 = INFINITY;
+  ovl_bsmul_stats s2, s3;
+  for (int r = 0; r < reps; r++) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    T_OK(ovl_bsmat_multiply(A, A, eps, 0, C, &s2));
+    t2 = fmin(t2, slowest(MPI_Wtime() - t0));
+    MPI_Barrier(MPI_COMM_WORLD);
+    t0 = MPI_Wtime();
+    T_OK(ovl_bsmat_multiply3(g3, A3, A3, eps, 0, C3, &s3));
+    t3 = fmin(t3, slowest(MPI_Wtime() - t0));
+  }
+  T_OK(ovl_bsmat_from_plane(C3, g3, g2, &R));
+  double d = 0, cn = 0;
+  int64_t blocks = 0, cblocks = 0;
+  T_OK(ovl_bsmat_dist_fro(R, C, &d));
+  T_OK(ovl_bsmat_norm_fro(C, &cn));
+  T_OK(ovl_bsmat_count(A, &blocks, NULL, NULL));
+  T_OK(ovl_bsmat_count(C, &cblocks, NULL, NULL));
+  T_CHECK(d <= 2 * eps * sqrt((double)cblocks) + 1e-12 * cn, "2D and 2.5D products differ by %.3e", d);
+  int64_t pr[2] = {s2.products, s3.products};
+  MPI_Allreduce(MPI_IN_PLACE, pr, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0)
+    printf("# %s: n %lld, %d blocks of <= %d, A %lld blocks, C %lld blocks, eps %g, %d ranks\n"
+           "# block products %lld (2D) %lld (2.5D); ||C_2.5D - C_2D|| / ||C|| = %.2e\n"
+           "2D %d x %d: %.4f s   2.5D 1 x 1 x %d: %.4f s   (best of %d)\n",
+           path, (long long)ovl_bsmat_n(A), ovl_bsmat_nblk(A), block, (long long)blocks, (long long)cblocks, eps,
+           g_size, (long long)pr[0], (long long)pr[1], cn > 0 ? d / cn : d, p, q, t2, g_size, t3, reps);
+  ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C), ovl_bsmat_destroy(&A3), ovl_bsmat_destroy(&C3), ovl_bsmat_destroy(&R);
+  ovl_grid3d_destroy(&g3);
+  ovl_grid2d_destroy(&g2);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  if (argc >= 6 && strcmp(argv[1], "--time") == 0) {
+    time_mode(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    int rc = t_finish("test_bsmul3 --time");
+    MPI_Finalize();
+    return rc;
+  }
   enum { NB = 37 };
   int bs[NB];
   for (int b = 0; b < NB; b++) bs[b] = b % 11 == 4 ? 8 : 1 + (int)(mix((uint64_t)b) % 4);
