@@ -371,9 +371,11 @@ static void time_mode(const char *path, double eps, int block, int reps) {
   if (g_rank == 0)
     printf("# %s: n %lld, %d blocks of <= %d, A %lld blocks, C %lld blocks, eps %g, %d ranks\n"
            "# block products %lld (2D) %lld (2.5D); ||C_2.5D - C_2D|| / ||C|| = %.2e\n"
+           "# rank 0, last run: 2D comm %.4f s comp %.4f s, %lld bytes sent; 2.5D comm %.4f s comp %.4f s, %lld bytes\n"
            "2D %d x %d: %.4f s   2.5D 1 x 1 x %d: %.4f s   (best of %d)\n",
            path, (long long)ovl_bsmat_n(A), ovl_bsmat_nblk(A), block, (long long)blocks, (long long)cblocks, eps,
-           g_size, (long long)pr[0], (long long)pr[1], cn > 0 ? d / cn : d, p, q, t2, g_size, t3, reps);
+           g_size, (long long)pr[0], (long long)pr[1], cn > 0 ? d / cn : d, s2.t_comm, s2.t_comp,
+           (long long)s2.bytes_sent, s3.t_comm, s3.t_comp, (long long)s3.bytes_sent, p, q, t2, g_size, t3, reps);
   ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C), ovl_bsmat_destroy(&A3), ovl_bsmat_destroy(&C3), ovl_bsmat_destroy(&R);
   ovl_grid3d_destroy(&g3);
   ovl_grid2d_destroy(&g2);
