@@ -210,29 +210,31 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
  * blocks and seed on every plane; the operands and the result are plane
  * k = 0's, on planes k > 0 the same handles are workspace.
  *
- * C := A B on g, filtered as ovl_bsmat_multiply: plane 0 broadcasts A's and
- * B's blocks along grd_comm (on the grd lanes), layer k runs the 2D SUMMA
- * of its plane for its share of the inner blocks K (whole steps t with
- * t mod c == k while the plane's p q = s^2 steps are at least c; on smaller
- * planes a step's blocks are split further), the partial C's are summed
- * onto plane 0 by a binomial tree over grd_comm (message sizes exchanged
- * and memory checked before the blocks move), and plane 0 then drops the
- * blocks of norm < eps. The skipping rule and thresholds are the 2D
- * product's (eps / n_I, n_I counted over the whole block row), so the same
+ * C := A B on g, filtered as ovl_bsmat_multiply: the inner blocks K are
+ * dealt to the layers (whole SUMMA steps t with t mod c == k while the
+ * plane's p q = s^2 steps are at least c; on smaller planes a step's blocks
+ * are split further), plane 0 sends layer k > 0 A's blocks (I, K) and B's
+ * rows K of its K (on the grd lanes), layer k runs the 2D SUMMA of its
+ * plane on them, the partial C's are summed onto plane 0 by a binomial
+ * tree over grd_comm (message sizes exchanged and memory checked before
+ * the blocks move), and plane 0 then drops the blocks of norm < eps. The
+ * skipping rule and thresholds are the 2D product's (eps / n_I, n_I
+ * counted over the whole block row), so the same
  * block products are computed, each on one layer, and the error bound of
  * ovl_bsmat_multiply holds unchanged: every kept block within eps of
  * (A B)_IJ, every dropped one below 2 eps, ||C - A B||_F < 2 eps
  * sqrt(blocks of the unfiltered product); only the order of the sums
  * differs (eps = 0: exact up to rounding). c = 1 is ovl_bsmat_multiply on
- * the plane. Afterwards, on planes k > 0, A and B hold copies of plane 0's
- * and C is empty. COLLECTIVE over the 3D grid's parent. Errors (agreed
- * over the parent): OVL_ERR_ARG (NULL handles (not agreed), A, B or C not
- * on ovl_grid3d_plane(g), the checks of ovl_bsmat_multiply, eps, ndup,
- * block count, block sizes or seed that differ between ranks or planes),
- * OVL_ERR_SIZE (a partial C over 2^31 doubles), OVL_ERR_NOMEM (the
- * broadcast and summation buffers and the panels, agreed before data
- * move). stats: this process's block products, skipped products, bytes it
- * sent (broadcasts as the root, its partial C), seconds. May be NULL. */
+ * the plane. Afterwards, on planes k > 0, A and B hold the slices of plane
+ * 0's that the layer used and C is empty. COLLECTIVE over the 3D grid's
+ * parent. Errors (agreed over the parent): OVL_ERR_ARG (NULL handles (not
+ * agreed), A, B or C not on ovl_grid3d_plane(g), the checks of
+ * ovl_bsmat_multiply; eps, ndup, block count, block sizes, seed or A = B
+ * that differ between ranks or planes), OVL_ERR_SIZE (a slice or a partial
+ * C over 2^31 doubles), OVL_ERR_NOMEM (the slices' and the sums' buffers
+ * and the panels, agreed before data move). stats: this process's block
+ * products, skipped products, bytes it sent (the slices from plane 0, its
+ * partial C, its panels), seconds. May be NULL. */
 ovl_err ovl_bsmat_multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
                             ovl_bsmul_stats *stats);
 /* *out := A (on a 2D grid) as a new matrix on ovl_grid3d_plane(g) with A's

@@ -48,8 +48,9 @@ typedef struct bsmul_ws {
   int nloc;   /* the steps this rank runs (all L, or a layer's share: ovl_i_sparse_multiply_part) */
   int *steps; /* nloc: their numbers, increasing */
   int *kstep, *kpos;
-  int64_t *asz, *bsz; /* L each: doubles of each step's packed panels */
-  double *thr;        /* per local row: the skipping threshold */
+  int64_t *asz, *bsz;    /* L each: doubles of each step's packed panels */
+  double *thr;           /* per local row: the skipping threshold */
+  const int64_t *rowcnt; /* per local row: the blocks of A's row here (NULL: A's stored ones) */
   double eps;
   ovl_lanes row, col;
   ovl_coll_cfg cfg;
@@ -176,7 +177,7 @@ static ovl_err panel_sizes(bsmul_ws *w, int64_t *rv, double eps) {
     if (rc == OVL_OK && s % w->p == w->myrow)
       rc = ovl_i_sparse_panel_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
   }
-  for (int64_t r = 0; r < nr; r++) rv[L + r] = A->loc.rowptr[r + 1] - A->loc.rowptr[r];
+  for (int64_t r = 0; r < nr; r++) rv[L + r] = w->rowcnt ? w->rowcnt[r] : A->loc.rowptr[r + 1] - A->loc.rowptr[r];
   int e1 = MPI_Allreduce(MPI_IN_PLACE, rv, (int)(L + nr), MPI_INT64_T, MPI_SUM, ovl_grid2d_row_comm(A->g));
   int e2 = MPI_Allreduce(MPI_IN_PLACE, w->bsz, (int)L, MPI_INT64_T, MPI_SUM, ovl_grid2d_col_comm(A->g));
   if (rc == OVL_OK && e1 != MPI_SUCCESS) rc = ovl_err_mpi(e1, "MPI_Allreduce");
@@ -256,25 +257,25 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   const char *names[2] = {"the bits of eps", "ndup"};
   rc = ovl_err_agree_same(parent, rc, v, names, 2);
   if (rc != OVL_OK || !ovl_grid2d_active(C->g)) return rc;
-  return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, eps, ovl_grid2d_comm(C->g), C, stats);
+  return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, NULL, eps, ovl_grid2d_comm(C->g), C, stats);
 }
 
-/* The layer of inner block K among c: whole steps while the steps are at
- * least as many as the layers (step mod c), else each step's blocks split
- * further by the next digit of K's permuted place. */
-static int layer_of(const bsmul_ws *w, int b, int c) {
-  int m = (c + w->L - 1) / w->L; /* the parts of a step */
-  int v = w->kstep[b] + w->L * ((w->A->perm[b] / w->L) % m);
-  return v % c;
+void ovl_i_sparse_layers(ovl_bsmat A, int c, int *kl) {
+  const int L = A->p * A->q, m = (c + L - 1) / L; /* m: the parts of a step */
+  for (int b = 0; b < A->nblk; b++) {
+    int t = ovl_i_sparse_prow(A, b) + A->p * ovl_i_sparse_pcol(A, b);
+    kl[b] = (t + L * ((A->perm[b] / L) % m)) % c;
+  }
 }
 
-ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, int layer, int c, double eps_keep,
-                                   MPI_Comm agree, ovl_bsmat C, ovl_bsmul_stats *stats) {
+ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, int layer, int c,
+                                   const int64_t *rowcnt, double eps_keep, MPI_Comm agree, ovl_bsmat C,
+                                   ovl_bsmul_stats *stats) {
   bsmul_ws w;
   memset(&w, 0, sizeof w);
   if (stats) memset(stats, 0, sizeof *stats);
   ovl_err rc = OVL_OK;
-  w.A = A, w.B = B, w.eps = eps, w.comm = ovl_grid2d_comm(C->g);
+  w.A = A, w.B = B, w.eps = eps, w.comm = ovl_grid2d_comm(C->g), w.rowcnt = rowcnt;
   w.p = C->p, w.q = C->q, w.myrow = C->myrow, w.mycol = C->mycol;
   w.L = w.p * w.q;
   w.ndup = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM); /* the multiplication's default */
@@ -295,7 +296,8 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
     if (c == 1) /* every step, in order (the empty ones too) */
       for (int s = 0; s < w.L; s++) w.steps[w.nloc++] = s;
     else { /* the layer's inner blocks only (the others: no step), and the steps that hold one of them */
-      for (int b = 0; b < nblk; b++) w.kstep[b] = layer_of(&w, b, c) == layer ? w.kstep[b] : -1;
+      ovl_i_sparse_layers(A, c, w.kpos); /* (kpos as scratch: reset below) */
+      for (int b = 0; b < nblk; b++) w.kstep[b] = w.kpos[b] == layer ? w.kstep[b] : -1, w.kpos[b] = -1;
       for (int b = 0; b < nblk; b++)
         if (w.kstep[b] >= 0) rv[w.kstep[b]] = 1;
       for (int s = 0; s < w.L; s++)

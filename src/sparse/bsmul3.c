@@ -2,15 +2,17 @@
  * on an s x s x c grid: the matrices live on plane k = 0, planes k > 0 hold
  * workspace matrices of the same layout.
  *
- * 1. Replication: plane 0 broadcasts the local blocks of A and B along
- *    grd_comm (A on lane 0, B on lane 1 of the grd lanes), each packed as
- *    one panel of all its block rows (src/sparse/bsmul_impl.h).
- * 2. Layer k runs the SUMMA of src/sparse/bsmul.c on its plane for its
- *    share of the inner blocks K (ovl_i_sparse_multiply_part: whole steps
- *    t with t mod c == k while the plane has at least c steps), with the
- *    skipping thresholds of the whole product, so that exactly the 2D
- *    product's block products are computed, each on one layer. Its partial
- *    C keeps every block that is not exactly zero.
+ * 1. Distribution: the inner blocks K are dealt to the layers
+ *    (ovl_i_sparse_layers: whole SUMMA steps t mod c while the plane has
+ *    at least c steps); plane 0 sends layer k > 0 the blocks of A whose
+ *    column is one of its K and the rows K of B (packed as panels,
+ *    src/sparse/bsmul_impl.h, on the grd lanes), and the counts of A's
+ *    block rows, so that every layer skips by the whole product's
+ *    thresholds. Together the layers receive (c - 1) / c of A and of B.
+ * 2. Layer k runs the SUMMA of src/sparse/bsmul.c on its plane for its K
+ *    (ovl_i_sparse_multiply_part), so that exactly the 2D product's block
+ *    products are computed, each on one layer. Its partial C keeps every
+ *    block that is not exactly zero.
  * 3. Sum: the partial C's meet on plane 0 by a binomial tree over grd_comm
  *    (round d = 1, 2, 4, ...: layer k with k mod 2d = d sends its packed
  *    blocks to layer k - d, which adds them). The size of every message is
@@ -49,50 +51,81 @@ static ovl_err unpack_into(ovl_bsmat M, const double *buf, int64_t len, ovl_i_bs
   return OVL_OK;
 }
 
-/* Step 1: A's and B's blocks (B may be A) from plane 0 to every layer.
- * Errors agreed over comm (the 3D grid's). */
-static ovl_err replicate(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, int ndup, int k, const int *kzero, MPI_Comm comm,
-                         ovl_bsmul_stats *st) {
+/* Step 1: layer k > 0 receives from plane 0 the blocks of A whose column
+ * is one of its inner blocks K (kl[K] == k) into A, the rows K of B into
+ * Bk, and the counts of A's block rows (rowcnt, every layer: the skipping
+ * thresholds are the whole product's). Errors agreed over comm (the 3D
+ * grid's). */
+static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, int k, int c, int nd, const int *kl,
+                          int64_t *rowcnt, MPI_Comm comm, ovl_bsmul_stats *st) {
   MPI_Comm grd = ovl_grid3d_grd_comm(g);
-  ovl_bsmat M[2] = {A, B == A ? NULL : B};
-  int64_t len[2] = {0, 0};
-  ovl_err rc = OVL_OK;
+  ovl_bsmat M[2] = {A, B};
+  int64_t *len = NULL, my[2] = {0, 0}, tot = 0;
+  ovl_err rc = ovl_calloc(sizeof(int64_t) * (size_t)(2 * c + 1), &len);
   double t0 = ovl_time();
-  for (int x = 0; x < 2 && k == 0 && rc == OVL_OK; x++)
-    if (M[x]) rc = pack_all(M[x], kzero, NULL, &len[x]);
-  int e = MPI_Bcast(len, 2, MPI_INT64_T, 0, grd);
-  if (rc == OVL_OK && e != MPI_SUCCESS) rc = ovl_err_mpi(e, "MPI_Bcast");
-  OVL_TRY(ovl_err_agree(comm, rc));
-  /* the two buffers, and on the receivers the matrices' values (about as many) */
-  int64_t need = (int64_t)sizeof(double) * (len[0] + len[1]) * (k == 0 ? 1 : 2);
-  double *buf[2] = {NULL, NULL};
-  rc = ovl_check_memory(comm, need, 0);
-  for (int x = 0; x < 2 && rc == OVL_OK; x++) rc = ovl_malloc(sizeof(double) * (size_t)(len[x] + 1), &buf[x]);
-  for (int x = 0; x < 2 && k == 0 && rc == OVL_OK; x++)
-    if (M[x]) rc = pack_all(M[x], kzero, buf[x], &len[x]);
-  ovl_lanes lanes = NULL;
-  if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, ndup, &lanes);
+  /* the slices' sizes (root: every layer's, from 1), A's row counts */
+  for (int kk = 1; kk < c && k == 0 && rc == OVL_OK; kk++)
+    for (int x = 0; x < 2 && rc == OVL_OK; x++)
+      rc = ovl_i_sparse_panel_pack(&M[x]->loc, M[x]->nrows, M[x]->rows, M[x]->bs, kl, kk, x == 0, NULL,
+                                   &len[2 * kk + x]);
+  for (int64_t r = 0; r < A->nrows && k == 0; r++) rowcnt[r] = A->loc.rowptr[r + 1] - A->loc.rowptr[r];
+  int e = MPI_Scatter(len, 2, MPI_INT64_T, my, 2, MPI_INT64_T, 0, grd);
+  if (e == MPI_SUCCESS) e = MPI_Bcast(rowcnt, (int)A->nrows, MPI_INT64_T, 0, grd);
+  if (rc == OVL_OK && e != MPI_SUCCESS) rc = ovl_err_mpi(e, "MPI_Scatter/MPI_Bcast");
+  for (int x = 0; x < 2 * c && rc == OVL_OK; x++) {
+    if (len[x] > INT32_MAX || my[x % 2] > INT32_MAX)
+      rc = ovl_err_set(OVL_ERR_SIZE, "ovl_bsmat_multiply3: a slice of %" PRId64 " doubles exceeds MPI's int counts",
+                       len[x] > my[x % 2] ? len[x] : my[x % 2]);
+    tot += len[x];
+  }
+  rc = ovl_err_agree(comm, rc);
+  /* the root's buffers, or the receiver's and its matrices' values (about as many) */
+  int64_t need = k == 0 ? tot : 2 * (my[0] + my[1]);
+  double *buf = NULL;
+  if (rc == OVL_OK) rc = ovl_check_memory(comm, (int64_t)sizeof(double) * need, 0);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)((k == 0 ? tot : my[0] + my[1]) + 1), &buf);
+  int64_t at = 0;
+  for (int kk = 1; kk < c && k == 0 && rc == OVL_OK; kk++)
+    for (int x = 0; x < 2 && rc == OVL_OK; x++) {
+      rc = ovl_i_sparse_panel_pack(&M[x]->loc, M[x]->nrows, M[x]->rows, M[x]->bs, kl, kk, x == 0, buf + at,
+                                   &len[2 * kk + x]);
+      at += len[2 * kk + x];
+    }
+  rc = ovl_err_agree(comm, rc);
+  MPI_Request *rq = NULL;
+  ovl_lanes lanes = NULL; /* the message of layer kk and matrix x on lane (2 kk + x) mod N_DUP */
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(MPI_Request) * (size_t)(2 * c), &rq);
+  if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, nd, &lanes);
   rc = ovl_err_agree(comm, rc);
   if (rc == OVL_OK) {
-    ovl_coll_cfg cfg = ovl_coll_cfg_default();
-    ovl_req rq[2] = {OVL_REQ_NULL, OVL_REQ_NULL};
-    for (int x = 0; x < 2; x++)
-      if (len[x] > 0) {
-        if (ovl_ibcast(buf[x], len[x], 0, ovl_lanes_comm(lanes, x % ndup), &cfg, &rq[x]) != OVL_OK)
-          ovl_fatal(comm, OVL_ERR_MPI, "ovl_bsmat_multiply3: the broadcast of %s failed: %s", x ? "B" : "A",
-                    ovl_errmsg());
-        if (k == 0) st->bytes_sent += 8 * len[x];
+    int nrq = 0;
+    e = MPI_SUCCESS;
+    at = 0;
+    for (int kk = 1; kk < c && k == 0; kk++) /* the root: one message per layer and matrix, the empty ones skipped */
+      for (int x = 0; x < 2; x++) {
+        int64_t l = len[2 * kk + x];
+        double *src = buf + at;
+        at += l;
+        if (l > 0 && e == MPI_SUCCESS)
+          e = MPI_Isend(src, (int)l, MPI_DOUBLE, kk, 10 + x, ovl_lanes_comm(lanes, (2 * kk + x) % nd), &rq[nrq++]);
+        st->bytes_sent += 8 * l;
       }
-    if (ovl_req_waitall(2, rq) != OVL_OK)
-      ovl_fatal(comm, OVL_ERR_MPI, "ovl_bsmat_multiply3: the broadcast of A or B failed: %s", ovl_errmsg());
+    for (int x = 0; x < 2 && k > 0; x++)
+      if (my[x] > 0 && e == MPI_SUCCESS)
+        e = MPI_Irecv(buf + (x ? my[0] : 0), (int)my[x], MPI_DOUBLE, 0, 10 + x, ovl_lanes_comm(lanes, (2 * k + x) % nd),
+                      &rq[nrq++]);
+    if (e == MPI_SUCCESS) e = MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE);
+    if (e != MPI_SUCCESS) ovl_fatal(comm, OVL_ERR_MPI, "ovl_bsmat_multiply3: the slices of A and B failed to move");
     ovl_i_bspanel P;
     memset(&P, 0, sizeof P);
-    for (int x = 0; x < 2 && k > 0 && rc == OVL_OK; x++)
-      if (M[x]) rc = unpack_into(M[x], buf[x], len[x], &P);
+    if (k > 0) rc = unpack_into(A, buf, my[0], &P);
+    if (k > 0 && rc == OVL_OK) rc = unpack_into(Bk, buf + my[0], my[1], &P);
     ovl_i_sparse_panel_free(&P);
     rc = ovl_err_agree(comm, rc);
   }
-  ovl_free(&buf[0]), ovl_free(&buf[1]);
+  ovl_free(&rq);
+  ovl_free(&buf);
+  ovl_free(&len);
   st->t_comm += ovl_time() - t0;
   return rc;
 }
@@ -170,28 +203,39 @@ static ovl_err multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int
                                      : "C");
   if (rc == OVL_OK) rc = ovl_i_sparse_multiply_check(A, B, eps, ndup, C, fn);
   /* the same values on every rank, and the same layout on every plane */
-  int64_t v[5] = {0, ndup, A->nblk, 0, hash_sizes(A)};
+  int64_t v[6] = {0, ndup, A->nblk, 0, hash_sizes(A), A == B};
   memcpy(&v[0], &eps, sizeof eps);
   memcpy(&v[3], &A->seed, sizeof A->seed);
-  const char *names[5] = {"the bits of eps", "ndup", "the block count", "the permutation seed", "=the block sizes"};
-  rc = ovl_err_agree_same(parent, rc, v, names, 5);
+  const char *names[6] = {"the bits of eps",  "ndup",
+                          "the block count",  "the permutation seed",
+                          "=the block sizes", "A = B (the same handle)"};
+  rc = ovl_err_agree_same(parent, rc, v, names, 6);
   if (rc != OVL_OK || !ovl_grid3d_active(g)) return rc;
   MPI_Comm comm = ovl_grid3d_comm(g);
   int s = 0, c = 0, i = 0, j = 0, k = 0;
   ovl_grid3d_dims(g, &s, &c);
   ovl_grid3d_coords(g, &i, &j, &k);
-  if (c == 1) return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, eps, comm, C, stats);
+  if (c == 1) return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, NULL, eps, comm, C, stats);
 
-  const int nd = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
   ovl_bsmul_stats st, sp;
   memset(&st, 0, sizeof st), memset(&sp, 0, sizeof sp);
-  int *kzero = NULL;
-  ovl_bsmat T = NULL;
+  int *kzero = NULL, *kl = NULL;
+  int64_t *rowcnt = NULL;
+  ovl_bsmat T = NULL, Bk = NULL;
   rc = ovl_calloc(sizeof(int) * (size_t)A->nblk, &kzero);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &kl);
+  if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)(A->nrows + 1), &rowcnt);
   ovl_err rt = ovl_bsmat_create_like(C, &T); /* collective over the plane */
-  rc = ovl_err_agree(comm, rc != OVL_OK ? rc : rt);
-  if (rc == OVL_OK) rc = replicate(g, A, B, nd, k, kzero, comm, &st);
-  if (rc == OVL_OK) rc = ovl_i_sparse_multiply_part(A, B, eps, nd, k, c, 0.0, comm, C, &sp);
+  /* A = B: layer k > 0 needs A's columns K and B's rows K of its own, two different slices, in two matrices */
+  ovl_err rb = A == B && k > 0 ? ovl_bsmat_create_like(C, &Bk) : OVL_OK; /* (a plane's ranks all, or none) */
+  rc = ovl_err_agree(comm, rc != OVL_OK ? rc : rt != OVL_OK ? rt : rb);
+  if (rc == OVL_OK) {
+    ovl_i_sparse_layers(A, c, kl);
+    if (Bk == NULL) Bk = B;
+    const int nd = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
+    rc = distribute(g, A, B, Bk, k, c, nd, kl, rowcnt, comm, &st);
+  }
+  if (rc == OVL_OK) rc = ovl_i_sparse_multiply_part(A, Bk, eps, ndup, k, c, rowcnt, 0.0, comm, C, &sp);
   if (rc == OVL_OK) rc = sum_layers(g, C, T, k, c, kzero, comm, &st);
   if (rc == OVL_OK) {
     double t0 = ovl_time();
@@ -201,7 +245,8 @@ static ovl_err multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int
     st.t_comp += ovl_time() - t0;
   }
   ovl_bsmat_destroy(&T);
-  ovl_free(&kzero);
+  if (Bk != B) ovl_bsmat_destroy(&Bk);
+  ovl_free(&kzero), ovl_free(&kl), ovl_free(&rowcnt);
   st.products = sp.products, st.skipped = sp.skipped;
   st.bytes_sent += sp.bytes_sent, st.t_comm += sp.t_comm, st.t_comp += sp.t_comp;
   if (stats) *stats = st;
