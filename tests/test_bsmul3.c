@@ -162,7 +162,7 @@ static void check_c(ovl_grid3d g3, ovl_grid2d g2, ovl_bsmat C3, const tmat *tA, 
   free(c);
 }
 
-static void test_grid(int s, int c, const tmat *tA, const tmat *tB, const double *E, int64_t nprod) {
+static void test_grid(int s, int c, const tmat *tA, const tmat *tB, const double *E, int64_t nprod, const double *EAA) {
   char what[64];
   snprintf(what, sizeof what, "%dx%dx%d", s, s, c);
   ovl_grid2d g2 = NULL;
@@ -245,6 +245,11 @@ static void test_grid(int s, int c, const tmat *tA, const tmat *tB, const double
   /* a working product after the errors */
   T_OK(ovl_bsmat_multiply3(g3, A3, B3, 0.0, 2, C3, NULL));
   check_c(g3, g2, C3, tA, E, 0.0, what);
+  /* A A (one handle for both operands: the layers need two different slices of it), twice in a row */
+  for (int e = 0; e < 2; e++) {
+    T_OK(ovl_bsmat_multiply3(g3, A3, A3, epss[e], 1, C3, NULL));
+    check_c(g3, g2, C3, tA, EAA, epss[e], what);
+  }
 
   ovl_bsmat_destroy(&A2), ovl_bsmat_destroy(&B2);
   ovl_bsmat_destroy(&A3), ovl_bsmat_destroy(&B3), ovl_bsmat_destroy(&C3);
@@ -398,12 +403,12 @@ int main(int argc, char **argv) {
   tmat_make(&tA, NB, bs, 4, 0.2, 1);
   tmat_make(&tB, NB, bs, 3, 0.25, 2);
   int64_t n = tA.n, nprod = count_products(&tA, &tB);
-  double *E = malloc(sizeof(double) * (size_t)(n * n));
+  double *E = malloc(sizeof(double) * (size_t)(n * n)), *EAA = malloc(sizeof(double) * (size_t)(n * n));
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++) {
-      double s = 0;
-      for (int64_t l = 0; l < n; l++) s += tA.a[i + l * n] * tB.a[l + j * n];
-      E[i + j * n] = s;
+      double s = 0, t = 0;
+      for (int64_t l = 0; l < n; l++) s += tA.a[i + l * n] * tB.a[l + j * n], t += tA.a[i + l * n] * tA.a[l + j * n];
+      E[i + j * n] = s, EAA[i + j * n] = t;
     }
   /* the s x s x c grids of the ranks: c > 1 where the ranks allow it, and c = 1 */
   int shapes[4][2], ns = 0;
@@ -411,9 +416,9 @@ int main(int argc, char **argv) {
   if (g_size == 2) shapes[ns][0] = 1, shapes[ns][1] = 2, ns++;
   if (g_size == 4) shapes[ns][0] = 1, shapes[ns][1] = 4, ns++, shapes[ns][0] = 2, shapes[ns][1] = 1, ns++;
   if (g_size == 8) shapes[ns][0] = 2, shapes[ns][1] = 2, ns++, shapes[ns][0] = 1, shapes[ns][1] = 4, ns++;
-  for (int x = 0; x < ns; x++) test_grid(shapes[x][0], shapes[x][1], &tA, &tB, E, nprod);
+  for (int x = 0; x < ns; x++) test_grid(shapes[x][0], shapes[x][1], &tA, &tB, E, nprod, EAA);
   for (int x = 0; x < ns; x++) test_purify(shapes[x][0], shapes[x][1]);
-  free(E);
+  free(E), free(EAA);
   tmat_free(&tA), tmat_free(&tB);
   int rc = t_finish("test_bsmul3");
   MPI_Finalize();
