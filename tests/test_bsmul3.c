@@ -189,6 +189,19 @@ static void test_grid(int s, int c, const tmat *tA, const tmat *tB, const double
   T_OK(ovl_bsmat_dist_fro(R, A2, &d));
   T_CHECK(d == 0.0, "%s: from_plane(to_plane(A)) differs from A by %.3e", what, d);
   ovl_bsmat_destroy(&R);
+  /* moves refused alike everywhere: A off the plane, a 2D grid over other ranks */
+  T_ERR_SAME(ovl_bsmat_from_plane(A2, g3, g2, &R), OVL_ERR_ARG);
+  T_CHECK(R == NULL, "%s: from_plane failed but returned a matrix", what);
+  if (g_size > 1) {
+    ovl_grid2d gs = NULL;
+    ovl_bsmat S = NULL;
+    T_OK(ovl_grid2d_create(MPI_COMM_SELF, 1, 1, 0, &gs));
+    T_OK(ovl_bsmat_create(gs, tA->nblk, tA->bs, 7, &S));
+    T_ERR_SAME(ovl_bsmat_to_plane(S, g3, &R), OVL_ERR_ARG);
+    T_ERR_SAME(ovl_bsmat_from_plane(A3, g3, gs, &R), OVL_ERR_ARG);
+    ovl_bsmat_destroy(&S);
+    ovl_grid2d_destroy(&gs);
+  }
 
   /* the products: eps 0 and eps > 0, N_DUP 1 and 3 */
   const double epss[2] = {0.0, 1e-3};

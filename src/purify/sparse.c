@@ -63,17 +63,19 @@ static ovl_err d0(ovl_bsmat F, ovl_bsmat D, double hmin, double hmax, double eps
 static ovl_err trs4_step(const sp_ctx *x, ovl_bsmat D, ovl_bsmat D2, ovl_bsmat T, double Ne, double eps, int ndup,
                          ovl_purify_result *R) {
   double tr[3] = {0.0, 0.0, 0.0};
-  OVL_TRY(ovl_bsmat_trace(D2, &tr[0]));
-  OVL_TRY(ovl_bsmat_dot(D2, D, &tr[1]));
-  OVL_TRY(ovl_bsmat_dot(D2, D2, &tr[2]));
+  ovl_err rc = ovl_bsmat_trace(D2, &tr[0]);
+  if (rc == OVL_OK) rc = ovl_bsmat_dot(D2, D, &tr[1]);
+  if (rc == OVL_OK) rc = ovl_bsmat_dot(D2, D2, &tr[2]);
+  OVL_TRY(ovl_err_agree(x->parent, rc)); /* (every plane, before the planes exchange) */
   OVL_TRY(share(x, tr, 3));
   const double g = ovl_i_trs4_gamma(Ne, tr[0], tr[1], tr[2]);
   if (g > 6.0) return ovl_bsmat_axpby(2.0, D, -1.0, D2, eps, D);
   if (g < 0.0) return ovl_bsmat_copy(D, D2);
-  OVL_TRY(ovl_bsmat_axpby(4.0 - 2.0 * g, D, g - 3.0, D2, 0.0, T));
-  OVL_TRY(ovl_bsmat_shift(T, 1.0, g));
+  rc = ovl_bsmat_axpby(4.0 - 2.0 * g, D, g - 3.0, D2, 0.0, T);
+  if (rc == OVL_OK) rc = ovl_bsmat_shift(T, 1.0, g);
+  OVL_TRY(ovl_err_agree(x->parent, rc)); /* (before the product, which every rank enters) */
   double ts = ovl_time();
-  ovl_err rc = product(x, D2, T, eps, ndup, D, NULL);
+  rc = product(x, D2, T, eps, ndup, D, NULL);
   R->t_ssc += ovl_time() - ts;
   R->products++;
   return rc;
@@ -132,7 +134,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
   if (rc == OVL_OK) rc = ovl_bsmat_create_like(F, &T);
   rc = ovl_err_agree(parent, rc);
   double hmin = 0.0, hmax = 0.0;
-  if (rc == OVL_OK) rc = ovl_bsmat_gershgorin(F, &hmin, &hmax);
+  if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_gershgorin(F, &hmin, &hmax));
   if (rc == OVL_OK) {
     double hb[2] = {hmin, hmax};
     rc = share(x, hb, 2);
@@ -156,6 +158,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
     if (rc == OVL_OK) rc = ovl_bsmat_trace(D2, &trD2);
     if (rc == OVL_OK) rc = ovl_bsmat_dist_fro(D2, D, &err);
     if (rc == OVL_OK) rc = ovl_bsmat_count(D2, &blocks, NULL, NULL);
+    rc = ovl_err_agree(parent, rc);
     if (rc == OVL_OK) {
       double sv[4] = {trD, trD2, err, (double)blocks};
       rc = share(x, sv, 4);
@@ -235,7 +238,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
                      opts->max_iter, err);
   rc = ovl_err_agree(parent, rc);
   if (rc == OVL_OK && converged) {
-    rc = ovl_bsmat_dot(D, F, &R.energy);
+    rc = ovl_err_agree(parent, ovl_bsmat_dot(D, F, &R.energy));
     if (rc == OVL_OK) rc = share(x, &R.energy, 1);
     rc = ovl_err_agree(parent, rc);
   }

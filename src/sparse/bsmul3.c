@@ -61,7 +61,8 @@ static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, 
   MPI_Comm grd = ovl_grid3d_grd_comm(g);
   ovl_bsmat M[2] = {A, B};
   int64_t *len = NULL, my[2] = {0, 0}, tot = 0;
-  ovl_err rc = ovl_calloc(sizeof(int64_t) * (size_t)(2 * c + 1), &len);
+  ovl_err rc = ovl_err_agree(comm, ovl_calloc(sizeof(int64_t) * (size_t)(2 * c + 1), &len));
+  if (rc != OVL_OK) return rc;
   double t0 = ovl_time();
   /* the slices' sizes (root: every layer's, from 1), A's row counts */
   for (int kk = 1; kk < c && k == 0 && rc == OVL_OK; kk++)
@@ -94,8 +95,8 @@ static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, 
   rc = ovl_err_agree(comm, rc);
   MPI_Request *rq = NULL;
   ovl_lanes lanes = NULL; /* the message of layer kk and matrix x on lane (2 kk + x) mod N_DUP */
+  if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, nd, &lanes); /* (collective: every rank, rc agreed) */
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(MPI_Request) * (size_t)(2 * c), &rq);
-  if (rc == OVL_OK) rc = ovl_grid3d_lanes(g, OVL_DIR_GRD, nd, &lanes);
   rc = ovl_err_agree(comm, rc);
   if (rc == OVL_OK) {
     int nrq = 0;
@@ -153,6 +154,7 @@ static ovl_err sum_layers(ovl_grid3d g, ovl_bsmat C, ovl_bsmat T, int k, int c, 
                        len);
     /* the receiver: the message, its blocks in T and the sum (C's and T's values) */
     int64_t need = (sender || receiver) ? (int64_t)sizeof(double) * (len * (receiver ? 3 : 1) + C->loc.nval) : 0;
+    rc = ovl_err_agree(comm, rc);
     if (rc == OVL_OK) rc = ovl_check_memory(comm, need, 0);
     double *buf = NULL;
     if (rc == OVL_OK && (sender || receiver)) rc = ovl_malloc(sizeof(double) * (size_t)(len + 1), &buf);
