@@ -226,7 +226,10 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
  * sqrt(blocks of the unfiltered product); only the order of the sums
  * differs (eps = 0: exact up to rounding). c = 1 is ovl_bsmat_multiply on
  * the plane. Afterwards, on planes k > 0, A and B hold the slices of plane
- * 0's that the layer used and C is empty. COLLECTIVE over the 3D grid's
+ * 0's that the layer used and C is empty; C keeps the buffers of the
+ * slices and the sums and two scratch matrices of its layout for its next
+ * products (freed with C: a fresh multi-megabyte buffer costs a page fault
+ * every 4 KiB). COLLECTIVE over the 3D grid's
  * parent. Errors (agreed over the parent): OVL_ERR_ARG (NULL handles (not
  * agreed), A, B or C not on ovl_grid3d_plane(g), the checks of
  * ovl_bsmat_multiply; eps, ndup, block count, block sizes, seed or A = B

@@ -51,13 +51,27 @@ static ovl_err unpack_into(ovl_bsmat M, const double *buf, int64_t len, ovl_i_bs
   return OVL_OK;
 }
 
+/* *out := a buffer of n doubles kept in C for its next products (grown
+ * when short: a fresh multi-megabyte buffer costs a page fault every 4
+ * KiB). LOCAL. */
+static ovl_err msg_buf(ovl_bsmat C, int64_t n, double **out) {
+  if (C->msg_spare_cap < n + 1) {
+    ovl_free(&C->msg_spare);
+    C->msg_spare_cap = 0;
+    OVL_TRY(ovl_malloc(sizeof(double) * (size_t)(n + 1), &C->msg_spare));
+    C->msg_spare_cap = n + 1;
+  }
+  *out = C->msg_spare;
+  return OVL_OK;
+}
+
 /* Step 1: layer k > 0 receives from plane 0 the blocks of A whose column
  * is one of its inner blocks K (kl[K] == k) into A, the rows K of B into
  * Bk, and the counts of A's block rows (rowcnt, every layer: the skipping
  * thresholds are the whole product's). Errors agreed over comm (the 3D
  * grid's). */
-static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, int k, int c, int nd, const int *kl,
-                          int64_t *rowcnt, MPI_Comm comm, ovl_bsmul_stats *st) {
+static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, ovl_bsmat C, int k, int c, int nd,
+                          const int *kl, int64_t *rowcnt, MPI_Comm comm, ovl_bsmul_stats *st) {
   MPI_Comm grd = ovl_grid3d_grd_comm(g);
   ovl_bsmat M[2] = {A, B};
   int64_t *len = NULL, my[2] = {0, 0}, tot = 0;
@@ -84,7 +98,7 @@ static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, 
   int64_t need = k == 0 ? tot : 2 * (my[0] + my[1]);
   double *buf = NULL;
   if (rc == OVL_OK) rc = ovl_check_memory(comm, (int64_t)sizeof(double) * need, 0);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)((k == 0 ? tot : my[0] + my[1]) + 1), &buf);
+  if (rc == OVL_OK) rc = msg_buf(C, k == 0 ? tot : my[0] + my[1], &buf);
   int64_t at = 0;
   for (int kk = 1; kk < c && k == 0 && rc == OVL_OK; kk++)
     for (int x = 0; x < 2 && rc == OVL_OK; x++) {
@@ -125,7 +139,6 @@ static ovl_err distribute(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, ovl_bsmat Bk, 
     rc = ovl_err_agree(comm, rc);
   }
   ovl_free(&rq);
-  ovl_free(&buf);
   ovl_free(&len);
   st->t_comm += ovl_time() - t0;
   return rc;
@@ -157,7 +170,7 @@ static ovl_err sum_layers(ovl_grid3d g, ovl_bsmat C, ovl_bsmat T, int k, int c, 
     rc = ovl_err_agree(comm, rc);
     if (rc == OVL_OK) rc = ovl_check_memory(comm, need, 0);
     double *buf = NULL;
-    if (rc == OVL_OK && (sender || receiver)) rc = ovl_malloc(sizeof(double) * (size_t)(len + 1), &buf);
+    if (rc == OVL_OK && (sender || receiver)) rc = msg_buf(C, len, &buf);
     if (rc == OVL_OK && sender) rc = pack_all(C, kzero, buf, &len);
     rc = ovl_err_agree(comm, rc);
     if (rc == OVL_OK && len > 0) {
@@ -171,7 +184,6 @@ static ovl_err sum_layers(ovl_grid3d g, ovl_bsmat C, ovl_bsmat T, int k, int c, 
       rc = unpack_into(T, buf, len, &P);
       if (rc == OVL_OK) rc = ovl_bsmat_axpby(1.0, C, 1.0, T, 0.0, C);
     }
-    ovl_free(&buf);
     rc = ovl_err_agree(comm, rc);
     st->t_comp += ovl_time() - t0;
   }
@@ -227,15 +239,17 @@ static ovl_err multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int
   rc = ovl_calloc(sizeof(int) * (size_t)A->nblk, &kzero);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &kl);
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)(A->nrows + 1), &rowcnt);
-  ovl_err rt = ovl_bsmat_create_like(C, &T); /* collective over the plane */
+  ovl_err rt = C->sum_spare ? OVL_OK : ovl_bsmat_create_like(C, &C->sum_spare); /* collective over the plane */
+  T = C->sum_spare;
   /* A = B: layer k > 0 needs A's columns K and B's rows K of its own, two different slices, in two matrices */
-  ovl_err rb = A == B && k > 0 ? ovl_bsmat_create_like(C, &Bk) : OVL_OK; /* (a plane's ranks all, or none) */
+  ovl_err rb = A == B && k > 0 && !C->slice_spare ? ovl_bsmat_create_like(C, &C->slice_spare) : OVL_OK;
+  if (A == B && k > 0) Bk = C->slice_spare; /* (a plane's ranks all, or none) */
   rc = ovl_err_agree(comm, rc != OVL_OK ? rc : rt != OVL_OK ? rt : rb);
   if (rc == OVL_OK) {
     ovl_i_sparse_layers(A, c, kl);
     if (Bk == NULL) Bk = B;
     const int nd = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_GEMM);
-    rc = distribute(g, A, B, Bk, k, c, nd, kl, rowcnt, comm, &st);
+    rc = distribute(g, A, B, Bk, C, k, c, nd, kl, rowcnt, comm, &st);
   }
   if (rc == OVL_OK) rc = ovl_i_sparse_multiply_part(A, Bk, eps, ndup, k, c, rowcnt, 0.0, comm, C, &sp);
   if (rc == OVL_OK) rc = sum_layers(g, C, T, k, c, kzero, comm, &st);
@@ -246,8 +260,6 @@ static ovl_err multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int
     rc = ovl_err_agree(comm, rc);
     st.t_comp += ovl_time() - t0;
   }
-  ovl_bsmat_destroy(&T);
-  if (Bk != B) ovl_bsmat_destroy(&Bk);
   ovl_free(&kzero), ovl_free(&kl), ovl_free(&rowcnt);
   st.products = sp.products, st.skipped = sp.skipped;
   st.bytes_sent += sp.bytes_sent, st.t_comm += sp.t_comm, st.t_comp += sp.t_comp;

@@ -57,6 +57,14 @@ struct ovl_bsmat_s {
   int64_t pool_spare_cap;
   double *val_spare;
   int64_t val_spare_cap;
+  /* Kept likewise by the 2.5D product for its result C (ovl_bsmat_multiply3,
+   * src/sparse/bsmul3.c): the message buffer of its slices and partial
+   * sums (ovl_malloc'd), a matrix of C's layout that receives a partial C
+   * and one that receives B's slice when B is A (made on first use,
+   * collectively over the plane). */
+  double *msg_spare;
+  int64_t msg_spare_cap;
+  struct ovl_bsmat_s *sum_spare, *slice_spare;
 };
 
 /* The process row of block row I, the process column of block column J. */
