@@ -58,6 +58,8 @@ SHARED = {
     "src/dmat/bcyclic.h": "the exchange with ScaLAPACK's block-cyclic layout, for ovl_pdgemm (entry) and the SUMMA"
     " on that layout (kernels)",
     "src/kernels/bcsumma.h": "SUMMA on ScaLAPACK's block-cyclic layout, for ovl_pdgemm (entry)",
+    "src/sparse/bsmul3.h": "the 2.5D block-sparse product with its errors agreed over the 3D grid's active ranks, for"
+    " the 2.5D purification (purify), whose iterations run on those ranks only",
 }
 
 # Files outside src/ allowed to include a private header, with the reason.

@@ -61,7 +61,7 @@ assert r["total"] <= (r["latency"] + r["bandwidth"] + r["compute"]) * (1 + 1e-9)
 assert abs(r["latency"] + r["bandwidth"] - r["step_comm"]) <= 1e-9 * r["step_comm"], r
 '
 run 1 model --algo bs2.5d -n 65536 --sparse-block 8 --fill 0.01 --ranks 4096 --sweep c
-expect "bs2.5d sweep c: c = 1, 4, 16 (c <= s)" test "$(count "^  bs2.5d P=4096 c=" "$out")" -eq 3
+expect "bs2.5d sweep c: c = 1, 4, 16, 4096 (c <= s, or s = 1)" test "$(count "^  bs2.5d P=4096 c=" "$out")" -eq 4
 expect "bs2.5d sweep c: the shape line" has "# block-sparse shape: nblk=8192 (mean block 8.0)" "$out"
 run 1 model --algo bsumma -n 8000 --fill 0.1 --ranks 64 --sweep algo
 expect "bsmul sweep algo: bsumma and bs2.5d only" test "$(count "^  [a-z0-9.]* P=64" "$out")" -eq 2

@@ -48,14 +48,19 @@ e, C = np.linalg.eigh(Z @ H @ Z); Co = Z @ C[:, : n // 2]
 np.save(d + "/dref.npy", Co @ Co.T)
 PY
 H="$tmp/H.mtx"; S="$tmp/S.mtx"
-# the file's blocks (--sparse-block 1) and merged ones (the default 32, and 7)
-for c in "1 0 sp2 1" "1 1e-7 sp2acc 32" "2 1e-7 sp2 7" "4 0 sp2acc 32" "1 0 trs4 32" "2 1e-7 trs4 1"; do
-  read -r np eps m bsz <<<"$c"
+# the file's blocks (--sparse-block 1) and merged ones (the default 32, and 7); the product's plan as the
+# cost model chooses it, and the 2.5D product on c layers (--repl c: 1 x 1 x c)
+for c in "1 0 sp2 1 0" "1 1e-7 sp2acc 32 0" "2 1e-7 sp2 7 0" "4 0 sp2acc 32 0" "1 0 trs4 32 0" "2 1e-7 trs4 1 0" \
+  "2 1e-7 sp2 7 2" "4 0 trs4 32 4"; do
+  read -r np eps m bsz repl <<<"$c"
+  extra=(); [ "$repl" -gt 0 ] && extra=(--repl "$repl")
   {
     {
-      name="np=$np --sparse $eps --method $m --sparse-block $bsz with S"
-      run "$np" --fock "$H" --overlap "$S" --sparse "$eps" --method "$m" --sparse-block "$bsz" --check -q -o "$tmp/D.mtx"
+      name="np=$np --sparse $eps --method $m --sparse-block $bsz ${extra[*]} with S"
+      run "$np" --fock "$H" --overlap "$S" --sparse "$eps" --method "$m" --sparse-block "$bsz" "${extra[@]}" --check -o "$tmp/D.mtx"
       ok test "$rc" -eq 0; ok has "check: .*PASS" "$out"; ok has "block-sparse, threshold" "$out"
+      if [ "$repl" -gt 0 ]; then ok has "the product's plan: bs2.5d grid=1x1x$repl " "$out"
+      else ok has "the product's plan: \(bsumma grid=\|bs2.5d grid=\)" "$out"; fi
       # D (in the basis of H and S) against the generalized eigenproblem's density
       err=$("$PY" - "$tmp" "$eps" <<'PY'
 import sys
@@ -81,6 +86,10 @@ name="--overlap without --sparse"; run 2 --fock "$H" --overlap "$S" -q
 ok test "$rc" -ne 0; ok has "--overlap applies to --sparse" "$err"
 name="--sparse with canonical"; run 2 --fock "$H" --sparse 1e-6 --method canonical -q
 ok test "$rc" -ne 0; ok has "--sparse runs --method sp2, sp2acc or trs4" "$err"
+name="--sparse with a dense plan's knob"; run 2 --fock "$H" --sparse 1e-6 --method sp2 --backend mpi -q
+ok test "$rc" -ne 0; ok has "--backend does not apply with --sparse" "$err"
+name="--sparse --json names the product's plan"; run 2 --fock "$H" --sparse 1e-6 --method sp2 --ndup 3 --json
+ok test "$rc" -eq 0; ok has '"plan":"bsumma grid=1x2 ndup=3' "$out"; ok has '"ndup":3' "$out"
 name="--sparse-block without --sparse"; run 1 --fock "$H" --sparse-block 8 --method sp2 -q
 ok test "$rc" -ne 0; ok has "--sparse-block applies with --sparse only" "$err"
 name="--sparse out of range"; run 1 --fock "$H" --sparse 2 --method sp2 -q

@@ -187,15 +187,14 @@ static void test_planner(void) {
     T_CHECK(q.algo == OVL_ALGO_BSUMMA && q.p * q.q == P, "P=%d bsumma given: %s %dx%d", P, ovl_algo_name(q.algo), q.p,
             q.q);
     round_trip(&q);
-    { /* bs2.5d: the model's c among the grids s x s x c = P with c <= s; 2 ranks have none */
+    { /* bs2.5d: the model's c among the grids s x s x c = P with c <= s or s = 1 (2 ranks: 1x1x2) */
       q = ovl_plan_auto(OVL_FAMILY_BSMUL, sh.n);
       q.P = P, q.algo = OVL_ALGO_BS25D, q.ndup = 2;
       ovl_err rc = ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &q, &sh, NULL, NULL, 0);
-      if (P == 2) T_CHECK(rc == OVL_ERR_GRID, "2 ranks have no grid s x s x c: %s", ovl_err_name(rc));
-      else
-        T_CHECK(rc == OVL_OK && q.algo == OVL_ALGO_BS25D && q.ndup == 2 && grid_ranks(&q) == P && q.c <= q.s,
-                "P=%d bs2.5d ndup=2 given: %s %s %dx%dx%d ndup=%d", P, ovl_err_name(rc), ovl_algo_name(q.algo), q.s,
-                q.s, q.c, q.ndup);
+      T_CHECK(rc == OVL_OK && q.algo == OVL_ALGO_BS25D && q.ndup == 2 && grid_ranks(&q) == P &&
+                  (q.c <= q.s || q.s == 1) && (P != 2 || (q.s == 1 && q.c == 2)),
+              "P=%d bs2.5d ndup=2 given: %s %s %dx%dx%d ndup=%d", P, ovl_err_name(rc), ovl_algo_name(q.algo), q.s, q.s,
+              q.c, q.ndup);
       if (rc == OVL_OK) round_trip(&q);
     }
     /* a given grid is kept */
@@ -223,8 +222,9 @@ static void test_planner(void) {
   q = ovl_plan_auto(OVL_FAMILY_BSMUL, sh.n);
   T_ERR(ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &q, &bad, NULL, NULL, 0), OVL_ERR_ARG);
   q = ovl_plan_auto(OVL_FAMILY_BSMUL, sh.n);
-  q.P = 8, q.algo = OVL_ALGO_BS25D, q.s = 1, q.c = 8; /* 1 x 1 x 8: one step cannot be split over the layers */
-  T_ERR(ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &q, &sh, NULL, NULL, 0), OVL_ERR_GRID);
+  q.P = 8, q.algo = OVL_ALGO_BS25D, q.s = 1, q.c = 8; /* 1 x 1 x 8: the one step's blocks split over the layers */
+  T_OK(ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &q, &sh, NULL, NULL, 0));
+  T_CHECK(q.s == 1 && q.c == 8, "1x1x8 given: %dx%dx%d", q.s, q.s, q.c);
   q = ovl_plan_auto(OVL_FAMILY_BSMUL, sh.n);
   q.P = 32, q.algo = OVL_ALGO_BS25D, q.s = 2, q.c = 8; /* c > s */
   T_ERR(ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &q, &sh, NULL, NULL, 0), OVL_ERR_GRID);

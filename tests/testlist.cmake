@@ -17,6 +17,13 @@ else()
   # the timing mode on a small banded matrix (built in place, every block checked by the product's own counts)
   ovl_test(test_bsmul RANKS 2 ARGS --time 3000 4)
 endif()
+# the 2.5D block-sparse product, the moves to and from a 3D grid's plane and the 2.5D purification: 1x1x2, 1x1x4,
+# 2x2x1, 2x2x2 and 1x1x4 with idle ranks (8 left to the release build under the sanitizers)
+if(OVL_SANITIZE)
+  ovl_test(test_bsmul3 RANKS 1 4)
+else()
+  ovl_test(test_bsmul3 RANKS 1 2 4 8)
+endif()
 # block-sparse purification (SP2, SP2-ACC) against the dense one: eps = 0 equal, eps > 0 within the filtering's error
 if(OVL_SANITIZE)
   ovl_test(test_purify_sparse RANKS 1 4)

@@ -224,6 +224,59 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
  * permutations), OVL_ERR_NOMEM; OVL_ERR_MPI. */
 ovl_err ovl_bsmat_shape(ovl_bsmat A, ovl_bsmat B, ovl_bsmul_shape *out);
 
+/* ---- the 2.5D product and moves between 2D and 3D grids ----
+ * On an s x s x c grid g (ovl_grid3d, the dense kernels' 2.5D grid) the
+ * matrices follow the dense kernels' convention (ovl/kernels.h ovl_mm25d):
+ * every rank creates them on its plane, ovl_grid3d_plane(g), with the same
+ * blocks and seed on every plane; the operands and the result are plane
+ * k = 0's, on planes k > 0 the same handles are workspace.
+ *
+ * C := A B on g, filtered as ovl_bsmat_multiply: the inner blocks K are
+ * dealt to the layers (whole SUMMA steps t with t mod c == k while the
+ * plane's p q = s^2 steps are at least c; on smaller planes a step's blocks
+ * are split further), plane 0 sends layer k > 0 A's blocks (I, K) and B's
+ * rows K of its K (on the grd lanes), layer k runs the 2D SUMMA of its
+ * plane on them, the partial C's are summed onto plane 0 by a binomial
+ * tree over grd_comm (message sizes exchanged and memory checked before
+ * the blocks move), and plane 0 then drops the blocks of norm < eps. The
+ * skipping rule and thresholds are the 2D product's (eps / n_I, n_I
+ * counted over the whole block row), so the same
+ * block products are computed, each on one layer, and the error bound of
+ * ovl_bsmat_multiply holds unchanged: every kept block within eps of
+ * (A B)_IJ, every dropped one below 2 eps, ||C - A B||_F < 2 eps
+ * sqrt(blocks of the unfiltered product); only the order of the sums
+ * differs (eps = 0: exact up to rounding). c = 1 is ovl_bsmat_multiply on
+ * the plane. Afterwards, on planes k > 0, A and B hold the slices of plane
+ * 0's that the layer used and C is empty; C keeps the buffers of the
+ * slices and the sums and two scratch matrices of its layout for its next
+ * products (freed with C: a fresh multi-megabyte buffer costs a page fault
+ * every 4 KiB). COLLECTIVE over the 3D grid's
+ * parent. Errors (agreed over the parent): OVL_ERR_ARG (NULL handles (not
+ * agreed), A, B or C not on ovl_grid3d_plane(g), the checks of
+ * ovl_bsmat_multiply; eps, ndup, block count, block sizes, seed or A = B
+ * that differ between ranks or planes), OVL_ERR_SIZE (a slice or a partial
+ * C over 2^31 doubles), OVL_ERR_NOMEM (the slices' and the sums' buffers
+ * and the panels, agreed before data move). stats: this process's block
+ * products, skipped products, bytes it sent (the slices from plane 0, its
+ * partial C, its panels), seconds. May be NULL. */
+ovl_err ovl_bsmat_multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C,
+                            ovl_bsmul_stats *stats);
+/* *out := A (on a 2D grid) as a new matrix on ovl_grid3d_plane(g) with A's
+ * blocks and seed: plane 0 holds A's blocks, planes k > 0 an empty
+ * workspace matrix of the same layout (ready for ovl_bsmat_multiply3). The
+ * blocks move by one MPI_Alltoallv over g's parent (memory checked first).
+ * A's grid and g must be over the same ranks in the same order (their
+ * parents congruent). COLLECTIVE over g's parent. Errors (agreed):
+ * OVL_ERR_ARG (NULL (not agreed), grids over other ranks), OVL_ERR_SIZE (a
+ * message over 2^31 doubles), OVL_ERR_NOMEM. */
+ovl_err ovl_bsmat_to_plane(ovl_bsmat A, ovl_grid3d g, ovl_bsmat *out);
+/* The reverse: *out := the blocks of A (on ovl_grid3d_plane(g); plane 0's
+ * are the matrix, the others' are ignored) as a new matrix on the 2D grid
+ * g2, over the same ranks as g. COLLECTIVE over g's parent. Errors
+ * (agreed): as ovl_bsmat_to_plane, and OVL_ERR_ARG for an A that is not on
+ * g's plane. */
+ovl_err ovl_bsmat_from_plane(ovl_bsmat A, ovl_grid3d g, ovl_grid2d g2, ovl_bsmat *out);
+
 /* ---- the inverse square root ----
  * Z := S^(-1/2) of a symmetric positive definite S (an overlap matrix) by
  * the coupled Newton-Schulz iteration: Y0 = S / c, Z0 = I (c: S's

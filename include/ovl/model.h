@@ -233,7 +233,7 @@ ovl_err ovl_model_predict(const ovl_machine *m, const ovl_plan *cfg, ovl_model_c
  * broadcasts and the products: total = max(comm, comp) + min(comm, comp) /
  * steps.
  *
- * bs2.5d, s x s x c grid (c <= s), operands on plane 0: A's and B's blocks of
+ * bs2.5d, s x s x c grid (c <= s, or s = 1), operands on plane 0: A's and B's blocks of
  * each plane-0 rank broadcast to the c layers, each layer runs ceil(steps /
  * c) of the s x s SUMMA steps, and the partial C's (a layer's products touch
  * min(blocks_c, products / c) blocks) are summed onto plane 0 (a reduce over
@@ -268,7 +268,7 @@ ovl_err ovl_bsmul_shape_estimate(int64_t n, int64_t nblk, double fill, ovl_bsmul
  * s x s x c, or 0: the shape rules of P; ndup; ppn) on shape. detail (may be
  * NULL) receives the parts above. Errors: OVL_ERR_ARG (another algorithm, a
  * shape whose counts are negative or exceed nblk^2 blocks, ndup or ppn out
- * of range), OVL_ERR_GRID (a grid that does not have P ranks, c > s). */
+ * of range), OVL_ERR_GRID (a grid that does not have P ranks, c > s > 1). */
 ovl_err ovl_model_bsmul(const ovl_machine *m, const ovl_plan *cfg, const ovl_bsmul_shape *shape, ovl_model_cost *out,
                         ovl_bsmul_detail *detail);
 /* Sort cfg[0..n-1] of family OVL_FAMILY_BSMUL by ovl_model_bsmul's total
@@ -284,7 +284,7 @@ void ovl_model_rank_bsmul(const ovl_machine *m, const ovl_bsmul_shape *shape, ov
  * that tiles the grid; Cannon on a square P; 3D on a cube; 2.5D for every c;
  * SSC: Alg. 3, 4, Alg. 5 with N_DUP 1..8 (cube P), Alg. 6 for every c with
  * N_DUP 1/2/4; SQ: sq for every c with N_DUP 1/2/4; BSMUL: bsumma on the
- * squarest p x q and bs2.5d for every c > 1 with s s c = P and c <= s, each
+ * squarest p x q and bs2.5d for every c > 1 with s s c = P and c <= s (or s = 1), each
  * with N_DUP 1/2/4 (the N_DUP candidates are the knob table's; rank them with
  * ovl_model_rank_bsmul). */
 int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap);
@@ -321,7 +321,7 @@ ovl_err ovl_model_print(FILE *out, const ovl_machine *m, const char *source, con
                         int maxv, int json);
 /* ovl_model_print for the block-sparse product (base->algo bsumma or
  * bs2.5d) on shape: a header line with the shape, then the rows; the
- * sweeps "none", "ndup", "c" (bs2.5d for every c with s*s*c = P, c <= s),
+ * sweeps "none", "ndup", "c" (bs2.5d for every c with s*s*c = P, c <= s or s = 1),
  * "ppn", "P" and "algo" (bsumma and bs2.5d); JSON records carry the shape
  * (nblk, blocks_a, blocks_b, products) and the model's parts (steps,
  * step_comm, layer_comm, dgemm_eff). ovl_model_print is this with shape

@@ -103,7 +103,7 @@ ovl_err ovl_plan_resolve_ppn(MPI_Comm comm, ovl_family f, ovl_plan *plan, int *p
 
 /* The checks a complete plan passes: the algorithm belongs to f, ndup in
  * [1, OVL_LANES_MAX], b > 0, outer 0 or >= b, the grid fits P (idle ranks
- * only with allow_idle), c | s for 2.5D, c <= s for bs2.5d, G tiles the grid
+ * only with allow_idle), c | s for 2.5D, c <= s (or s = 1) for bs2.5d, G tiles the grid
  * for HSUMMA.
  * LOCAL. Errors: OVL_ERR_ARG, OVL_ERR_GRID. */
 ovl_err ovl_plan_check(const ovl_plan *plan, ovl_family f, int allow_idle);

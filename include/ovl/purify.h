@@ -232,6 +232,21 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
  * convergence; a converged D of the wrong trace), OVL_ERR_NOMEM. */
 ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
+/* ovl_purify_sparse on an s x s x c grid g: F and D created on
+ * ovl_grid3d_plane(g) on every rank with the same blocks and seed, F given
+ * and D returned on plane 0 (the matrices of planes k > 0 are workspace, as
+ * for ovl_bsmat_multiply3); the same iteration (one code path with
+ * ovl_purify_sparse), its products by ovl_bsmat_multiply3 with
+ * plan.ndup's lanes. The bounds, traces, norms and block counts that
+ * decide each step are computed on plane 0 and broadcast along grd_comm, so
+ * every rank takes the same decisions; the result (on every rank, the
+ * grid's idle ones too) is plane 0's. Plane 0's D equals ovl_purify_sparse's on the same F within
+ * rounding (the products' sums run in another order). c = 1 is
+ * ovl_purify_sparse on the plane. COLLECTIVE over g's parent. Errors
+ * (agreed over it): those of ovl_purify_sparse, and OVL_ERR_ARG for F or D
+ * not on g's plane, or planes with matrices of other sizes or blocks. */
+ovl_err ovl_purify_sparse3(ovl_grid3d g, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
+
 /* The eigensolver's density for comparison: F and D are gathered to rank 0
  * of their plane, LAPACK dsyevd gives F's eigenvectors C, and D_eig = C_occ
  * C_occ^T (the n_occ lowest; McWeeny: those below mu). Memory on rank 0:

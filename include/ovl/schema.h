@@ -56,7 +56,7 @@ typedef enum ovl_algo {
   OVL_ALGO_SSC6,      /* SymmSquareCube, 2.5D (s x s x c, c | s) */
   OVL_ALGO_SQ,        /* symmetric square D -> D^2 on a 2.5D grid (ovl_sq, SP2 and TRS4) */
   OVL_ALGO_BSUMMA,    /* block-sparse filtered product, SUMMA on a 2D grid p x q (ovl_bsmat_multiply) */
-  OVL_ALGO_BS25D,     /* block-sparse filtered product on an s x s x c grid (c <= s); operands on plane k = 0 */
+  OVL_ALGO_BS25D, /* block-sparse filtered product on an s x s x c grid (c <= s, or s = 1); operands on plane k = 0 */
   OVL_ALGO_N
 } ovl_algo;
 

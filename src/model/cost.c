@@ -596,19 +596,23 @@ ovl_err ovl_model_bsmul(const ovl_machine *m, const ovl_plan *cfg, const ovl_bsm
     if (s <= 0 || rc <= 0) ovl_grid_shape(c.algo, c.P, &p0, &q0, &s, &rc); /* the shape rules */
     if (s <= 0 || rc <= 0 || s > 46340 || (int64_t)s * s * rc != c.P)
       return ovl_err_set(OVL_ERR_GRID, "model: no grid s x s x c with %d ranks", c.P);
-    if (rc > s) return ovl_err_set(OVL_ERR_GRID, "model: the replication c = %d exceeds the plane side s = %d", rc, s);
+    if (rc > s && s != 1)
+      return ovl_err_set(OVL_ERR_GRID,
+                         "model: the replication c = %d exceeds the plane side s = %d (c > s only for s = 1)", rc, s);
     /* rank = j + s i + s^2 k: a layer's rows consecutive, its columns by s; the layers by s^2 */
     double orow = ovl_model_offnode(s, 1, s * rc, k), ocol = ovl_model_offnode(s, s, s * rc, k);
     double og = ovl_model_offnode(rc, s * s, s * s, k), nb = (double)sh.nblk, ss = (double)s * s;
     steps = bsumma_steps(m, &sh, s, s, 1.0 / rc, N, k, orow, ocol, &a, &scomm);
-    /* plane 0's blocks of A and B to the layers; the partial C's (a layer's products touch at most
+    /* plane 0 sends layer k > 0 the slices of A and B its steps use (1/c of each: c - 1 messages from each
+     * plane-0 rank, one after the other); the partial C's (a layer's products touch at most
      * min(blocks_c, products / c) blocks) summed onto plane 0 */
     double la = sh.blocks_a / ss, lb = sh.blocks_b / ss, pc = fmin((double)sh.blocks_c, sh.products / (double)rc) / ss;
     double ma = panel_bytes(rows_hit(nb / s, la), la, sh.values_a / ss);
     double mb = panel_bytes(rows_hit(nb / s, lb), lb, sh.values_b / ss);
     double mc = panel_bytes(rows_hit(nb / s, pc), pc, pc * b * b);
-    lcomm = coll(&a, m, OVL_MC_BCAST, rc, ma, N, k, og) + coll(&a, m, OVL_MC_BCAST, rc, mb, N, k, og) +
-            coll(&a, m, OVL_MC_REDUCE, rc, mc, N, k, og);
+    double slat = 0, st = (rc - 1) * p2p_time_nd(m, (ma + mb) / rc, N, k, &slat);
+    a.lat += (rc - 1) * slat, a.bw += st - (rc - 1) * slat;
+    lcomm = st + coll(&a, m, OVL_MC_REDUCE, rc, mc, N, k, og);
     total = lcomm + overlap(scomm, comp, steps);
   }
   out->latency = a.lat;
@@ -652,16 +656,16 @@ int ovl_model_candidates(ovl_family f, int64_t n, int P, ovl_plan *out, int cap)
                  *kl = &ovl_knobs[OVL_KNOB_LOOKAHEAD];
   const int64_t *nd3 = kd->cand;
   const int nnd = kd->ncand;
-  if (f == OVL_FAMILY_BSMUL) { /* bsumma on the shape rules' grid; bs2.5d for every c > 1 with c <= s */
+  if (f == OVL_FAMILY_BSMUL) { /* bsumma on the shape rules' grid; bs2.5d for every c > 1 with c <= s or s = 1 */
     for (int d = 0; d < nnd; d++) {
       ovl_plan c = ovl_plan_default(OVL_ALGO_BSUMMA, n, P);
       ovl_grid_shape(OVL_ALGO_BSUMMA, P, &c.p, &c.q, &c.s, &c.c);
       c.ndup = (int)nd3[d];
       cnt = push(out, cap, cnt, c);
     }
-    for (int cc = 2; cc <= cr; cc++) { /* c <= s: c^3 <= P */
+    for (int cc = 2; cc <= P; cc++) { /* c <= s, or a stack of c single ranks (s = 1) */
       int s = (int)lround(sqrt((double)P / cc));
-      if ((int64_t)s * s * cc != P || cc > s) continue;
+      if ((int64_t)s * s * cc != P || (cc > s && s != 1)) continue;
       for (int d = 0; d < nnd; d++) {
         ovl_plan c = ovl_plan_default(OVL_ALGO_BS25D, n, P);
         c.s = c.p = c.q = s, c.c = cc, c.ndup = (int)nd3[d];

@@ -99,10 +99,10 @@ static ovl_err sweep_rows(FILE *out, const ovl_machine *m, ovl_plan c, const ovl
   } else if (!strcmp(sweep, "ndup")) {
     for (int d = 1; d <= maxv && !rc; d++) c.ndup = d, rc = row_on(out, m, c, sh, 0, 0, json);
   } else if (!strcmp(sweep, "c")) { /* 2.5D (Alg. 6 for SymmSquareCube) for every c with s*s*c = P, c | s
-                                       (bs2.5d: c <= s) */
+                                       (bs2.5d: c <= s, or s = 1) */
     for (int cc = 1; cc <= P && !rc; cc++) {
       int s = (int)lround(sqrt((double)P / cc));
-      if ((int64_t)s * s * cc != P || (is_bs(k) ? cc > s : s % cc)) continue;
+      if ((int64_t)s * s * cc != P || (is_bs(k) ? cc > s && s != 1 : s % cc)) continue;
       c.s = s, c.c = cc;
       if (!has_repl(k)) c.algo = is_bs(k) ? OVL_ALGO_BS25D : is_ssc(k) ? OVL_ALGO_SSC6 : OVL_ALGO_25D;
       rc = row_on(out, m, c, sh, 0, 0, json);

@@ -244,8 +244,10 @@ static ovl_err check_plan(const ovl_plan *p, ovl_family f, int ranks) {
     return ovl_err_set(OVL_ERR_GRID, "cannon needs a square --grid, got %dx%d", p->p, p->q);
   if ((p->algo == OVL_ALGO_3D || (p->algo >= OVL_ALGO_SSC3 && p->algo <= OVL_ALGO_SSC5)) && p->c != p->s)
     return ovl_err_set(OVL_ERR_GRID, "%s needs a --grid PxPxP, got %dx%dx%d", ovl_algo_name(p->algo), p->s, p->s, p->c);
-  if (p->algo == OVL_ALGO_BS25D && p->c > p->s)
-    return ovl_err_set(OVL_ERR_GRID, "bs2.5d: the replication --repl %d exceeds the plane side s = %d", p->c, p->s);
+  if (p->algo == OVL_ALGO_BS25D && p->c > p->s && p->s != 1)
+    return ovl_err_set(OVL_ERR_GRID,
+                       "bs2.5d: the replication --repl %d exceeds the plane side s = %d (c > s only for s = 1)", p->c,
+                       p->s);
   if (has_c(p->algo) && p->algo != OVL_ALGO_BS25D && p->s % p->c != 0 && !(p->algo == OVL_ALGO_SQ && p->s == 1))
     return ovl_err_set(OVL_ERR_GRID, "%s: the replication --repl %d must divide s = %d", ovl_algo_name(p->algo), p->c,
                        p->s);

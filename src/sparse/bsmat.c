@@ -44,6 +44,9 @@ static void bsmat_free(ovl_bsmat A) {
   ovl_i_sparse_free(&A->loc);
   free(A->pool_spare);
   ovl_free(&A->val_spare);
+  ovl_free(&A->msg_spare);
+  bsmat_free(A->sum_spare);
+  bsmat_free(A->slice_spare);
   free(A);
 }
 

@@ -45,9 +45,12 @@ typedef struct bsmul_slot {
 typedef struct bsmul_ws {
   ovl_bsmat A, B;
   int p, q, myrow, mycol, L, ndup, W;
+  int nloc;   /* the steps this rank runs (all L, or a layer's share: ovl_i_sparse_multiply_part) */
+  int *steps; /* nloc: their numbers, increasing */
   int *kstep, *kpos;
-  int64_t *asz, *bsz; /* L each: doubles of each step's packed panels */
-  double *thr;        /* per local row: the skipping threshold */
+  int64_t *asz, *bsz;    /* L each: doubles of each step's packed panels */
+  double *thr;           /* per local row: the skipping threshold */
+  const int64_t *rowcnt; /* per local row: the blocks of A's row here (NULL: A's stored ones) */
   double eps;
   ovl_lanes row, col;
   ovl_coll_cfg cfg;
@@ -121,8 +124,7 @@ static void compute_slot(bsmul_ws *w, int k) {
 
 /* The local checks of the arguments (the same verdict on every rank when
  * the ranks pass the same handles and values). */
-static ovl_err check_args(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C) {
-  const char *fn = "ovl_bsmat_multiply";
+ovl_err ovl_i_sparse_multiply_check(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C, const char *fn) {
   if (C == A || C == B)
     return ovl_err_set(OVL_ERR_ARG, "%s: C must be a matrix of its own, not %s", fn, C == A ? "A" : "B");
   if (!(eps >= 0) || isinf(eps))
@@ -157,7 +159,7 @@ static void ws_free(bsmul_ws *w) {
     ovl_free(&w->slot[k].abuf), ovl_free(&w->slot[k].bbuf);
     ovl_i_sparse_panel_free(&w->slot[k].pa), ovl_i_sparse_panel_free(&w->slot[k].pb);
   }
-  ovl_free(&w->kstep), ovl_free(&w->kpos), ovl_free(&w->asz), ovl_free(&w->bsz), ovl_free(&w->thr);
+  ovl_free(&w->steps), ovl_free(&w->kstep), ovl_free(&w->kpos), ovl_free(&w->asz), ovl_free(&w->bsz), ovl_free(&w->thr);
   ovl_i_sparse_acc_free(&w->acc);
 }
 
@@ -175,7 +177,7 @@ static ovl_err panel_sizes(bsmul_ws *w, int64_t *rv, double eps) {
     if (rc == OVL_OK && s % w->p == w->myrow)
       rc = ovl_i_sparse_panel_pack(&B->loc, B->nrows, B->rows, B->bs, w->kstep, s, 0, NULL, &w->bsz[s]);
   }
-  for (int64_t r = 0; r < nr; r++) rv[L + r] = A->loc.rowptr[r + 1] - A->loc.rowptr[r];
+  for (int64_t r = 0; r < nr; r++) rv[L + r] = w->rowcnt ? w->rowcnt[r] : A->loc.rowptr[r + 1] - A->loc.rowptr[r];
   int e1 = MPI_Allreduce(MPI_IN_PLACE, rv, (int)(L + nr), MPI_INT64_T, MPI_SUM, ovl_grid2d_row_comm(A->g));
   int e2 = MPI_Allreduce(MPI_IN_PLACE, w->bsz, (int)L, MPI_INT64_T, MPI_SUM, ovl_grid2d_col_comm(A->g));
   if (rc == OVL_OK && e1 != MPI_SUCCESS) rc = ovl_err_mpi(e1, "MPI_Allreduce");
@@ -189,12 +191,12 @@ static ovl_err panel_sizes(bsmul_ws *w, int64_t *rv, double eps) {
 static void run_steps(bsmul_ws *w) {
   int next = 0, done = 0;
   for (int k = 0; k < w->W; k++) w->slot[k].step = -1;
-  for (int k = 0; k < w->W && next < w->L; k++) {
+  for (int k = 0; k < w->W && next < w->nloc; k++) {
     double t0 = ovl_time();
-    post_step(w, k, next++);
+    post_step(w, k, w->steps[next++]);
     w->st.t_comm += ovl_time() - t0;
   }
-  while (done < w->L) {
+  while (done < w->nloc) {
     int k = -1;
     for (int x = 0; x < w->W && k < 0; x++)
       if (w->slot[x].step >= 0 && w->rq[2 * x] == OVL_REQ_NULL && w->rq[2 * x + 1] == OVL_REQ_NULL) k = x;
@@ -217,7 +219,7 @@ static void run_steps(bsmul_ws *w) {
     done++;
     double t1 = ovl_time();
     w->st.t_comp += t1 - t0;
-    if (next < w->L) post_step(w, k, next++), w->st.t_comm += ovl_time() - t1;
+    if (next < w->nloc) post_step(w, k, w->steps[next++]), w->st.t_comm += ovl_time() - t1;
   }
 }
 
@@ -246,40 +248,66 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   OVL_TRY(ovl_check_handle(A, fn, "A"));
   OVL_TRY(ovl_check_handle(B, fn, "B"));
   OVL_TRY(ovl_check_handle(C, fn, "C"));
-  bsmul_ws w;
-  memset(&w, 0, sizeof w);
   if (stats) memset(stats, 0, sizeof *stats);
   MPI_Comm parent = ovl_grid2d_parent(C->g);
-  ovl_err rc = check_args(A, B, eps, ndup, C);
+  ovl_err rc = ovl_i_sparse_multiply_check(A, B, eps, ndup, C, fn);
   /* eps and ndup the same on every rank (eps by its bits) */
   int64_t v[2] = {0, ndup};
   memcpy(&v[0], &eps, sizeof eps);
   const char *names[2] = {"the bits of eps", "ndup"};
   rc = ovl_err_agree_same(parent, rc, v, names, 2);
   if (rc != OVL_OK || !ovl_grid2d_active(C->g)) return rc;
+  return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, NULL, eps, ovl_grid2d_comm(C->g), C, stats);
+}
 
-  w.A = A, w.B = B, w.eps = eps, w.comm = ovl_grid2d_comm(C->g);
+void ovl_i_sparse_layers(ovl_bsmat A, int c, int *kl) {
+  const int L = A->p * A->q, m = (c + L - 1) / L; /* m: the parts of a step */
+  for (int b = 0; b < A->nblk; b++) {
+    int t = ovl_i_sparse_prow(A, b) + A->p * ovl_i_sparse_pcol(A, b);
+    kl[b] = (t + L * ((A->perm[b] / L) % m)) % c;
+  }
+}
+
+ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, int layer, int c,
+                                   const int64_t *rowcnt, double eps_keep, MPI_Comm agree, ovl_bsmat C,
+                                   ovl_bsmul_stats *stats) {
+  bsmul_ws w;
+  memset(&w, 0, sizeof w);
+  if (stats) memset(stats, 0, sizeof *stats);
+  ovl_err rc = OVL_OK;
+  w.A = A, w.B = B, w.eps = eps, w.comm = ovl_grid2d_comm(C->g), w.rowcnt = rowcnt;
   w.p = C->p, w.q = C->q, w.myrow = C->myrow, w.mycol = C->mycol;
   w.L = w.p * w.q;
   w.ndup = ndup > 0 ? ndup : ovl_knob_default_int(OVL_KNOB_NDUP, OVL_FAMILY_BSMUL); /* the family's default */
-  int want = w.ndup > 2 ? w.ndup : 2;
-  w.W = w.L < want ? w.L : want;
   w.cfg = ovl_coll_cfg_default();
   int nblk = A->nblk;
   int64_t nr = A->nrows, L = w.L, *rv = NULL;
   /* the small arrays, then the sizes of every panel */
   rc = ovl_malloc(sizeof(int) * (size_t)nblk, &w.kstep);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)nblk, &w.kpos);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)L, &w.steps);
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)L, &w.asz);
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)L, &w.bsz);
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(double) * (size_t)(nr + 1), &w.thr);
   if (rc == OVL_OK) rc = ovl_calloc(sizeof(int64_t) * (size_t)(L + nr + 1), &rv);
-  rc = ovl_err_agree(w.comm, rc);
+  rc = ovl_err_agree(agree, rc);
   if (rc == OVL_OK) {
     for (int b = 0; b < nblk; b++) w.kstep[b] = ovl_i_sparse_prow(A, b) + w.p * ovl_i_sparse_pcol(A, b), w.kpos[b] = -1;
-    rc = ovl_err_agree(w.comm, panel_sizes(&w, rv, eps));
+    if (c == 1) /* every step, in order (the empty ones too) */
+      for (int s = 0; s < w.L; s++) w.steps[w.nloc++] = s;
+    else { /* the layer's inner blocks only (the others: no step), and the steps that hold one of them */
+      ovl_i_sparse_layers(A, c, w.kpos); /* (kpos as scratch: reset below) */
+      for (int b = 0; b < nblk; b++) w.kstep[b] = w.kpos[b] == layer ? w.kstep[b] : -1, w.kpos[b] = -1;
+      for (int b = 0; b < nblk; b++)
+        if (w.kstep[b] >= 0) rv[w.kstep[b]] = 1;
+      for (int s = 0; s < w.L; s++)
+        if (rv[s]) w.steps[w.nloc++] = s, rv[s] = 0;
+    }
+    rc = ovl_err_agree(agree, panel_sizes(&w, rv, eps));
   }
   ovl_free(&rv);
+  int want = w.ndup > 2 ? w.ndup : 2;
+  w.W = w.nloc < want ? w.nloc : want;
   /* the buffers of the slots and the accumulator, agreed before data move */
   int64_t amax = 0, bmax = 0;
   for (int s = 0; s < L && rc == OVL_OK; s++) { /* (a panel no broadcast carries is used in place) */
@@ -288,7 +316,7 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   }
   /* checked against the node's memory first (agreed); the accumulator of C
    * grows as the products are summed: its size is not known before */
-  if (rc == OVL_OK) rc = ovl_check_memory(w.comm, (int64_t)sizeof(double) * w.W * (amax + bmax + 2), 0);
+  if (rc == OVL_OK) rc = ovl_check_memory(agree, (int64_t)sizeof(double) * w.W * (amax + bmax + 2), 0);
   for (int k = 0; k < w.W && rc == OVL_OK; k++) {
     rc = ovl_malloc(sizeof(double) * (size_t)(amax + 1), &w.slot[k].abuf);
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(bmax + 1), &w.slot[k].bbuf);
@@ -296,13 +324,13 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   if (rc == OVL_OK) rc = ovl_i_sparse_acc_init(&w.acc, nblk, A->bs, nr);
   if (rc == OVL_OK) /* the accumulator of C's previous product, already mapped */
     w.acc.pool = C->pool_spare, w.acc.cap_pool = C->pool_spare_cap, C->pool_spare = NULL, C->pool_spare_cap = 0;
-  rc = ovl_err_agree(w.comm, rc);
+  rc = ovl_err_agree(agree, rc);
   if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->g, OVL_DIR_ROW, w.ndup, &w.row);
   if (rc == OVL_OK) rc = ovl_grid2d_lanes(C->g, OVL_DIR_COL, w.ndup, &w.col);
   if (rc == OVL_OK) {
     run_steps(&w);
     double t0 = ovl_time();
-    rc = ovl_err_agree(w.comm, build_c(&w, eps, C));
+    rc = ovl_err_agree(agree, build_c(&w, eps_keep, C));
     w.st.t_comp += ovl_time() - t0;
   }
   if (C->pool_spare == NULL) /* kept for C's next product */

@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 
+#include "ovl/bsmat.h"
 #include "ovl/core.h"
 
 typedef struct ovl_i_bspanel {
@@ -103,6 +104,30 @@ void ovl_i_sparse_acc_free(ovl_i_bsacc *acc);
 ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan,
                                   const int *kpos, const int *lrow, const double *thr, void (*progress)(void *),
                                   void *ctx);
+
+/* The checks of ovl_bsmat_multiply's arguments (A, B, C not NULL): the
+ * same verdict on every rank when the ranks pass the same handles and
+ * values; fn names the caller in the message. LOCAL. */
+ovl_err ovl_i_sparse_multiply_check(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_bsmat C, const char *fn);
+/* The layer (0..c-1) of every inner block K of A's layout, kl[0..nblk-1]:
+ * its SUMMA step t = prow(K) + p pcol(K) mod c while the p q steps are at
+ * least c (whole steps), else (t + p q m_K) mod c with m_K = (perm(K) /
+ * (p q)) mod ceil(c / (p q)) (a step split into parts). LOCAL. */
+void ovl_i_sparse_layers(ovl_bsmat A, int c, int *kl);
+/* The SUMMA of C = A B (ovl_bsmat_multiply, arguments checked and agreed,
+ * called on the active ranks of C's grid only) restricted to the inner
+ * blocks K of layer `layer` of c (ovl_i_sparse_layers; c = 1: all, every
+ * step run). A needs only its blocks (I, K) and B its rows K of the layer.
+ * The skipping thresholds are the whole product's, eps / n_I with n_I the
+ * blocks of A's block row I over the grid, summed over the process row
+ * from rowcnt (per local row; NULL: A's stored blocks), so that the
+ * products skipped are the 2D product's. C's blocks are built with the
+ * threshold eps_keep (ovl_i_sparse_keep). Errors are agreed over `agree`,
+ * which must hold every rank that calls (the grid's communicator, or a 3D
+ * grid's whose planes call together). COLLECTIVE. */
+ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, int layer, int c,
+                                   const int64_t *rowcnt, double eps_keep, MPI_Comm agree, ovl_bsmat C,
+                                   ovl_bsmul_stats *stats);
 
 /* Sort local row r's blocks by global J; cols/offs then list them. LOCAL. */
 void ovl_i_sparse_acc_sort_row(ovl_i_bsacc *acc, int64_t r);

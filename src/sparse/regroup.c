@@ -55,6 +55,7 @@ typedef struct rg_ctx {
   int64_t *at;   /* P: the packing cursors */
   double *sbuf, *rbuf;
   rec *recs;
+  int p, q; /* B's grid */
 } rg_ctx;
 
 static void rg_free(rg_ctx *c) {
@@ -67,16 +68,18 @@ static void rg_free(rg_ctx *c) {
   ovl_free(&c->recs);
 }
 
+/* The rank of the owner of fine block (fi, fj) in B's p x q grid (the
+ * grid's dims, which B's handle lacks on ranks outside it). */
 static int dest_of(ovl_bsmat B, const rg_ctx *c, int fi, int fj) {
-  return ovl_i_sparse_prow(B, c->grp[fi]) * B->q + ovl_i_sparse_pcol(B, c->grp[fj]);
+  return (B->perm[c->grp[fi]] % c->p) * c->q + (B->perm[c->grp[fj]] / c->p) % c->q;
 }
 
 /* Counts (in doubles) per destination; the total into *tot. */
-static ovl_err count_out(ovl_bsmat A, ovl_bsmat B, rg_ctx *c, int P, int64_t *tot) {
+static ovl_err count_out(ovl_bsmat A, int send, ovl_bsmat B, rg_ctx *c, int P, int64_t *tot, const char *fn) {
   int64_t *c64 = NULL;
   OVL_TRY(ovl_calloc(sizeof(int64_t) * (size_t)P, &c64));
   *tot = 0;
-  for (int64_t r = 0; r < A->nrows; r++)
+  for (int64_t r = 0; r < (send ? A->nrows : 0); r++)
     for (int64_t k = A->loc.rowptr[r]; k < A->loc.rowptr[r + 1]; k++) {
       int fi = A->rows[r], fj = A->loc.colidx[k];
       int64_t len = HDR + (int64_t)A->bs[fi] * A->bs[fj];
@@ -86,7 +89,7 @@ static ovl_err count_out(ovl_bsmat A, ovl_bsmat B, rg_ctx *c, int P, int64_t *to
   int64_t d = 0;
   for (int t = 0; t < P && rc == OVL_OK; t++) {
     if (c64[t] > INT32_MAX || d > INT32_MAX)
-      rc = ovl_err_set(OVL_ERR_SIZE, "ovl_bsmat_regroup: %" PRId64 " doubles for one rank exceed MPI's int counts",
+      rc = ovl_err_set(OVL_ERR_SIZE, "%s: %" PRId64 " doubles for one rank exceed MPI's int counts", fn,
                        c64[t] > d ? c64[t] : d);
     c->cnt[t] = (int)c64[t], c->cnt[P + t] = (int)d, d += c64[t];
   }
@@ -94,10 +97,10 @@ static ovl_err count_out(ovl_bsmat A, ovl_bsmat B, rg_ctx *c, int P, int64_t *to
   return rc;
 }
 
-static void pack(ovl_bsmat A, ovl_bsmat B, rg_ctx *c, int P) {
+static void pack(ovl_bsmat A, int send, ovl_bsmat B, rg_ctx *c, int P) {
   int64_t *at = c->at;
   for (int t = 0; t < P; t++) at[t] = c->cnt[P + t];
-  for (int64_t r = 0; r < A->nrows; r++)
+  for (int64_t r = 0; r < (send ? A->nrows : 0); r++)
     for (int64_t k = A->loc.rowptr[r]; k < A->loc.rowptr[r + 1]; k++) {
       int fi = A->rows[r], fj = A->loc.colidx[k];
       int64_t len = (int64_t)A->bs[fi] * A->bs[fj];
@@ -139,28 +142,14 @@ static ovl_err unpack(ovl_bsmat A, ovl_bsmat B, rg_ctx *c, int64_t rtot) {
   return rc;
 }
 
-ovl_err ovl_bsmat_regroup(ovl_bsmat A, int target, ovl_bsmat *out) {
-  const char *fn = "ovl_bsmat_regroup";
-  OVL_TRY(ovl_check_ptr(out, fn, "out"));
-  *out = NULL;
-  OVL_TRY(ovl_check_handle(A, fn, "A"));
-  MPI_Comm comm = ovl_grid2d_parent(A->g);
+ovl_err ovl_i_sparse_move(ovl_bsmat A, int send, ovl_bsmat B, MPI_Comm comm, const char *fn) {
   int P = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
   rg_ctx c = {0};
-  int ng = 0, *gs = NULL;
-  ovl_err rc =
-      target >= 1 ? OVL_OK : ovl_err_set(OVL_ERR_ARG, "%s: the target block size must be >= 1, got %d", fn, target);
-  if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &gs);
-  if (rc == OVL_OK) rc = ovl_bsmat_group_sizes(A->nblk, A->bs, target, &ng, gs);
-  const int64_t key[] = {target};
-  static const char *const names[] = {"the target block size"};
-  rc = ovl_err_agree_same(comm, rc, key, names, 1);
-  ovl_bsmat B = NULL;
-  if (rc == OVL_OK) rc = ovl_bsmat_create(A->g, ng, gs, A->seed, &B);
-  ovl_free(&gs);
-  if (rc != OVL_OK) return rc;
-  rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &c.grp);
+  int dims[2] = {B->p, B->q};
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, dims, 2, MPI_INT, MPI_MAX, comm));
+  c.p = dims[0], c.q = dims[1];
+  ovl_err rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &c.grp);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int64_t) * (size_t)A->nblk, &c.goff);
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)(4 * P), &c.cnt);
   if (rc == OVL_OK)
@@ -169,7 +158,7 @@ ovl_err ovl_bsmat_regroup(ovl_bsmat A, int target, ovl_bsmat *out) {
       c.grp[b] = g, c.goff[b] = off, off += A->bs[b];
     }
   int64_t stot = 0, rtot = 0;
-  if (rc == OVL_OK) rc = count_out(A, B, &c, P, &stot);
+  if (rc == OVL_OK) rc = count_out(A, send, B, &c, P, &stot, fn);
   rc = ovl_err_agree(comm, rc);
   if (rc == OVL_OK && MPI_Alltoall(c.cnt, 1, MPI_INT, c.cnt + 2 * P, 1, MPI_INT, comm) != MPI_SUCCESS)
     ovl_fatal(comm, OVL_ERR_MPI, "MPI_Alltoall failed in %s", fn);
@@ -187,7 +176,7 @@ ovl_err ovl_bsmat_regroup(ovl_bsmat A, int target, ovl_bsmat *out) {
   if (rc == OVL_OK) rc = ovl_malloc(sizeof(int64_t) * (size_t)P, &c.at);
   rc = ovl_err_agree(comm, rc);
   if (rc == OVL_OK) {
-    pack(A, B, &c, P);
+    pack(A, send, B, &c, P);
     if (MPI_Alltoallv(c.sbuf, c.cnt, c.cnt + P, MPI_DOUBLE, c.rbuf, c.cnt + 2 * P, c.cnt + 3 * P, MPI_DOUBLE, comm) !=
         MPI_SUCCESS)
       ovl_fatal(comm, OVL_ERR_MPI, "MPI_Alltoallv failed in %s", fn);
@@ -197,6 +186,88 @@ ovl_err ovl_bsmat_regroup(ovl_bsmat A, int target, ovl_bsmat *out) {
     rc = ovl_err_agree(comm, rc);
   }
   rg_free(&c);
+  return rc;
+}
+
+ovl_err ovl_bsmat_regroup(ovl_bsmat A, int target, ovl_bsmat *out) {
+  const char *fn = "ovl_bsmat_regroup";
+  OVL_TRY(ovl_check_ptr(out, fn, "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(A, fn, "A"));
+  MPI_Comm comm = ovl_grid2d_parent(A->g);
+  int ng = 0, *gs = NULL;
+  ovl_err rc =
+      target >= 1 ? OVL_OK : ovl_err_set(OVL_ERR_ARG, "%s: the target block size must be >= 1, got %d", fn, target);
+  if (rc == OVL_OK) rc = ovl_malloc(sizeof(int) * (size_t)A->nblk, &gs);
+  if (rc == OVL_OK) rc = ovl_bsmat_group_sizes(A->nblk, A->bs, target, &ng, gs);
+  const int64_t key[] = {target};
+  static const char *const names[] = {"the target block size"};
+  rc = ovl_err_agree_same(comm, rc, key, names, 1);
+  ovl_bsmat B = NULL;
+  if (rc == OVL_OK) rc = ovl_bsmat_create(A->g, ng, gs, A->seed, &B);
+  ovl_free(&gs);
+  if (rc != OVL_OK) return rc;
+  rc = ovl_i_sparse_move(A, 1, B, comm, fn);
+  if (rc != OVL_OK) {
+    ovl_bsmat_destroy(&B);
+    return rc;
+  }
+  *out = B;
+  return OVL_OK;
+}
+
+/* The checks of both moves: the 2D grid and the 3D grid over the same
+ * ranks in the same order, agreed over the 3D grid's parent. */
+static ovl_err check_move(ovl_grid2d g2, ovl_grid3d g, const char *fn) {
+  int cmp = MPI_UNEQUAL;
+  ovl_err rc = OVL_OK;
+  int e = MPI_Comm_compare(ovl_grid2d_parent(g2), ovl_grid3d_parent(g), &cmp);
+  if (e != MPI_SUCCESS) rc = ovl_err_mpi(e, "MPI_Comm_compare");
+  else if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
+    rc = ovl_err_set(OVL_ERR_ARG,
+                     "%s: the 2D grid and the 3D grid are not over the same ranks in the same order (their parent "
+                     "communicators differ)",
+                     fn);
+  return ovl_err_agree(ovl_grid3d_parent(g), rc);
+}
+
+ovl_err ovl_bsmat_to_plane(ovl_bsmat A, ovl_grid3d g, ovl_bsmat *out) {
+  const char *fn = "ovl_bsmat_to_plane";
+  OVL_TRY(ovl_check_ptr(out, fn, "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(A, fn, "A"));
+  OVL_TRY(ovl_check_handle(g, fn, "g"));
+  MPI_Comm comm = ovl_grid3d_parent(g);
+  OVL_TRY(check_move(A->g, g, fn));
+  ovl_bsmat B = NULL;
+  ovl_err rc = ovl_err_agree(comm, ovl_bsmat_create(ovl_grid3d_plane(g), A->nblk, A->bs, A->seed, &B));
+  if (rc == OVL_OK) rc = ovl_i_sparse_move(A, 1, B, comm, fn);
+  if (rc != OVL_OK) {
+    ovl_bsmat_destroy(&B);
+    return rc;
+  }
+  *out = B;
+  return OVL_OK;
+}
+
+ovl_err ovl_bsmat_from_plane(ovl_bsmat A, ovl_grid3d g, ovl_grid2d g2, ovl_bsmat *out) {
+  const char *fn = "ovl_bsmat_from_plane";
+  OVL_TRY(ovl_check_ptr(out, fn, "out"));
+  *out = NULL;
+  OVL_TRY(ovl_check_handle(A, fn, "A"));
+  OVL_TRY(ovl_check_handle(g, fn, "g"));
+  OVL_TRY(ovl_check_handle(g2, fn, "g2"));
+  MPI_Comm comm = ovl_grid3d_parent(g);
+  ovl_err rc = A->g == ovl_grid3d_plane(g)
+                   ? OVL_OK
+                   : ovl_err_set(OVL_ERR_ARG, "%s: A is not on the 3D grid's plane (ovl_grid3d_plane(g))", fn);
+  OVL_TRY(ovl_err_agree(comm, rc));
+  OVL_TRY(check_move(g2, g, fn));
+  int i = -1, j = -1, k = -1;
+  ovl_grid3d_coords(g, &i, &j, &k);
+  ovl_bsmat B = NULL;
+  rc = ovl_err_agree(comm, ovl_bsmat_create(g2, A->nblk, A->bs, A->seed, &B));
+  if (rc == OVL_OK) rc = ovl_i_sparse_move(A, k == 0, B, comm, fn);
   if (rc != OVL_OK) {
     ovl_bsmat_destroy(&B);
     return rc;

@@ -57,6 +57,14 @@ struct ovl_bsmat_s {
   int64_t pool_spare_cap;
   double *val_spare;
   int64_t val_spare_cap;
+  /* Kept likewise by the 2.5D product for its result C (ovl_bsmat_multiply3,
+   * src/sparse/bsmul3.c): the message buffer of its slices and partial
+   * sums (ovl_malloc'd), a matrix of C's layout that receives a partial C
+   * and one that receives B's slice when B is A (made on first use,
+   * collectively over the plane). */
+  double *msg_spare;
+  int64_t msg_spare_cap;
+  struct ovl_bsmat_s *sum_spare, *slice_spare;
 };
 
 /* The process row of block row I, the process column of block column J. */
@@ -95,6 +103,14 @@ static inline int ovl_i_sparse_keep(double nrm, double eps) { return nrm != nrm 
 void ovl_i_sparse_swap(ovl_bsmat A, ovl_bsmat B);
 /* Free the local blocks' arrays. */
 void ovl_i_sparse_free(ovl_i_bsr *L);
+/* B's local blocks := the blocks of A (none from this rank when send = 0)
+ * moved to their owners in B by one MPI_Alltoallv over comm, where the rank
+ * of B's process (i, j) in comm is i q + j (a grid over comm's first
+ * ranks, as every grid is). B's blocks are A's or coarser ones, each a run
+ * of A's (ovl_bsmat_group_sizes), with the same seed. Memory checked first;
+ * errors (OVL_ERR_SIZE, OVL_ERR_NOMEM) agreed over comm, with fn in the
+ * message. COLLECTIVE over comm. */
+ovl_err ovl_i_sparse_move(ovl_bsmat A, int send, ovl_bsmat B, MPI_Comm comm, const char *fn);
 /* 1 when A and B have the same grid, block sizes and permutation. */
 int ovl_i_sparse_same_layout(ovl_bsmat A, ovl_bsmat B);
 

@@ -244,10 +244,13 @@ int cmd_purify(int argc, char **argv) {
       rc = ovl_purify_option_applies(j.po.method, name);
     }
   for (int k = 0; k < nplan && !rc && !isnan(j.po.sparse); k++) /* the block-sparse job plans its own product */
-    if (given[k] && opts[k].lname && strcmp(opts[k].lname, "ndup") != 0 && strcmp(opts[k].lname, "machine") != 0)
+    if (given[k] && opts[k].lname && strcmp(opts[k].lname, "ndup") != 0 && strcmp(opts[k].lname, "repl") != 0 &&
+        strcmp(opts[k].lname, "machine") != 0)
       rc = ovl_err_set(OVL_ERR_ARG,
                        "--%s does not apply with --sparse: the block-sparse product is planned by its own cost "
-                       "model (docs/guides/sparse.md); of the plan's options it takes --ndup and --machine",
+                       "model (docs/guides/sparse.md); of the plan's options it takes --ndup, --repl (1: SUMMA on "
+                       "every rank, C > 1: the 2.5D product on C "
+                       "layers) and --machine",
                        opts[k].lname);
   j.machine = pv.machine;
   ovl_family fam = ovl_purify_plan_family(j.po.method, &j.po.plan);
