@@ -87,6 +87,8 @@ EXEMPT(ovl_bsmat_dist_fro, "block-sparse matrices: against axpby's norm on every
 EXEMPT(ovl_bsmat_shape, "block-sparse matrices: against the product's own counts on 1, 2, 4 ranks in test_bsplan")
 EXEMPT(ovl_bsmat_swap, "block-sparse matrices: on every grid in test_bsmat (test_ops)")
 EXEMPT(ovl_bsmat_release_work, "block-sparse matrices: blocks kept and the next product right in test_bsmat (test_ops)")
+EXEMPT(ovl_purify_sparse_plan, "the block-sparse purification's plan: purify_sparse (ovl purify --sparse, --repl, --ndup, --json) and test_pdpurify")
+EXEMPT(ovl_purify_sparse_planned, "the block-sparse purification on its plan (bsumma, bs2.5d): purify_sparse and test_pdpurify")
 EXEMPT(ovl_bsmat_regroup, "block-sparse matrices: every grid, targets that differ between ranks in test_bsmat")
 EXEMPT(ovl_bsmat_n, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_nblk, "block-sparse matrices: handles, grids, errors and files in test_bsmat")

@@ -285,6 +285,17 @@ static void sparse_route(const grid *G, const fcase *c) {
   T_OK(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
   bc_gather(G, &D, Dg, n);
   T_CHECK(relfro(Dg, Dr, n) <= 1e-9, "%s --sparse 0 as an option: %.3e", c->name, relfro(Dg, Dr, n));
+  int P = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &P);
+  for (int rep = 2; rep <= P; rep *= 2) { /* the 2.5D product on rep layers (c given): s x s x rep = P */
+    int s = (int)lround(sqrt((double)P / rep));
+    if (s * s * rep != P || (rep > s && s != 1)) continue;
+    prm = ovl_pdpurify_params_default();
+    prm.method = OVL_PURIFY_TRS4, prm.sparse = 1e-7, prm.sparse_block = 16, prm.c = rep, prm.ndup = 2;
+    T_OK(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
+    bc_gather(G, &D, Dg, n);
+    T_CHECK(relfro(Dg, Dr, n) <= 1e-5, "%s sparse 1e-7 on %d layers: %.3e", c->name, rep, relfro(Dg, Dr, n));
+  }
   prm = ovl_pdpurify_params_default();
   prm.method = OVL_PURIFY_CANONICAL, prm.sparse = 1e-6;
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);

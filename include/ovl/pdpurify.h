@@ -52,8 +52,11 @@
  * replaces the Cholesky factor, and F' = Z F Z, the purification
  * (ovl_purify_sparse: sp2, sp2acc, trs4; float64), D = Z D' Z and W are
  * filtered block-sparse products on a 2D grid over every rank; D and W are
- * symmetrized. HOMO/LUMO as above. Nothing is cubic in n; the caller's
- * arrays are dense (docs/guides/sparse.md).
+ * symmetrized. The purification's product is planned by its cost model
+ * (ovl_purify_sparse_plan: bsumma on that grid, or bs2.5d on c layers),
+ * with params.ndup and params.c (> 1: the 2.5D product on c layers, 1:
+ * SUMMA) as constraints. HOMO/LUMO as above. Nothing is cubic in n; the
+ * caller's arrays are dense (docs/guides/sparse.md).
  *
  * One call, one problem: S is factorised on every call. An SCF code that
  * calls once per cycle keeps a handle instead (ovl/dm.h: S factorised once,

@@ -247,6 +247,27 @@ ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
  * not on g's plane, or planes with matrices of other sizes or blocks. */
 ovl_err ovl_purify_sparse3(ovl_grid3d g, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 
+/* The plan of the block-sparse purification's product (family bsmul,
+ * ovl_plan_resolve_bsmul) for F on a 2D grid of every rank of its parent:
+ * the cost model on the shape of F F (ovl_bsmat_shape: the first square's)
+ * chooses bsumma on F's grid or bs2.5d with its s x s x c grid, and N_DUP.
+ * Constraints from given (may be NULL): ndup > 0 kept; c = 1 bsumma, c > 1
+ * bs2.5d on c layers. machine: the cost model's machine file (NULL:
+ * $OVL_MACHINE, else the built-in). why (may be NULL) receives the reason.
+ * Every entry of the block-sparse route asks here (`ovl purify --sparse`,
+ * ovl_pdpurify, ovl_dm). COLLECTIVE over F's grid's parent. Errors
+ * (agreed): those of ovl_bsmat_shape and ovl_plan_resolve_bsmul. */
+ovl_err ovl_purify_sparse_plan(ovl_bsmat F, const ovl_plan *given, const char *machine, ovl_plan *plan, char *why,
+                               size_t nwhy);
+/* D from F on the plan ovl_purify_sparse_plan made: bsumma, ovl_purify_sparse
+ * with the plan's N_DUP; bs2.5d, F moved onto plane 0 of the plan's s x s x c
+ * grid (ovl_bsmat_to_plane), ovl_purify_sparse3, D moved back (F's grid,
+ * blocks and seed; D created like F). opts->plan is not read. COLLECTIVE over
+ * F's grid's parent. Errors (agreed): OVL_ERR_ARG (a plan of another family),
+ * those of the steps. */
+ovl_err ovl_purify_sparse_planned(const ovl_plan *plan, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
+                                  ovl_purify_result *res);
+
 /* The eigensolver's density for comparison: F and D are gathered to rank 0
  * of their plane, LAPACK dsyevd gives F's eigenvectors C, and D_eig = C_occ
  * C_occ^T (the n_occ lowest; McWeeny: those below mu). Memory on rank 0:

@@ -186,52 +186,6 @@ static ovl_err sparse_regroup(ovl_bsmat *X, int block, int *file_blocks) {
   return rc;
 }
 
-/* The block-sparse product's plan (family bsmul) for the purification of F
- * (on a p x q grid of every rank): the cost model on the shape of F F
- * chooses bsumma on F's grid or bs2.5d with its s x s x c grid, and N_DUP;
- * the job's N_DUP and replication (--ndup, --repl) are kept. Described in
- * r->plan with its reason. COLLECTIVE. */
-static ovl_err sparse_plan(MPI_Comm comm, const ovl_purify_job *j, ovl_bsmat F, int p, int q, ovl_plan *bp,
-                           ovl_purify_job_result *r) {
-  *bp = ovl_plan_auto(OVL_FAMILY_BSMUL, ovl_bsmat_n(F));
-  if (j->po.plan.ndup > 0) bp->ndup = j->po.plan.ndup;
-  if (j->po.plan.c == 1) bp->algo = OVL_ALGO_BSUMMA;
-  if (j->po.plan.c > 1) bp->algo = OVL_ALGO_BS25D, bp->c = j->po.plan.c;
-  if (bp->algo == OVL_ALGO_BSUMMA) bp->p = p, bp->q = q; /* the matrices' grid */
-  ovl_bsmul_shape sh;
-  ovl_err rc = ovl_bsmat_shape(F, F, &sh);
-  ovl_plan_src src = {j->machine, NULL};
-  const ovl_plan open = *bp;
-  if (rc == OVL_OK) rc = ovl_plan_resolve_bsmul(comm, bp, &sh, &src, r->plan_why, sizeof r->plan_why);
-  if (rc == OVL_OK && bp->algo == OVL_ALGO_BSUMMA && (bp->p != p || bp->q != q)) { /* SUMMA on F's grid */
-    *bp = open;
-    bp->algo = OVL_ALGO_BSUMMA, bp->p = p, bp->q = q;
-    rc = ovl_plan_resolve_bsmul(comm, bp, &sh, &src, r->plan_why, sizeof r->plan_why);
-  }
-  if (rc == OVL_OK) ovl_plan_describe(bp, r->plan, sizeof r->plan), r->plan_ndup = bp->ndup;
-  return rc;
-}
-
-/* D from F by ovl_purify_sparse3 on the plan's s x s x c grid: F moved onto
- * its plane 0, D moved back to F's grid g. COLLECTIVE. */
-static ovl_err sparse_purify25d(MPI_Comm comm, ovl_grid2d g, ovl_bsmat F, ovl_bsmat D, const ovl_plan *bp,
-                                const ovl_purify_opts *po, ovl_purify_result *res) {
-  ovl_grid2d g2 = NULL;
-  ovl_grid3d g3 = NULL;
-  ovl_bsmat F3 = NULL, D3 = NULL, Db = NULL;
-  ovl_err rc = ovl_plan_grids(comm, bp, 0, &g2, &g3);
-  if (rc == OVL_OK) rc = ovl_bsmat_to_plane(F, g3, &F3);
-  if (rc == OVL_OK) rc = ovl_err_agree(comm, ovl_bsmat_create_like(F3, &D3));
-  if (rc == OVL_OK) rc = ovl_purify_sparse3(g3, F3, D3, po, res);
-  ovl_bsmat_destroy(&F3);
-  if (rc == OVL_OK) rc = ovl_bsmat_from_plane(D3, g3, g, &Db);
-  if (rc == OVL_OK) rc = ovl_bsmat_swap(D, Db); /* the same layout: D's grid, blocks and seed */
-  ovl_bsmat_destroy(&Db);
-  ovl_bsmat_destroy(&D3);
-  ovl_grid3d_destroy(&g3);
-  return rc;
-}
-
 static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
   const double eps = j->po.sparse;
   const int ndup =
@@ -293,14 +247,12 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
     if (rc == OVL_OK) rc = ovl_bsmat_release_work(F); /* F' is read from now on, never written */
     r->t_transform += ovl_time() - t0;
   }
-  /* the purification's product planned on F''s shape (its first square's); N_DUP as given, else the model's */
-  ovl_purify_opts po = j->po;
+  /* the purification's product planned on F''s shape (its first square's): bsumma or bs2.5d, N_DUP */
   ovl_plan bp;
-  if (rc == OVL_OK) rc = sparse_plan(comm, j, F, p, q, &bp, r);
-  po.plan.ndup = bp.ndup;
+  if (rc == OVL_OK) rc = ovl_purify_sparse_plan(F, &j->po.plan, j->machine, &bp, r->plan_why, sizeof r->plan_why);
+  if (rc == OVL_OK) ovl_plan_describe(&bp, r->plan, sizeof r->plan), r->plan_ndup = bp.ndup;
   if (rc == OVL_OK) rc = ovl_err_agree(comm, ovl_bsmat_create_like(F, &D));
-  if (rc == OVL_OK && bp.algo == OVL_ALGO_BS25D) rc = sparse_purify25d(comm, g, F, D, &bp, &po, &r->res);
-  else if (rc == OVL_OK) rc = ovl_purify_sparse(F, D, &po, &r->res);
+  if (rc == OVL_OK) rc = ovl_purify_sparse_planned(&bp, F, D, &j->po, &r->res);
   if (rc == OVL_OK && j->check && !r->res.stopped) { /* F' and D' as dense matrices on the same ranks */
     ovl_dmat Fd = NULL, Dd = NULL;
     int64_t n = ovl_bsmat_n(F);

@@ -655,7 +655,11 @@ static ovl_err dm_run_sparse(ovl_dm h, const double *f, const int *descf, double
   ovl_purify_result res;
   memset(&res, 0, sizeof res);
   double t2 = ovl_time();
-  if (rc == OVL_OK) rc = ovl_purify_sparse(Fp, Dp, &po, &res);
+  ovl_plan given = ovl_plan_auto(OVL_FAMILY_BSMUL, n),
+           bp; /* the product's plan: ndup and c as given, else the model's */
+  given.ndup = ndup, given.c = prm->c;
+  if (rc == OVL_OK) rc = ovl_purify_sparse_plan(Fp, &given, NULL, &bp, NULL, 0);
+  if (rc == OVL_OK) rc = ovl_purify_sparse_planned(&bp, Fp, Dp, &po, &res);
   info->t_purify = ovl_time() - t2;
   double homo = 0, lumo = 0, t3 = ovl_time();
   if (rc == OVL_OK) rc = ovl_bsmat_to_dense(Fp, F0);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ovl/bsmat.h"
+#include "ovl/plan.h"
 #include "ovl/purify.h"
 #include "purify_impl.h"
 #include "sparse/bsmul3.h"
@@ -292,5 +293,60 @@ ovl_err ovl_purify_sparse3(ovl_grid3d g, ovl_bsmat F, ovl_bsmat D, const ovl_pur
     ovl_fatal(parent, OVL_ERR_MPI, "%s: the broadcast of the result failed", fn);
   if (!active) R = R0, R.stop_reason = reasons[ri];
   if (res) *res = R;
+  return rc;
+}
+
+ovl_err ovl_purify_sparse_plan(ovl_bsmat F, const ovl_plan *given, const char *machine, ovl_plan *plan, char *why,
+                               size_t nwhy) {
+  OVL_TRY(ovl_check_handle(F, "ovl_purify_sparse_plan", "F"));
+  OVL_TRY(ovl_check_ptr(plan, "ovl_purify_sparse_plan", "plan"));
+  int p = 0, q = 0;
+  ovl_grid2d_dims(ovl_bsmat_grid(F), &p, &q);
+  MPI_Comm comm = ovl_grid2d_parent(ovl_bsmat_grid(F));
+  ovl_plan bp = ovl_plan_auto(OVL_FAMILY_BSMUL, ovl_bsmat_n(F));
+  if (given && given->ndup > 0) bp.ndup = given->ndup;
+  if (given && given->c == 1) bp.algo = OVL_ALGO_BSUMMA;
+  if (given && given->c > 1) bp.algo = OVL_ALGO_BS25D, bp.c = given->c;
+  if (bp.algo == OVL_ALGO_BSUMMA) bp.p = p, bp.q = q; /* the matrices' grid */
+  ovl_bsmul_shape sh;
+  ovl_err rc = ovl_bsmat_shape(F, F, &sh);
+  ovl_plan_src src = {machine, NULL};
+  const ovl_plan open = bp;
+  if (rc == OVL_OK) rc = ovl_plan_resolve_bsmul(comm, &bp, &sh, &src, why, nwhy);
+  if (rc == OVL_OK && bp.algo == OVL_ALGO_BSUMMA && (bp.p != p || bp.q != q)) { /* SUMMA on F's grid */
+    bp = open;
+    bp.algo = OVL_ALGO_BSUMMA, bp.p = p, bp.q = q;
+    rc = ovl_plan_resolve_bsmul(comm, &bp, &sh, &src, why, nwhy);
+  }
+  if (rc == OVL_OK) *plan = bp;
+  return rc;
+}
+
+ovl_err ovl_purify_sparse_planned(const ovl_plan *plan, ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts,
+                                  ovl_purify_result *res) {
+  OVL_TRY(ovl_check_ptr(plan, "ovl_purify_sparse_planned", "plan"));
+  OVL_TRY(ovl_check_ptr(opts, "ovl_purify_sparse_planned", "opts"));
+  OVL_TRY(ovl_check_handle(F, "ovl_purify_sparse_planned", "F"));
+  OVL_TRY(ovl_check_handle(D, "ovl_purify_sparse_planned", "D"));
+  if (plan->algo != OVL_ALGO_BSUMMA && plan->algo != OVL_ALGO_BS25D)
+    return ovl_err_set(OVL_ERR_ARG, "ovl_purify_sparse_planned: %s is not a plan of the block-sparse product",
+                       ovl_algo_name(plan->algo));
+  ovl_purify_opts po = *opts;
+  po.plan.ndup = plan->ndup;
+  if (plan->algo == OVL_ALGO_BSUMMA) return ovl_purify_sparse(F, D, &po, res);
+  MPI_Comm comm = ovl_grid2d_parent(ovl_bsmat_grid(F));
+  ovl_grid2d g2 = NULL;
+  ovl_grid3d g3 = NULL;
+  ovl_bsmat F3 = NULL, D3 = NULL, Db = NULL;
+  ovl_err rc = ovl_plan_grids(comm, plan, 0, &g2, &g3);
+  if (rc == OVL_OK) rc = ovl_bsmat_to_plane(F, g3, &F3);
+  if (rc == OVL_OK) rc = ovl_err_agree(comm, ovl_bsmat_create_like(F3, &D3));
+  if (rc == OVL_OK) rc = ovl_purify_sparse3(g3, F3, D3, &po, res);
+  ovl_bsmat_destroy(&F3);
+  if (rc == OVL_OK) rc = ovl_bsmat_from_plane(D3, g3, ovl_bsmat_grid(D), &Db);
+  if (rc == OVL_OK) rc = ovl_bsmat_swap(D, Db); /* D's layout: F's grid, blocks and seed */
+  ovl_bsmat_destroy(&Db);
+  ovl_bsmat_destroy(&D3);
+  ovl_grid3d_destroy(&g3);
   return rc;
 }
