@@ -220,11 +220,11 @@ void ovl_grid_shape(ovl_algo a, int P, int *p, int *q, int *s, int *c) {
   case OVL_ALGO_CANNON: *p = *q = ovl_isqrt(P); return;
   case OVL_ALGO_25D:
   case OVL_ALGO_SSC6:
-  case OVL_ALGO_BS25D:
     ovl_grid25d_dims(P, s, c);
     if (*s == 0) *s = ovl_isqrt(P), *c = 1;
     break;
-  case OVL_ALGO_SQ: /* the 2.5D grid, else a stack of single ranks splitting the inner dimension */
+  case OVL_ALGO_SQ:    /* the 2.5D grid, else a stack of single ranks splitting the inner dimension */
+  case OVL_ALGO_BS25D: /* (the block-sparse product splits a step's blocks over the stack) */
     ovl_grid25d_dims(P, s, c);
     if (*s == 0) *s = 1, *c = P;
     break;
