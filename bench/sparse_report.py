@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables, slopes and the plot of bench/sparse_bench.sh's runs (docs/guides/sparse.md, "Benchmarks").
 
-  sparse_report.py DIR [DIR...] [--plot PNG] [--min-n 4000]
+  sparse_report.py DIR [DIR...] [--plot PNG] [--min-n 4000] [--eps E]
 
 Reads DIR/runs.jsonl. Per tool (ovl, ntpoly, eig), case and rank count: the minimum and the
 median of t_solve over the repetitions (ovl: S^(-1/2), Z H Z, the purification and Z D Z,
@@ -11,6 +11,8 @@ resident memory per rank, and the energy error per atom against the eigensolver'
 (NTPoly's energy is 2 tr(K H): halved). Ratios are of medians in the same DIR (the runs were
 interleaved). Slopes: least squares of log(median t_solve) and log(peak memory) against
 log(n) over the cases of one system (the name before the dash) with n >= --min-n.
+--eps E keeps the ovl and NTPoly runs at threshold E (the eigensolver's are the reference of
+every threshold): DIRs of several thresholds, e.g. the eigensolver run once beside one of them.
 """
 import argparse
 import json
@@ -57,8 +59,9 @@ def main():
     ap.add_argument("dirs", nargs="+")
     ap.add_argument("--plot", default=None)
     ap.add_argument("--min-n", type=int, default=4000)
+    ap.add_argument("--eps", type=float, default=None)
     a = ap.parse_args()
-    runs = load(a.dirs)
+    runs = [r for r in load(a.dirs) if a.eps is None or r["tool"] == "eig" or float(r["eps"]) == a.eps]
     g = defaultdict(list)
     meta = {}
     for r in runs:
