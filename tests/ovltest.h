@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -48,6 +49,46 @@ static void t_fail_(const char *file, int line, const char *fmt, ...) {
       t_fail_(__FILE__, __LINE__, "%s returned %s, expected %s (%s)", #call, ovl_err_name(t_rc_), ovl_err_name(code),  \
               ovl_errmsg());                                                                                           \
   } while (0)
+
+/* 1 when every rank of comm holds the same msg (an error message: a
+ * collective verdict; FNV-1a hashes compared). COLLECTIVE over comm. */
+static inline int t_same_message(MPI_Comm comm, const char *msg) {
+  uint64_t h = 14695981039346656037ull;
+  for (const char *s = msg; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  uint64_t mm[2] = {h, ~h};
+  MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_UINT64_T, MPI_MAX, comm);
+  return mm[0] == ~mm[1];
+}
+
+/* T_ERR, and the same message on every rank of MPI_COMM_WORLD. */
+#define T_ERR_SAME(call, code)                                                                                         \
+  do {                                                                                                                 \
+    T_ERR(call, code);                                                                                                 \
+    T_CHECK(t_same_message(MPI_COMM_WORLD, ovl_errmsg()), "%s: a different message on some rank (here: %s)", #call,    \
+            ovl_errmsg());                                                                                             \
+  } while (0)
+
+/* A reproducible number in [-1, 1) from x (splitmix64), the same on every rank. */
+static inline double t_urand(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return (double)(x >> 11) * (1.0 / 9007199254740992.0) * 2 - 1;
+}
+
+/* The gapped chain of the block-sparse tests: F(i, j), column-major n x n,
+ * alternating on-site energies, nearest- and next-nearest-neighbour hops
+ * (malloc'd; the caller frees). */
+static inline double *t_chain(int64_t n) {
+  double *f = calloc((size_t)(n * n), sizeof(double));
+  for (int64_t i = 0; f && i < n; i++) {
+    f[i + i * n] = (i % 2 ? 0.6 : -0.6) + 0.05 * t_urand((uint64_t)i);
+    if (i + 1 < n) f[i + (i + 1) * n] = f[i + 1 + i * n] = -1.0 + 0.1 * t_urand((uint64_t)(n + i));
+    if (i + 2 < n) f[i + (i + 2) * n] = f[i + 2 + i * n] = 0.05 * t_urand((uint64_t)(2 * n + i));
+  }
+  return f;
+}
 
 /* Agree the verdict over MPI_COMM_WORLD; returns the process exit code. */
 static int t_finish(const char *name) {

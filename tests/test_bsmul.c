@@ -95,22 +95,6 @@ static int64_t count_products(const tmat *A, const tmat *B) {
   return c;
 }
 
-/* The same message on every rank (a hash of it compared). */
-static int same_message(void) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const char *s = ovl_errmsg(); *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  uint64_t lo = h, hi = h;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
-
-#define T_ERR_SAME(call, code)                                                                                         \
-  do {                                                                                                                 \
-    T_ERR(call, code);                                                                                                 \
-    T_CHECK(same_message(), "%s: a different message on some rank (here: %s)", #call, ovl_errmsg());                   \
-  } while (0)
-
 static ovl_err to_bsmat(ovl_grid2d g, const tmat *t, uint64_t seed, ovl_bsmat *out) {
   ovl_dmat D = NULL;
   OVL_TRY(ovl_dmat_create(g, t->n, t->n, &D));

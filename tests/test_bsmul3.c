@@ -90,22 +90,6 @@ static int64_t count_products(const tmat *A, const tmat *B) {
   return c;
 }
 
-/* The same message on every rank (a hash compared). */
-static int same_message(void) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const char *s = ovl_errmsg(); *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  uint64_t lo = h, hi = h;
-  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return lo == hi;
-}
-
-#define T_ERR_SAME(call, code)                                                                                         \
-  do {                                                                                                                 \
-    T_ERR(call, code);                                                                                                 \
-    T_CHECK(same_message(), "%s: a different message on some rank (here: %s)", #call, ovl_errmsg());                   \
-  } while (0)
-
 static ovl_err to_bsmat(ovl_grid2d g, const tmat *t, uint64_t seed, ovl_bsmat *out) {
   ovl_dmat D = NULL;
   OVL_TRY(ovl_dmat_create(g, t->n, t->n, &D));
@@ -272,25 +256,13 @@ static void test_grid(int s, int c, const tmat *tA, const tmat *tB, const double
 
 /* ---- purification ---- */
 
-/* The dimerised chain of test_purify_sparse: on-site +-0.6, hopping about
- * -1, a small second neighbour; gapped, D decays exponentially. */
-static double *chain(int64_t n) {
-  double *f = calloc((size_t)(n * n), sizeof(double));
-  for (int64_t i = 0; i < n; i++) {
-    f[i + i * n] = (i % 2 ? 0.6 : -0.6) + 0.05 * urand((uint64_t)i);
-    if (i + 1 < n) f[i + (i + 1) * n] = f[i + 1 + i * n] = -1.0 + 0.1 * urand((uint64_t)(n + i));
-    if (i + 2 < n) f[i + (i + 2) * n] = f[i + 2 + i * n] = 0.05 * urand((uint64_t)(2 * n + i));
-  }
-  return f;
-}
-
 static void test_purify(int s, int c) {
   char what[64];
   snprintf(what, sizeof what, "purify %dx%dx%d", s, s, c);
   int bs[64], nblk = 0;
   int64_t n = 0;
   while (n < 120) bs[nblk] = 1 + (int)((urand((uint64_t)(7 * nblk + 3)) + 1.0) * 2.5), n += bs[nblk++];
-  double *fg = chain(n);
+  double *fg = t_chain(n);
   tmat tF = {nblk, bs, n, NULL, fg};
   ovl_grid2d g2 = NULL;
   ovl_grid3d g3 = NULL;

@@ -35,19 +35,11 @@ static MPI_Comm g_world; /* MPI_COMM_WORLD, set in main (not a constant in every
 
 static double val(int64_t i, int64_t j) { return (double)(i * 1000 + j) + 0.25; }
 
-/* Every rank has the same message as rank 0 (FNV hash compared). */
-static int same_message(void) {
-  uint64_t h = 14695981039346656037ull;
-  for (const char *s = ovl_errmsg(); *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  uint64_t mm[2] = {h, ~h};
-  MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-  return mm[0] == ~mm[1];
-}
-
 #define T_ARG_EVERYWHERE(call, what)                                                                                   \
   do {                                                                                                                 \
     T_ERR(call, OVL_ERR_ARG);                                                                                          \
-    T_CHECK(same_message(), "%s: the message differs between ranks (here: %s)", what, ovl_errmsg());                   \
+    T_CHECK(t_same_message(MPI_COMM_WORLD, ovl_errmsg()), "%s: the message differs between ranks (here: %s)", what,    \
+            ovl_errmsg());                                                                                             \
     T_CHECK(strstr(ovl_errmsg(), what) != NULL, "expected '%s' in the message: %s", what, ovl_errmsg());               \
   } while (0)
 

@@ -12,15 +12,6 @@
 static int g_rank, g_size;
 static MPI_Comm g_world; /* MPI_COMM_WORLD, set in main */
 
-/* Every rank of MPI_COMM_WORLD holds the same message (FNV hash compared). */
-static int same_message(void) {
-  uint64_t h = 14695981039346656037ull;
-  for (const char *s = ovl_errmsg(); *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  uint64_t mm[2] = {h, ~h};
-  MPI_Allreduce(MPI_IN_PLACE, mm, 2, MPI_UINT64_T, MPI_MAX, g_world);
-  return mm[0] == ~mm[1];
-}
-
 /* call returns OVL_ERR_ARG and its message names `what`. */
 #define T_ARG(call, what)                                                                                              \
   do {                                                                                                                 \
@@ -32,7 +23,8 @@ static int same_message(void) {
 #define T_ARG_EVERYWHERE(call, what)                                                                                   \
   do {                                                                                                                 \
     T_ARG(call, what);                                                                                                 \
-    T_CHECK(same_message(), "%s: the message differs between ranks (here: %s)", #call, ovl_errmsg());                  \
+    T_CHECK(t_same_message(g_world, ovl_errmsg()), "%s: the message differs between ranks (here: %s)", #call,          \
+            ovl_errmsg());                                                                                             \
   } while (0)
 
 /* NULL output pointers: refused before anything is written through them. */

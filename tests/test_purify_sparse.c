@@ -15,25 +15,6 @@
 
 static int g_rank, g_size;
 
-static double urand(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return (double)(x >> 11) * (1.0 / 9007199254740992.0) * 2 - 1;
-}
-
-/* F(i, j) of the chain, column-major n x n */
-static double *chain(int64_t n) {
-  double *f = calloc((size_t)(n * n), sizeof(double));
-  for (int64_t i = 0; i < n; i++) {
-    f[i + i * n] = (i % 2 ? 0.6 : -0.6) + 0.05 * urand((uint64_t)i);
-    if (i + 1 < n) f[i + (i + 1) * n] = f[i + 1 + i * n] = -1.0 + 0.1 * urand((uint64_t)(n + i));
-    if (i + 2 < n) f[i + (i + 2) * n] = f[i + 2 + i * n] = 0.05 * urand((uint64_t)(2 * n + i));
-  }
-  return f;
-}
-
 /* ||a - b||_F / ||b||_F of two global n x n arrays */
 static double rel_diff(const double *a, const double *b, int64_t n) {
   double d2 = 0.0, b2 = 0.0;
@@ -62,9 +43,9 @@ int main(int argc, char **argv) {
   /* uneven blocks of 1..5 orbitals, n about 150 */
   int bs[64], nblk = 0;
   int64_t n = 0;
-  while (n < 150) bs[nblk] = 1 + (int)((urand((uint64_t)(7 * nblk + 3)) + 1.0) * 2.5), n += bs[nblk++];
+  while (n < 150) bs[nblk] = 1 + (int)((t_urand((uint64_t)(7 * nblk + 3)) + 1.0) * 2.5), n += bs[nblk++];
   const int64_t nocc = n / 2;
-  double *fg = chain(n);
+  double *fg = t_chain(n);
 
   /* the dense reference: SP2 on rank 0 alone (a 1 x 1 x 1 grid over MPI_COMM_SELF), D broadcast */
   ovl_purify_opts o = ovl_purify_opts_default();
@@ -167,8 +148,8 @@ int main(int argc, char **argv) {
   double *sg = calloc((size_t)(n * n), sizeof(double)), *zg = calloc((size_t)(n * n), sizeof(double));
   for (int64_t i = 0; i < n; i++) {
     sg[i + i * n] = 1.0;
-    if (i + 1 < n) sg[i + (i + 1) * n] = sg[i + 1 + i * n] = 0.3 + 0.05 * urand((uint64_t)(3 * n + i));
-    if (i + 2 < n) sg[i + (i + 2) * n] = sg[i + 2 + i * n] = 0.05 * urand((uint64_t)(4 * n + i));
+    if (i + 1 < n) sg[i + (i + 1) * n] = sg[i + 1 + i * n] = 0.3 + 0.05 * t_urand((uint64_t)(3 * n + i));
+    if (i + 2 < n) sg[i + (i + 2) * n] = sg[i + 2 + i * n] = 0.05 * t_urand((uint64_t)(4 * n + i));
   }
   ovl_bsmat S = NULL, Z = NULL;
   T_OK(ovl_bsmat_create_like(Fs, &S));
