@@ -68,14 +68,15 @@ static inline int t_same_message(MPI_Comm comm, const char *msg) {
             ovl_errmsg());                                                                                             \
   } while (0)
 
-/* A reproducible number in [-1, 1) from x (splitmix64), the same on every rank. */
-static inline double t_urand(uint64_t x) {
+/* splitmix64 of x: reproducible bits, the same on every rank. */
+static inline uint64_t t_mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return (double)(x >> 11) * (1.0 / 9007199254740992.0) * 2 - 1;
+  return x ^ (x >> 31);
 }
+/* A reproducible number in [-1, 1) from x. */
+static inline double t_urand(uint64_t x) { return (double)(t_mix(x) >> 11) * (1.0 / 9007199254740992.0) * 2 - 1; }
 
 /* The gapped chain of the block-sparse tests: F(i, j), column-major n x n,
  * alternating on-site energies, nearest- and next-nearest-neighbour hops

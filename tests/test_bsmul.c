@@ -19,48 +19,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bstest.h"
 #include "ovl/ovl.h"
 #include "ovltest.h"
 #include "sparse/sparse_impl.h"
 
 static int g_rank, g_size;
-
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-static double urand(uint64_t x) { return (double)(mix(x) >> 11) * (1.0 / 9007199254740992.0) * 2 - 1; }
-
-/* A banded test matrix as a global column-major array: entry (i, j) of
- * block (bi, bj) a random value times decay^|bi - bj|, zero beyond band
- * blocks; block row er and block column ec (when >= 0) left empty. */
-typedef struct tmat {
-  int nblk, *bs;
-  int64_t n, *boff;
-  double *a;
-} tmat;
-
-static void tmat_make(tmat *t, int nblk, const int *bs, int band, double decay, int er, int ec, uint64_t seed) {
-  t->nblk = nblk;
-  t->bs = malloc(sizeof(int) * (size_t)nblk);
-  t->boff = malloc(sizeof(int64_t) * (size_t)(nblk + 1));
-  t->boff[0] = 0;
-  for (int b = 0; b < nblk; b++) t->bs[b] = bs[b], t->boff[b + 1] = t->boff[b] + bs[b];
-  t->n = t->boff[nblk];
-  t->a = calloc((size_t)(t->n * t->n + 1), sizeof(double));
-  for (int bj = 0; bj < nblk; bj++)
-    for (int bi = 0; bi < nblk; bi++) {
-      if (abs(bi - bj) > band || bi == er || bj == ec) continue;
-      double sc = pow(decay, abs(bi - bj));
-      for (int64_t j = t->boff[bj]; j < t->boff[bj + 1]; j++)
-        for (int64_t i = t->boff[bi]; i < t->boff[bi + 1]; i++)
-          t->a[i + j * t->n] = sc * urand(seed * 1000003ULL + (uint64_t)(i * t->n + j));
-    }
-}
-
-static void tmat_free(tmat *t) { free(t->bs), free(t->boff), free(t->a); }
 
 static double block_norm(const double *a, int64_t n, const tmat *t, int bi, int bj) {
   double s = 0;
@@ -93,16 +57,6 @@ static int64_t count_products(const tmat *A, const tmat *B) {
         for (int bj = 0; bj < nb; bj++) c += zb[bk * nb + bj];
   free(za), free(zb);
   return c;
-}
-
-static ovl_err to_bsmat(ovl_grid2d g, const tmat *t, uint64_t seed, ovl_bsmat *out) {
-  ovl_dmat D = NULL;
-  OVL_TRY(ovl_dmat_create(g, t->n, t->n, &D));
-  ovl_err rc = ovl_dmat_scatter(D, g_rank == 0 ? t->a : NULL);
-  if (rc == OVL_OK) rc = ovl_bsmat_create(g, t->nblk, t->bs, seed, out);
-  if (rc == OVL_OK) rc = ovl_bsmat_from_dense(D, 0, *out);
-  ovl_dmat_destroy(&D);
-  return rc;
 }
 
 /* C = A B on grid g for the given N_DUP and eps, checked against E = A B. */
@@ -169,7 +123,7 @@ static int grid_shapes(int P, int shapes[][2]) {
 static void test_products(void) {
   enum { NB = 41 };
   int bs[NB];
-  for (int b = 0; b < NB; b++) bs[b] = b % 13 == 5 ? 9 : 1 + (int)(mix((uint64_t)b) % 5);
+  for (int b = 0; b < NB; b++) bs[b] = b % 13 == 5 ? 9 : 1 + (int)(t_mix((uint64_t)b) % 5);
   tmat tA, tB;
   tmat_make(&tA, NB, bs, 4, 0.3, 7, -1, 1);   /* block row 7 of A empty */
   tmat_make(&tB, NB, bs, 3, 0.25, -1, 11, 2); /* block column 11 of B empty */
@@ -314,7 +268,7 @@ static ovl_err banded_in_place(ovl_bsmat A, int band) {
       int bj = A->cols[k];
       double sc = pow(10.0, -abs(bi - bj) / 4.0);
       for (int x = 0; x < A->bs[bi] * A->bs[bj]; x++)
-        blk[x] = sc * urand((uint64_t)(bi < bj ? bi : bj) * 1315423911ULL + (uint64_t)(bi < bj ? bj : bi) * 31 + x);
+        blk[x] = sc * t_urand((uint64_t)(bi < bj ? bi : bj) * 1315423911ULL + (uint64_t)(bi < bj ? bj : bi) * 31 + x);
       rc = ovl_i_sparse_append_block(A, r, bj, blk, -1, NULL);
     }
   }

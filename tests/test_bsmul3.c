@@ -27,47 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bstest.h"
 #include "ovl/ovl.h"
 #include "ovltest.h"
 
 static int g_rank, g_size;
-
-static uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-static double urand(uint64_t x) { return (double)(mix(x) >> 11) * (1.0 / 9007199254740992.0) * 2 - 1; }
-
-/* A banded test matrix (global, column-major, the same on every rank):
- * entries of block (bi, bj) random times decay^|bi - bj|, zero beyond band
- * blocks. */
-typedef struct tmat {
-  int nblk, *bs;
-  int64_t n, *boff;
-  double *a;
-} tmat;
-
-static void tmat_make(tmat *t, int nblk, const int *bs, int band, double decay, uint64_t seed) {
-  t->nblk = nblk;
-  t->bs = malloc(sizeof(int) * (size_t)nblk);
-  t->boff = malloc(sizeof(int64_t) * (size_t)(nblk + 1));
-  t->boff[0] = 0;
-  for (int b = 0; b < nblk; b++) t->bs[b] = bs[b], t->boff[b + 1] = t->boff[b] + bs[b];
-  t->n = t->boff[nblk];
-  t->a = calloc((size_t)(t->n * t->n + 1), sizeof(double));
-  for (int bj = 0; bj < nblk; bj++)
-    for (int bi = 0; bi < nblk; bi++) {
-      if (abs(bi - bj) > band) continue;
-      double sc = pow(decay, abs(bi - bj));
-      for (int64_t j = t->boff[bj]; j < t->boff[bj + 1]; j++)
-        for (int64_t i = t->boff[bi]; i < t->boff[bi + 1]; i++)
-          t->a[i + j * t->n] = sc * urand(seed * 1000003ULL + (uint64_t)(i * t->n + j));
-    }
-}
-
-static void tmat_free(tmat *t) { free(t->bs), free(t->boff), free(t->a); }
 
 static double block_sq(const double *a, const double *b, const tmat *t, int bi, int bj) {
   double s = 0;
@@ -88,16 +52,6 @@ static int64_t count_products(const tmat *A, const tmat *B) {
       if (block_sq(A->a, NULL, A, bi, bk) > 0)
         for (int bj = 0; bj < nb; bj++) c += block_sq(B->a, NULL, B, bk, bj) > 0;
   return c;
-}
-
-static ovl_err to_bsmat(ovl_grid2d g, const tmat *t, uint64_t seed, ovl_bsmat *out) {
-  ovl_dmat D = NULL;
-  OVL_TRY(ovl_dmat_create(g, t->n, t->n, &D));
-  ovl_err rc = ovl_dmat_scatter(D, g_rank == 0 ? t->a : NULL);
-  if (rc == OVL_OK) rc = ovl_bsmat_create(g, t->nblk, t->bs, seed, out);
-  if (rc == OVL_OK) rc = ovl_bsmat_from_dense(D, 0, *out);
-  ovl_dmat_destroy(&D);
-  return rc;
 }
 
 /* B (on the 2D grid g2) as a global array on every rank */
@@ -261,7 +215,7 @@ static void test_purify(int s, int c) {
   snprintf(what, sizeof what, "purify %dx%dx%d", s, s, c);
   int bs[64], nblk = 0;
   int64_t n = 0;
-  while (n < 120) bs[nblk] = 1 + (int)((urand((uint64_t)(7 * nblk + 3)) + 1.0) * 2.5), n += bs[nblk++];
+  while (n < 120) bs[nblk] = 1 + (int)((t_urand((uint64_t)(7 * nblk + 3)) + 1.0) * 2.5), n += bs[nblk++];
   double *fg = t_chain(n);
   tmat tF = {nblk, bs, n, NULL, fg};
   ovl_grid2d g2 = NULL;
@@ -383,10 +337,10 @@ int main(int argc, char **argv) {
   }
   enum { NB = 37 };
   int bs[NB];
-  for (int b = 0; b < NB; b++) bs[b] = b % 11 == 4 ? 8 : 1 + (int)(mix((uint64_t)b) % 4);
+  for (int b = 0; b < NB; b++) bs[b] = b % 11 == 4 ? 8 : 1 + (int)(t_mix((uint64_t)b) % 4);
   tmat tA, tB;
-  tmat_make(&tA, NB, bs, 4, 0.2, 1);
-  tmat_make(&tB, NB, bs, 3, 0.25, 2);
+  tmat_make(&tA, NB, bs, 4, 0.2, -1, -1, 1);
+  tmat_make(&tB, NB, bs, 3, 0.25, -1, -1, 2);
   int64_t n = tA.n, nprod = count_products(&tA, &tB);
   double *E = malloc(sizeof(double) * (size_t)(n * n)), *EAA = malloc(sizeof(double) * (size_t)(n * n));
   for (int64_t j = 0; j < n; j++)
