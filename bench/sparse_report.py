@@ -12,7 +12,8 @@ resident memory per rank, and the energy error per atom against the eigensolver'
 interleaved). Slopes: least squares of log(median t_solve) and log(peak memory) against
 log(n) over the cases of one system (the name before the dash) with n >= --min-n.
 --eps E keeps the ovl and NTPoly runs at threshold E (the eigensolver's are the reference of
-every threshold): DIRs of several thresholds, e.g. the eigensolver run once beside one of them.
+every threshold; ovl's dense purification, bench/sparse_dense.py's tool "dense", has none):
+DIRs of several thresholds, e.g. the eigensolver run once beside one of them.
 """
 import argparse
 import json
@@ -61,7 +62,7 @@ def main():
     ap.add_argument("--min-n", type=int, default=4000)
     ap.add_argument("--eps", type=float, default=None)
     a = ap.parse_args()
-    runs = [r for r in load(a.dirs) if a.eps is None or r["tool"] == "eig" or float(r["eps"]) == a.eps]
+    runs = [r for r in load(a.dirs) if a.eps is None or r["tool"] in ("eig", "dense") or float(r["eps"]) == a.eps]
     g = defaultdict(list)
     meta = {}
     for r in runs:
@@ -79,7 +80,7 @@ def main():
         med[(t, c, p)] = statistics.median(t_solve(r) for r in rs)
     for c in cases:
         n, atoms = meta[c]
-        for t in ("ovl", "ntpoly", "eig"):
+        for t in ("ovl", "ntpoly", "dense", "eig"):
             for p in sorted({k[2] for k in g if k[0] == t and k[1] == c}):
                 rs = g[(t, c, p)]
                 ts = [t_solve(r) for r in rs]

@@ -324,7 +324,7 @@ case_ "bench nbc --compute-us with osu" 2 "--compute-us applies to --mode eff \(
 case_ "bench nbc --full with eff" 2 "--full applies to --mode osu \(or all\) only, not eff" "1" bench nbc -m 8:64 --mode eff -f
 case_ "model --ndup with --sweep ndup" 2 "--ndup is what --sweep ndup varies" "1" model --ndup 3 --sweep ndup
 case_ "model --sweep G with alg5" 2 "--sweep G varies HSUMMA's groups: --algo alg5 has none" "1" model --algo alg5 --sweep G
-case_ "model --sweep c with summa" 2 "--sweep c varies the replication of 2.5d and alg6: --algo summa" "1" model --algo summa --sweep c
+case_ "model --sweep c with summa" 2 "--sweep c varies the replication of 2.5d, alg6 and bs2.5d: --algo summa" "1" model --algo summa --sweep c
 # bytes of arguments and files are escaped before they reach a terminal
 case_ "an escape in an option"  2 "unknown option '--e\\\\x1B\[31m\\\\xFF'" "1" gemm "--$esc"
 case_ "an escape in a file name" 1 "e\\\\x1B\[31m\\\\xFFnone.raw.*No such file" "$P" purify --fock "$f/${esc}none.raw" --nocc 5 "${o[@]}"

@@ -337,7 +337,12 @@ static void test_machine(void) {
   for (int k = OVL_ALGO_SUMMA; k < OVL_ALGO_N; k++) {
     ovl_plan cfg = ovl_plan_default((ovl_algo)k, 512, 8);
     ovl_model_cost c;
-    ovl_err rc = ovl_model_predict(&m, &cfg, &c);
+    ovl_err rc;
+    if (ovl_algo_family((ovl_algo)k) == OVL_FAMILY_BSMUL) { /* the block-sparse product: a shape of fill 0.1 */
+      ovl_bsmul_shape sh;
+      rc = ovl_bsmul_shape_estimate(512, 64, 0.1, &sh);
+      if (rc == OVL_OK) rc = ovl_model_bsmul(&m, &cfg, &sh, &c, NULL);
+    } else rc = ovl_model_predict(&m, &cfg, &c);
     T_CHECK(rc == OVL_OK || rc == OVL_ERR_GRID || (k == OVL_ALGO_SQ && rc == OVL_ERR_UNSUPPORTED),
             "predict %s on the measured machine: %s", ovl_algo_name((ovl_algo)k), ovl_errmsg());
     if (rc == OVL_OK)
