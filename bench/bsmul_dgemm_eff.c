@@ -19,24 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "benchutil.h"
 #include "ovl/ovl.h"
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void die(ovl_err rc, const char *what) {
-  if (rc == OVL_OK) return;
-  fprintf(stderr, "bsmul_dgemm_eff: %s: %s\n", what, ovl_errmsg());
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 /* GFLOP/s of one large dgemm (n = 1024), the median of 3. */
 static double large_rate(void) {
   const int n = 1024;
   double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
-  if (!a || !b || !c) die(OVL_ERR_NOMEM, "the large dgemm's operands");
+  if (!a || !b || !c) bench_die("bsmul_dgemm_eff", OVL_ERR_NOMEM, "the large dgemm's operands");
   for (int i = 0; i < n * n; i++) a[i] = 1e-3 * (i % 97), b[i] = 1e-3 * (i % 89), c[i] = 0;
   double r[3];
   for (int k = 0; k < 3; k++) {
@@ -45,7 +35,7 @@ static double large_rate(void) {
     r[k] = 2.0 * n * n * n / (ovl_time() - t) * 1e-9;
   }
   free(a), free(b), free(c);
-  qsort(r, 3, sizeof r[0], cmp);
+  qsort(r, 3, sizeof r[0], bench_cmp_double);
   return r[1];
 }
 
@@ -53,32 +43,33 @@ static double large_rate(void) {
 static double product_rate(int64_t n, int b, int band, ovl_grid2d g) {
   int nblk = (int)((n + b - 1) / b), *bs = malloc(sizeof(int) * (size_t)nblk);
   double *d = calloc((size_t)(n * n), sizeof(double));
-  if (!bs || !d) die(OVL_ERR_NOMEM, "the dense band");
+  if (!bs || !d) bench_die("bsmul_dgemm_eff", OVL_ERR_NOMEM, "the dense band");
   for (int k = 0; k < nblk; k++) bs[k] = k + 1 < nblk ? b : (int)(n - (int64_t)b * (nblk - 1));
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = 0; i < n; i++)
       if (llabs(i / b - j / b) <= band) d[i + j * n] = 1.0 / (1.0 + (double)llabs(i - j));
   ovl_dmat D = NULL;
   ovl_bsmat A = NULL, C = NULL;
-  die(ovl_dmat_create(g, n, n, &D), "ovl_dmat_create");
-  die(ovl_dmat_scatter(D, d), "ovl_dmat_scatter");
-  die(ovl_bsmat_create(g, nblk, bs, 1, &A), "ovl_bsmat_create");
-  die(ovl_bsmat_create_like(A, &C), "ovl_bsmat_create_like");
-  die(ovl_bsmat_from_dense(D, 0, A), "ovl_bsmat_from_dense");
+  bench_die("bsmul_dgemm_eff", ovl_dmat_create(g, n, n, &D), "ovl_dmat_create");
+  bench_die("bsmul_dgemm_eff", ovl_dmat_scatter(D, d), "ovl_dmat_scatter");
+  bench_die("bsmul_dgemm_eff", ovl_bsmat_create(g, nblk, bs, 1, &A), "ovl_bsmat_create");
+  bench_die("bsmul_dgemm_eff", ovl_bsmat_create_like(A, &C), "ovl_bsmat_create_like");
+  bench_die("bsmul_dgemm_eff", ovl_bsmat_from_dense(D, 0, A), "ovl_bsmat_from_dense");
   ovl_bsmul_shape sh;
-  die(ovl_bsmat_shape(A, A, &sh), "ovl_bsmat_shape");
-  die(ovl_bsmat_multiply(A, A, 0, 1, C, NULL), "ovl_bsmat_multiply"); /* warm-up: C's memory mapped */
+  bench_die("bsmul_dgemm_eff", ovl_bsmat_shape(A, A, &sh), "ovl_bsmat_shape");
+  bench_die("bsmul_dgemm_eff", ovl_bsmat_multiply(A, A, 0, 1, C, NULL),
+            "ovl_bsmat_multiply"); /* warm-up: C's memory mapped */
   double r[3];
   for (int k = 0; k < 3; k++) {
     double t0 = ovl_time(), t = 0;
     int reps = 0;
     do {
-      die(ovl_bsmat_multiply(A, A, 0, 1, C, NULL), "ovl_bsmat_multiply");
+      bench_die("bsmul_dgemm_eff", ovl_bsmat_multiply(A, A, 0, 1, C, NULL), "ovl_bsmat_multiply");
       reps++, t = ovl_time() - t0;
     } while (t < 1.0);
     r[k] = sh.flops * reps / t * 1e-9;
   }
-  qsort(r, 3, sizeof r[0], cmp);
+  qsort(r, 3, sizeof r[0], bench_cmp_double);
   ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C), ovl_dmat_destroy(&D);
   free(bs), free(d);
   return r[1];
@@ -94,7 +85,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   ovl_grid2d g = NULL;
-  die(ovl_grid2d_create(MPI_COMM_SELF, 1, 1, 0, &g), "ovl_grid2d_create");
+  bench_die("bsmul_dgemm_eff", ovl_grid2d_create(MPI_COMM_SELF, 1, 1, 0, &g), "ovl_grid2d_create");
   const int sizes[] = {2, 4, 8, 16, 24, 32, 48, 64};
   const int ns = (int)(sizeof sizes / sizeof sizes[0]);
   double big = large_rate(), h[16];
@@ -108,7 +99,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
     if (b >= 8 && b <= 64) h[nh++] = hh;
   }
-  qsort(h, (size_t)nh, sizeof h[0], cmp);
+  qsort(h, (size_t)nh, sizeof h[0], bench_cmp_double);
   printf("# median h over b = 8 .. 64: %.1f\n", nh % 2 ? h[nh / 2] : 0.5 * (h[nh / 2 - 1] + h[nh / 2]));
   ovl_grid2d_destroy(&g);
   MPI_Finalize();

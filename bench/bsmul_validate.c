@@ -13,18 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "benchutil.h"
 #include "ovl/ovl.h"
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
-static void die(ovl_err rc, const char *what) {
-  if (rc == OVL_OK) return;
-  fprintf(stderr, "bsmul_validate: %s: %s\n", what, ovl_errmsg());
-  MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -39,31 +29,31 @@ int main(int argc, char **argv) {
     return 2;
   }
   ovl_grid2d g = NULL;
-  die(ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &g), "ovl_grid2d_create");
+  bench_die("bsmul_validate", ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &g), "ovl_grid2d_create");
   int p = 0, q = 0, ppn = 1, nodes = 1, consec = 1;
   ovl_grid2d_dims(g, &p, &q);
-  die(ovl_node_ranks(MPI_COMM_WORLD, &ppn, &nodes, &consec), "ovl_node_ranks");
+  bench_die("bsmul_validate", ovl_node_ranks(MPI_COMM_WORLD, &ppn, &nodes, &consec), "ovl_node_ranks");
   int nblk = (int)((n + b - 1) / b), *bs = malloc(sizeof(int) * (size_t)nblk);
   double *d = rank == 0 ? calloc((size_t)(n * n), sizeof(double)) : NULL;
-  if (!bs || (rank == 0 && !d)) die(OVL_ERR_NOMEM, "the dense band");
+  if (!bs || (rank == 0 && !d)) bench_die("bsmul_validate", OVL_ERR_NOMEM, "the dense band");
   for (int k = 0; k < nblk; k++) bs[k] = k + 1 < nblk ? b : (int)(n - (int64_t)b * (nblk - 1));
   for (int64_t j = 0; rank == 0 && j < n; j++)
     for (int64_t i = 0; i < n; i++)
       if (llabs(i / b - j / b) <= band) d[i + j * n] = 1.0 / (1.0 + (double)llabs(i - j));
   ovl_dmat D = NULL;
   ovl_bsmat A = NULL, C = NULL;
-  die(ovl_dmat_create(g, n, n, &D), "ovl_dmat_create");
-  die(ovl_dmat_scatter(D, d), "ovl_dmat_scatter");
+  bench_die("bsmul_validate", ovl_dmat_create(g, n, n, &D), "ovl_dmat_create");
+  bench_die("bsmul_validate", ovl_dmat_scatter(D, d), "ovl_dmat_scatter");
   free(d);
-  die(ovl_bsmat_create(g, nblk, bs, 1, &A), "ovl_bsmat_create");
-  die(ovl_bsmat_create_like(A, &C), "ovl_bsmat_create_like");
-  die(ovl_bsmat_from_dense(D, 0, A), "ovl_bsmat_from_dense");
+  bench_die("bsmul_validate", ovl_bsmat_create(g, nblk, bs, 1, &A), "ovl_bsmat_create");
+  bench_die("bsmul_validate", ovl_bsmat_create_like(A, &C), "ovl_bsmat_create_like");
+  bench_die("bsmul_validate", ovl_bsmat_from_dense(D, 0, A), "ovl_bsmat_from_dense");
   ovl_dmat_destroy(&D);
   ovl_bsmul_shape sh;
-  die(ovl_bsmat_shape(A, A, &sh), "ovl_bsmat_shape");
+  bench_die("bsmul_validate", ovl_bsmat_shape(A, A, &sh), "ovl_bsmat_shape");
   ovl_machine m;
   char src[512];
-  die(ovl_plan_machine(NULL, &m, src, sizeof src), "the machine");
+  bench_die("bsmul_validate", ovl_plan_machine(NULL, &m, src, sizeof src), "the machine");
   if (rank == 0)
     printf("# n=%lld b=%d band=%d: nblk=%lld, blocks %lld, block products %lld, %.3g flops; %d ranks (%dx%d), %d per "
            "node; machine %s\n# %4s %12s %12s %11s %11s %11s %7s\n",
@@ -72,26 +62,27 @@ int main(int argc, char **argv) {
   const int nds[] = {1, 2, 4};
   for (int x = 0; x < 3; x++) {
     double t[99];
-    die(ovl_bsmat_multiply(A, A, 0, nds[x], C, NULL), "ovl_bsmat_multiply"); /* warm-up */
+    bench_die("bsmul_validate", ovl_bsmat_multiply(A, A, 0, nds[x], C, NULL), "ovl_bsmat_multiply"); /* warm-up */
     for (int r = 0; r < reps; r++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t0 = ovl_time();
-      die(ovl_bsmat_multiply(A, A, 0, nds[x], C, NULL), "ovl_bsmat_multiply");
+      bench_die("bsmul_validate", ovl_bsmat_multiply(A, A, 0, nds[x], C, NULL), "ovl_bsmat_multiply");
       t[r] = ovl_time() - t0;
       MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     }
-    qsort(t, (size_t)reps, sizeof t[0], cmp);
+    qsort(t, (size_t)reps, sizeof t[0], bench_cmp_double);
     ovl_plan c = ovl_plan_default(OVL_ALGO_BSUMMA, n, P);
     c.p = p, c.q = q, c.ndup = nds[x], c.ppn = ppn;
     ovl_model_cost pr;
-    die(ovl_model_bsmul(&m, &c, &sh, &pr, NULL), "ovl_model_bsmul");
+    bench_die("bsmul_validate", ovl_model_bsmul(&m, &c, &sh, &pr, NULL), "ovl_model_bsmul");
     if (rank == 0)
       printf("  %4d %12.4e %12.4e %11.3e %11.3e %11.3e %7.2f\n", nds[x], t[reps / 2], pr.total, pr.latency,
              pr.bandwidth, pr.compute, pr.total / t[reps / 2]);
   }
   ovl_plan plan = ovl_plan_auto(OVL_FAMILY_BSMUL, n);
   char why[OVL_PLAN_WHY], line[256];
-  die(ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &plan, &sh, NULL, why, sizeof why), "ovl_plan_resolve_bsmul");
+  bench_die("bsmul_validate", ovl_plan_resolve_bsmul(MPI_COMM_WORLD, &plan, &sh, NULL, why, sizeof why),
+            "ovl_plan_resolve_bsmul");
   ovl_plan_describe(&plan, line, sizeof line);
   if (rank == 0) printf("# auto: %s (%s)\n", line, why);
   ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C);
