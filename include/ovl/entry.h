@@ -146,9 +146,9 @@ typedef struct ovl_purify_job_result {
   double fill_d, t_invsqrt, t_transform;
   int invsqrt_iter;
   int64_t rss_peak; /* the largest peak resident memory of a rank (bytes, getrusage; 0: unknown) */
-  /* the block-sparse job: the product's plan (ovl_plan_describe), where it came from, its N_DUP */
-  char plan[256], plan_why[OVL_PLAN_WHY];
-  int plan_ndup;
+  /* the block-sparse job: the product's plan (ovl_purify_sparse_plan) and where it came from */
+  ovl_plan plan;
+  char plan_why[OVL_PLAN_WHY];
 } ovl_purify_job_result;
 
 /* Run the job: the grid, the memory asked before anything is allocated, F

@@ -248,11 +248,9 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
     r->t_transform += ovl_time() - t0;
   }
   /* the purification's product planned on F''s shape (its first square's): bsumma or bs2.5d, N_DUP */
-  ovl_plan bp;
-  if (rc == OVL_OK) rc = ovl_purify_sparse_plan(F, &j->po.plan, j->machine, &bp, r->plan_why, sizeof r->plan_why);
-  if (rc == OVL_OK) ovl_plan_describe(&bp, r->plan, sizeof r->plan), r->plan_ndup = bp.ndup;
+  if (rc == OVL_OK) rc = ovl_purify_sparse_plan(F, &j->po.plan, j->machine, &r->plan, r->plan_why, sizeof r->plan_why);
   if (rc == OVL_OK) rc = ovl_err_agree(comm, ovl_bsmat_create_like(F, &D));
-  if (rc == OVL_OK) rc = ovl_purify_sparse_planned(&bp, F, D, &j->po, &r->res);
+  if (rc == OVL_OK) rc = ovl_purify_sparse_planned(&r->plan, F, D, &j->po, &r->res);
   if (rc == OVL_OK && j->check && !r->res.stopped) { /* F' and D' as dense matrices on the same ranks */
     ovl_dmat Fd = NULL, Dd = NULL;
     int64_t n = ovl_bsmat_n(F);
@@ -472,8 +470,9 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
   const int pass = ovl_purify_job_verdict(j, jr) == OVL_OK;
   const char *method = ovl_purify_method_name(j->po.method), *precision = ovl_purify_prec_name(j->po.prec);
   const char *kernel = ovl_purify_uses_sq(j->po.method) ? "square" : ovl_algo_name(j->po.plan.algo);
-  char mpi[MPI_MAX_LIBRARY_VERSION_STRING];
+  char mpi[MPI_MAX_LIBRARY_VERSION_STRING], bsplan[256] = ""; /* the block-sparse job's product plan, printed */
   OVL_TRY(ovl_mpi_library(mpi, sizeof mpi));
+  if (!isnan(j->po.sparse)) ovl_plan_describe(&jr->plan, bsplan, sizeof bsplan);
   if (json) {
     ovl_record *o = NULL;
     OVL_TRY(ovl_record_create("purify", &o));
@@ -485,7 +484,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
     ovl_record_set_int(o, "accelerated", r->accelerated);
     ovl_record_set_int(o, "fallback", r->fallback);
     ovl_record_set_num(o, "homo_estimate", j->po.homo), ovl_record_set_num(o, "lumo_estimate", j->po.lumo);
-    ovl_record_set_int(o, "ndup", isnan(j->po.sparse) ? j->po.plan.ndup : jr->plan_ndup);
+    ovl_record_set_int(o, "ndup", isnan(j->po.sparse) ? j->po.plan.ndup : jr->plan.ndup);
     ovl_record_set_str(o, "backend", ovl_backend_name(j->po.plan.coll.backend));
     ovl_record_set_int(o, "ranks", ranks), ovl_record_set_int(o, "active", jr->active);
     ovl_record_set_int(o, "blas_threads", jr->threads);
@@ -509,7 +508,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
       /* from H and S in memory to D: S^(-1/2), Z F Z, the purification, Z D Z (no files, no check) */
       ovl_record_set_num(o, "t_solve", jr->t_invsqrt + jr->t_transform + r->t_total);
       ovl_record_set_int(o, "blocks_file", jr->blocks_file), ovl_record_set_int(o, "blocks", jr->blocks);
-      ovl_record_set_str(o, "plan", jr->plan), ovl_record_set_str(o, "plan_why", jr->plan_why);
+      ovl_record_set_str(o, "plan", bsplan), ovl_record_set_str(o, "plan_why", jr->plan_why);
     }
     ovl_record_set_int(o, "rss_peak", jr->rss_peak);
     ovl_err rc = ovl_record_print(o, out);
@@ -550,7 +549,7 @@ ovl_err ovl_purify_job_print(FILE *out, const ovl_purify_job *j, const ovl_purif
             "%.4f s; peak memory %.1f MiB a rank\n"
             "purify: the product's plan: %s (%s)\n",
             j->po.sparse, jr->blocks, grp, jr->blocks_f, jr->blocks_d, 100.0 * jr->fill_d, jr->invsqrt_iter,
-            jr->t_invsqrt, jr->t_transform, (double)jr->rss_peak / 1048576.0, jr->plan, jr->plan_why);
+            jr->t_invsqrt, jr->t_transform, (double)jr->rss_peak / 1048576.0, bsplan, jr->plan_why);
   if (check)
     fprintf(out, "check: ||D - D_eig||_F / ||D_eig||_F = %.2e, tr(D_eig F) = %.10f (dsyevd %.4f s on rank 0): %s\n",
             jr->ref.relerr, jr->ref.energy, jr->ref.t_eig, pass ? "PASS" : "FAIL");
