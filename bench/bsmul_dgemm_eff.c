@@ -41,20 +41,9 @@ static double large_rate(void) {
 
 /* GFLOP/s of A A for blocks of size b (the last one narrower when b does not divide n). */
 static double product_rate(int64_t n, int b, int band, ovl_grid2d g) {
-  int nblk = (int)((n + b - 1) / b), *bs = malloc(sizeof(int) * (size_t)nblk);
-  double *d = calloc((size_t)(n * n), sizeof(double));
-  if (!bs || !d) bench_die("bsmul_dgemm_eff", OVL_ERR_NOMEM, "the dense band");
-  for (int k = 0; k < nblk; k++) bs[k] = k + 1 < nblk ? b : (int)(n - (int64_t)b * (nblk - 1));
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < n; i++)
-      if (llabs(i / b - j / b) <= band) d[i + j * n] = 1.0 / (1.0 + (double)llabs(i - j));
-  ovl_dmat D = NULL;
   ovl_bsmat A = NULL, C = NULL;
-  bench_die("bsmul_dgemm_eff", ovl_dmat_create(g, n, n, &D), "ovl_dmat_create");
-  bench_die("bsmul_dgemm_eff", ovl_dmat_scatter(D, d), "ovl_dmat_scatter");
-  bench_die("bsmul_dgemm_eff", ovl_bsmat_create(g, nblk, bs, 1, &A), "ovl_bsmat_create");
+  bench_band_bsmat("bsmul_dgemm_eff", g, n, b, band, &A);
   bench_die("bsmul_dgemm_eff", ovl_bsmat_create_like(A, &C), "ovl_bsmat_create_like");
-  bench_die("bsmul_dgemm_eff", ovl_bsmat_from_dense(D, 0, A), "ovl_bsmat_from_dense");
   ovl_bsmul_shape sh;
   bench_die("bsmul_dgemm_eff", ovl_bsmat_shape(A, A, &sh), "ovl_bsmat_shape");
   bench_die("bsmul_dgemm_eff", ovl_bsmat_multiply(A, A, 0, 1, C, NULL),
@@ -70,8 +59,7 @@ static double product_rate(int64_t n, int b, int band, ovl_grid2d g) {
     r[k] = sh.flops * reps / t * 1e-9;
   }
   qsort(r, 3, sizeof r[0], bench_cmp_double);
-  ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C), ovl_dmat_destroy(&D);
-  free(bs), free(d);
+  ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C);
   return r[1];
 }
 

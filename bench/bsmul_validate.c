@@ -33,22 +33,9 @@ int main(int argc, char **argv) {
   int p = 0, q = 0, ppn = 1, nodes = 1, consec = 1;
   ovl_grid2d_dims(g, &p, &q);
   bench_die("bsmul_validate", ovl_node_ranks(MPI_COMM_WORLD, &ppn, &nodes, &consec), "ovl_node_ranks");
-  int nblk = (int)((n + b - 1) / b), *bs = malloc(sizeof(int) * (size_t)nblk);
-  double *d = rank == 0 ? calloc((size_t)(n * n), sizeof(double)) : NULL;
-  if (!bs || (rank == 0 && !d)) bench_die("bsmul_validate", OVL_ERR_NOMEM, "the dense band");
-  for (int k = 0; k < nblk; k++) bs[k] = k + 1 < nblk ? b : (int)(n - (int64_t)b * (nblk - 1));
-  for (int64_t j = 0; rank == 0 && j < n; j++)
-    for (int64_t i = 0; i < n; i++)
-      if (llabs(i / b - j / b) <= band) d[i + j * n] = 1.0 / (1.0 + (double)llabs(i - j));
-  ovl_dmat D = NULL;
   ovl_bsmat A = NULL, C = NULL;
-  bench_die("bsmul_validate", ovl_dmat_create(g, n, n, &D), "ovl_dmat_create");
-  bench_die("bsmul_validate", ovl_dmat_scatter(D, d), "ovl_dmat_scatter");
-  free(d);
-  bench_die("bsmul_validate", ovl_bsmat_create(g, nblk, bs, 1, &A), "ovl_bsmat_create");
+  bench_band_bsmat("bsmul_validate", g, n, b, band, &A);
   bench_die("bsmul_validate", ovl_bsmat_create_like(A, &C), "ovl_bsmat_create_like");
-  bench_die("bsmul_validate", ovl_bsmat_from_dense(D, 0, A), "ovl_bsmat_from_dense");
-  ovl_dmat_destroy(&D);
   ovl_bsmul_shape sh;
   bench_die("bsmul_validate", ovl_bsmat_shape(A, A, &sh), "ovl_bsmat_shape");
   ovl_machine m;
@@ -87,7 +74,6 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("# auto: %s (%s)\n", line, why);
   ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C);
   ovl_grid2d_destroy(&g);
-  free(bs);
   MPI_Finalize();
   return 0;
 }
