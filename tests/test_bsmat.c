@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lapacke.h>
+
 #include "ovl/ovl.h"
 #include "ovltest.h"
 
@@ -316,6 +318,29 @@ static void test_ops(int p, int q) {
   T_CHECK(fabs(dt - rdt) <= 1e-13 * (1 + fabs(rdt)), "%dx%d: dot %.17g, expected %.17g", p, q, dt, rdt);
   T_CHECK(fabs(lo - rlo) <= 1e-13 * (1 + fabs(rlo)) && fabs(hi - rhi) <= 1e-13 * (1 + fabs(rhi)),
           "%dx%d: Gershgorin [%g, %g], expected [%g, %g]", p, q, lo, hi, rlo, rhi);
+  /* y = A x against the generator's sums; the spectrum's bounds against LAPACK's eigenvalues */
+  double *x = malloc(sizeof(double) * (size_t)n), *y = malloc(sizeof(double) * (size_t)n),
+         *ad = malloc(sizeof(double) * (size_t)(n * n)), *ev = malloc(sizeof(double) * (size_t)n);
+  if (!x || !y || !ad || !ev) exit(2);
+  for (int64_t i = 0; i < n; i++) x[i] = sin(1.0 + (double)i);
+  T_OK(ovl_bsmat_matvec(A, x, y));
+  double mverr = 0;
+  for (int64_t i = 0; i < n; i++) {
+    double r = 0;
+    for (int64_t j = 0; j < n; j++) r += tval(&ca, i, j) * x[j], ad[i + j * n] = tval(&ca, i, j);
+    mverr = fmax(mverr, fabs(y[i] - r) / (1 + fabs(r)));
+  }
+  T_CHECK(mverr <= 1e-13, "%dx%d: matvec off by %g", p, q, mverr);
+  T_CHECK(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'L', (lapack_int)n, ad, (lapack_int)n, ev) == 0, "dsyev");
+  double blo = 0, bhi = 0, wid = ev[n - 1] - ev[0];
+  T_OK(ovl_bsmat_bounds(A, &blo, &bhi));
+  T_CHECK(blo <= ev[0] && bhi >= ev[n - 1] && blo >= ev[0] - 0.05 * wid && bhi <= ev[n - 1] + 0.05 * wid && blo >= lo &&
+              bhi <= hi,
+          "%dx%d: bounds [%g, %g], spectrum [%g, %g], Gershgorin [%g, %g]", p, q, blo, bhi, ev[0], ev[n - 1], lo, hi);
+  T_ERR(ovl_bsmat_matvec(A, g_rank == 0 ? NULL : x, y), OVL_ERR_ARG); /* a NULL vector on one rank: agreed */
+  T_ERR(ovl_bsmat_bounds(A, &blo, NULL), OVL_ERR_ARG);
+  T_ERR(ovl_bsmat_matvec(NULL, x, y), OVL_ERR_ARG);
+  free(x), free(y), free(ad), free(ev);
   /* copy, scale, shift, axpby (into a third matrix and onto an operand) */
   pair_ctx id = {&ca, NULL, 1.0, 0.0, 0.0};
   T_OK(ovl_bsmat_copy(C, A));

@@ -179,6 +179,15 @@ ovl_err ovl_bsmat_dist_fro(ovl_bsmat A, ovl_bsmat B, double *d);
 ovl_err ovl_bsmat_swap(ovl_bsmat A, ovl_bsmat B);
 /* Gershgorin bounds of the spectrum of a symmetric A. COLLECTIVE. */
 ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi);
+/* y := A x, with x and y (n entries each) whole and the same on every rank
+ * of the grid's parent (idle ranks included). COLLECTIVE over the parent;
+ * OVL_ERR_ARG (agreed) for a NULL handle or vector, OVL_ERR_NOMEM. */
+ovl_err ovl_bsmat_matvec(ovl_bsmat A, const double *x, double *y);
+/* Bounds of the spectrum of a symmetric A: Gershgorin's, tightened by 40
+ * Lanczos steps (ovl_bsmat_matvec; the extreme Ritz values widened by
+ * their residual bounds and 1% of their range). Lanczos' ends converge
+ * fast, so the bounds are tight estimates, not proofs. COLLECTIVE. */
+ovl_err ovl_bsmat_bounds(ovl_bsmat A, double *lo, double *hi);
 
 /* ---- the filtered product ----
  * C := A B, keeping the blocks of C whose Frobenius norm is >= eps.

@@ -154,6 +154,23 @@ ovl_err ovl_dmat_norm_fro(ovl_dmat A, double *out);
 /* y = A x with x (n entries) and y (m entries) replicated on every rank of
  * the parent (idle ranks included). */
 ovl_err ovl_dmat_matvec(ovl_dmat A, const double *x, double *y);
+
+/* y := A x for a symmetric operator A on vectors of length n held whole
+ * (the same) on every rank of a communicator; COLLECTIVE over it, with an
+ * error agreed over it. ctx is the caller's. */
+typedef ovl_err (*ovl_matvec_fn)(void *ctx, const double *x, double *y);
+/* [*lo, *hi] (on entry: bounds known to hold, e.g. Gershgorin's) tightened
+ * by k Lanczos steps (at most n) from a seeded start vector, the same on
+ * every rank: the extreme Ritz values widened by their residual bounds
+ * |beta_k s_k| and by 1% of the Ritz range, then intersected with the
+ * interval. The residual bound places an eigenvalue near each extreme Ritz
+ * value; it does not prove that none lies beyond, so the result is an
+ * estimate that Lanczos' fast convergence at the ends makes tight. On
+ * failure of the small eigensolver the interval stays. COLLECTIVE over
+ * comm (mv is called by every rank); errors (agreed): OVL_ERR_ARG (NULL
+ * mv or bounds), OVL_ERR_NOMEM and mv's. Used by ovl_purify (the dense F)
+ * and ovl_bsmat_bounds. */
+ovl_err ovl_lanczos_bounds(int64_t n, int k, ovl_matvec_fn mv, void *ctx, MPI_Comm comm, double *lo, double *hi);
 /* Trace of a square matrix. */
 ovl_err ovl_dmat_trace(ovl_dmat A, double *out);
 /* A checksum of A's values that does not depend on the grid: the sum mod

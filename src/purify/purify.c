@@ -184,54 +184,15 @@ static ovl_err gershgorin(ovl_dmat F, double *hmin, double *hmax) {
   return OVL_OK;
 }
 
-/* Tighter bounds of F's spectrum than Gershgorin's, from k Lanczos steps
- * (a seeded start vector, the same on every rank): the extreme Ritz values
- * theta widened by their residual bounds |beta_k s_k| and by 1% of the
- * Ritz range, then intersected with [hmin, hmax]. Every method starts from
- * the interval, so a tighter one saves iterations (SP2 about 2 log2 of the
- * ratio of widths); Gershgorin's can be several times the spectrum on dense
- * matrices. Plane 0 (ovl_dmat_matvec reduces over it); on failure of the
- * small eigensolver the Gershgorin bounds stay. */
+/* Tighter bounds of F's spectrum than Gershgorin's, from 40 Lanczos steps
+ * (ovl_lanczos_bounds). Every method starts from the interval, so a tighter one
+ * saves iterations (SP2 about 2 log2 of the ratio of widths); Gershgorin's
+ * can be several times the spectrum on dense matrices. Plane 0
+ * (ovl_dmat_matvec reduces over it). */
+static ovl_err dmat_mv(void *ctx, const double *x, double *y) { return ovl_dmat_matvec((ovl_dmat)ctx, x, y); }
+
 static ovl_err lanczos_bounds(ovl_dmat F, double *hmin, double *hmax) {
-  int64_t n = ovl_dmat_rows(F), k = n < 40 ? n : 40;
-  if (n < 2) return OVL_OK;
-  double *v = NULL, *vp = NULL, *w = NULL, *al = NULL, *be = NULL, *z = NULL;
-  ovl_err rc = ovl_malloc(sizeof(double) * (size_t)(3 * n + 2 * k + k * k + 4), &v);
-  rc = ovl_err_agree(ovl_grid2d_parent(ovl_dmat_grid(F)), rc);
-  if (rc != OVL_OK) return rc;
-  vp = v + n, w = vp + n, al = w + n, be = al + k, z = be + k;
-  double nrm = 0;
-  for (int64_t i = 0; i < n; i++) v[i] = ovl_fill_value(20261125u, i, 0), vp[i] = 0, nrm += v[i] * v[i];
-  for (int64_t i = 0; i < n; i++) v[i] /= sqrt(nrm);
-  int64_t m = 0;
-  double bprev = 0;
-  for (; m < k && rc == OVL_OK; m++) {
-    rc = ovl_dmat_matvec(F, v, w);
-    if (rc != OVL_OK) break;
-    double a = 0, b = 0;
-    for (int64_t i = 0; i < n; i++) a += w[i] * v[i];
-    for (int64_t i = 0; i < n; i++) w[i] -= a * v[i] + bprev * vp[i], b += w[i] * w[i];
-    al[m] = a, be[m] = sqrt(b), bprev = be[m];
-    if (!(be[m] > 1e-12 * (fabs(a) + 1.0))) { /* an invariant subspace: the Ritz values are eigenvalues */
-      be[m] = 0, m++;
-      break;
-    }
-    for (int64_t i = 0; i < n; i++) vp[i] = v[i], v[i] = w[i] / be[m];
-  }
-  if (rc == OVL_OK && m > 0) {
-    double last = be[m - 1], *off = w; /* dstev overwrites the off-diagonal */
-    for (int64_t i = 0; i + 1 < m; i++) off[i] = be[i];
-    lapack_int info = LAPACKE_dstev(LAPACK_COL_MAJOR, 'V', (lapack_int)m, al, off, z, (lapack_int)m);
-    if (info == 0) {
-      double r0 = fabs(last * z[(m - 1) + 0 * m]), r1 = fabs(last * z[(m - 1) + (m - 1) * m]);
-      double margin = 0.01 * (al[m - 1] - al[0]);
-      double lo = al[0] - r0 - margin, hi = al[m - 1] + r1 + margin;
-      if (lo > *hmin && lo < hi) *hmin = lo;
-      if (hi < *hmax && hi > *hmin) *hmax = hi;
-    }
-  }
-  ovl_free(&v);
-  return rc;
+  return ovl_lanczos_bounds(ovl_dmat_rows(F), 40, dmat_mv, F, ovl_grid2d_parent(ovl_dmat_grid(F)), hmin, hmax);
 }
 
 /* ---- memory query ---------------------------------------------------------- */

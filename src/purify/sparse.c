@@ -135,7 +135,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
   if (rc == OVL_OK) rc = ovl_bsmat_create_like(F, &T);
   rc = ovl_err_agree(parent, rc);
   double hmin = 0.0, hmax = 0.0;
-  if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_gershgorin(F, &hmin, &hmax));
+  if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_bounds(F, &hmin, &hmax));
   if (rc == OVL_OK) {
     double hb[2] = {hmin, hmax};
     rc = share(x, hb, 2);

@@ -1,6 +1,7 @@
 /* Operations on the stored blocks of block-sparse matrices: copy, scale,
  * shift, axpby, filter (LOCAL), and the sums over the grid: trace, dot,
  * Frobenius norm, Gershgorin bounds (COLLECTIVE). */
+#include <cblas.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -316,4 +317,36 @@ ovl_err ovl_bsmat_gershgorin(ovl_bsmat A, double *lo, double *hi) {
   OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, b, 2, MPI_DOUBLE, MPI_MIN, parent));
   *lo = b[0], *hi = -b[1];
   return OVL_OK;
+}
+
+ovl_err ovl_bsmat_matvec(ovl_bsmat A, const double *x, double *y) {
+  OVL_TRY(ovl_check_handle(A, "ovl_bsmat_matvec", "A"));
+  MPI_Comm parent = ovl_grid2d_parent(A->g);
+  ovl_err rc = !x                 ? ovl_err_set(OVL_ERR_ARG, "ovl_bsmat_matvec: x is NULL")
+               : !y               ? ovl_err_set(OVL_ERR_ARG, "ovl_bsmat_matvec: y is NULL")
+               : A->n > INT32_MAX ? ovl_err_set(OVL_ERR_SIZE, "ovl_bsmat_matvec: n = %" PRId64, A->n)
+                                  : OVL_OK;
+  OVL_TRY(ovl_err_agree(parent, rc));
+  for (int64_t i = 0; i < A->n; i++) y[i] = 0.0;
+  const ovl_i_bsr *L = &A->loc;
+  for (int64_t r = 0; r < A->nrows; r++) {
+    int gi = A->rows[r], m = A->bs[gi];
+    for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++) {
+      int gj = L->colidx[k];
+      cblas_dgemv(CblasColMajor, CblasNoTrans, m, A->bs[gj], 1.0, L->val + L->valoff[k], m, x + A->boff[gj], 1, 1.0,
+                  y + A->boff[gi], 1);
+    }
+  }
+  OVL_MPI(MPI_Allreduce(MPI_IN_PLACE, y, (int)A->n, MPI_DOUBLE, MPI_SUM, parent));
+  return OVL_OK;
+}
+
+static ovl_err bsmat_mv(void *ctx, const double *x, double *y) { return ovl_bsmat_matvec((ovl_bsmat)ctx, x, y); }
+
+ovl_err ovl_bsmat_bounds(ovl_bsmat A, double *lo, double *hi) {
+  OVL_TRY(ovl_check_handle(A, "ovl_bsmat_bounds", "A"));
+  OVL_TRY(ovl_check_ptr(lo, "ovl_bsmat_bounds", "lo"));
+  OVL_TRY(ovl_check_ptr(hi, "ovl_bsmat_bounds", "hi"));
+  OVL_TRY(ovl_bsmat_gershgorin(A, lo, hi));
+  return ovl_lanczos_bounds(A->n, 40, bsmat_mv, A, ovl_grid2d_parent(A->g), lo, hi);
 }
