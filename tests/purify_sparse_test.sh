@@ -94,8 +94,10 @@ name="--sparse-block without --sparse"; run 1 --fock "$H" --sparse-block 8 --met
 ok test "$rc" -ne 0; ok has "--sparse-block applies with --sparse only" "$err"
 name="--sparse out of range"; run 1 --fock "$H" --sparse 2 --method sp2 -q
 ok test "$rc" -ne 0; ok has "must be in \[0, 1)" "$err"
-name="--sparse with mixed precision"; run 1 --fock "$H" --sparse 1e-6 --method sp2 -P mixed -q
-ok test "$rc" -ne 0; ok has "float64 only" "$err"
+name="--sparse 1e-6 with mixed precision: float32 products, checked"
+run 2 --fock "$H" --overlap "$S" --sparse 1e-6 --method sp2 --sparse-block 32 -P mixed --check --json
+ok test "$rc" -eq 0; ok has '"check":"PASS"' "$out"; ok has '"precision":"mixed"' "$out"
+ok test "$(sed -n 's/.*"iter_single":\([0-9]*\).*/\1/p' <<<"$out")" -gt 0
 name="a block-size sidecar that does not add up"; cp "$H" "$tmp/B.mtx"; echo '{"rows": 5, "cols": 5, "block_sizes": [2, 2]}' >"$tmp/B.mtx.json"
 run 2 --fock "$tmp/B.mtx" --sparse 1e-6 --method sp2 --nocc 2 -q -o "$tmp/out.mtx"
 ok test "$rc" -ne 0; ok has "B.mtx" "$err"; ok test ! -e "$tmp/out.mtx"

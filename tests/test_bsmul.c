@@ -168,6 +168,55 @@ static void test_products(void) {
   tmat_free(&tA), tmat_free(&tB);
 }
 
+/* Float32 arithmetic (ovl_bsmat_set_arith on C): blocks of 8 to 20 rows, so
+ * that the block products run as sgemm; the result within float32's
+ * rounding of the float64 product's, and not equal to it (the float32 path
+ * ran); a mixed setting between ranks refused alike; float64 again the
+ * float64 product (to the rounding of the panels' arrival order). */
+static void test_float32(void) {
+  enum { NB = 14 };
+  int bs[NB];
+  for (int b = 0; b < NB; b++) bs[b] = 8 + (int)(t_mix((uint64_t)b + 3) % 13);
+  tmat tA;
+  tmat_make(&tA, NB, bs, 5, 0.4, -1, -1, 5);
+  int shapes[16][2], ns = grid_shapes(g_size, shapes);
+  for (int sh = 0; sh < ns; sh++) {
+    int p = shapes[sh][0], q = shapes[sh][1];
+    ovl_grid2d g = NULL;
+    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g));
+    ovl_bsmat A = NULL, C64 = NULL, C32 = NULL;
+    T_OK(to_bsmat(g, &tA, 9, &A));
+    T_OK(ovl_bsmat_create_like(A, &C64));
+    T_OK(ovl_bsmat_create_like(A, &C32));
+    T_CHECK(ovl_bsmat_get_arith(C32) == OVL_BSMAT_FLOAT64, "a new matrix's arithmetic is not float64");
+    T_OK(ovl_bsmat_set_arith(C32, OVL_BSMAT_FLOAT32));
+    T_CHECK(ovl_bsmat_get_arith(C32) == OVL_BSMAT_FLOAT32, "the arithmetic was not set");
+    for (int rep = 0; rep < 2; rep++) { /* the second product reuses the kept float arrays */
+      T_OK(ovl_bsmat_multiply(A, A, 0.0, 2, C64, NULL));
+      T_OK(ovl_bsmat_multiply(A, A, 0.0, 2, C32, NULL));
+      double d = 0, n64 = 0;
+      T_OK(ovl_bsmat_dist_fro(C32, C64, &d));
+      T_OK(ovl_bsmat_norm_fro(C64, &n64));
+      T_CHECK(d <= 1e-5 * n64 && d > 0.0, "grid %dx%d: float32 product %.3e from float64's (norm %.3e)", p, q, d, n64);
+    }
+    if (g_size > 1) {
+      T_OK(ovl_bsmat_set_arith(C32, g_rank == 0 ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64));
+      T_ERR_SAME(ovl_bsmat_multiply(A, A, 0.0, 2, C32, NULL), OVL_ERR_ARG);
+    }
+    T_OK(ovl_bsmat_set_arith(C32, OVL_BSMAT_FLOAT64));
+    T_OK(ovl_bsmat_multiply(A, A, 0.0, 2, C32, NULL));
+    double d = 1, n64 = 0;
+    T_OK(ovl_bsmat_norm_fro(C64, &n64));
+    T_OK(ovl_bsmat_dist_fro(C32, C64, &d));
+    T_CHECK(d <= 1e-13 * n64, "grid %dx%d: float64 products differ by %.3e", p, q, d);
+    T_ERR(ovl_bsmat_set_arith(C32, (ovl_bsmat_arith)7), OVL_ERR_ARG);
+    T_ERR(ovl_bsmat_set_arith(NULL, OVL_BSMAT_FLOAT32), OVL_ERR_ARG);
+    ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&C64), ovl_bsmat_destroy(&C32);
+    ovl_grid2d_destroy(&g);
+  }
+  tmat_free(&tA);
+}
+
 /* Empty operands: C (which held blocks) ends empty. */
 static void test_empty(void) {
   enum { NB = 9 };
@@ -335,6 +384,7 @@ int main(int argc, char **argv) {
   if (argc >= 4 && strcmp(argv[1], "--time") == 0) {
     time_mode(atoll(argv[2]), atoi(argv[3]), argc >= 5 ? atof(argv[4]) : 1e-7);
   } else {
+    test_float32();
     test_products();
     test_empty();
     test_bad();

@@ -300,9 +300,11 @@ static void sparse_route(const grid *G, const fcase *c) {
   prm.method = OVL_PURIFY_CANONICAL, prm.sparse = 1e-6;
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
   T_CHECK(strstr(ovl_errmsg(), "runs sp2, sp2acc or trs4") != NULL, "message: %s", ovl_errmsg());
-  prm = ovl_pdpurify_params_default();
-  prm.options = "--method sp2 --sparse 1e-6 -P mixed";
-  T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);
+  prm = ovl_pdpurify_params_default(); /* mixed precision: float32 products, the density as at float64 */
+  prm.options = "--method sp2 --sparse 1e-7 -P mixed";
+  T_OK(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
+  bc_gather(G, &D, Dg, n);
+  T_CHECK(relfro(Dg, Dr, n) <= 1e-5, "%s sparse 1e-7 mixed: %.3e", c->name, relfro(Dg, Dr, n));
   prm = ovl_pdpurify_params_default();
   prm.sparse = 2.0;
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);

@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
   T_CHECK(e0 <= 1e-12, "eps = 0: ||D_sparse - D_dense|| / ||D_dense|| = %.3e", e0);
   T_CHECK(fabs(rs.energy - rd.energy) <= 1e-10 * fabs(rd.energy), "eps = 0: energy %.15g vs dense %.15g", rs.energy,
           rd.energy);
-  /* the dense D0 uses Lanczos-refined bounds, the sparse one Gershgorin's: a wider interval, a step or two more */
+  /* both D0 from Lanczos-refined bounds (ovl_lanczos_bounds on the dense F, ovl_bsmat_bounds on the sparse) */
   T_CHECK(rs.iterations >= rd.iterations && rs.iterations <= rd.iterations + 4, "eps = 0: %d iterations, dense %d",
           rs.iterations, rd.iterations);
   T_CHECK(rs.trace_err <= 1e-8, "eps = 0: |tr D - n_occ| = %.3e", rs.trace_err);
@@ -157,24 +157,30 @@ int main(int argc, char **argv) {
   T_OK(ovl_dmat_scatter(W, sg));
   T_OK(ovl_bsmat_from_dense(W, 0.0, S));
   ovl_bsmat_invsqrt_info zi;
-  T_OK(ovl_bsmat_invsqrt(S, 0.0, 2, 100, Z, &zi));
-  gather_all(Z, W, zg, n);
-  double zsz = 0.0, asym = 0.0;
-  for (int64_t j = 0; j < n; j++)
-    for (int64_t i = 0; i < n; i++) {
-      double v = 0.0; /* (Z S Z)(i, j) from the banded S */
-      for (int64_t k = 0; k < n; k++) {
-        double sz = 0.0;
-        for (int64_t l = k - 2 < 0 ? 0 : k - 2; l <= k + 2 && l < n; l++) sz += sg[k + l * n] * zg[l + j * n];
-        v += zg[i + k * n] * sz;
+  /* float64, and Z's arithmetic float32 (its last products in float64): Z S Z = I to float64's rounding both */
+  for (int ar = 0; ar < 2; ar++) {
+    T_OK(ovl_bsmat_set_arith(Z, ar ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64));
+    T_OK(ovl_bsmat_invsqrt(S, 0.0, 2, 100, Z, &zi));
+    gather_all(Z, W, zg, n);
+    double zsz = 0.0, asym = 0.0;
+    for (int64_t j = 0; j < n; j++)
+      for (int64_t i = 0; i < n; i++) {
+        double v = 0.0; /* (Z S Z)(i, j) from the banded S */
+        for (int64_t k = 0; k < n; k++) {
+          double sz = 0.0;
+          for (int64_t l = k - 2 < 0 ? 0 : k - 2; l <= k + 2 && l < n; l++) sz += sg[k + l * n] * zg[l + j * n];
+          v += zg[i + k * n] * sz;
+        }
+        zsz = fmax(zsz, fabs(v - (i == j ? 1.0 : 0.0)));
+        asym = fmax(asym, fabs(zg[i + j * n] - zg[j + i * n]));
       }
-      zsz = fmax(zsz, fabs(v - (i == j ? 1.0 : 0.0)));
-      asym = fmax(asym, fabs(zg[i + j * n] - zg[j + i * n]));
-    }
-  T_CHECK(zsz <= 1e-11 && asym <= 1e-12, "invsqrt: max |Z S Z - I| = %.3e, max |Z - Z^T| = %.3e (%d iterations)", zsz,
-          asym, zi.iterations);
-  T_CHECK(zi.iterations >= 3 && zi.iterations <= 40 && zi.products == 3 * zi.iterations - 2,
-          "invsqrt: %d iterations, %d products", zi.iterations, zi.products);
+    T_CHECK(zsz <= 1e-11 && asym <= 1e-12,
+            "invsqrt (arith %d): max |Z S Z - I| = %.3e, max |Z - Z^T| = %.3e (%d iterations)", ar, zsz, asym,
+            zi.iterations);
+    T_CHECK(zi.iterations >= 3 && zi.iterations <= 40 && zi.products == 3 * zi.iterations - 2,
+            "invsqrt: %d iterations, %d products", zi.iterations, zi.products);
+  }
+  T_OK(ovl_bsmat_set_arith(Z, OVL_BSMAT_FLOAT64));
   ovl_err zr = ovl_bsmat_invsqrt(S, -1.0, 2, 100, Z, NULL);
   T_CHECK(zr == OVL_ERR_ARG && strstr(ovl_errmsg(), "threshold"), "invsqrt eps < 0: %s %s", ovl_err_name(zr),
           ovl_errmsg());
@@ -204,9 +210,15 @@ int main(int argc, char **argv) {
   ob = o, ob.nocc = n + 1;
   rc = purify_eps(Fs, D, &ob, 0.0, NULL);
   T_CHECK(rc == OVL_ERR_ARG && strstr(ovl_errmsg(), "occupied"), "nocc > n: %s %s", ovl_err_name(rc), ovl_errmsg());
+  /* mixed precision: float32 products until float32's floor, then float64: the float64 result */
   ob = o, ob.prec = OVL_PURIFY_PREC_MIXED;
-  rc = purify_eps(Fs, D, &ob, 0.0, NULL);
-  T_CHECK(rc == OVL_ERR_UNSUPPORTED, "mixed: %s %s", ovl_err_name(rc), ovl_errmsg());
+  ovl_purify_result rm;
+  T_OK(purify_eps(Fs, D, &ob, 0.0, &rm));
+  gather_all(D, W, ds, n);
+  T_CHECK(rel_diff(ds, dd, n) <= 1e-10 && rm.iter_single > 0 && rm.iter_single < rm.iterations,
+          "mixed at eps = 0: ||D - D_dense|| / ||D_dense|| = %.3e, %d of %d iterations in float32", rel_diff(ds, dd, n),
+          rm.iter_single, rm.iterations);
+  T_CHECK(ovl_bsmat_get_arith(D) == OVL_BSMAT_FLOAT64, "mixed: D's arithmetic not restored");
   rc = purify_eps(Fs, NULL, &o, 0.0, NULL);
   T_CHECK(rc == OVL_ERR_ARG, "D NULL: %s", ovl_err_name(rc));
 

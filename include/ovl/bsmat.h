@@ -83,6 +83,21 @@ ovl_err ovl_bsmat_destroy(ovl_bsmat *A);
  * will not be written again soon; its blocks stay. LOCAL. Errors: OVL_ERR_ARG
  * (a NULL handle). */
 ovl_err ovl_bsmat_release_work(ovl_bsmat A);
+/* The arithmetic of the block products that write C (ovl_bsmat_multiply,
+ * ovl_bsmat_multiply3 and the products of ovl_bsmat_invsqrt into Z):
+ * OVL_BSMAT_FLOAT64 (the default of a new matrix) or OVL_BSMAT_FLOAT32,
+ * where each block product of at least 512 multiply-adds runs as sgemm on
+ * its operands rounded to float32, the products a step adds to one block
+ * of C are summed in float32 and C accumulates the steps in float64: twice
+ * the rate, and a relative error of about 1e-7 (float32's rounding, times
+ * the inner blocks' count) per product, for thresholds of 1e-6 and above.
+ * C's stored values stay float64. LOCAL; it must be the same on every rank
+ * when C is written (the products agree it). Errors: OVL_ERR_ARG (a NULL
+ * handle, another value). */
+typedef enum ovl_bsmat_arith { OVL_BSMAT_FLOAT64 = 0, OVL_BSMAT_FLOAT32 = 1 } ovl_bsmat_arith;
+ovl_err ovl_bsmat_set_arith(ovl_bsmat C, ovl_bsmat_arith arith);
+/* C's arithmetic (OVL_BSMAT_FLOAT64 for a NULL handle). LOCAL. */
+ovl_bsmat_arith ovl_bsmat_get_arith(ovl_bsmat C);
 
 /* Accessors. LOCAL. A NULL handle gives NULL or -1. */
 ovl_grid2d ovl_bsmat_grid(ovl_bsmat A);
@@ -295,8 +310,11 @@ ovl_err ovl_bsmat_from_plane(ovl_bsmat A, ovl_grid3d g, ovl_grid2d g2, ovl_bsmat
  * halving below the filtering's floor max(1e-3, 10 eps sqrt(blocks of Z Y)),
  * or max_iter; then Z / sqrt(c).
  * The iterations grow with log2 of S's condition number (each multiplies
- * the smallest eigenvalues' images by about 1.5 until they near 1). Z must
- * be another matrix of S's layout (ovl_bsmat_create_like). COLLECTIVE over
+ * the smallest eigenvalues' images by about 1.5 until they near 1). With
+ * Z's arithmetic float32 (ovl_bsmat_set_arith) the products run in float32
+ * while ||I - Z Y||_F > 1e-2 and in float64 after (the iteration corrects
+ * the rounding). Z must be another matrix of S's layout
+ * (ovl_bsmat_create_like). COLLECTIVE over
  * the grid's parent; errors (agreed): OVL_ERR_ARG, OVL_ERR_NUMERIC (S not
  * positive definite as far as the iteration shows: no convergence),
  * OVL_ERR_NOMEM. info may be NULL. */

@@ -50,7 +50,7 @@
  * are cut into blocks of params.sparse_block rows, blocks below the
  * threshold dropped; S^(-1/2) (filtered Newton-Schulz, ovl_bsmat_invsqrt)
  * replaces the Cholesky factor, and F' = Z F Z, the purification
- * (ovl_purify_sparse: sp2, sp2acc, trs4; float64), D = Z D' Z and W are
+ * (ovl_purify_sparse: sp2, sp2acc, trs4; float64 or mixed), D = Z D' Z and W are
  * filtered block-sparse products on a 2D grid over every rank; D and W are
  * symmetrized. The purification's product is planned by its cost model
  * (ovl_purify_sparse_plan: bsumma on that grid, or bs2.5d on c layers),
@@ -93,7 +93,7 @@ typedef struct ovl_pdpurify_params {
   int ndup;                 /* lanes (N_DUP) per communication phase, 1..OVL_LANES_MAX, or OVL_AUTO (default): the
                                planner's (4 for the symmetric square); 0, the older spelling of open, is read
                                as OVL_AUTO for one more release */
-  ovl_purify_prec prec;     /* OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED (SP2, TRS4) */
+  ovl_purify_prec prec;     /* OVL_PURIFY_PREC_DOUBLE (default) or OVL_PURIFY_PREC_MIXED (SP2, TRS4; sparse too) */
   double tol;               /* ||D'^2 - D'||_F tolerance: 0 (default: the method's own stopping rule) or in
                                [OVL_PURIFY_TOL_MIN, OVL_PURIFY_TOL_MAX] */
   int max_iter;             /* iteration cap (default 200) */
@@ -118,7 +118,7 @@ typedef struct ovl_pdpurify_params {
    * --homo, --lumo in options. */
   double homo, lumo;
   /* The block-sparse route (NAN, the default: dense): the threshold eps in
-   * [0, 1) of ovl_purify_sparse (sp2, sp2acc, trs4; float64). F (and S)
+   * [0, 1) of ovl_purify_sparse (sp2, sp2acc, trs4; float64 or mixed). F (and S)
    * are cut into blocks of sparse_block rows (default
    * OVL_PURIFY_SPARSE_BLOCK) with the blocks under eps dropped; with S, its
    * inverse square root (ovl_bsmat_invsqrt) replaces the Cholesky factor,

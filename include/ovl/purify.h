@@ -218,7 +218,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
  * dropped but exact zeros; the result is the dense iteration's to rounding). D0 comes from
  * F's Gershgorin bounds. opts: method (sp2, sp2acc with homo/lumo as
  * above, or trs4: two products a step, D^2 then D^2 M), nocc, max_iter, tol, verbose, stop, started, and plan.ndup (the
- * product's lanes, 0: its default); float64 only, no checkpoints. Stopping:
+ * product's lanes, 0: its default), prec (mixed: float32 block products
+ * until float32's floor, docs/guides/sparse.md); no checkpoints. Stopping:
  * the rounding-floor tests of the dense iteration, applied below the error
  * floor the filtering leaves (4 eps sqrt(blocks of D^2), between 1e-6 and
  * 1e-2: stop_reason "filtering floor"), and the trace test accepts
@@ -228,7 +229,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
  * ssc_gflops are 0 (block products are counted in products' statistics, not
  * as flops); t_ssc is the time in the products. COLLECTIVE over F's grid's
  * parent. Errors (agreed): OVL_ERR_ARG, OVL_ERR_UNSUPPORTED (another method,
- * mixed precision, checkpoints), OVL_ERR_NUMERIC (F not finite; no
+ * checkpoints), OVL_ERR_NUMERIC (F not finite; no
  * convergence; a converged D of the wrong trace), OVL_ERR_NOMEM. */
 ovl_err ovl_purify_sparse(ovl_bsmat F, ovl_bsmat D, const ovl_purify_opts *opts, ovl_purify_result *res);
 

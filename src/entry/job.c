@@ -188,6 +188,11 @@ static ovl_err sparse_regroup(ovl_bsmat *X, int block, int *file_blocks) {
 
 static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
   const double eps = j->po.sparse;
+  /* mixed precision (ovl_bsmat_set_arith): S^(-1/2) and the purification start in float32 and finish in
+   * float64 where float32 would set their floor; Z F Z and Z D Z in float32 at thresholds of 1e-5 and above,
+   * where a block's float32 rounding is far below what the threshold drops */
+  const int mixed = j->po.prec == OVL_PURIFY_PREC_MIXED;
+  const ovl_bsmat_arith arith = mixed && eps >= 1e-5 ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64;
   const int ndup =
       j->po.plan.ndup > 0 ? j->po.plan.ndup : 0; /* S^(-1/2), Z F Z and Z D Z: as given, else the family's */
   ovl_grid2d g = NULL;
@@ -216,6 +221,7 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
   if (rc == OVL_OK && S) { /* a non-orthogonal basis: F' = Z F Z with Z = S^(-1/2) */
     rc = ovl_bsmat_create_like(S, &Z);
     rc = ovl_err_agree(comm, rc);
+    if (rc == OVL_OK && mixed) ovl_bsmat_set_arith(Z, OVL_BSMAT_FLOAT32); /* (until its last iterations) */
     ovl_bsmat_invsqrt_info zi = {0};
     if (rc == OVL_OK) rc = ovl_bsmat_invsqrt(S, eps, ndup, 200, Z, &zi);
     r->invsqrt_iter = zi.iterations, r->t_invsqrt = zi.t_total;
@@ -241,6 +247,7 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
     double t0 = ovl_time();
     rc = ovl_bsmat_create_like(F, &T);
     rc = ovl_err_agree(comm, rc);
+    if (rc == OVL_OK) ovl_bsmat_set_arith(T, arith), ovl_bsmat_set_arith(F, arith);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(Z, F, eps, ndup, T, NULL);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, F, NULL); /* F' replaces F */
     ovl_bsmat_destroy(&T);
@@ -268,6 +275,7 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
   if (rc == OVL_OK && Z && !r->res.stopped) { /* D = Z D' Z in the basis of F */
     double t0 = ovl_time();
     rc = ovl_err_agree(comm, ovl_bsmat_create_like(D, &T));
+    if (rc == OVL_OK) ovl_bsmat_set_arith(T, arith), ovl_bsmat_set_arith(D, arith);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(Z, D, eps, ndup, T, NULL);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, D, NULL);
     r->t_transform += ovl_time() - t0;
@@ -367,7 +375,8 @@ int ovl_purify_opts_table(ovl_purify_optvals *v, ovl_opt *opts, int cap) {
       {"precision", 'P', OVL_OPT_CHOICE, &v->precision, "PREC",
        "sp2/sp2acc/trs4 products and messages: double (float64), or mixed (float32 until its rounding floor, then "
        "float64; "
-       "idempotent and trace-exact, but the density is only about 1e-6 accurate)",
+       "idempotent and trace-exact, but the density is only about 1e-6 accurate; with --sparse the block "
+       "products in float32 arithmetic, the iterations finishing in float64 below threshold 1e-5)",
        k_precs, 0, -1},
       {"nocc", 0, OVL_OPT_I64, &v->nocc, "K",
        "occupied orbitals (default: n_occ of meta.json beside the Fock file; not with mcweeny)", NULL, 0, INT64_MAX},

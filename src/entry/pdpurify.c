@@ -388,8 +388,6 @@ static ovl_err check_params(const ovl_pdpurify_params *p, const char *who) {
   OVL_CHECK(isnan(p->sparse) || ovl_purify_uses_sq(p->method), OVL_ERR_ARG,
             "%s: the block-sparse route (sparse %g) runs sp2, sp2acc or trs4, not %s", who, p->sparse,
             ovl_purify_method_name(p->method));
-  OVL_CHECK(isnan(p->sparse) || p->prec == OVL_PURIFY_PREC_DOUBLE, OVL_ERR_ARG,
-            "%s: the block-sparse route (sparse %g) runs in float64 only", who, p->sparse);
   OVL_CHECK(p->sparse_block >= 1, OVL_ERR_ARG, "%s: sparse_block must be >= 1, got %d", who, p->sparse_block);
   return OVL_OK;
 }
@@ -535,6 +533,7 @@ static ovl_err sparse_factor(ovl_dm h, ovl_dmat T, const ovl_pdpurify_params *pr
   ovl_err rc = sparse_new(h, prm->sparse_block, &S);
   if (rc == OVL_OK) rc = ovl_bsmat_create_like(S, &Z);
   rc = ovl_err_agree(h->G.comm, rc);
+  if (rc == OVL_OK && prm->prec == OVL_PURIFY_PREC_MIXED) ovl_bsmat_set_arith(Z, OVL_BSMAT_FLOAT32);
   if (rc == OVL_OK) rc = ovl_bsmat_from_dense(T, prm->sparse, S);
   if (rc == OVL_OK) rc = ovl_bsmat_invsqrt(S, prm->sparse, ndup, 200, Z, NULL);
   ovl_bsmat_destroy(&S);
@@ -636,6 +635,10 @@ static ovl_err dm_run_sparse(ovl_dm h, const double *f, const int *descf, double
   if (rc == OVL_OK) rc = ovl_bsmat_create_like(Fa, &Dp);
   if (rc == OVL_OK) rc = ovl_bsmat_create_like(Fa, &T);
   rc = ovl_err_agree(comm, rc);
+  if (rc == OVL_OK && prm->prec == OVL_PURIFY_PREC_MIXED && eps >= 1e-5) { /* the transforms in float32 too */
+    ovl_bsmat_set_arith(Fp, OVL_BSMAT_FLOAT32), ovl_bsmat_set_arith(Dp, OVL_BSMAT_FLOAT32);
+    ovl_bsmat_set_arith(T, OVL_BSMAT_FLOAT32);
+  }
   double t0 = ovl_time();
   bcarr bf = bc_of(descf, f);
   if (rc == OVL_OK) rc = exchange(&bf, F0, 0, G);

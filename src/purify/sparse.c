@@ -96,9 +96,7 @@ static ovl_err check_opts(const sp_ctx *x, MPI_Comm comm, ovl_bsmat F, ovl_bsmat
                      ovl_purify_method_name(opts->method));
   else rc = ovl_i_purify_check_common(opts, n);
   if (rc == OVL_OK) {
-    if (opts->prec != OVL_PURIFY_PREC_DOUBLE)
-      rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification runs in float64 only");
-    else if (opts->checkpoint_every != 0 || opts->restart)
+    if (opts->checkpoint_every != 0 || opts->restart)
       rc = ovl_err_set(OVL_ERR_UNSUPPORTED, "the block-sparse purification writes no checkpoints");
     else if (!(eps >= 0.0 && eps < 1.0))
       rc = ovl_err_set(OVL_ERR_ARG, "the filtering threshold must be in [0, 1), got %g", eps);
@@ -146,6 +144,13 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
   if (opts->method == OVL_PURIFY_SP2ACC) acc = ovl_i_acc_start(opts->homo, opts->lumo, hmin, hmax);
   double trD = 0.0, trD2 = 0.0, err = INFINITY, floor = 1e-6, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}, it = 0, converged = 0, failed = 0;
+  /* mixed precision: the products in float32 (ovl_bsmat_set_arith) until the iteration stalls; then float64,
+   * unless it stalled at the filtering's own floor (4 eps sqrt(blocks)) with eps >= 1e-5: a block's float32
+   * rounding (about 1e-7 times its inner blocks' count) is then far below what the threshold drops */
+  int single = opts->prec == OVL_PURIFY_PREC_MIXED;
+  const ovl_bsmat_arith d_arith = ovl_bsmat_get_arith(D);
+  ovl_bsmat wr[3] = {D, D2, T};
+  for (int m = 0; m < 3; m++) ovl_bsmat_set_arith(wr[m], single ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64);
   if (rc == OVL_OK && opts->started) *opts->started = 1;
   while (rc == OVL_OK) {
     double ts = ovl_time();
@@ -180,6 +185,12 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
     if (tol > 0 && err <= tol) {
       converged = 1, R.stop_reason = "tolerance";
       break;
+    }
+    if (floor_hit && single && !(eps >= 1e-5 && err <= 4.0 * eps * sqrt((double)(blocks > 0 ? blocks : 1)))) {
+      single = 0, R.iter_single = it; /* float32's floor: float64 from here */
+      for (int m = 0; m < 3; m++) ovl_bsmat_set_arith(wr[m], OVL_BSMAT_FLOAT64);
+      e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1;
+      floor_hit = 0;
     }
     if (floor_hit) {
       converged = 1, R.stop_reason = eps > 0.0 ? "filtering floor" : "rounding floor";
@@ -221,6 +232,8 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
       }
     }
   }
+  if (single) R.iter_single = it;
+  ovl_bsmat_set_arith(D, d_arith);
   if (opts->started && *opts->started) *opts->started = 2;
   R.iterations = it;
   R.idem_err = err;

@@ -43,6 +43,7 @@ static void bsmat_free(ovl_bsmat A) {
   ovl_free(&A->lcol);
   ovl_i_sparse_free(&A->loc);
   free(A->pool_spare);
+  for (int k = 0; k < 3; k++) free(A->fspare[k]);
   ovl_free(&A->val_spare);
   ovl_free(&A->msg_spare);
   bsmat_free(A->sum_spare);
@@ -135,6 +136,7 @@ ovl_err ovl_bsmat_release_work(ovl_bsmat A) {
   free(A->pool_spare);
   ovl_free(&A->val_spare);
   A->pool_spare = NULL, A->pool_spare_cap = 0, A->val_spare_cap = 0;
+  for (int k = 0; k < 3; k++) free(A->fspare[k]), A->fspare[k] = NULL, A->fspare_cap[k] = 0;
   return OVL_OK;
 }
 
@@ -529,3 +531,14 @@ ovl_err ovl_bsmat_to_dense(ovl_bsmat B, ovl_dmat D) {
   conv_free(&c);
   return rc;
 }
+
+ovl_err ovl_bsmat_set_arith(ovl_bsmat C, ovl_bsmat_arith arith) {
+  OVL_TRY(ovl_check_handle(C, "ovl_bsmat_set_arith", "C"));
+  if (arith != OVL_BSMAT_FLOAT64 && arith != OVL_BSMAT_FLOAT32)
+    return ovl_err_set(OVL_ERR_ARG, "ovl_bsmat_set_arith: arith must be OVL_BSMAT_FLOAT64 or OVL_BSMAT_FLOAT32, got %d",
+                       (int)arith);
+  C->arith = (int)arith;
+  return OVL_OK;
+}
+
+ovl_bsmat_arith ovl_bsmat_get_arith(ovl_bsmat C) { return C ? (ovl_bsmat_arith)C->arith : OVL_BSMAT_FLOAT64; }

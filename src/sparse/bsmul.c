@@ -252,10 +252,10 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   MPI_Comm parent = ovl_grid2d_parent(C->g);
   ovl_err rc = ovl_i_sparse_multiply_check(A, B, eps, ndup, C, fn);
   /* eps and ndup the same on every rank (eps by its bits) */
-  int64_t v[2] = {0, ndup};
+  int64_t v[3] = {0, ndup, C->arith};
   memcpy(&v[0], &eps, sizeof eps);
-  const char *names[2] = {"the bits of eps", "ndup"};
-  rc = ovl_err_agree_same(parent, rc, v, names, 2);
+  const char *names[3] = {"the bits of eps", "ndup", "C's arithmetic"};
+  rc = ovl_err_agree_same(parent, rc, v, names, 3);
   if (rc != OVL_OK || !ovl_grid2d_active(C->g)) return rc;
   return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, NULL, eps, ovl_grid2d_comm(C->g), C, stats);
 }
@@ -322,6 +322,13 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
     if (rc == OVL_OK) rc = ovl_malloc(sizeof(double) * (size_t)(bmax + 1), &w.slot[k].bbuf);
   }
   if (rc == OVL_OK) rc = ovl_i_sparse_acc_init(&w.acc, nblk, A->bs, nr);
+  w.acc.single = C->arith == OVL_BSMAT_FLOAT32;
+  if (rc == OVL_OK && w.acc.single) { /* the float arrays of C's previous float32 product */
+    float **f[3] = {&w.acc.fa, &w.acc.fb, &w.acc.fpool};
+    int64_t *fc[3] = {&w.acc.cap_fa, &w.acc.cap_fb, &w.acc.cap_fpool};
+    for (int k = 0; k < 3; k++)
+      *f[k] = C->fspare[k], *fc[k] = C->fspare_cap[k], C->fspare[k] = NULL, C->fspare_cap[k] = 0;
+  }
   if (rc == OVL_OK) /* the accumulator of C's previous product, already mapped */
     w.acc.pool = C->pool_spare, w.acc.cap_pool = C->pool_spare_cap, C->pool_spare = NULL, C->pool_spare_cap = 0;
   rc = ovl_err_agree(agree, rc);
@@ -330,11 +337,18 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
   if (rc == OVL_OK) {
     run_steps(&w);
     double t0 = ovl_time();
+    ovl_i_sparse_acc_fold(&w.acc);
     rc = ovl_err_agree(agree, build_c(&w, eps_keep, C));
     w.st.t_comp += ovl_time() - t0;
   }
   if (C->pool_spare == NULL) /* kept for C's next product */
     C->pool_spare = w.acc.pool, C->pool_spare_cap = w.acc.cap_pool, w.acc.pool = NULL, w.acc.cap_pool = 0;
+  if (w.acc.single) {
+    float **f[3] = {&w.acc.fa, &w.acc.fb, &w.acc.fpool};
+    int64_t *fc[3] = {&w.acc.cap_fa, &w.acc.cap_fb, &w.acc.cap_fpool};
+    for (int k = 0; k < 3; k++)
+      if (C->fspare[k] == NULL) C->fspare[k] = *f[k], C->fspare_cap[k] = *fc[k], *f[k] = NULL, *fc[k] = 0;
+  }
   w.st.products = w.acc.products, w.st.skipped = w.acc.skipped;
   if (stats) *stats = w.st;
   ws_free(&w);

@@ -38,6 +38,7 @@ typedef struct ovl_i_bspanel {
   double *nrm_own; /* a view's norms (ovl_i_sparse_panel_view) */
   int64_t *ord;    /* each row's blocks by decreasing norm, when ordered (ovl_i_sparse_panel_order) */
   int ordered;     /* reset by unpack and view */
+  int64_t span;    /* doubles from val that the blocks' offsets reach */
   int64_t cap_r, cap_b, cap_n, cap_o; /* capacities of the owned arrays */
 } ovl_i_bspanel;
 
@@ -60,6 +61,12 @@ typedef struct ovl_i_bsacc {
   ovl_i_bstask *task;
   int64_t ntask, cap_task;
   int64_t products, skipped;
+  int single; /* C's arithmetic is float32: the panels' values as floats, sgemm into fpool (C's blocks at the
+               * offsets of pool, in float32), folded into pool before C is built */
+  float *fa, *fb, *fpool;
+  int64_t cap_fa, cap_fb, cap_fpool;
+  const double *fa_src, *fb_src; /* the values fa and fb hold (a view's are converted once per product) */
+  int64_t fa_len, fb_len;
 } ovl_i_bsacc;
 
 /* Doubles of the packed form of a panel with nr rows, nnzb blocks and nval
@@ -129,6 +136,8 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
                                    const int64_t *rowcnt, double eps_keep, MPI_Comm agree, ovl_bsmat C,
                                    ovl_bsmul_stats *stats);
 
+/* pool += fpool (a float32 product's sums, none otherwise), before C is built from pool. LOCAL. */
+void ovl_i_sparse_acc_fold(ovl_i_bsacc *acc);
 /* Sort local row r's blocks by global J; cols/offs then list them. LOCAL. */
 void ovl_i_sparse_acc_sort_row(ovl_i_bsacc *acc, int64_t r);
 

@@ -32,7 +32,7 @@ int64_t ovl_i_sparse_panel_len(int64_t nr, int64_t nnzb, int64_t nval) {
 }
 
 ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs, int nblk, ovl_i_bspanel *P) {
-  P->nr = P->nnzb = P->nval = 0;
+  P->nr = P->nnzb = P->nval = P->span = 0;
   P->ordered = 0;
   P->nrm = P->val = NULL;
   if (len == 0) return OVL_OK;
@@ -74,7 +74,7 @@ ovl_err ovl_i_sparse_panel_unpack(const double *buf, int64_t len, const int *bs,
                        "block-sparse product: a panel's rows hold %lld blocks and %lld values,"
                        " its header says %lld and %lld",
                        (long long)P->rowptr[nr], (long long)off, (long long)nnzb, (long long)nval);
-  P->nr = nr, P->nnzb = nnzb, P->nval = nval;
+  P->nr = nr, P->nnzb = nnzb, P->nval = nval, P->span = nval;
   return OVL_OK;
 }
 
@@ -149,6 +149,7 @@ ovl_err ovl_i_sparse_panel_view(const ovl_i_bsr *L, int64_t nrows, const int *ro
     if (b > b0) P->rowid[t] = rows[r], P->rowptr[++t] = b;
   }
   P->nr = nr, P->nnzb = nnzb, P->nval = 0; /* values not counted: they stay in L */
+  P->span = L->nval;
   P->nrm = P->nrm_own, P->val = L->val;
   return OVL_OK;
 }
@@ -215,6 +216,7 @@ void ovl_i_sparse_acc_free(ovl_i_bsacc *acc) {
   if (acc->off)
     for (int64_t r = 0; r < acc->nrows; r++) free(acc->off[r]);
   free(acc->len), free(acc->cap), free(acc->col), free(acc->off), free(acc->mark), free(acc->pool), free(acc->task);
+  free(acc->fa), free(acc->fb), free(acc->fpool);
   memset(acc, 0, sizeof *acc);
 }
 
@@ -229,6 +231,10 @@ static ovl_err acc_new_block(ovl_i_bsacc *acc, int64_t r, int bj, int64_t mn, in
   }
   OVL_TRY(grow((void **)&acc->pool, &acc->cap_pool, acc->npool + mn, sizeof(double), "C's blocks"));
   memset(acc->pool + acc->npool, 0, sizeof(double) * (size_t)mn);
+  if (acc->single) {
+    OVL_TRY(grow((void **)&acc->fpool, &acc->cap_fpool, acc->npool + mn, sizeof(float), "C's blocks in float32"));
+    memset(acc->fpool + acc->npool, 0, sizeof(float) * (size_t)mn);
+  }
   acc->col[r][e] = bj;
   acc->off[r][e] = acc->npool;
   acc->npool += mn;
@@ -272,20 +278,45 @@ static void small_gemm(int m, int n, int k, const double *restrict a, const doub
   }
 }
 
-/* Run the collected tasks, grouped by size (m, n, k). */
-static void flush_tasks(ovl_i_bsacc *acc) {
+/* Run the collected tasks, grouped by size (m, n, k). In float32 (acc->single)
+ * a task's operands are the floats at its values' offsets from the panels'
+ * bases, and its C block is fpool's (the small ones stay in float64). */
+static void flush_tasks(ovl_i_bsacc *acc, const double *abase, const double *bbase) {
   if (acc->ntask == 0) return;
   qsort(acc->task, (size_t)acc->ntask, sizeof(ovl_i_bstask), task_cmp);
   double *pool = acc->pool;
   for (int64_t t = 0; t < acc->ntask; t++) {
     const ovl_i_bstask *x = &acc->task[t];
     if ((int64_t)x->m * x->n * x->k <= BSMUL_SMALL) small_gemm(x->m, x->n, x->k, x->a, x->b, pool + x->coff);
-    else
+    else if (!acc->single)
       cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, x->m, x->n, x->k, 1.0, x->a, x->m, x->b, x->k, 1.0,
                   pool + x->coff, x->m);
+    else
+      cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, x->m, x->n, x->k, 1.0f, acc->fa + (x->a - abase), x->m,
+                  acc->fb + (x->b - bbase), x->k, 1.0f, acc->fpool + x->coff, x->m);
   }
   acc->products += acc->ntask;
   acc->ntask = 0;
+}
+
+void ovl_i_sparse_acc_fold(ovl_i_bsacc *acc) {
+  if (!acc->single || !acc->fpool) return;
+  double *restrict c = acc->pool;
+  const float *restrict f = acc->fpool;
+  for (int64_t i = 0; i < acc->npool; i++) c[i] += (double)f[i];
+}
+
+/* fl[0..span) := the panel's values as floats (a view's once per product: its matrix does not change during
+ * one). LOCAL. */
+static ovl_err panel_floats(const ovl_i_bspanel *P, float **fl, int64_t *cap, const double **src, int64_t *len) {
+  const int view = P->nval == 0;
+  if (view && *src == P->val && *len == P->span) return OVL_OK;
+  OVL_TRY(grow((void **)fl, cap, P->span + 1, sizeof(float), "the panels' float32 values"));
+  float *f = *fl;
+  const double *v = P->val;
+  for (int64_t i = 0; i < P->span; i++) f[i] = (float)v[i];
+  *src = view ? P->val : NULL, *len = view ? P->span : -1;
+  return OVL_OK;
 }
 
 ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, const ovl_i_bspanel *Bpan,
@@ -296,6 +327,10 @@ ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, c
   int *mark = acc->mark;
   int64_t since = 0, nsmall = 0; /* products since the last call of progress; products run inline */
   ovl_err rc = OVL_OK;
+  if (acc->single) {
+    OVL_TRY(panel_floats(Apan, &acc->fa, &acc->cap_fa, &acc->fa_src, &acc->fa_len));
+    OVL_TRY(panel_floats(Bpan, &acc->fb, &acc->cap_fb, &acc->fb_src, &acc->fb_len));
+  }
   for (int64_t t = 0; t < Apan->nr && rc == OVL_OK; t++) {
     int bi = Apan->rowid[t];
     int64_t r = lrow[bi];
@@ -342,12 +377,12 @@ ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, c
     }
     for (int64_t e = 0; e < acc->len[r]; e++) mark[acc->col[r][e]] = -1;
     if (since >= BSMUL_CHUNK) {
-      flush_tasks(acc);
+      flush_tasks(acc, Apan->val, Bpan->val);
       if (progress) progress(ctx);
       since = 0;
     }
   }
-  if (rc == OVL_OK) flush_tasks(acc);
+  if (rc == OVL_OK) flush_tasks(acc, Apan->val, Bpan->val);
   acc->ntask = 0;
   acc->products += nsmall;
   return rc;

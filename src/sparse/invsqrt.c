@@ -42,10 +42,15 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
     rc = ovl_bsmat_shift(Z, 1.0, 1.0);
   }
   rc = ovl_err_agree(parent, rc);
+  /* Z's arithmetic float32: the products in float32 while ||I - Z Y||_F is above 1e-2, then in float64 (the
+   * iteration corrects its own rounding: float64's last two products give float64's Z) */
+  const int single = Z->arith == OVL_BSMAT_FLOAT32;
   const double n = (double)S->n;
   double err = INFINITY, prev = INFINITY, floor = 1e-3;
   int64_t blocks = 0;
   while (rc == OVL_OK) {
+    const ovl_bsmat_arith ar = single && !(err <= 1e-2) ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64;
+    T->arith = W->arith = (int)ar;
     rc = ovl_bsmat_multiply(Z, Y, eps, ndup, T, NULL);                           /* T = Z Y */
     if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_shift(T, -1.0, 1.0)); /* I - Z Y */
     if (rc == OVL_OK) rc = ovl_bsmat_norm_fro(T, &err);
@@ -59,6 +64,7 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
     if (err <= 1e-14 * sqrt(n) || (err < floor && err > 0.5 * prev) || st.iterations >= max_iter) break;
     prev = err;
     /* T = (3 I - Z Y) / 2 = I + (I - Z Y) / 2 */
+    T->arith = W->arith = (int)(single && !(err <= 1e-2) ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64);
     rc = ovl_bsmat_shift(T, 0.5, 1.0);
     if (rc == OVL_OK) rc = ovl_bsmat_filter(T, eps);
     rc = ovl_err_agree(parent, rc);

@@ -65,6 +65,9 @@ struct ovl_bsmat_s {
   double *msg_spare;
   int64_t msg_spare_cap;
   struct ovl_bsmat_s *sum_spare, *slice_spare;
+  int arith;        /* ovl_bsmat_arith of the products that write it */
+  float *fspare[3]; /* a float32 product's panels' values and accumulator, kept for the next (as pool_spare) */
+  int64_t fspare_cap[3];
 };
 
 /* The process row of block row I, the process column of block column J. */
