@@ -54,6 +54,22 @@ if "elpa2" in eig:
     assert eig["elpa2"]["kernel"] and eig["elpa2"]["kernel"] in eig["elpa2"]["kernel_trials"], eig["elpa2"]
 ' "$tmp/out" "$routes"
 
+# the block-sparse route (/EPS): from the dense F to the dense D through filtered block-sparse matrices, checked
+# against the reference like the others (eig_peer exits 1 above 1e-8); a bad threshold refused
+run 2 --fock "$DATA/c10h22_631g/fock.raw" -i 1 -x 0 --eig pdsyevd --purify sp2/1e-12,trs4/0,sp2:mixed/1e-9 --json
+expect "c10h22 sparse: rc" test "$rc" -eq 0
+expect "c10h22 sparse: json" $PY -c '
+import json, sys
+pur = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{") and "\"purify\":" in l]
+assert [p["purify"] for p in pur] == ["sp2", "trs4", "sp2"] and pur[2]["precision"] == "mixed", pur
+for p in pur:
+    assert p["grid"] in ("bsumma", "bs2.5d") and p["relerr"] <= (1e-5 if p["precision"] == "mixed" else 1e-8), p
+' "$tmp/out"
+run 1 --fock "$DATA/c10h22_631g/fock.raw" -i 1 --purify sp2/2
+expect "bad threshold: refused" has "is not a threshold in \[0, 1)" "$err"
+run 1 --fock "$DATA/c10h22_631g/fock.raw" -i 1 --purify canonical/1e-6
+expect "canonical /EPS: refused" has "runs sp2, sp2acc or trs4" "$err"
+
 # the default routes stay pdsyevd (and elpa2 with ELPA), without pdsyevr
 run 1 --fock "$DATA/water_ccpvdz/fock.raw" -i 1 -x 0 --purify sp2 --dprod gemm
 expect "water default: rc" test "$rc" -eq 0

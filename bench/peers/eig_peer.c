@@ -23,14 +23,18 @@
  * A route that cannot run here (ELPA not built in, dsyevr on several ranks)
  * is skipped with a message.
  *
- * Purifications (--purify, comma-separated METHOD[:PRECISION][@K], or all:
+ * Purifications (--purify, comma-separated METHOD[:PRECISION][@K|/EPS], or all:
  * every method ovl names (but mcweeny, which needs mu) in float64 and, on the
  * symmetric square, mixed precision; none: no purification): ovl_purify
  * from F already distributed on plane 0. @K: the first K ranks of every node
  * purify with the node's cores shared among them as BLAS threads, the others
  * sleep (ovl_active). Canonical and McWeeny run on SymmSquareCube (alg5 on
  * p x p x p, or alg6 on the 2.5D grid), sp2 and trs4 on the symmetric square
- * (ovl_sq_grid_dims: the 2.5D grid, or 1 x 1 x P).
+ * (ovl_sq_grid_dims: the 2.5D grid, or 1 x 1 x P). /EPS (sp2, sp2acc, trs4):
+ * the block-sparse purification (ovl_purify_sparse_planned, threshold EPS,
+ * blocks of 32 rows, the product planned by its cost model) on a 2D grid of
+ * all ranks, timed from the dense F to the dense D (ovl_bsmat_from_dense and
+ * ovl_bsmat_to_dense included).
  *
  * Rounds: every round runs each eigensolver route once, then each
  * purification once; time per run = MAX over ranks; min/median over the timed
@@ -68,7 +72,33 @@ typedef struct pcfg {
   int kn;           /* @K: the active ranks on this node (K, or fewer on a smaller node) */
   ovl_active act;   /* the active subset of @K */
   int alg_s, alg_c; /* the grid of its ranks */
+  double eps;       /* /EPS: the block-sparse route's threshold (NAN: dense) */
+  ovl_grid2d g2;    /* /EPS: its 2D grid of all ranks, F and D there */
 } pcfg;
+
+/* The block-sparse route: D (dense) from F (dense) through block-sparse
+ * matrices of 32-row blocks filtered by eps. COLLECTIVE. */
+static ovl_err run_sparse(pcfg *x) {
+  const int b = 32;
+  int64_t n = ovl_dmat_rows(x->F), nblk = (n + b - 1) / b;
+  int *bs = malloc(sizeof(int) * (size_t)(nblk > 0 ? nblk : 1));
+  ovl_err rc = bs ? OVL_OK : ovl_err_set(OVL_ERR_NOMEM, "the block sizes");
+  rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+  if (rc) return rc;
+  for (int64_t k = 0; k < nblk; k++) bs[k] = (int)(k + 1 < nblk ? b : n - (nblk - 1) * b);
+  ovl_bsmat Fs = NULL, Ds = NULL;
+  rc = ovl_bsmat_create(x->g2, (int)nblk, bs, 2024, &Fs);
+  free(bs);
+  if (!rc) rc = ovl_bsmat_create_like(Fs, &Ds);
+  if (!rc) rc = ovl_bsmat_from_dense(x->F, x->eps, Fs);
+  ovl_plan given = ovl_plan_auto(OVL_FAMILY_BSMUL, n), plan;
+  if (!rc) rc = ovl_purify_sparse_plan(Fs, &given, NULL, &plan, NULL, 0);
+  if (!rc) rc = ovl_purify_sparse_planned(&plan, Fs, Ds, &x->po, &x->res);
+  if (!rc) rc = ovl_bsmat_to_dense(Ds, x->D);
+  if (!rc) snprintf(x->grid, sizeof x->grid, "%s", ovl_algo_name(plan.algo));
+  ovl_bsmat_destroy(&Fs), ovl_bsmat_destroy(&Ds);
+  return rc;
+}
 
 static ovl_err run_purify(void *ctx) {
   pcfg *x = ctx;
@@ -84,7 +114,7 @@ static ovl_err add_purify(pcfg *c, int *nc, ovl_purify_method m, ovl_purify_prec
   pcfg *x = &c[(*nc)++];
   memset(x, 0, sizeof *x);
   x->po = ovl_purify_opts_default();
-  x->po.method = m, x->po.prec = p, x->ppn = ppn;
+  x->po.method = m, x->po.prec = p, x->ppn = ppn, x->eps = NAN;
   int l = snprintf(x->name, sizeof x->name, "%s:%s", ovl_purify_method_name(m), ovl_purify_prec_name(p));
   if (ppn) snprintf(x->name + l, sizeof x->name - (size_t)l, "@%d", ppn);
   return OVL_OK;
@@ -99,6 +129,15 @@ static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
   if (strcmp(buf, "none") == 0) return OVL_OK;
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     int ppn = 0;
+    double eps = NAN;
+    char *sl = strchr(tok, '/');
+    if (sl) {
+      char *end = NULL;
+      eps = strtod(sl + 1, &end);
+      if (end == sl + 1 || *end || !(eps >= 0.0 && eps < 1.0))
+        return ovl_err_set(OVL_ERR_ARG, "--purify: '/%s' is not a threshold in [0, 1)", sl + 1);
+      *sl = '\0';
+    }
     char *at = strchr(tok, '@');
     if (at) {
       char *end = NULL;
@@ -107,6 +146,8 @@ static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
         return ovl_err_set(OVL_ERR_ARG, "--purify: '@%s' is not a count of ranks per node >= 1", at + 1);
       ppn = (int)k, *at = '\0';
     }
+    if (sl && (at || strcmp(tok, "all") == 0))
+      return ovl_err_set(OVL_ERR_ARG, "--purify: /EPS takes one method, without @K");
     if (strcmp(tok, "all") == 0) { /* the enumerations, as far as ovl has names for them */
       for (int m = 0; strcmp(ovl_purify_method_name((ovl_purify_method)m), "unknown") != 0; m++)
         for (int p = 0; strcmp(ovl_purify_prec_name((ovl_purify_prec)p), "unknown") != 0; p++)
@@ -121,6 +162,13 @@ static ovl_err parse_purify(const char *list, pcfg *c, int *nc) {
     OVL_TRY(ovl_purify_method_parse(tok, &m));
     if (colon) OVL_TRY(ovl_purify_prec_parse(colon + 1, &p));
     OVL_TRY(add_purify(c, nc, m, p, ppn));
+    if (sl) {
+      if (!ovl_purify_uses_sq(m)) return ovl_err_set(OVL_ERR_ARG, "--purify: /EPS runs sp2, sp2acc or trs4");
+      pcfg *x = &c[*nc - 1];
+      x->eps = eps, x->po.sparse = eps;
+      size_t l = strlen(x->name);
+      snprintf(x->name + l, sizeof x->name - l, "/%g", eps);
+    }
   }
   return *nc ? OVL_OK : ovl_err_set(OVL_ERR_ARG, "--purify needs at least one method (or none)");
 }
@@ -599,6 +647,16 @@ int main(int argc, char **argv) {
     if (!sq && ka == OVL_ALGO_SSC6)
       for (int Q = Pk; gs == 0 && Q > 0; Q--) ovl_grid25d_dims(Q, &gs, &gc);
     x->po.nocc = nocc, x->po.plan.algo = ka, x->po.plan.ndup = ndup;
+    if (!isnan(x->eps)) { /* the block-sparse route: a 2D grid of all ranks */
+      x->po.plan = ovl_plan_auto(OVL_FAMILY_BSMUL, n), x->po.plan.ndup = ndup;
+      rc = ovl_grid2d_create(MPI_COMM_WORLD, 0, 0, 0, &x->g2);
+      if (!rc) rc = ovl_dmat_create(x->g2, n, n, &x->F);
+      if (!rc) rc = ovl_dmat_create(x->g2, n, n, &x->D);
+      if (!rc) rc = ovl_dmat_scatter(x->F, F);
+      rc = ovl_err_agree(MPI_COMM_WORLD, rc);
+      snprintf(x->grid, sizeof x->grid, "bsumma");
+      continue;
+    }
     if (on != MPI_COMM_NULL) {
       rc = ovl_grid3d_create(on, gs, gc, OVL_GRID_ALLOW_IDLE, &x->g);
       if (!rc) rc = ovl_dmat_create(ovl_grid3d_plane(x->g), n, n, &x->F);
@@ -630,8 +688,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < ncfg && !rc; k++) {
       MPI_Barrier(MPI_COMM_WORLD);
       double t3 = ovl_time();
-      if (cfg[k].act) { /* the active ranks purify with the node's cores, the others sleep */
-        int restore = 0;
+      if (!isnan(cfg[k].eps)) rc = run_sparse(&cfg[k]);
+      else if (cfg[k].act) { /* the active ranks purify with the node's cores, the others sleep */ int restore = 0;
         if (ovl_active_is_active(cfg[k].act)) cfg[k].threads = ovl_blas_threads_share(cores, cfg[k].kn, &restore);
         rc = ovl_active_run(cfg[k].act, run_purify, &cfg[k], NULL);
         if (restore) ovl_blas_threads_set(restore);
@@ -645,7 +703,9 @@ int main(int argc, char **argv) {
   double *dp = NULL;
   if (!rc && ncfg) rc = ovl_malloc(sizeof(double) * (size_t)(n * n > 0 ? n * n : 1), &dp);
   for (int k = 0; k < ncfg && !rc; k++) {
-    rc = cfg[k].g && ovl_grid3d_active(cfg[k].g) ? ovl_dmat_gather(cfg[k].D, dp) : OVL_OK; /* rank 0 is P(0,0,0) */
+    rc = cfg[k].g2                                 ? ovl_dmat_gather(cfg[k].D, dp)
+         : cfg[k].g && ovl_grid3d_active(cfg[k].g) ? ovl_dmat_gather(cfg[k].D, dp)
+                                                   : OVL_OK; /* rank 0 is P(0,0,0) */
     if (rc) break;
     MPI_Bcast(dp, (int)(n * n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
     double sk[2] = {0, 0};
@@ -772,6 +832,7 @@ int main(int argc, char **argv) {
   for (int k = 0; k < ncfg; k++) {
     ovl_dmat_destroy(&cfg[k].F), ovl_dmat_destroy(&cfg[k].D);
     if (cfg[k].g) ovl_grid3d_destroy(&cfg[k].g);
+    if (cfg[k].g2) ovl_grid2d_destroy(&cfg[k].g2);
     if (cfg[k].act) ovl_active_destroy(&cfg[k].act);
   }
   Cblacs_gridexit(c.ctxt);
