@@ -761,12 +761,14 @@ int main(int argc, char **argv) {
                ",\"nocc\":%" PRId64 ",\"ranks\":%d,\"grid\":\"%s\",\"algo\":\"%s\",\"ndup\":%d,\"iterations\":%d,"
                "\"iter_single\":%d,\"products\":%d,\"stop_reason\":\"%s\",\"t_min\":%.6e,\"t_median\":%.6e,"
                "\"kernel_gflops\":%.3f,\"relerr\":%.3e,\"against\":\"%s\",\"energy\":%.10f,\"eig_over_purify\":%.4f,"
-               "\"elpa_over_purify\":%.4f,\"ppn\":%d,\"blas_threads\":%d,\"over\":{",
+               "\"elpa_over_purify\":%.4f,\"ppn\":%d,\"blas_threads\":%d,",
                ovl_purify_method_name(x->po.method), ovl_purify_prec_name(x->po.prec), n, nocc, P, x->grid,
                ovl_purify_uses_sq(x->po.method) ? "square" : ovl_algo_name(x->po.plan.algo), ndup, x->res.iterations,
                x->res.iter_single, x->res.products, x->res.stop_reason, sp[k].min, sp[k].median, x->res.ssc_gflops,
                x->err, against, x->res.energy, base >= 0 ? tbase / sp[k].median : 0.0,
                er[R_ELPA2].on ? st[R_ELPA2].median / sp[k].median : 0.0, x->ppn, x->threads);
+        if (isnan(x->eps)) printf("\"sparse\":null,\"over\":{");
+        else printf("\"sparse\":%.3e,\"over\":{", x->eps);
         for (int pass2 = 0, first = 1; pass2 < 2; pass2++, first = 1) { /* median ratios, then min ratios */
           if (pass2) printf("},\"over_min\":{");
           for (int r = 0; r < NROUTES; r++)
