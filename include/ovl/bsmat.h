@@ -306,7 +306,7 @@ ovl_err ovl_bsmat_from_plane(ovl_bsmat A, ovl_grid3d g, ovl_grid2d g2, ovl_bsmat
  * the coupled Newton-Schulz iteration: Y0 = S / c, Z0 = I (c: S's
  * Gershgorin bound above), then T = (3 I - Z Y) / 2, Y <- Y T, Z <- T Z,
  * three filtered products (ovl_bsmat_multiply with eps and ndup) an
- * iteration, until ||I - Z Y||_F is at rounding (1e-14 sqrt(n)) or stops
+ * iteration but the first (Z0 = I: one product), until ||I - Z Y||_F is at rounding (1e-14 sqrt(n)) or stops
  * halving below the filtering's floor max(1e-3, 10 eps sqrt(blocks of Z Y)),
  * or max_iter; then Z / sqrt(c).
  * The iterations grow with log2 of S's condition number (each multiplies

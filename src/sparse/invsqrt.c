@@ -51,13 +51,15 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
   while (rc == OVL_OK) {
     const ovl_bsmat_arith ar = single && !(err <= 1e-2) ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64;
     T->arith = W->arith = (int)ar;
-    rc = ovl_bsmat_multiply(Z, Y, eps, ndup, T, NULL);                           /* T = Z Y */
+    /* T = Z Y (the first iteration's Z = I: T = Y, no product) */
+    rc =
+        st.iterations == 0 ? ovl_err_agree(parent, ovl_bsmat_copy(T, Y)) : ovl_bsmat_multiply(Z, Y, eps, ndup, T, NULL);
     if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_shift(T, -1.0, 1.0)); /* I - Z Y */
     if (rc == OVL_OK) rc = ovl_bsmat_norm_fro(T, &err);
     if (rc == OVL_OK) rc = ovl_bsmat_count(T, &blocks, NULL, NULL);
     if (rc != OVL_OK) break;
+    st.products += st.iterations > 0;
     st.iterations++;
-    st.products++;
     /* the floor the filtering leaves: each product drops up to 2 eps sqrt(blocks) of Frobenius norm */
     floor = fmax(1e-3, 10.0 * eps * sqrt((double)(blocks > 0 ? blocks : 1)));
     /* converged: below the rounding of n unit eigenvalues, or at that floor (stopped halving) */
@@ -70,9 +72,14 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
     rc = ovl_err_agree(parent, rc);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(Y, T, eps, ndup, W, NULL); /* Y T */
     if (rc == OVL_OK) ovl_i_sparse_swap(Y, W);
-    if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, W, NULL); /* T Z */
-    if (rc == OVL_OK) ovl_i_sparse_swap(Z, W);
-    st.products += 2;
+    if (st.iterations == 1) { /* T Z = T (Z = I) */
+      if (rc == OVL_OK) rc = ovl_err_agree(parent, ovl_bsmat_copy(Z, T));
+      st.products += 1;
+    } else {
+      if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, W, NULL); /* T Z */
+      if (rc == OVL_OK) ovl_i_sparse_swap(Z, W);
+      st.products += 2;
+    }
   }
   if (rc == OVL_OK && !(err < floor))
     rc = ovl_err_set(OVL_ERR_NUMERIC,
