@@ -78,6 +78,8 @@ EXEMPT(ovl_bsmat_matvec, "block-sparse matrices: handles, grids, errors and file
 EXEMPT(ovl_bsmat_bounds, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_set_arith, "the float32 products against float64, on every grid, in test_bsmul")
 EXEMPT(ovl_bsmat_get_arith, "the float32 products against float64, on every grid, in test_bsmul")
+EXEMPT(ovl_bsmat_set_symmetric, "symmetric products against full ones, on every grid, in test_bsmul")
+EXEMPT(ovl_bsmat_get_symmetric, "symmetric products against full ones, on every grid, in test_bsmul")
 EXEMPT(ovl_lanczos_bounds, "a callback's operator: driven and checked against LAPACK through ovl_bsmat_bounds in test_bsmat")
 EXEMPT(ovl_bsmat_grid, "block-sparse matrices: handles, grids, errors and files in test_bsmat")
 EXEMPT(ovl_bsmat_local_blocks, "block-sparse matrices: handles, grids, errors and files in test_bsmat")

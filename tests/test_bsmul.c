@@ -168,6 +168,73 @@ static void test_products(void) {
   tmat_free(&tA), tmat_free(&tB);
 }
 
+/* Symmetric results (ovl_bsmat_set_symmetric): A A for a symmetric A, with
+ * and without a threshold, against the full product; C exactly symmetric,
+ * with about half the block products; the setting agreed between ranks. */
+static void test_symmetric(void) {
+  enum { NB = 23 };
+  int bs[NB];
+  for (int b = 0; b < NB; b++) bs[b] = 1 + (int)(t_mix((uint64_t)b + 11) % 9);
+  tmat tA;
+  tmat_make(&tA, NB, bs, 6, 0.5, -1, -1, 13);
+  const int64_t n = tA.n;
+  for (int64_t j = 0; j < n; j++) /* A := (A + A^T) / 2 */
+    for (int64_t i = j + 1; i < n; i++) tA.a[i + j * n] = tA.a[j + i * n] = 0.5 * (tA.a[i + j * n] + tA.a[j + i * n]);
+  int shapes[16][2], ns = grid_shapes(g_size, shapes);
+  for (int sh = 0; sh < ns; sh++) {
+    int p = shapes[sh][0], q = shapes[sh][1];
+    ovl_grid2d g = NULL;
+    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g));
+    ovl_bsmat A = NULL, Cf = NULL, Cs = NULL;
+    T_OK(to_bsmat(g, &tA, 5, &A));
+    T_OK(ovl_bsmat_create_like(A, &Cf));
+    T_OK(ovl_bsmat_create_like(A, &Cs));
+    T_CHECK(ovl_bsmat_get_symmetric(Cs) == 0, "a new matrix is set symmetric");
+    T_OK(ovl_bsmat_set_symmetric(Cs, 1));
+    T_CHECK(ovl_bsmat_get_symmetric(Cs) == 1, "the symmetry was not set");
+    double nf = 0;
+    T_OK(ovl_bsmat_multiply(A, A, 0.0, 2, Cf, NULL));
+    T_OK(ovl_bsmat_norm_fro(Cf, &nf));
+    for (int e = 0; e < 3; e++) {
+      const double eps = e == 0 ? 0.0 : e == 1 ? 1e-6 * nf : 1e-3 * nf;
+      ovl_bsmul_stats sf, ss;
+      T_OK(ovl_bsmat_multiply(A, A, eps, 2, Cf, &sf));
+      T_OK(ovl_bsmat_multiply(A, A, eps, 2, Cs, &ss));
+      int64_t cnt[2] = {sf.products, ss.products};
+      MPI_Allreduce(MPI_IN_PLACE, cnt, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+      double d = 0;
+      T_OK(ovl_bsmat_dist_fro(Cs, Cf, &d));
+      /* eps: every block within the skipping's bound (2 eps at most per dropped block) of the full product's */
+      T_CHECK(d <= (eps > 0 ? 4.0 * eps * NB : 1e-13 * nf), "grid %dx%d eps %g: symmetric product %.3e off", p, q, eps,
+              d);
+      T_CHECK(cnt[1] < cnt[0] && 2 * cnt[1] >= cnt[0] - NB * 6, "grid %dx%d eps %g: %lld block products, full %lld", p,
+              q, eps, (long long)cnt[1], (long long)cnt[0]);
+      ovl_dmat D = NULL;
+      T_OK(ovl_dmat_create(g, n, n, &D));
+      T_OK(ovl_bsmat_to_dense(Cs, D));
+      double *c = g_rank == 0 ? calloc((size_t)(n * n + 1), sizeof(double)) : NULL;
+      T_OK(ovl_dmat_gather(D, c));
+      ovl_dmat_destroy(&D);
+      if (g_rank == 0) {
+        double asym = 0;
+        for (int64_t j = 0; j < n; j++)
+          for (int64_t i = 0; i < n; i++) asym = fmax(asym, fabs(c[i + j * n] - c[j + i * n]));
+        T_CHECK(asym == 0.0, "grid %dx%d eps %g: C not symmetric (%.3e)", p, q, eps, asym);
+      }
+      free(c);
+    }
+    if (g_size > 1) {
+      T_OK(ovl_bsmat_set_symmetric(Cs, g_rank == 0));
+      T_ERR_SAME(ovl_bsmat_multiply(A, A, 0.0, 2, Cs, NULL), OVL_ERR_ARG);
+    }
+    T_ERR(ovl_bsmat_set_symmetric(Cs, 2), OVL_ERR_ARG);
+    T_ERR(ovl_bsmat_set_symmetric(NULL, 1), OVL_ERR_ARG);
+    ovl_bsmat_destroy(&A), ovl_bsmat_destroy(&Cf), ovl_bsmat_destroy(&Cs);
+    ovl_grid2d_destroy(&g);
+  }
+  tmat_free(&tA);
+}
+
 /* Float32 arithmetic (ovl_bsmat_set_arith on C): blocks of 8 to 20 rows, so
  * that the block products run as sgemm; the result within float32's
  * rounding of the float64 product's, and not equal to it (the float32 path
@@ -385,6 +452,7 @@ int main(int argc, char **argv) {
     time_mode(atoll(argv[2]), atoi(argv[3]), argc >= 5 ? atof(argv[4]) : 1e-7);
   } else {
     test_float32();
+    test_symmetric();
     test_products();
     test_empty();
     test_bad();

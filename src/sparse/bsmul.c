@@ -252,10 +252,10 @@ ovl_err ovl_bsmat_multiply(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, ovl_b
   MPI_Comm parent = ovl_grid2d_parent(C->g);
   ovl_err rc = ovl_i_sparse_multiply_check(A, B, eps, ndup, C, fn);
   /* eps and ndup the same on every rank (eps by its bits) */
-  int64_t v[3] = {0, ndup, C->arith};
+  int64_t v[4] = {0, ndup, C->arith, C->sym};
   memcpy(&v[0], &eps, sizeof eps);
-  const char *names[3] = {"the bits of eps", "ndup", "C's arithmetic"};
-  rc = ovl_err_agree_same(parent, rc, v, names, 3);
+  const char *names[4] = {"the bits of eps", "ndup", "C's arithmetic", "C's symmetry setting"};
+  rc = ovl_err_agree_same(parent, rc, v, names, 4);
   if (rc != OVL_OK || !ovl_grid2d_active(C->g)) return rc;
   return ovl_i_sparse_multiply_part(A, B, eps, ndup, 0, 1, NULL, eps, ovl_grid2d_comm(C->g), C, stats);
 }
@@ -323,6 +323,7 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
   }
   if (rc == OVL_OK) rc = ovl_i_sparse_acc_init(&w.acc, nblk, A->bs, nr);
   w.acc.single = C->arith == OVL_BSMAT_FLOAT32;
+  w.acc.sym = C->sym && c == 1;       /* (a layer's share of a 2.5D product: every block, summed later) */
   if (rc == OVL_OK && w.acc.single) { /* the float arrays of C's previous float32 product */
     float **f[3] = {&w.acc.fa, &w.acc.fb, &w.acc.fpool};
     int64_t *fc[3] = {&w.acc.cap_fa, &w.acc.cap_fb, &w.acc.cap_fpool};
@@ -339,6 +340,7 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
     double t0 = ovl_time();
     ovl_i_sparse_acc_fold(&w.acc);
     rc = ovl_err_agree(agree, build_c(&w, eps_keep, C));
+    if (rc == OVL_OK && w.acc.sym) rc = ovl_i_sparse_mirror(C, ovl_grid2d_comm(C->g));
     w.st.t_comp += ovl_time() - t0;
   }
   if (C->pool_spare == NULL) /* kept for C's next product */

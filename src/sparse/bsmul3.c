@@ -217,13 +217,13 @@ static ovl_err multiply3(ovl_grid3d g, ovl_bsmat A, ovl_bsmat B, double eps, int
                                      : "C");
   if (rc == OVL_OK) rc = ovl_i_sparse_multiply_check(A, B, eps, ndup, C, fn);
   /* the same values on every rank, and the same layout on every plane */
-  int64_t v[7] = {0, ndup, A->nblk, 0, hash_sizes(A), A == B, C->arith};
+  int64_t v[8] = {0, ndup, A->nblk, 0, hash_sizes(A), A == B, C->arith, C->sym};
   memcpy(&v[0], &eps, sizeof eps);
   memcpy(&v[3], &A->seed, sizeof A->seed);
-  const char *names[7] = {
-      "the bits of eps",         "ndup",          "the block count", "the permutation seed", "=the block sizes",
-      "A = B (the same handle)", "C's arithmetic"};
-  rc = ovl_err_agree_same(parent, rc, v, names, 7);
+  const char *names[8] = {
+      "the bits of eps",         "ndup",           "the block count",     "the permutation seed", "=the block sizes",
+      "A = B (the same handle)", "C's arithmetic", "C's symmetry setting"};
+  rc = ovl_err_agree_same(parent, rc, v, names, 8);
   if (rc != OVL_OK || !ovl_grid3d_active(g)) return rc;
   MPI_Comm comm = ovl_grid3d_comm(g);
   int s = 0, c = 0, i = 0, j = 0, k = 0;

@@ -61,6 +61,7 @@ typedef struct ovl_i_bsacc {
   ovl_i_bstask *task;
   int64_t ntask, cap_task;
   int64_t products, skipped;
+  int sym;    /* C symmetric: only the block products into C's blocks (I, J), I <= J */
   int single; /* C's arithmetic is float32: the panels' values as floats, sgemm into fpool (C's blocks at the
                * offsets of pool, in float32), folded into pool before C is built */
   float *fa, *fb, *fpool;
@@ -136,6 +137,13 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
                                    const int64_t *rowcnt, double eps_keep, MPI_Comm agree, ovl_bsmat C,
                                    ovl_bsmul_stats *stats);
 
+/* C's blocks (J, I), I < J, := its blocks (I, J) transposed, which every
+ * rank sends to the owner by one MPI_Alltoallv over comm (C's grid's
+ * communicator): the product of a symmetric result computed above the
+ * diagonal (ovl_bsmat_set_symmetric). Memory checked first; errors
+ * (OVL_ERR_SIZE, OVL_ERR_NOMEM) agreed over comm, C then as it was.
+ * COLLECTIVE over comm. */
+ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm);
 /* pool += fpool (a float32 product's sums, none otherwise), before C is built from pool. LOCAL. */
 void ovl_i_sparse_acc_fold(ovl_i_bsacc *acc);
 /* Sort local row r's blocks by global J; cols/offs then list them. LOCAL. */

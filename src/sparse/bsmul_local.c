@@ -355,6 +355,7 @@ ovl_err ovl_i_sparse_acc_multiply(ovl_i_bsacc *acc, const ovl_i_bspanel *Apan, c
           continue;
         }
         int bj = Bpan->colidx[kb];
+        if (bj < bi && acc->sym) continue; /* below the diagonal: mirrored */
         int64_t e = mark[bj];
         if (e < 0) {
           rc = acc_new_block(acc, r, bj, (int64_t)bs[bi] * bs[bj], &e);

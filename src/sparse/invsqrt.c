@@ -45,6 +45,8 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
   /* Z's arithmetic float32: the products in float32 while ||I - Z Y||_F is above 1e-2, then in float64 (the
    * iteration corrects its own rounding: float64's last two products give float64's Z) */
   const int single = Z->arith == OVL_BSMAT_FLOAT32;
+  /* (Z Y, Y T and T Z are polynomials in S only up to the filtering: their products are computed whole, for
+   * the iteration corrects the asymmetry that forcing symmetry would fix in place: 10x D's error at 1e-7) */
   const double n = (double)S->n;
   double err = INFINITY, prev = INFINITY, floor = 1e-3;
   int64_t blocks = 0;

@@ -66,6 +66,7 @@ struct ovl_bsmat_s {
   int64_t msg_spare_cap;
   struct ovl_bsmat_s *sum_spare, *slice_spare;
   int arith;        /* ovl_bsmat_arith of the products that write it */
+  int sym;          /* the products that write it are symmetric (ovl_bsmat_set_symmetric) */
   float *fspare[3]; /* a float32 product's panels' values and accumulator, kept for the next (as pool_spare) */
   int64_t fspare_cap[3];
 };
