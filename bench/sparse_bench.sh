@@ -4,13 +4,14 @@
 #
 # usage: bench/sparse_bench.sh [--cases "pe-4k pe-8k ..."] [--eps 1e-5] [--method sp2]
 #          [--np "1 2"] [--reps 3] [--eig-max 16128] [--eig-reps 3] [--ntpoly "pe-4k pe-8k"]
-#          [--ntpoly-method trs2] [--block 32] [--out DIR] [--ovl build/ovl]
+#          [--ntpoly-method trs2] [--block 32] [--precision double|mixed] [--out DIR] [--ovl build/ovl]
 #          [--mpiexec "mpiexec.openmpi --oversubscribe --bind-to none"]
 #   cases   tools/make-sparse-cases names under $OVL_SPARSE_CASES (~/.cache/ovl/sparse-cases)
 #   eig-max the eigensolver route (bench/sparse_eig.py: LAPACK dsygvx for the n_occ lowest
 #           pairs, 1 process x 2 OpenBLAS threads) runs on the cases with n <= this, once
 #           in each of the first --eig-reps repetitions (default: every one); its energy is the
 #           reference of every energy error
+#   precision  ovl's: double, or mixed (float32 block products; docs/guides/sparse.md, "Mixed precision")
 #   ntpoly  the cases NTPoly's TRS2 (bench/peers/ntpoly_purify, threshold = eps, converge
 #           1e-8) runs on, on every --np (2 ranks: the 1x2x1 grid)
 # Every repetition runs each tool once, interleaved (ovl, NTPoly, eigensolver), so that the
@@ -21,7 +22,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cases="pe-4k pe-8k pe-16k pe-32k pe-64k" eps=1e-5 method=sp2 nps="1 2" reps=3 eigmax=16128 eigreps=1000
-ntp="" ntpm=trs2 block=32 out="" ovl=$root/build/ovl mpiexec="mpiexec.openmpi --oversubscribe --bind-to none"
+ntp="" ntpm=trs2 block=32 prec=double out="" ovl=$root/build/ovl mpiexec="mpiexec.openmpi --oversubscribe --bind-to none"
 croot=${OVL_SPARSE_CASES:-$HOME/.cache/ovl/sparse-cases}
 die() { echo "sparse_bench.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -36,10 +37,11 @@ while [ $# -gt 0 ]; do
     --ntpoly) ntp=$2; shift 2 ;;
     --ntpoly-method) ntpm=$2; shift 2 ;;
     --block) block=$2; shift 2 ;;
+    --precision) prec=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --ovl) ovl=$2; shift 2 ;;
     --mpiexec) mpiexec=$2; shift 2 ;;
-    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (--help)" ;;
   esac
 done
@@ -66,7 +68,7 @@ for rep in $(seq 1 "$reps"); do
     for np in $nps; do
       l0=$(load)
       OPENBLAS_NUM_THREADS=1 $mpiexec -n "$np" "$ovl" purify --fock "$d/H.mtx" \
-        --overlap "$d/S.mtx" --sparse "$eps" --method "$method" --sparse-block "$block" --json >"$tmp/o" 2>"$tmp/e" ||
+        --overlap "$d/S.mtx" --sparse "$eps" --method "$method" --sparse-block "$block" --precision "$prec" --json >"$tmp/o" 2>"$tmp/e" ||
         { cat "$tmp/e" >&2; die "ovl failed on $c (np $np)"; }
       rec=$(tail -1 "$tmp/o")
       emit "{\"tool\":\"ovl\",\"case\":\"$c\",\"n\":$n,\"atoms\":$atoms,\"np\":$np,\"rep\":$rep,\"eps\":$eps,\"load\":$l0,\"rec\":$rec}"
