@@ -169,3 +169,42 @@ verdict=$(awk -v a="$t1" -v m="$m1" -v k="$k1" -v b="$t4" -v c="$t8" 'BEGIN {
   printf "%s: MB between nodes %.3f (PPN 1), %.3f (PPN 4), %.3f (PPN 8)", ok ? "PASS" : "FAIL", a, b, c }')
 echo "smpi test: --volume: $verdict"
 case "$verdict" in PASS*) ;; *) exit 1 ;; esac
+# The platform of fitted mechanisms (smpirun.sh --mech smpi/platforms/mech.env,
+# docs/guides/smpi.md "Mechanisms"): Algorithm 5 with the products computed
+# and checked on it (64 ranks, 4 per node); posting a reduction of 8 MB on 4
+# nodes costs OVERHEAD + 8 MB / COPYRATE (Fig. 6's line, within 3 %); and the
+# node's memory is shared: with NODEMEM at the per-rank copy rate, the copies
+# of 4 ranks of a node take 4 times as long as one rank's (the ppn case's
+# posts, within 5 %).
+mech=$src/smpi/platforms/mech.env
+out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 --mech "$mech" "$bld/ssc_sim" -n 150 --algo alg5 --ndup 4 --check --reps 1 2>&1) ||
+  { echo "$out"; exit 1; }
+[ "$(echo "$out" | grep -c ' PASS$')" -eq 1 ] || { echo "$out"; echo "smpi test: --mech: Alg. 5 not PASS"; exit 1; }
+posts() { # PPN [NODEMEM]: print the median posting time (us) of the ppn case's reductions on rank 0
+  rm -f "$bld/mech_tl.json"
+  (cd "$bld" && OVL_SMPI_PPN=$1 OVL_SMPI_FLOPS=skip ${2:+OVL_MECH_NODEMEM=$2} "$src/smpi/smpirun.sh" -np $((4 * $1)) \
+    --mech "$mech" "$bld/ovl" bench coll --op reduce --backend own --ppn "$1" -m 8388608:8388608 -i 1 -x 0 \
+    --timeline "$bld/mech_tl.json" --timeline-reps 1 -q >/dev/null 2>&1) || return 1
+  python3 - "$bld/mech_tl.json" <<'PY'
+import json, sys
+ev, last, case, t = json.load(open(sys.argv[1]))["traceEvents"], None, None, []
+for e in ev:
+  if e["ph"] == "B":
+    last, case = e["ts"], e["name"]
+  elif e["name"].startswith("post") and case == "ppn" and e["tid"] == 1:
+    t.append(e["ts"] - last)
+print(sorted(t)[len(t) // 2] if t else "")
+PY
+}
+# shellcheck disable=SC1090
+. "$mech"
+p1=$(posts 1) || p1=""
+p4=$(posts 4 "$COPYRATE") || p4=""
+[ -n "$p1" ] && [ -n "$p4" ] || { echo "smpi test: --mech: no posting times"; exit 1; }
+verdict=$(awk -v a="$p1" -v b="$p4" -v o="$OVERHEAD" -v c="$COPYRATE" 'BEGIN {
+  w1 = (o + 8388608 / c) * 1e6; w4 = (o + 4 * 2097152 / c) * 1e6; x = a / w1; y = b / w4
+  ok = x >= 0.97 && x <= 1.03 && y >= 0.95 && y <= 1.05
+  printf "%s: post of 8 MB %.0f us (want %.0f), 4 ranks per node sharing NODEMEM = COPYRATE %.0f us (want %.0f)",
+         ok ? "PASS" : "FAIL", a, w1, b, w4 }')
+echo "smpi test: --mech: $verdict"
+case "$verdict" in PASS*) ;; *) exit 1 ;; esac
