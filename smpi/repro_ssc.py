@@ -153,6 +153,10 @@ def table3(args):
   csv = ["ppn,mesh,ndup1,ndup4,paper1,paper4"]
   for ppn, p, nodes, q1, q4 in PAPER_T3:
     r = run(args, p**3, ppn, ["-n", "7645", "--algo", "alg5", "--ndup", "1,4"], f"t3_ppn{ppn}")
+    if not r and args.mech:
+      rows.append(f"| {ppn} | {p}x{p}x{p} | - / {STANDIN_T3[ppn][0]:.2f} / {q1} | - / {STANDIN_T3[ppn][1]:.2f} / {q4} | "
+                  f"- / {STANDIN_T3[ppn][1] / STANDIN_T3[ppn][0]:.2f} / {q4 / q1:.2f} | not run (--max-ranks) |")
+      continue
     if not r:
       rows.append(f"| {ppn} | {p}x{p}x{p} | {-(-p**3 // ppn)} ({nodes}) | - ({q1}) | - ({q4}) | - ({q4 / q1:.2f}) |")
       continue
