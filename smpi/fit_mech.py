@@ -32,7 +32,7 @@ Nothing here reads Tables I, II, III or V. The sources, in the order of the fit:
    the ppn case) against the column, with 1. and 2. in place.
 
 usage: smpi/fit_mech.py [--build build-smpi] [--out smpi/platforms/mech.env] [--step 1,2,3]
-Every simulation runs under `nice -n 19`, one at a time; about 5 minutes.
+Every simulation runs under `nice -n 19`, one at a time; 15-30 minutes on a loaded 2-core machine.
 """
 import argparse
 import os
