@@ -141,9 +141,9 @@ void ovl_i_sched_free(sched *s) {
  *   OVL_SMPI_SUMRATE   every sum of a schedule, per rank (--sumrate);
  *   OVL_SMPI_COPYRATE  every copy of a schedule, per rank (a reduction
  *                      copies its input in its first round, so at its post);
- *   OVL_SMPI_NODEMEM   1: these charges run on the node's memory host (the
- *                      platform's host m<i> beside the node s<i>, whose speed
- *                      is the node's memory rate, one flop per byte), each
+ *   OVL_SMPI_NODEMEM   > 0 (the node's memory rate, which the platform
+ *                      stampede2mech gives its host m<i> beside the node s<i>,
+ *                      one flop per byte): these charges run on m<i>, each
  *                      bounded by its per-rank rate, so the ranks of a node
  *                      share the node's rate; unset: a sleep (the ranks of a
  *                      node charge in parallel, as on their own cores).
