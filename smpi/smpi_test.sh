@@ -169,3 +169,44 @@ verdict=$(awk -v a="$t1" -v m="$m1" -v k="$k1" -v b="$t4" -v c="$t8" 'BEGIN {
   printf "%s: MB between nodes %.3f (PPN 1), %.3f (PPN 4), %.3f (PPN 8)", ok ? "PASS" : "FAIL", a, b, c }')
 echo "smpi test: --volume: $verdict"
 case "$verdict" in PASS*) ;; *) exit 1 ;; esac
+# The platform of fitted mechanisms (smpirun.sh --mech smpi/platforms/mech.env,
+# docs/guides/smpi.md "Mechanisms"): Algorithm 5 with the products computed
+# and checked on it (64 ranks, 4 per node); posting a reduction of 8 MB on 4
+# nodes costs OVERHEAD + 8 MB / COPYRATE (Fig. 6's line, within 3 %), and
+# 2 MB on each of 4 ranks of a node OVERHEAD + 2 MB / COPYRATE (the node's
+# memory, 247 GB/s, does not bind); with NODEMEM set to the per-rank copy
+# rate the 4 ranks share it: at least 2.5 times as long, at most the time of
+# 4 copies in a row (the ranks leave the barrier at slightly different times).
+mech=$src/smpi/platforms/mech.env
+out=$(cd "$bld" && "$src/smpi/smpirun.sh" -np 64 --mech "$mech" "$bld/ssc_sim" -n 150 --algo alg5 --ndup 4 --check --reps 1 2>&1) ||
+  { echo "$out"; exit 1; }
+[ "$(echo "$out" | grep -c ' PASS$')" -eq 1 ] || { echo "$out"; echo "smpi test: --mech: Alg. 5 not PASS"; exit 1; }
+posts() { # PPN [NODEMEM]: print the median posting time (us) of the ppn case's reductions on rank 0
+  rm -f "$bld/mech_tl.json"
+  (cd "$bld" && env OVL_SMPI_PPN="$1" OVL_SMPI_FLOPS=skip ${2:+OVL_MECH_NODEMEM=$2} "$src/smpi/smpirun.sh" -np $((4 * $1)) \
+    --mech "$mech" "$bld/ovl" bench coll --op reduce --backend own --ppn "$1" -m 8388608:8388608 -i 1 -x 0 \
+    --timeline "$bld/mech_tl.json" --timeline-reps 1 -q >/dev/null 2>&1) || return 1
+  python3 - "$bld/mech_tl.json" <<'PY'
+import json, sys
+ev, last, case, t = json.load(open(sys.argv[1]))["traceEvents"], None, None, []
+for e in ev:
+  if e["ph"] == "B":
+    last, case = e["ts"], e["name"]
+  elif e["name"].startswith("post") and case == "ppn" and e["tid"] == 1:
+    t.append(e["ts"] - last)
+print(sorted(t)[len(t) // 2] if t else "")
+PY
+}
+# shellcheck disable=SC1090
+. "$mech"
+p1=$(posts 1) || p1=""
+p4=$(posts 4) || p4=""
+p4s=$(posts 4 "$COPYRATE") || p4s=""
+[ -n "$p1" ] && [ -n "$p4" ] && [ -n "$p4s" ] || { echo "smpi test: --mech: no posting times"; exit 1; }
+verdict=$(awk -v a="$p1" -v b="$p4" -v d="$p4s" -v o="$OVERHEAD" -v c="$COPYRATE" 'BEGIN {
+  w1 = (o + 8388608 / c) * 1e6; w4 = (o + 2097152 / c) * 1e6; full = (o + 4 * 2097152 / c) * 1e6
+  ok = a >= 0.97 * w1 && a <= 1.03 * w1 && b >= 0.97 * w4 && b <= 1.03 * w4 && d >= 2.5 * b && d <= 1.03 * full
+  printf "%s: post of 8 MB %.0f us (want %.0f); 4 ranks per node, 2 MB each: %.0f us (want %.0f), with NODEMEM = COPYRATE %.0f us (want %.0f-%.0f)",
+         ok ? "PASS" : "FAIL", a, w1, b, w4, d, 2.5 * b, full }')
+echo "smpi test: --mech: $verdict"
+case "$verdict" in PASS*) ;; *) exit 1 ;; esac

@@ -14,6 +14,12 @@
              --flowcap RATE it also prints the TCP-gamma window that caps
              every inter-node flow at RATE (SimGrid bounds a flow at
              gamma / (2 x route latency)): smpi/smpirun.sh --flowcap.
+  stampede2mech
+             stampede2flat without a cap, plus one memory host m<i> beside
+             every node s<i> whose speed is the node's memory rate (--nodemem
+             RATE, one flop per byte): the shared per-node resource on which
+             ovl's reductions add and copy (src/comm/sched.c, OVL_SMPI_NODEMEM;
+             smpi/smpirun.sh --mech, docs/guides/smpi.md "Mechanisms").
   local      this machine, for validating simulations against real runs
              (smpi/validate.sh): one host of --cores cores, each running at
              --speed flop/s (a dgemm rate measured here on one core), ranks
@@ -25,6 +31,8 @@
 
 usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
        make_platforms.py stampede2flat [--nodes N] [--ppn K] [--flowcap RATE] DIR
+       make_platforms.py stampede2mech [--nodes N] [--ppn K] --nodemem RATE DIR
+       make_platforms.py bwfactor NHALF   (prints smpi/bw-factor for s / (s + NHALF) bytes)
        make_platforms.py bgp --ranks P DIR
        make_platforms.py local --speed FLOPS [--cores K] --ranks P DIR
        make_platforms.py rate RATE        (prints RATE, e.g. 1.7GBps, in bytes/s)
@@ -126,6 +134,34 @@ def stampede2flat(d, nodes, ppn, ranks):
   return name
 
 
+def stampede2mech(d, nodes, ppn, ranks, nodemem):
+  name = f"stampede2mech_{nodes}_{nodemem:.6g}"
+  xml = HEADER + ZONE_OPEN + f'''  <!-- Stampede2-like: {nodes} Skylake nodes, one non-blocking switch, and a memory host per node -->
+  <cluster id="{name}" prefix="s" suffix="" radical="0-{nodes - 1}" speed="{S2_NODE_FLOPS}" core="1"
+           bw="{S2_LINK_BW}" lat="{S2F_LINK_LAT_S * 1e6:g}us" sharing_policy="SPLITDUPLEX"
+           loopback_bw="{S2_SHM_BW}" loopback_lat="{S2_SHM_LAT}"/>
+  <!-- m<i>: node s<i>'s memory, {nodemem:.6g} bytes/s shared by its ranks' sums and copies (no messages) -->
+  <cluster id="{name}_mem" prefix="m" suffix="" radical="0-{nodes - 1}" speed="{nodemem:.6g}f" core="1"
+           bw="{S2_LINK_BW}" lat="{S2F_LINK_LAT_S * 1e6:g}us"/>
+{ZONE_CLOSE}</platform>
+'''
+  write(os.path.join(d, name + ".xml"), xml)
+  write(os.path.join(d, f"{name}_ppn{ppn}_{ranks}.hostfile"), hostfile("s", nodes, ppn, ranks))
+  return name
+
+
+def bw_factor(nhalf):
+  """smpi/bw-factor for f(s) = s / (s + nhalf): one step per half octave of
+  message size from 1 KiB to 1 GiB, each step at the factor of its lower
+  size (SimGrid applies the entry of the largest size <= the message's)."""
+  steps = [(0, 1024 / (1024 + nhalf))]
+  s = 1024.0
+  while s <= 2**30:
+    steps.append((int(s), s / (s + nhalf)))
+    s *= 2**0.5
+  return ";".join(f"{a}:{f:.5f}" for a, f in steps)
+
+
 UNITS = {"Bps": 1, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
          "KiBps": 2**10, "MiBps": 2**20, "GiBps": 2**30}
 
@@ -193,8 +229,11 @@ def main():
   if len(sys.argv) == 3 and sys.argv[1] == "rate":
     print(f"{rate_bytes(sys.argv[2]):.6g}")
     return
+  if len(sys.argv) == 3 and sys.argv[1] == "bwfactor":
+    print(bw_factor(float(sys.argv[2])))
+    return
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "bgp", "local"])
+  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "stampede2mech", "bgp", "local"])
   ap.add_argument("dir")
   ap.add_argument("--nodes", type=int, default=64)
   ap.add_argument("--ppn", type=int, default=1)
@@ -202,6 +241,7 @@ def main():
   ap.add_argument("--speed", type=float, default=0.0, help="local: flop/s of one core")
   ap.add_argument("--cores", type=int, default=2, help="local: cores of the host")
   ap.add_argument("--flowcap", default=None, help="stampede2flat: also print the TCP-gamma (bytes) for this cap")
+  ap.add_argument("--nodemem", default=None, help="stampede2mech: the node's memory rate, e.g. 30GBps")
   a = ap.parse_args()
   os.makedirs(a.dir, exist_ok=True)
   if a.kind == "stampede2":
@@ -209,6 +249,10 @@ def main():
   elif a.kind == "stampede2flat":
     name = stampede2flat(a.dir, a.nodes, a.ppn, a.ranks or a.nodes * a.ppn)
     print(name if a.flowcap is None else f"{name} {rate_bytes(a.flowcap) * 2 * S2F_ROUTE_LAT_S:.6g}")
+  elif a.kind == "stampede2mech":
+    if not a.nodemem:
+      raise SystemExit("stampede2mech: --nodemem RATE is required")
+    print(stampede2mech(a.dir, a.nodes, a.ppn, a.ranks or a.nodes * a.ppn, rate_bytes(a.nodemem)))
   elif a.kind == "local":
     if not a.speed > 0:
       raise SystemExit("local: --speed FLOPS (> 0) is required")

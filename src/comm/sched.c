@@ -130,28 +130,63 @@ void ovl_i_sched_free(sched *s) {
 #ifdef OVL_SMPI
 #include <errno.h>
 #include <simgrid/actor.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
 #include <stdio.h>
-/* SimGrid SMPI (docs/lab/smpi-reproductions.md, "The reductions' arithmetic"): the simulated
- * network moves bytes, but a real reduction also adds them up on the
- * receiving process's core, and cannot post its next round meanwhile.
- * OVL_SMPI_SUMRATE=BYTES_PER_S (smpi/smpirun.sh --sumrate) charges every sum
- * of a schedule as that many bytes per simulated second, spent by the calling
- * rank (a sleep: it holds no host resource, so the ranks of a node sum in
- * parallel, as on their own cores). Unset or 0: sums are free, as before. */
-static double sched_sumrate(void) {
-  static double rate = -1;
-  if (rate < 0) {
-    const char *e = getenv("OVL_SMPI_SUMRATE");
+/* SimGrid SMPI (docs/lab/smpi-reproductions.md, "The reductions' arithmetic"
+ * and "Mechanisms"): the simulated network moves bytes, but a real reduction
+ * also adds them up on the receiving process's core, and cannot post its next
+ * round meanwhile. Rates in bytes per simulated second, from the environment
+ * (smpi/smpirun.sh sets them):
+ *   OVL_SMPI_SUMRATE   every sum of a schedule, per rank (--sumrate);
+ *   OVL_SMPI_COPYRATE  every copy of a schedule, per rank (a reduction
+ *                      copies its input in its first round, so at its post);
+ *   OVL_SMPI_NODEMEM   > 0 (the node's memory rate, which the platform
+ *                      stampede2mech gives its host m<i> beside the node s<i>,
+ *                      one flop per byte): these charges run on m<i>, each
+ *                      bounded by its per-rank rate, so the ranks of a node
+ *                      share the node's rate; unset: a sleep (the ranks of a
+ *                      node charge in parallel, as on their own cores).
+ * The calling rank can post nothing meanwhile. Unset or 0: free. */
+static double sched_rate(const char *var, double *cache) {
+  if (*cache < 0) {
+    const char *e = getenv(var);
     char *end = NULL;
     errno = 0;
     double v = e && *e ? strtod(e, &end) : 0;
     if (e && *e && (errno || *end || !(v >= 0))) {
-      ovl_fprintf(stderr, "ovl: OVL_SMPI_SUMRATE='%s' is not a rate in bytes per second\n", e);
+      ovl_fprintf(stderr, "ovl: %s='%s' is not a rate in bytes per second\n", var, e);
       abort();
     }
-    rate = v;
+    *cache = v;
   }
-  return rate;
+  return *cache;
+}
+static double g_sumrate = -1, g_copyrate = -1, g_nodemem = -1;
+
+/* The node's memory host (m<i> for the node s<i>), or NULL. */
+static sg_host_t sched_memhost(void) {
+  if (sched_rate("OVL_SMPI_NODEMEM", &g_nodemem) <= 0) return NULL;
+  const char *h = sg_host_get_name(sg_host_self());
+  char name[256];
+  if (!h || h[0] == '\0' || strlen(h) + 1 >= sizeof name) return NULL;
+  snprintf(name, sizeof name, "m%s", h + 1);
+  return sg_host_by_name(name);
+}
+
+/* Spend bytes at rate (per rank), on the node's memory host when there is one. */
+static void sched_charge(double bytes, double rate) {
+  if (!(bytes > 0) || !(rate > 0)) return;
+  sg_host_t m = sched_memhost();
+  if (!m) {
+    sg_actor_sleep_for(bytes / rate);
+    return;
+  }
+  sg_exec_t e = sg_actor_exec_init(bytes);
+  sg_exec_set_host(e, m);
+  sg_exec_set_bound(e, rate);
+  sg_exec_start(e);
+  sg_exec_wait(e);
 }
 #endif
 
@@ -171,18 +206,22 @@ ovl_err ovl_i_sched_progress(sched *s, int *done) {
         return OVL_OK;
       }
       int i = s->cur;
-      double summed = 0;
+      double summed = 0, copied = 0;
       for (; i < s->nops && s->ops[i].kind != SOP_END; i++) {
         sop *o = &s->ops[i];
         if (o->kind == SOP_SUM) {
           for (int k = 0; k < o->count; k++) o->a[k] += o->b[k];
           summed += (double)o->count;
-        } else if (o->kind == SOP_COPY) memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
+        } else if (o->kind == SOP_COPY) {
+          memmove(o->a, o->b, sizeof(double) * (size_t)o->count);
+          copied += (double)o->count;
+        }
       }
 #ifdef OVL_SMPI
-      if (summed > 0 && sched_sumrate() > 0) sg_actor_sleep_for(summed * sizeof(double) / sched_sumrate());
+      sched_charge(summed * sizeof(double), sched_rate("OVL_SMPI_SUMRATE", &g_sumrate));
+      sched_charge(copied * sizeof(double), sched_rate("OVL_SMPI_COPYRATE", &g_copyrate));
 #else
-      (void)summed;
+      (void)summed, (void)copied;
 #endif
       s->cur = i + 1;
       s->posted = 0;
