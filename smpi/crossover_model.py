@@ -2,8 +2,9 @@
 """The crossover's analytic model and plot (docs/guides/smpi.md, "The crossover"),
 from the results of smpi/crossover.sh.
 
-usage: /usr/bin/python3 smpi/crossover_model.py [OUT] [--fit N[:P],...] [--plot PNG]
-  OUT     crossover.sh's results (default ~/.cache/ovl/crossover)
+usage: /usr/bin/python3 smpi/crossover_model.py [OUT ...] [--fit N[:P],...] [--plot PNG] [--title T]
+  OUT     crossover.sh's results (default ~/.cache/ovl/crossover); several: merged, a
+          run in an earlier one kept over the same run (code, method, precision) in a later one
   --fit   the points the model is fitted to: N (every P of that n) or N:P, comma-separated
           (default 2000,4000:16); every other measured point is a check (model / simulated)
   --plot  write the plot (eigensolver time / purification time against nodes)
@@ -48,8 +49,21 @@ def host(f):
     return float("nan")
 
 
-def load(out):
+def load(outs):
   """{(n, P): (eigensolver times, {method:precision: (t, products, record)}, host seconds of the point)}"""
+  pts = {}
+  for out in outs:
+    for (n, P), (e, p, h) in load1(out).items():
+      e0, p0, h0 = pts.get((n, P), ({}, {}, 0.0))
+      for k, v in e.items():
+        e0.setdefault(k, v)
+      for k, v in p.items():
+        p0.setdefault(k, v)
+      pts[(n, P)] = (e0, p0, h0 + h)
+  return pts
+
+
+def load1(out):
   pts = {}
   for d in glob.glob(os.path.join(out, "n*_P*")):
     m = re.match(r"n(\d+)_P(\d+)$", os.path.basename(d))
@@ -92,7 +106,8 @@ def summary(pts):
       return min(c, key=lambda x: x[0]) if c else None
     bd, bm = best("double"), best("mixed")
     te = min(e.values()) if e else None
-    fmt = lambda b: f"{b[1]} {b[0]:.4f} ({b[2]['iterations']} it., {b[2]['grid']})" if b else "-"
+    rp = lambda j: ", replayed" if str(j.get("stop_reason", "")).startswith("fixed schedule") else ""
+    fmt = lambda b: f"{b[1]} {b[0]:.4f} ({b[2]['iterations']} it., {b[2]['grid']}{rp(b[2])})" if b else "-"
     rat = lambda b: f"**{te / b[0]:.2f}**" if b and te else "-"
     c = p.get("canonical:double")
     cs = f"{c[2]['algo']} {c[2]['grid']} N_DUP {c[2]['ndup']}: {c[0]:.4f}" if c else "-"
@@ -145,22 +160,30 @@ def fit(rows, terms, known=None):
 
 def main():
   args = sys.argv[1:]
-  out = os.path.expanduser("~/.cache/ovl/crossover")
-  fitspec, plot = "2000,4000:16", None
+  outs = []
+  fitspec, plot, title = "2000,4000:16", None, "SimGrid SMPI simulation: where purification wins"
+  xlabel = "nodes (one rank per node, Stampede2-like)"
   i = 0
   while i < len(args):
     if args[i] == "--fit":
       fitspec = args[i + 1]
       i += 2
+    elif args[i] == "--title":
+      title = args[i + 1]
+      i += 2
+    elif args[i] == "--xlabel":
+      xlabel = args[i + 1]
+      i += 2
     elif args[i] == "--plot":
       plot = args[i + 1]
       i += 2
     else:
-      out = args[i]
+      outs.append(os.path.expanduser(args[i]))
       i += 1
+  outs = outs or [os.path.expanduser("~/.cache/ovl/crossover")]
   specs = [tuple(map(int, x.split(":"))) for x in fitspec.split(",") if x]
   fitted = lambda n, P: any(sp[0] == n and (len(sp) == 1 or sp[1] == P) for sp in specs)
-  pts = load(out)
+  pts = load(outs)
   summary(pts)
   pts = {k: v[:2] for k, v in pts.items()}
   solvers = sorted({s for e, _ in pts.values() for s in e})
@@ -248,9 +271,9 @@ def main():
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("nodes (one rank per node, Stampede2-like)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("best eigensolver + D / best purification")
-    ax.set_title("SimGrid SMPI 3.32 simulation: where purification wins", fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(plot, dpi=110)
