@@ -67,13 +67,15 @@ mkdir -p "$OUT"
 
 fock() { echo "data/big/synth${1}_ccpvdz/fock.raw"; }
 nocc() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['n_occ'])" "$(dirname "$(fock "$1")")/meta.json"; }
-# Run one command into FILE unless FILE exists; FILE.host gets its host time (s) and the load.
+# Run one command into FILE unless FILE exists; FILE.host gets its host time (s) and the load,
+# FILE.cpu its CPU time (user + system, s) and peak memory (KB) by /usr/bin/time when there is one.
 run() {
   local f=$1; shift
   [ -s "$f" ] && return 0
-  local t0 t1
+  local t0 t1 tm=()
+  [ -x /usr/bin/time ] && tm=(/usr/bin/time -f "%U %S %M" -o "$f.cpu")
   t0=$(date +%s.%N)
-  if "$@" >"$f.tmp" 2>"$f.err"; then
+  if "${tm[@]}" "$@" >"$f.tmp" 2>"$f.err"; then
     t1=$(date +%s.%N)
     mv "$f.tmp" "$f"
     echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') $(cut -d' ' -f1 /proc/loadavg)" >"$f.host"
