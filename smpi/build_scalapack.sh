@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --simgrid) sg=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
-    -h | --help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (--help)" ;;
   esac
 done
