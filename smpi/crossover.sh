@@ -135,10 +135,16 @@ python3 - "$OUT" <<'EOF'
 import glob, json, os, re, sys
 out = sys.argv[1]
 def host(f):
+  """wall seconds, and the CPU seconds (user + system) after a slash when recorded"""
   try:
-    return open(f + ".host").read().split()[0]
+    w = open(f + ".host").read().split()[0]
   except OSError:
     return "?"
+  try:
+    u, s = open(f + ".cpu").read().split()[-3:-1]
+    return f"{w}/{float(u) + float(s):.1f}"
+  except (OSError, ValueError):
+    return w
 rows = []
 for d in sorted(glob.glob(os.path.join(out, "n*_P*")), key=lambda d: tuple(map(int, re.findall(r"\d+", os.path.basename(d))))):
   n, P = map(int, re.findall(r"\d+", os.path.basename(d)))
@@ -161,7 +167,7 @@ for d in sorted(glob.glob(os.path.join(out, "n*_P*")), key=lambda d: tuple(map(i
       j["iterations"] = f"{j['iterations']} replayed"
 
   rows.append((n, P, eig, pur))
-print("| n | nodes | pdsyevd + D (s) | pdsyevr + D (s) | purification | grid, algo, N_DUP, iterations | purification (s) | best eig / purification | host time (s): eig evd, evr; purification |")
+print("| n | nodes | pdsyevd + D (s) | pdsyevr + D (s) | purification | grid, algo, N_DUP, iterations | purification (s) | best eig / purification | host time (s), wall/CPU: eig evd, evr; purification |")
 print("| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- |")
 for n, P, eig, pur in rows:
   best = min([v[0] for v in eig.values()], default=None)

@@ -43,10 +43,16 @@ F, BETA = 1.56e12, 12e9
 
 
 def host(f):
+  """(the run's CPU seconds, user + system, when recorded, else nan; its wall seconds)"""
   try:
-    return float(open(f + ".host").read().split()[0])
+    u, s = open(f + ".cpu").read().split()[-3:-1]
+    c = float(u) + float(s)
+  except (OSError, ValueError):
+    c = float("nan")
+  try:
+    return np.array([c, float(open(f + ".host").read().split()[0])])
   except (OSError, ValueError, IndexError):
-    return float("nan")
+    return np.array([c, float("nan")])
 
 
 def load(outs):
@@ -54,7 +60,7 @@ def load(outs):
   pts = {}
   for out in outs:
     for (n, P), (e, p, h) in load1(out).items():
-      e0, p0, h0 = pts.get((n, P), ({}, {}, 0.0))
+      e0, p0, h0 = pts.get((n, P), ({}, {}, np.zeros(2)))
       for k, v in e.items():
         e0.setdefault(k, v)
       for k, v in p.items():
@@ -70,7 +76,7 @@ def load1(out):
     if not m:
       continue
     n, P = int(m.group(1)), int(m.group(2))
-    e, p, h = {}, {}, 0.0
+    e, p, h = {}, {}, np.zeros(2)
     for s, name in (("evd", "pdsyevd"), ("evr", "pdsyevr")):
       f = os.path.join(d, f"eig_{s}.txt")
       if os.path.exists(f):
@@ -97,7 +103,7 @@ def load1(out):
 def summary(pts):
   """One row per point: the eigensolvers, the best purification in each precision, the ratios."""
   print("| n | nodes | pdsyevd + D (s) | pdsyevr + D (s) | best float64 purification (s) | best mixed (s) |"
-        " best eig / best float64 | best eig / best mixed | canonical, `--algo auto` | purifications run | host time of the point (s) |")
+        " best eig / best float64 | best eig / best mixed | canonical, `--algo auto` | purifications run | host time of the point, wall / CPU (s) |")
   print("| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |")
   for (n, P) in sorted(pts):
     e, p, h = pts[(n, P)]
@@ -113,7 +119,7 @@ def summary(pts):
     cs = f"{c[2]['algo']} {c[2]['grid']} N_DUP {c[2]['ndup']}: {c[0]:.4f}" if c else "-"
     et = lambda k: f"{e[k]:.4f}" if k in e else "-"
     print(f"| {n} | {P} | {et('pdsyevd')} | {et('pdsyevr')} | {fmt(bd)} |"
-          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h:.0f} |")
+          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h[1]:.0f} / {h[0]:.0f} |")
   print()
 
 
