@@ -8,6 +8,8 @@ usage: /usr/bin/python3 smpi/crossover_model.py [OUT ...] [--fit N[:P],...] [--p
   --fit   the points the model is fitted to: N (every P of that n) or N:P, comma-separated
           (default 2000,4000:16); every other measured point is a check (model / simulated)
   --plot  write the plot (eigensolver time / purification time against nodes)
+  --machine bgpsmp   the BlueGene/P-like torus of PLATFORM=bgpsmp: F = 11.6e9, beta = 425e6
+                     (default stampede2)
 
 The model, one per code, with F = 1.56e12 flop/s per node, beta = 12e9 B/s
 per link and lg = log2(P):
@@ -173,6 +175,10 @@ def main():
   while i < len(args):
     if args[i] == "--fit":
       fitspec = args[i + 1]
+      i += 2
+    elif args[i] == "--machine":
+      global F, BETA
+      F, BETA = {"stampede2": (1.56e12, 12e9), "bgpsmp": (11.6e9, 425e6)}[args[i + 1]]
       i += 2
     elif args[i] == "--title":
       title = args[i + 1]
