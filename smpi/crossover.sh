@@ -22,7 +22,7 @@
 #                         is kept in OUT/n<n>_P<P>/sched_<method>_<precision>.txt
 #                         (OVL_SMPI_SCHEDULE_OUT). replay: ovl's products charged only
 #                         (OVL_SMPI_FLOPS=skip), the matrices in memory shared by the ranks
-#                         (OVL_SMPI_SHARED_MALLOC), the iterations those of the schedules in
+#                         (OVL_SMPI_SHARED_MALLOC, default 65536 bytes), the iterations those of the schedules in
 #                         SCHED (OVL_SMPI_SCHEDULE): the same simulated time as the run that
 #                         computed when the schedule is that run's (docs/guides/smpi.md)
 #   SCHED=$HOME/.cache/ovl/crossover/n2000_P16   MODE=replay: the computed point whose schedules are replayed
@@ -90,7 +90,7 @@ if [ $table = 0 ]; then
   [ -n "${OVL_SMPI_HOST_SPEED:-}" ] || { echo "crossover.sh: set OVL_SMPI_HOST_SPEED (smpi/validate.sh prints it)"; exit 2; }
   export OVL_SMPI_PPN=1 OVL_SMPI_FLOPS=real
   if [ "$MODE" = replay ]; then
-    export OVL_SMPI_FLOPS=skip OVL_SMPI_SHARED_MALLOC=1048576
+    export OVL_SMPI_FLOPS=skip OVL_SMPI_SHARED_MALLOC=${OVL_SMPI_SHARED_MALLOC:-65536}
     [ -d "$SCHED" ] || { echo "crossover.sh: MODE=replay: no schedule directory $SCHED"; exit 2; }
   fi
   export OVL_SMPI_CFG="--cfg=smpi/test:$POLL --cfg=smpi/iprobe:$POLL"
