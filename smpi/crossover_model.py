@@ -59,16 +59,19 @@ def host(f):
 
 def load(outs):
   """{(n, P): (eigensolver times, {method:precision: (t, products, record)}, host seconds of the point)}"""
-  pts = {}
+  pts, hosts = {}, {}
   for out in outs:
-    for (n, P), (e, p, h) in load1(out).items():
-      e0, p0, h0 = pts.get((n, P), ({}, {}, np.zeros(2)))
+    for (n, P), (e, p, hk) in load1(out).items():
+      e0, p0 = pts.get((n, P), ({}, {}))
+      h0 = hosts.setdefault((n, P), {})
       for k, v in e.items():
-        e0.setdefault(k, v)
+        if k not in e0:
+          e0[k], h0[k] = v, hk[k]
       for k, v in p.items():
-        p0.setdefault(k, v)
-      pts[(n, P)] = (e0, p0, h0 + h)
-  return pts
+        if k not in p0:
+          p0[k], h0[k] = v, hk[k]
+      pts[(n, P)] = (e0, p0)
+  return {k: (e, p, sum(hosts[k].values(), np.zeros(2))) for k, (e, p) in pts.items()}
 
 
 def load1(out):
@@ -78,7 +81,7 @@ def load1(out):
     if not m:
       continue
     n, P = int(m.group(1)), int(m.group(2))
-    e, p, h = {}, {}, np.zeros(2)
+    e, p, h = {}, {}, {}
     for s, name in (("evd", "pdsyevd"), ("evr", "pdsyevr")):
       f = os.path.join(d, f"eig_{s}.txt")
       if os.path.exists(f):
@@ -86,7 +89,7 @@ def load1(out):
           w = line.split()
           if w and w[0] == name:
             e[name] = float(w[5])
-            h += host(f)
+            h[name] = host(f)
     for f in glob.glob(os.path.join(d, "purify_*.json")):
       try:
         j = json.loads(open(f).read().strip().splitlines()[-1])
@@ -94,7 +97,7 @@ def load1(out):
         continue
       key = f"{j['method']}:{'double' if j['precision'] == 'double' else 'mixed'}"
       p[key] = (j["t_total"], j["products"], j)
-      h += host(f)
+      h[key] = host(f)
       if j["algo"] == "square":
         g = [int(x) for x in j["grid"].split("x")]
         GRIDS[(n, P)] = GRIDS[P] = (g[0], g[2])
@@ -120,8 +123,9 @@ def summary(pts):
     c = p.get("canonical:double")
     cs = f"{c[2]['algo']} {c[2]['grid']} N_DUP {c[2]['ndup']}: {c[0]:.4f}" if c else "-"
     et = lambda k: f"{e[k]:.4f}" if k in e else "-"
+    hc = "-" if np.isnan(h[0]) else f"{h[0]:.0f}"
     print(f"| {n} | {P} | {et('pdsyevd')} | {et('pdsyevr')} | {fmt(bd)} |"
-          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h[1]:.0f} / {h[0]:.0f} |")
+          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h[1]:.0f} / {hc} |")
   print()
 
 
