@@ -112,6 +112,8 @@ def summary(pts):
   print("| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |")
   for (n, P) in sorted(pts):
     e, p, h = pts[(n, P)]
+    if not e and not p:
+      continue
     def best(prec):
       c = [(v[0], k.split(":")[0], v[2]) for k, v in p.items() if k.endswith(":" + prec)]
       return min(c, key=lambda x: x[0]) if c else None
