@@ -10,10 +10,13 @@
 #           Its content is checked by sha256 and anything else is refused.
 #   DIR     (or $OVL_SMPI_SCALAPACK): the output, default ~/.cache/ovl/smpi-scalapack;
 #           gets lib/libscalapack.a, the patched source in src/, build.log, info.txt.
-#   PREFIX  a SimGrid installation (the 4.1 prefix of smpi/build_simgrid.sh); default:
-#           smpicc/smpif90 from PATH (Debian's SimGrid 3.32). Without smpif90 in the
-#           prefix (build_simgrid.sh builds SimGrid without Fortran) the Fortran files are
-#           compiled by gfortran with SMPI's mpif.h: they call MPI only through the BLACS.
+#   PREFIX  a SimGrid installation (the 4.1 prefix of smpi/build_simgrid.sh, which has
+#           smpif90); default: smpicc/smpif90 from PATH (Debian's SimGrid 3.32). Without
+#           smpif90 in the prefix the Fortran files are compiled by gfortran with SMPI's
+#           mpif.h: they call MPI only through the BLACS.
+#           For 4.1: smpi/build_scalapack.sh --simgrid build-simgrid/4.1 --out ~/.cache/ovl/smpi-scalapack-4.1,
+#           then OVL_SMPI_SCALAPACK=~/.cache/ovl/smpi-scalapack-4.1 and build-simgrid/4.1/bin first
+#           in PATH for smpi/eig_sim.sh.
 #   N       parallel make jobs (default 1).
 # The workarounds are the patches in smpi/patches/ plus, here: smpif90 writes the
 # object of `smpif90 -c x.f` to `.o`, so the Fortran compiler is a wrapper that
@@ -40,7 +43,7 @@ while [ $# -gt 0 ]; do
     --simgrid) sg=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
     -j*) jobs=${1#-j}; shift ;;
-    -h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0"; exit 0 ;;
     *) die "unknown argument '$1' (--help)" ;;
   esac
 done

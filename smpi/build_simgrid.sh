@@ -7,8 +7,8 @@
 #   PATH=PREFIX/bin:$PATH cmake --build build-smpi41 --target ovl_cli ssc_sim flow_sim
 # and run with PATH=PREFIX/bin:$PATH in front of smpi/smpirun.sh, smpi/repro_hsumma.sh (its
 # BUILD_DIR argument: build-smpi41) and smpi/repro_ssc.py (--build build-smpi41).
-# Needs a C++17 compiler, cmake, ninja and Boost's headers (Debian: g++ cmake ninja-build
-# libboost-dev; installed here with apt-get when missing) and pip to fetch the source.
+# Needs a C++17 compiler, gfortran, cmake, ninja and Boost's headers (Debian: g++ gfortran cmake
+# ninja-build libboost-dev; installed here with apt-get when missing) and pip to fetch the source.
 set -euo pipefail
 version=4.1
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +18,7 @@ if [ -x "$prefix/bin/smpicc" ] && "$prefix/bin/smpirun" -version 2>/dev/null | g
   echo "SimGrid $version already in $prefix"; exit 0
 fi
 need=()
-for p in g++ cmake ninja-build libboost-dev; do
+for p in g++ gfortran cmake ninja-build libboost-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -37,11 +37,12 @@ echo "$sha256  $tarball" | sha256sum -c --quiet - ||
   { echo "$0: $tarball is not the simgrid $version source release (sha256 differs)" >&2; exit 2; }
 rm -rf "$src/simgrid-$version"
 tar -xzf "$tarball" -C "$src"
-# Only the library, SMPI and its tools: no model checker, Python, Fortran or Java.
+# The library, SMPI and its tools, with smpif90 (ScaLAPACK, smpi/build_scalapack.sh, needs it):
+# no model checker, Python or Java.
 cmake -S "$src/simgrid-$version" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_INSTALL_PREFIX="$prefix" -Denable_smpi=ON -Denable_compile_optimizations=ON -Denable_lto=OFF \
-  -Denable_model-checking=OFF -Denable_python=OFF -Denable_fortran=OFF -Denable_sthread=OFF \
+  -Denable_model-checking=OFF -Denable_python=OFF -Denable_fortran=ON -Denable_sthread=OFF \
   -Denable_documentation=OFF
-cmake --build "$src/build" -j "$(nproc)"
+cmake --build "$src/build" -j "${JOBS:-2}"
 cmake --install "$src/build"
 "$prefix/bin/smpirun" -version | head -1

@@ -2,11 +2,14 @@
 """The crossover's analytic model and plot (docs/guides/smpi.md, "The crossover"),
 from the results of smpi/crossover.sh.
 
-usage: /usr/bin/python3 smpi/crossover_model.py [OUT] [--fit N[:P],...] [--plot PNG]
-  OUT     crossover.sh's results (default ~/.cache/ovl/crossover)
+usage: /usr/bin/python3 smpi/crossover_model.py [OUT ...] [--fit N[:P],...] [--plot PNG] [--title T]
+  OUT     crossover.sh's results (default ~/.cache/ovl/crossover); several: merged, a
+          run in an earlier one kept over the same run (code, method, precision) in a later one
   --fit   the points the model is fitted to: N (every P of that n) or N:P, comma-separated
           (default 2000,4000:16); every other measured point is a check (model / simulated)
   --plot  write the plot (eigensolver time / purification time against nodes)
+  --machine bgpsmp   the BlueGene/P-like torus of PLATFORM=bgpsmp: F = 11.6e9, beta = 425e6
+                     (default stampede2)
 
 The model, one per code, with F = 1.56e12 flop/s per node, beta = 12e9 B/s
 per link and lg = log2(P):
@@ -42,21 +45,43 @@ F, BETA = 1.56e12, 12e9
 
 
 def host(f):
+  """(the run's CPU seconds, user + system, when recorded, else nan; its wall seconds)"""
   try:
-    return float(open(f + ".host").read().split()[0])
+    u, s = open(f + ".cpu").read().split()[-3:-1]
+    c = float(u) + float(s)
+  except (OSError, ValueError):
+    c = float("nan")
+  try:
+    return np.array([c, float(open(f + ".host").read().split()[0])])
   except (OSError, ValueError, IndexError):
-    return float("nan")
+    return np.array([c, float("nan")])
 
 
-def load(out):
+def load(outs):
   """{(n, P): (eigensolver times, {method:precision: (t, products, record)}, host seconds of the point)}"""
+  pts, hosts = {}, {}
+  for out in outs:
+    for (n, P), (e, p, hk) in load1(out).items():
+      e0, p0 = pts.get((n, P), ({}, {}))
+      h0 = hosts.setdefault((n, P), {})
+      for k, v in e.items():
+        if k not in e0:
+          e0[k], h0[k] = v, hk[k]
+      for k, v in p.items():
+        if k not in p0:
+          p0[k], h0[k] = v, hk[k]
+      pts[(n, P)] = (e0, p0)
+  return {k: (e, p, sum(hosts[k].values(), np.zeros(2))) for k, (e, p) in pts.items()}
+
+
+def load1(out):
   pts = {}
   for d in glob.glob(os.path.join(out, "n*_P*")):
     m = re.match(r"n(\d+)_P(\d+)$", os.path.basename(d))
     if not m:
       continue
     n, P = int(m.group(1)), int(m.group(2))
-    e, p, h = {}, {}, 0.0
+    e, p, h = {}, {}, {}
     for s, name in (("evd", "pdsyevd"), ("evr", "pdsyevr")):
       f = os.path.join(d, f"eig_{s}.txt")
       if os.path.exists(f):
@@ -64,7 +89,7 @@ def load(out):
           w = line.split()
           if w and w[0] == name:
             e[name] = float(w[5])
-            h += host(f)
+            h[name] = host(f)
     for f in glob.glob(os.path.join(d, "purify_*.json")):
       try:
         j = json.loads(open(f).read().strip().splitlines()[-1])
@@ -72,7 +97,7 @@ def load(out):
         continue
       key = f"{j['method']}:{'double' if j['precision'] == 'double' else 'mixed'}"
       p[key] = (j["t_total"], j["products"], j)
-      h += host(f)
+      h[key] = host(f)
       if j["algo"] == "square":
         g = [int(x) for x in j["grid"].split("x")]
         GRIDS[(n, P)] = GRIDS[P] = (g[0], g[2])
@@ -83,22 +108,26 @@ def load(out):
 def summary(pts):
   """One row per point: the eigensolvers, the best purification in each precision, the ratios."""
   print("| n | nodes | pdsyevd + D (s) | pdsyevr + D (s) | best float64 purification (s) | best mixed (s) |"
-        " best eig / best float64 | best eig / best mixed | canonical, `--algo auto` | purifications run | host time of the point (s) |")
+        " best eig / best float64 | best eig / best mixed | canonical, `--algo auto` | purifications run | host time of the point, wall / CPU (s) |")
   print("| ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | --- | ---: | ---: |")
   for (n, P) in sorted(pts):
     e, p, h = pts[(n, P)]
+    if not e and not p:
+      continue
     def best(prec):
       c = [(v[0], k.split(":")[0], v[2]) for k, v in p.items() if k.endswith(":" + prec)]
       return min(c, key=lambda x: x[0]) if c else None
     bd, bm = best("double"), best("mixed")
     te = min(e.values()) if e else None
-    fmt = lambda b: f"{b[1]} {b[0]:.4f} ({b[2]['iterations']} it., {b[2]['grid']})" if b else "-"
+    rp = lambda j: ", replayed" if str(j.get("stop_reason", "")).startswith("fixed schedule") else ""
+    fmt = lambda b: f"{b[1]} {b[0]:.4f} ({b[2]['iterations']} it., {b[2]['grid']}{rp(b[2])})" if b else "-"
     rat = lambda b: f"**{te / b[0]:.2f}**" if b and te else "-"
     c = p.get("canonical:double")
     cs = f"{c[2]['algo']} {c[2]['grid']} N_DUP {c[2]['ndup']}: {c[0]:.4f}" if c else "-"
     et = lambda k: f"{e[k]:.4f}" if k in e else "-"
+    hc = "-" if np.isnan(h[0]) else f"{h[0]:.0f}"
     print(f"| {n} | {P} | {et('pdsyevd')} | {et('pdsyevr')} | {fmt(bd)} |"
-          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h:.0f} |")
+          f" {fmt(bm)} | {rat(bd)} | {rat(bm)} | {cs} | {len(p)} | {h[1]:.0f} / {hc} |")
   print()
 
 
@@ -145,22 +174,34 @@ def fit(rows, terms, known=None):
 
 def main():
   args = sys.argv[1:]
-  out = os.path.expanduser("~/.cache/ovl/crossover")
-  fitspec, plot = "2000,4000:16", None
+  outs = []
+  fitspec, plot, title = "2000,4000:16", None, "SimGrid SMPI simulation: where purification wins"
+  xlabel = "nodes (one rank per node, Stampede2-like)"
   i = 0
   while i < len(args):
     if args[i] == "--fit":
       fitspec = args[i + 1]
       i += 2
+    elif args[i] == "--machine":
+      global F, BETA
+      F, BETA = {"stampede2": (1.56e12, 12e9), "bgpsmp": (11.6e9, 425e6)}[args[i + 1]]
+      i += 2
+    elif args[i] == "--title":
+      title = args[i + 1]
+      i += 2
+    elif args[i] == "--xlabel":
+      xlabel = args[i + 1]
+      i += 2
     elif args[i] == "--plot":
       plot = args[i + 1]
       i += 2
     else:
-      out = args[i]
+      outs.append(os.path.expanduser(args[i]))
       i += 1
+  outs = outs or [os.path.expanduser("~/.cache/ovl/crossover")]
   specs = [tuple(map(int, x.split(":"))) for x in fitspec.split(",") if x]
   fitted = lambda n, P: any(sp[0] == n and (len(sp) == 1 or sp[1] == P) for sp in specs)
-  pts = load(out)
+  pts = load(outs)
   summary(pts)
   pts = {k: v[:2] for k, v in pts.items()}
   solvers = sorted({s for e, _ in pts.values() for s in e})
@@ -248,9 +289,9 @@ def main():
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("nodes (one rank per node, Stampede2-like)")
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("best eigensolver + D / best purification")
-    ax.set_title("SimGrid SMPI 3.32 simulation: where purification wins", fontsize=10)
+    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(plot, dpi=110)

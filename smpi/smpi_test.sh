@@ -7,7 +7,8 @@
 # and without lookahead, and message streams between two nodes with and
 # without the per-flow cap (--flowcap), and the reductions' arithmetic
 # (--sumrate), and the message volume counted between nodes (ssc_sim
-# --volume), and `ovl purify --fock -o` (files through rank 0). Exit 77
+# --volume), and `ovl purify --fock -o` (files through rank 0), and the
+# purification's iteration schedule recorded and replayed. Exit 77
 # (skip) without smpicc.
 # usage: smpi/smpi_test.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
@@ -45,6 +46,35 @@ sys.exit(0 if abs(tr - 40) < 1e-9 and err < 1e-8 else 1)
 PY
 done
 echo "smpi test: ovl purify --fock and -o, 8 ranks, sp2 and canonical: PASS"
+
+# The iteration schedule: recorded by a run that computes (OVL_SMPI_SCHEDULE_OUT) and
+# replayed without computing (OVL_SMPI_SCHEDULE, products skipped, memory shared), the
+# same simulated time to rounding, the same iterations and products; a bad schedule is
+# refused by name.
+for mp in trs4:mixed sp2acc:double canonical:double; do
+  m=${mp%:*} prec=${mp#*:} sf=$bld/sched_$m.txt
+  rm -f "$sf"
+  a=$(cd "$bld" && OVL_SMPI_PPN=1 OVL_SMPI_SCHEDULE_OUT="$sf" "$src/smpi/smpirun.sh" -np 8 "$bld/ovl" purify \
+      --fock "$src/data/h2o8_ccpvdz/fock.raw" --nocc 40 --method $m --precision $prec --allow-idle --json -q 2>&1) ||
+    { echo "$a"; exit 1; }
+  b=$(cd "$bld" && OVL_SMPI_PPN=1 OVL_SMPI_FLOPS=skip OVL_SMPI_SHARED_MALLOC=65536 OVL_SMPI_SCHEDULE="@$sf" \
+      "$src/smpi/smpirun.sh" -np 8 "$bld/ovl" purify --fock "$src/data/h2o8_ccpvdz/fock.raw" --nocc 40 --method $m \
+      --precision $prec --allow-idle --json -q 2>&1) || { echo "$b"; exit 1; }
+  python3 - "$a" "$b" "$(cat "$sf")" <<'PY' || { echo "$a"; echo "$b"; echo "smpi test: $m ($prec): the replayed schedule differs"; exit 1; }
+import json, sys
+a, b = (json.loads(x.strip().splitlines()[-1]) for x in sys.argv[1:3])
+print("smpi test: schedule %s: computed %.9f s, replayed %.9f s, %d iterations, %d products" %
+      (sys.argv[3], a["t_total"], b["t_total"], b["iterations"], b["products"]))
+ok = abs(a["t_total"] - b["t_total"]) <= 1e-9 * a["t_total"] and a["iterations"] == b["iterations"] \
+  and a["products"] == b["products"] and b["stop_reason"].startswith("fixed schedule") and a["stop_reason"] != b["stop_reason"]
+sys.exit(0 if ok else 1)
+PY
+done
+out=$(cd "$bld" && OVL_SMPI_PPN=1 OVL_SMPI_SCHEDULE="s|x" "$src/smpi/smpirun.sh" -np 4 "$bld/ovl" purify \
+      --fock "$src/data/h2o8_ccpvdz/fock.raw" --nocc 40 --method sp2 2>&1) && { echo "$out"; exit 1; }
+echo "$out" | grep -q "OVL_SMPI_SCHEDULE: 'x' is not s, d, F or |" ||
+  { echo "$out"; echo "smpi test: a bad OVL_SMPI_SCHEDULE was not refused by name"; exit 1; }
+echo "smpi test: the iteration schedule recorded and replayed (trs4 mixed, sp2acc, canonical), a bad one refused: PASS"
 
 # The symmetric square charges its flops, the syrk of its diagonal blocks included: on
 # one rank every product is one syrk, n^3 flops at the node's 1.56 TFLOP/s (before,

@@ -166,11 +166,15 @@ typedef ovl_err (*ovl_matvec_fn)(void *ctx, const double *x, double *y);
  * interval. The residual bound places an eigenvalue near each extreme Ritz
  * value; it does not prove that none lies beyond, so the result is an
  * estimate that Lanczos' fast convergence at the ends makes tight. On
- * failure of the small eigensolver the interval stays. COLLECTIVE over
- * comm (mv is called by every rank); errors (agreed): OVL_ERR_ARG (NULL
- * mv or bounds), OVL_ERR_NOMEM and mv's. Used by ovl_purify (the dense F)
- * and ovl_bsmat_bounds. */
-ovl_err ovl_lanczos_bounds(int64_t n, int k, ovl_matvec_fn mv, void *ctx, MPI_Comm comm, double *lo, double *hi);
+ * failure of the small eigensolver the interval stays. flags:
+ * OVL_LANCZOS_EVERY_STEP takes all k steps even past an invariant subspace
+ * (the same calls of mv whatever the values: a simulation that computes
+ * none), else 0. COLLECTIVE over comm (mv is called by every rank);
+ * errors (agreed): OVL_ERR_ARG (NULL mv or bounds), OVL_ERR_NOMEM and
+ * mv's. Used by ovl_purify (the dense F) and ovl_bsmat_bounds. */
+enum { OVL_LANCZOS_EVERY_STEP = 1 };
+ovl_err ovl_lanczos_bounds(int64_t n, int k, unsigned flags, ovl_matvec_fn mv, void *ctx, MPI_Comm comm, double *lo,
+                           double *hi);
 /* Trace of a square matrix. */
 ovl_err ovl_dmat_trace(ovl_dmat A, double *out);
 /* A checksum of A's values that does not depend on the grid: the sum mod

@@ -28,12 +28,18 @@
   bgp        BlueGene/P-like: a 3D torus of 4-core nodes (850 MHz PowerPC 450,
              3.4 GFLOP/s peak per core), 425 MB/s per torus link and direction,
              VN mode: one rank per core.
+  bgpsmp     the same torus and links in SMP mode: one rank per node, the node
+             one host running at its 4 cores' rate (11.6 GFLOP/s, a 4-thread
+             dgemm); --nodes N (a power of two), one rank per node. For the
+             crossover of eigensolvers and purification (smpi/crossover.sh
+             PLATFORM=bgpsmp), which counts nodes.
 
 usage: make_platforms.py stampede2 [--nodes N] [--ppn K] DIR
        make_platforms.py stampede2flat [--nodes N] [--ppn K] [--flowcap RATE] DIR
        make_platforms.py stampede2mech [--nodes N] [--ppn K] --nodemem RATE DIR
        make_platforms.py bwfactor NHALF   (prints smpi/bw-factor for s / (s + NHALF) bytes)
        make_platforms.py bgp --ranks P DIR
+       make_platforms.py bgpsmp --nodes N DIR
        make_platforms.py local --speed FLOPS [--cores K] --ranks P DIR
        make_platforms.py rate RATE        (prints RATE, e.g. 1.7GBps, in bytes/s)
 Writes DIR/<name>.xml and DIR/<name>_<ranks>.hostfile (rank r on the node of
@@ -211,6 +217,22 @@ def bgp(d, ranks):
   return name
 
 
+def bgpsmp(d, nodes):
+  dims = torus_dims(nodes)
+  name = f"bgpsmp_{nodes}"
+  node_flops = f"{4 * float(BGP_CORE_FLOPS[:-2]):.6g}Gf"
+  xml = HEADER + ZONE_OPEN + f'''  <!-- BlueGene/P-like, SMP mode: {nodes} nodes, one rank per node on its 4 cores, 3D torus {dims[0]}x{dims[1]}x{dims[2]} -->
+  <cluster id="{name}" prefix="b" suffix="" radical="0-{nodes - 1}" speed="{node_flops}" core="1"
+           bw="{BGP_LINK_BW}" lat="{BGP_LINK_LAT}" sharing_policy="SPLITDUPLEX"
+           loopback_bw="{BGP_SHM_BW}" loopback_lat="{BGP_SHM_LAT}"
+           topology="TORUS" topo_parameters="{dims[0]},{dims[1]},{dims[2]}"/>
+{ZONE_CLOSE}</platform>
+'''
+  write(os.path.join(d, name + ".xml"), xml)
+  write(os.path.join(d, f"{name}_{nodes}.hostfile"), hostfile("b", nodes, 1, nodes))
+  return name
+
+
 def local(d, speed, cores, ranks):
   if ranks > cores:
     raise SystemExit(f"local: {ranks} ranks on {cores} cores (one rank per core)")
@@ -233,7 +255,7 @@ def main():
     print(bw_factor(float(sys.argv[2])))
     return
   ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "stampede2mech", "bgp", "local"])
+  ap.add_argument("kind", choices=["stampede2", "stampede2flat", "stampede2mech", "bgp", "bgpsmp", "local"])
   ap.add_argument("dir")
   ap.add_argument("--nodes", type=int, default=64)
   ap.add_argument("--ppn", type=int, default=1)
@@ -257,6 +279,8 @@ def main():
     if not a.speed > 0:
       raise SystemExit("local: --speed FLOPS (> 0) is required")
     print(local(a.dir, a.speed, a.cores, a.ranks or a.cores))
+  elif a.kind == "bgpsmp":
+    print(bgpsmp(a.dir, a.nodes))
   else:
     print(bgp(a.dir, a.ranks or 4 * a.nodes))
 

@@ -4,7 +4,8 @@
 
 #include "ovl/dmat.h"
 
-ovl_err ovl_lanczos_bounds(int64_t n, int k, ovl_matvec_fn mv, void *ctx, MPI_Comm comm, double *lo, double *hi) {
+ovl_err ovl_lanczos_bounds(int64_t n, int k, unsigned flags, ovl_matvec_fn mv, void *ctx, MPI_Comm comm, double *lo,
+                           double *hi) {
   ovl_err rc = !mv || !lo || !hi ? ovl_err_set(OVL_ERR_ARG, "ovl_lanczos_bounds: NULL %s",
                                                !mv   ? "mv"
                                                : !lo ? "lo"
@@ -30,7 +31,7 @@ ovl_err ovl_lanczos_bounds(int64_t n, int k, ovl_matvec_fn mv, void *ctx, MPI_Co
     for (int64_t i = 0; i < n; i++) a += w[i] * v[i];
     for (int64_t i = 0; i < n; i++) w[i] -= a * v[i] + bprev * vp[i], b += w[i] * w[i];
     al[m] = a, be[m] = sqrt(b), bprev = be[m];
-    if (!(be[m] > 1e-12 * (fabs(a) + 1.0))) { /* an invariant subspace: the Ritz values are eigenvalues */
+    if (!(flags & OVL_LANCZOS_EVERY_STEP) && !(be[m] > 1e-12 * (fabs(a) + 1.0))) { /* an invariant subspace */
       be[m] = 0, m++;
       break;
     }

@@ -188,11 +188,13 @@ static ovl_err gershgorin(ovl_dmat F, double *hmin, double *hmax) {
  * (ovl_lanczos_bounds). Every method starts from the interval, so a tighter one
  * saves iterations (SP2 about 2 log2 of the ratio of widths); Gershgorin's
  * can be several times the spectrum on dense matrices. Plane 0
- * (ovl_dmat_matvec reduces over it). */
+ * (ovl_dmat_matvec reduces over it). A replayed schedule (SMPI, nothing
+ * computed) takes every step, so that its messages are a computed run's. */
 static ovl_err dmat_mv(void *ctx, const double *x, double *y) { return ovl_dmat_matvec((ovl_dmat)ctx, x, y); }
 
-static ovl_err lanczos_bounds(ovl_dmat F, double *hmin, double *hmax) {
-  return ovl_lanczos_bounds(ovl_dmat_rows(F), 40, dmat_mv, F, ovl_grid2d_parent(ovl_dmat_grid(F)), hmin, hmax);
+static ovl_err lanczos_bounds(ovl_dmat F, double *hmin, double *hmax, int replay) {
+  return ovl_lanczos_bounds(ovl_dmat_rows(F), 40, replay ? OVL_LANCZOS_EVERY_STEP : 0, dmat_mv, F,
+                            ovl_grid2d_parent(ovl_dmat_grid(F)), hmin, hmax);
 }
 
 /* ---- memory query ---------------------------------------------------------- */
@@ -276,6 +278,75 @@ int64_t ovl_purify_memory(int64_t n, int s, int c, const ovl_purify_opts *opts) 
  * the parent is P(0,0,0) on plane 0). */
 enum { V_TRD, V_TRD2, V_ERR, V_TRD3, V_TRD4, V_TERR, V_STOP, V_N };
 
+/* ---- SimGrid SMPI: the iteration schedule, recorded or replayed --------------
+ * A run's schedule is what its cost depends on besides n and the grid: per
+ * iteration, the precision of each product ('s' float32, 'd' float64; the
+ * first is the square of D, the others the step's, TRS4's 0-2), 'F' when
+ * SP2-ACC fell back to SP2 from D0 after it; iterations end with '|':
+ * "s|s|...|d|d". Under SMPI (OVL_SMPI builds) OVL_SMPI_SCHEDULE_OUT=FILE
+ * makes rank 0 write the schedule of each ovl_purify to FILE, and
+ * OVL_SMPI_SCHEDULE=SCHEDULE (or @FILE) replays one: the products, the
+ * traces' reductions and broadcasts, the steps' communication and the
+ * spectral bounds' 40 Lanczos steps are done as the schedule says, whatever
+ * the matrices hold, and nothing is checked (the result is meaningless and
+ * its stop reason says so). That lets a simulation skip computing the
+ * products (OVL_SMPI_FLOPS=skip) and share the matrices' memory among the
+ * ranks (OVL_SMPI_SHARED_MALLOC), with the iterations of a run that
+ * computed (docs/guides/smpi.md, "The crossover"). */
+enum { SCHED_MAX = 4096 };
+typedef struct sched {
+  int replay;          /* 1: the iterations follow it */
+  int n;               /* iterations */
+  char it[512][8];     /* per iteration: the products' precisions, then 'F' for a fallback */
+  char rec[SCHED_MAX]; /* the one being recorded */
+  int len;
+} sched;
+
+static void sched_put(sched *s, char c) {
+  if (s->len + 1 < SCHED_MAX) s->rec[s->len++] = c, s->rec[s->len] = 0;
+}
+
+#ifdef OVL_SMPI
+/* OVL_SMPI_SCHEDULE parsed into s (agreed: every rank reads the same
+ * environment); OVL_ERR_ARG naming what is wrong. LOCAL. */
+static ovl_err sched_load(sched *s, int sqm) {
+  const char *e = getenv("OVL_SMPI_SCHEDULE");
+  if (!e || !*e) return OVL_OK;
+  char buf[SCHED_MAX];
+  if (e[0] == '@') {
+    FILE *f = fopen(e + 1, "r");
+    if (!f) return ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: cannot open %s", e + 1);
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = 0;
+  } else {
+    snprintf(buf, sizeof buf, "%s", e);
+  }
+  int n = 0, k = 0;
+  for (const char *c = buf;; c++) {
+    if (*c == '|' || *c == 0 || *c == '\n') {
+      if (k > 0) {
+        s->it[n][k] = 0;
+        if (s->it[n][0] != 's' && s->it[n][0] != 'd')
+          return ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: iteration %d does not start with a product", n + 1);
+        n++, k = 0;
+      }
+      if (*c == 0) break;
+      continue;
+    }
+    if (*c != 's' && *c != 'd' && *c != 'F')
+      return ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: '%c' is not s, d, F or |", *c);
+    if (n >= 512 || k >= 6) return ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: too long");
+    if (*c == 's' && !sqm)
+      return ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: float32 products need sp2, sp2acc or trs4");
+    s->it[n][k++] = *c;
+  }
+  if (n == 0) return ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: no iteration");
+  s->n = n, s->replay = 1;
+  return OVL_OK;
+}
+#endif
+
 /* D := (D + D^T) / 2 on plane 0 (W: scratch of D's layout), timed into *t;
  * the verdict agreed over the parent. Every D that leaves an iteration (and
  * so every checkpoint and the result) is exactly symmetric: SymmSquareCube's
@@ -303,6 +374,8 @@ typedef struct pstep {
   ovl_purify_result *R;
   ovl_kstats ks;
   ovl_i_acc acc; /* SP2-ACC's estimates (rules.c) */
+  sched *sc;
+  int force; /* a replayed TRS4 step: its products (0-2), else -1 */
 } pstep;
 
 /* X2 = X^2 by the symmetric square on every rank (COLLECTIVE), timed as the kernel. */
@@ -314,6 +387,7 @@ static ovl_err square(pstep *x, ovl_dmat X, ovl_dmat X2) {
   x->R->t_ssc += ovl_time() - ts;
   x->R->products++;
   x->R->flops += x->N * x->N * x->N;
+  sched_put(x->sc, x->prec == OVL_PREC_SINGLE ? 's' : 'd');
   return rc;
 }
 
@@ -368,6 +442,7 @@ static ovl_err step_trs4(pstep *x, const double *v, int *branch, int *end) {
    * [0, 6] would take a first-order step that spoils the trace; there the
    * iteration is McWeeny's (gamma = 3), which keeps it */
   double gamma = ovl_i_trs4_gamma(x->Ne, v[V_TRD2], v[V_TRD3], v[V_TRD4]);
+  if (x->force >= 0) gamma = x->force == 0 ? 7.0 : x->force == 1 ? 1.0 : 3.0; /* a replayed schedule */
   if (gamma > 6.0) {
     if (on0) combine(D, 2.0, D2, -1.0, NULL, 0.0);
   } else if (gamma < 0.0) {
@@ -434,10 +509,27 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       rc = ovl_err_set(OVL_ERR_ARG, "checkpoints need a path and a positive interval");
   }
   OVL_TRY(ovl_err_agree(parent, rc));
-  /* F must be symmetric and finite (plane 0 checks, everyone learns) */
+  sched sc; /* on the stack: SMPI's simulated ranks share the process's static storage */
+  memset(&sc, 0, sizeof sc);
+#ifdef OVL_SMPI
+  rc = sched_load(&sc, sqm);
+  if (rc == OVL_OK && sc.replay && opts->restart)
+    rc = ovl_err_set(OVL_ERR_ARG, "OVL_SMPI_SCHEDULE: a replayed schedule starts from D0, not from a checkpoint");
+  OVL_TRY(ovl_err_agree(parent, rc));
+  int prank = 0;
+  MPI_Comm_rank(parent, &prank);
+  if (sc.replay && prank == 0)
+    fprintf(stderr,
+            "ovl_purify: SMPI: the iteration schedule is fixed (OVL_SMPI_SCHEDULE, %d iterations): traces and "
+            "stopping are not used, the result is meaningless\n",
+            sc.n);
+#endif
+  /* F must be symmetric and finite (plane 0 checks, everyone learns; a replayed schedule does the checks'
+   * communication and ignores their verdict) */
   if (on0) {
     rc = ovl_dmat_check_finite(F);
-    if (rc == OVL_OK) rc = ovl_dmat_check_symmetric(F, 1e-12);
+    if (rc == OVL_OK || sc.replay) rc = ovl_dmat_check_symmetric(F, 1e-12);
+    if (sc.replay) rc = OVL_OK;
   }
   OVL_TRY(ovl_err_agree(parent, rc));
 
@@ -474,7 +566,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   } else if (rc == OVL_OK && on0) {
     double hmin = 0, hmax = 0, trF = 0;
     rc = gershgorin(F, &hmin, &hmax);
-    if (rc == OVL_OK) rc = lanczos_bounds(F, &hmin, &hmax);
+    if (rc == OVL_OK) rc = lanczos_bounds(F, &hmin, &hmax, sc.replay);
     if (rc == OVL_OK) rc = ovl_dmat_trace(F, &trF);
     double mu = n > 0 ? trF / N : 0.0;
     if (rc == OVL_OK && method == OVL_PURIFY_CANONICAL) {
@@ -508,7 +600,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   pstep x;
   memset(&x, 0, sizeof x);
   x.D = D, x.D2 = D2, x.D3 = D3, x.T = T, x.sq = sq, x.prec = OVL_PREC_DOUBLE, x.on0 = on0, x.N = N, x.Ne = Ne;
-  x.R = &R, x.acc = ovl_i_acc_resume(est[0], est[1]);
+  x.R = &R, x.acc = ovl_i_acc_resume(est[0], est[1]), x.sc = &sc, x.force = -1;
   if (sqm && opts->prec == OVL_PURIFY_PREC_MIXED && !opts->restart) x.prec = OVL_PREC_SINGLE;
   double v[V_N] = {0}, best = INFINITY, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}; /* SP2: the branches of the last two iterations (0: D^2, 1: 2D - D^2) */
@@ -524,6 +616,8 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   if (rc == OVL_OK && opts->started) *opts->started = 1;
   while (rc == OVL_OK) {
     double ts = ovl_time();
+    if (it > it0) sched_put(&sc, '|');
+    if (sc.replay) x.prec = sc.it[it - it0][0] == 's' ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
     if (sqm) {
       rc = square(&x, D, D2);
     } else {
@@ -533,6 +627,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       R.t_ssc += ovl_time() - ts;
       R.products++;
       R.flops += 4.0 * N * N * N;
+      sched_put(&sc, 'd');
     }
     if (rc != OVL_OK) break;
     /* plane 0 measures: traces, the idempotency error, tr(D^3), tr(D^4) */
@@ -551,6 +646,38 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       ovl_log(OVL_LOG_INFO, "# iter %3d  ||D^2-D||_F %.3e  %s %.3e  (%s %.3f s%s)\n", it, err,
               method == OVL_PURIFY_MCWEENY ? "|tr D - round(tr D)|" : "|tr D - n_occ|", v[V_TERR],
               sqm ? "square" : "ssc", x.ks.t_total, x.prec == OVL_PREC_SINGLE ? ", float32" : "");
+    if (sc.replay) { /* the schedule decides: the end, the step's products and precision, a fallback */
+      const char *si = sc.it[it - it0 - 1];
+      if (x.prec == OVL_PREC_SINGLE) R.iter_single = it;
+      if (it - it0 >= sc.n) {
+        converged = 1, R.stop_reason = "fixed schedule (OVL_SMPI_SCHEDULE; not computed)";
+        break;
+      }
+      int k = 0;
+      while (si[1 + k] == 's' || si[1 + k] == 'd') k++;
+      if (k > 0) x.prec = si[1] == 's' ? OVL_PREC_SINGLE : OVL_PREC_DOUBLE;
+      x.force = k;
+      int branch = -1, end = 0;
+      rc = k_steps[method](&x, v, &branch, &end);
+      if (rc == OVL_OK && strchr(si, 'F')) {
+        if (on0) affine(D, F, -1.0 / sp2map[1], sp2map[0] / sp2map[1]);
+        rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
+        ovl_i_acc_stop(&x.acc), R.fallback = it;
+        sched_put(&sc, 'F');
+      } else if (rc == OVL_OK && !sqm) {
+        rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
+      }
+      if (rc == OVL_OK && opts->stop) { /* the stop request's reduction, as below */
+        int stop = (int)*opts->stop;
+        if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
+          ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+        if (stop) {
+          R.stopped = stop, R.stop_reason = "signal";
+          break;
+        }
+      }
+      continue;
+    }
     /* stopping */
     int floor_hit = 0;
     if (sqm || method == OVL_PURIFY_MCWEENY) {
@@ -593,6 +720,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
     if (end == 1) converged = 1, R.stop_reason = "rounding floor";
     else if (end == 2) failed = 2, R.stop_reason = "breakdown";
     if (end == 3 && rc == OVL_OK) { /* SP2-ACC's estimates missed the gap: SP2 again from D0, the products counted */
+      sched_put(&sc, 'F');
       if (on0) affine(D, F, -1.0 / sp2map[1], sp2map[0] / sp2map[1]);
       rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
       ovl_i_acc_stop(&x.acc), R.fallback = it;
@@ -634,7 +762,14 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
   R.iterations = it;
   R.idem_err = v[V_ERR];
   R.trace_err = v[V_TERR];
-  if (rc == OVL_OK && converged && method != OVL_PURIFY_MCWEENY && v[V_TERR] > trace_tol)
+#ifdef OVL_SMPI
+  const char *sout = getenv("OVL_SMPI_SCHEDULE_OUT");
+  if (sout && *sout && prank == 0) {
+    FILE *f = fopen(sout, "w");
+    if (f) fprintf(f, "%s\n", sc.rec), fclose(f);
+  }
+#endif
+  if (rc == OVL_OK && converged && method != OVL_PURIFY_MCWEENY && v[V_TERR] > trace_tol && !sc.replay)
     rc = ovl_err_set(OVL_ERR_NUMERIC,
                      "purification reached ||D^2 - D||_F = %.3e after %d iterations, but |tr D - n_occ| = %.3e is "
                      "above %.1e: D is a projector of another trace, not the density for n_occ = %" PRId64,

@@ -348,5 +348,5 @@ ovl_err ovl_bsmat_bounds(ovl_bsmat A, double *lo, double *hi) {
   OVL_TRY(ovl_check_ptr(lo, "ovl_bsmat_bounds", "lo"));
   OVL_TRY(ovl_check_ptr(hi, "ovl_bsmat_bounds", "hi"));
   OVL_TRY(ovl_bsmat_gershgorin(A, lo, hi));
-  return ovl_lanczos_bounds(A->n, 40, bsmat_mv, A, ovl_grid2d_parent(A->g), lo, hi);
+  return ovl_lanczos_bounds(A->n, 40, 0, bsmat_mv, A, ovl_grid2d_parent(A->g), lo, hi);
 }
