@@ -168,6 +168,17 @@ static void test_products(void) {
   tmat_free(&tA), tmat_free(&tB);
 }
 
+/* On a p x q grid of all ranks (idle ones allowed): A from t (permutation
+ * seed) and two matrices of its layout for results. */
+static void on_grid(int p, int q, const tmat *t, uint64_t seed, ovl_grid2d *g, ovl_bsmat *A, ovl_bsmat *C1,
+                    ovl_bsmat *C2) {
+  *g = NULL, *A = *C1 = *C2 = NULL;
+  T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, g));
+  T_OK(to_bsmat(*g, t, seed, A));
+  T_OK(ovl_bsmat_create_like(*A, C1));
+  T_OK(ovl_bsmat_create_like(*A, C2));
+}
+
 /* Symmetric results (ovl_bsmat_set_symmetric): A A for a symmetric A, with
  * and without a threshold, against the full product; C exactly symmetric,
  * with about half the block products; the setting agreed between ranks. */
@@ -184,11 +195,8 @@ static void test_symmetric(void) {
   for (int sh = 0; sh < ns; sh++) {
     int p = shapes[sh][0], q = shapes[sh][1];
     ovl_grid2d g = NULL;
-    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g));
     ovl_bsmat A = NULL, Cf = NULL, Cs = NULL;
-    T_OK(to_bsmat(g, &tA, 5, &A));
-    T_OK(ovl_bsmat_create_like(A, &Cf));
-    T_OK(ovl_bsmat_create_like(A, &Cs));
+    on_grid(p, q, &tA, 5, &g, &A, &Cf, &Cs);
     T_CHECK(ovl_bsmat_get_symmetric(Cs) == 0, "a new matrix is set symmetric");
     T_OK(ovl_bsmat_set_symmetric(Cs, 1));
     T_CHECK(ovl_bsmat_get_symmetric(Cs) == 1, "the symmetry was not set");
@@ -250,11 +258,8 @@ static void test_float32(void) {
   for (int sh = 0; sh < ns; sh++) {
     int p = shapes[sh][0], q = shapes[sh][1];
     ovl_grid2d g = NULL;
-    T_OK(ovl_grid2d_create(MPI_COMM_WORLD, p, q, OVL_GRID_ALLOW_IDLE, &g));
     ovl_bsmat A = NULL, C64 = NULL, C32 = NULL;
-    T_OK(to_bsmat(g, &tA, 9, &A));
-    T_OK(ovl_bsmat_create_like(A, &C64));
-    T_OK(ovl_bsmat_create_like(A, &C32));
+    on_grid(p, q, &tA, 9, &g, &A, &C64, &C32);
     T_CHECK(ovl_bsmat_get_arith(C32) == OVL_BSMAT_FLOAT64, "a new matrix's arithmetic is not float64");
     T_OK(ovl_bsmat_set_arith(C32, OVL_BSMAT_FLOAT32));
     T_CHECK(ovl_bsmat_get_arith(C32) == OVL_BSMAT_FLOAT32, "the arithmetic was not set");

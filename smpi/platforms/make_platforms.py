@@ -200,18 +200,24 @@ def torus_dims(nodes):
   return dims
 
 
-def bgp(d, ranks):
-  nodes = max(1, (ranks + 3) // 4)
-  nodes = 2 ** math.ceil(math.log2(nodes))
-  dims = torus_dims(nodes)
-  name = f"bgp_{nodes}"
-  xml = HEADER + ZONE_OPEN + f'''  <!-- BlueGene/P-like: {nodes} nodes x 4 cores (VN mode), 3D torus {dims[0]}x{dims[1]}x{dims[2]} -->
-  <cluster id="{name}" prefix="b" suffix="" radical="0-{nodes - 1}" speed="{BGP_CORE_FLOPS}" core="4"
+def torus_xml(name, nodes, dims, speed, cores, comment):
+  """The BlueGene/P-like 3D torus of nodes with `cores` cores of `speed` each."""
+  return HEADER + ZONE_OPEN + f'''  <!-- {comment} -->
+  <cluster id="{name}" prefix="b" suffix="" radical="0-{nodes - 1}" speed="{speed}" core="{cores}"
            bw="{BGP_LINK_BW}" lat="{BGP_LINK_LAT}" sharing_policy="SPLITDUPLEX"
            loopback_bw="{BGP_SHM_BW}" loopback_lat="{BGP_SHM_LAT}"
            topology="TORUS" topo_parameters="{dims[0]},{dims[1]},{dims[2]}"/>
 {ZONE_CLOSE}</platform>
 '''
+
+
+def bgp(d, ranks):
+  nodes = max(1, (ranks + 3) // 4)
+  nodes = 2 ** math.ceil(math.log2(nodes))
+  dims = torus_dims(nodes)
+  name = f"bgp_{nodes}"
+  xml = torus_xml(name, nodes, dims, BGP_CORE_FLOPS, 4,
+                  f"BlueGene/P-like: {nodes} nodes x 4 cores (VN mode), 3D torus {dims[0]}x{dims[1]}x{dims[2]}")
   write(os.path.join(d, name + ".xml"), xml)
   write(os.path.join(d, f"{name}_{ranks}.hostfile"), hostfile("b", nodes, 4, ranks))
   return name
@@ -221,13 +227,8 @@ def bgpsmp(d, nodes):
   dims = torus_dims(nodes)
   name = f"bgpsmp_{nodes}"
   node_flops = f"{4 * float(BGP_CORE_FLOPS[:-2]):.6g}Gf"
-  xml = HEADER + ZONE_OPEN + f'''  <!-- BlueGene/P-like, SMP mode: {nodes} nodes, one rank per node on its 4 cores, 3D torus {dims[0]}x{dims[1]}x{dims[2]} -->
-  <cluster id="{name}" prefix="b" suffix="" radical="0-{nodes - 1}" speed="{node_flops}" core="1"
-           bw="{BGP_LINK_BW}" lat="{BGP_LINK_LAT}" sharing_policy="SPLITDUPLEX"
-           loopback_bw="{BGP_SHM_BW}" loopback_lat="{BGP_SHM_LAT}"
-           topology="TORUS" topo_parameters="{dims[0]},{dims[1]},{dims[2]}"/>
-{ZONE_CLOSE}</platform>
-'''
+  xml = torus_xml(name, nodes, dims, node_flops, 1, f"BlueGene/P-like, SMP mode: {nodes} nodes, one rank per node "
+                  f"on its 4 cores, 3D torus {dims[0]}x{dims[1]}x{dims[2]}")
   write(os.path.join(d, name + ".xml"), xml)
   write(os.path.join(d, f"{name}_{nodes}.hostfile"), hostfile("b", nodes, 1, nodes))
   return name

@@ -668,9 +668,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
         rc = symmetrize_d(D, D2, on0, parent, &R.t_symm);
       }
       if (rc == OVL_OK && opts->stop) { /* the stop request's reduction, as below */
-        int stop = (int)*opts->stop;
-        if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
-          ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+        int stop = ovl_i_stop_requested(opts->stop, parent);
         if (stop) {
           R.stopped = stop, R.stop_reason = "signal";
           break;
@@ -742,9 +740,7 @@ ovl_err ovl_purify(ovl_grid3d g, ovl_dmat F, ovl_dmat D, const ovl_purify_opts *
       if (rc == OVL_OK) prev_ckpt = it;
     }
     if (rc == OVL_OK && opts->stop) { /* a stop request: every rank learns of it at the same iteration */
-      int stop = (int)*opts->stop;
-      if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
-        ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+      int stop = ovl_i_stop_requested(opts->stop, parent);
       if (stop) {
         if (opts->checkpoint && prev_ckpt != it) {
           if (on0) rc = ovl_i_ckpt_write(D, opts->checkpoint, it, opts, fsum);

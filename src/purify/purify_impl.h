@@ -53,6 +53,10 @@ int ovl_i_quadratic_bound_broken(double e, double e_ref, double K, double floor_
  * SP2's (not scaled); e_hist: the errors of the last three iterations
  * (newest first, before this one), branch_hist: the last two branches. LOCAL. */
 int ovl_i_sp2_floor(double err, const double e_hist[3], const int branch_hist[2], double floor_guard);
+/* The stop request (opts.stop, NULL: none) reduced over parent, so that
+ * every rank learns of it at the same iteration: its largest value, 0 for
+ * none. COLLECTIVE over parent (when stop is not NULL). */
+int ovl_i_stop_requested(const volatile sig_atomic_t *stop, MPI_Comm parent);
 
 /* The checks of the options both iterations share: n_occ in [0, n] (not
  * McWeeny), the iteration cap, the tolerance, SP2-ACC's HOMO/LUMO pair.

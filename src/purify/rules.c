@@ -115,3 +115,11 @@ ovl_err ovl_i_purify_check_common(const ovl_purify_opts *o, int64_t n) {
                        o->homo, o->lumo);
   return OVL_OK;
 }
+
+int ovl_i_stop_requested(const volatile sig_atomic_t *stop, MPI_Comm parent) {
+  if (!stop) return 0;
+  int v = (int)*stop;
+  if (MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
+    ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+  return v;
+}

@@ -226,9 +226,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
       branch_hist[1] = branch_hist[0], branch_hist[0] = branch;
     }
     if (rc == OVL_OK && opts->stop) { /* a stop request: every rank learns of it at the same iteration */
-      int stop = (int)*opts->stop;
-      if (MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, parent) != MPI_SUCCESS)
-        ovl_fatal(parent, OVL_ERR_MPI, "purification: reduction of the stop request failed");
+      int stop = ovl_i_stop_requested(opts->stop, parent);
       if (stop) {
         R.stopped = stop, R.stop_reason = "signal";
         break;
