@@ -95,6 +95,12 @@ ovl_err ovl_bsmat_release_work(ovl_bsmat A);
  * when C is written (the products agree it). Errors: OVL_ERR_ARG (a NULL
  * handle, another value). */
 typedef enum ovl_bsmat_arith { OVL_BSMAT_FLOAT64 = 0, OVL_BSMAT_FLOAT32 = 1 } ovl_bsmat_arith;
+/* The threshold from which float32 may finish a filtered computation: a
+ * block's float32 rounding (about 1e-7 times its inner blocks' count) is
+ * then far below what the filtering drops. Below it, mixed precision ends in
+ * float64 (the purification, S^(-1/2)) or stays in float64 (the transforms
+ * Z F Z and Z D Z of ovl purify --sparse, ovl_pdpurify and ovl_dm). */
+#define OVL_BSMAT_FLOAT32_EPS 1e-5
 ovl_err ovl_bsmat_set_arith(ovl_bsmat C, ovl_bsmat_arith arith);
 /* C's arithmetic (OVL_BSMAT_FLOAT64 for a NULL handle). LOCAL. */
 ovl_bsmat_arith ovl_bsmat_get_arith(ovl_bsmat C);

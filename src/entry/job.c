@@ -189,10 +189,9 @@ static ovl_err sparse_regroup(ovl_bsmat *X, int block, int *file_blocks) {
 static ovl_err sparse_on(MPI_Comm comm, const ovl_purify_job *j, ovl_purify_job_result *r) {
   const double eps = j->po.sparse;
   /* mixed precision (ovl_bsmat_set_arith): S^(-1/2) and the purification start in float32 and finish in
-   * float64 where float32 would set their floor; Z F Z and Z D Z in float32 at thresholds of 1e-5 and above,
-   * where a block's float32 rounding is far below what the threshold drops */
+   * float64 where float32 would set their floor; Z F Z and Z D Z in float32 from OVL_BSMAT_FLOAT32_EPS up */
   const int mixed = j->po.prec == OVL_PURIFY_PREC_MIXED;
-  const ovl_bsmat_arith arith = mixed && eps >= 1e-5 ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64;
+  const ovl_bsmat_arith arith = mixed && eps >= OVL_BSMAT_FLOAT32_EPS ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64;
   const int ndup =
       j->po.plan.ndup > 0 ? j->po.plan.ndup : 0; /* S^(-1/2), Z F Z and Z D Z: as given, else the family's */
   ovl_grid2d g = NULL;

@@ -637,7 +637,8 @@ static ovl_err dm_run_sparse(ovl_dm h, const double *f, const int *descf, double
   rc = ovl_err_agree(comm, rc);
   if (rc == OVL_OK) /* Z F Z, Z D Z and D F D are symmetric: half their blocks computed */
     ovl_bsmat_set_symmetric(Fp, 1), ovl_bsmat_set_symmetric(Dp, 1);
-  if (rc == OVL_OK && prm->prec == OVL_PURIFY_PREC_MIXED && eps >= 1e-5) { /* the transforms in float32 too */
+  if (rc == OVL_OK && prm->prec == OVL_PURIFY_PREC_MIXED &&
+      eps >= OVL_BSMAT_FLOAT32_EPS) { /* the transforms in float32 too */
     ovl_bsmat_set_arith(Fp, OVL_BSMAT_FLOAT32), ovl_bsmat_set_arith(Dp, OVL_BSMAT_FLOAT32);
     ovl_bsmat_set_arith(T, OVL_BSMAT_FLOAT32);
   }

@@ -145,8 +145,7 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
   double trD = 0.0, trD2 = 0.0, err = INFINITY, floor = 1e-6, e_hist[3] = {INFINITY, INFINITY, INFINITY};
   int branch_hist[2] = {-1, -1}, it = 0, converged = 0, failed = 0;
   /* mixed precision: the products in float32 (ovl_bsmat_set_arith) until the iteration stalls; then float64,
-   * unless it stalled at the filtering's own floor (4 eps sqrt(blocks)) with eps >= 1e-5: a block's float32
-   * rounding (about 1e-7 times its inner blocks' count) is then far below what the threshold drops */
+   * unless it stalled at the filtering's own floor (4 eps sqrt(blocks)) with eps >= OVL_BSMAT_FLOAT32_EPS */
   int single = opts->prec == OVL_PURIFY_PREC_MIXED;
   const ovl_bsmat_arith d_arith = ovl_bsmat_get_arith(D);
   const int d_sym = ovl_bsmat_get_symmetric(D);
@@ -189,7 +188,8 @@ static ovl_err purify_run(const sp_ctx *x, ovl_bsmat F, ovl_bsmat D, const ovl_p
       converged = 1, R.stop_reason = "tolerance";
       break;
     }
-    if (floor_hit && single && !(eps >= 1e-5 && err <= 4.0 * eps * sqrt((double)(blocks > 0 ? blocks : 1)))) {
+    if (floor_hit && single &&
+        !(eps >= OVL_BSMAT_FLOAT32_EPS && err <= 4.0 * eps * sqrt((double)(blocks > 0 ? blocks : 1)))) {
       single = 0, R.iter_single = it; /* float32's floor: float64 from here */
       for (int m = 0; m < 3; m++) ovl_bsmat_set_arith(wr[m], OVL_BSMAT_FLOAT64);
       e_hist[0] = e_hist[1] = e_hist[2] = INFINITY, branch_hist[0] = branch_hist[1] = -1;

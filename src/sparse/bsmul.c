@@ -268,6 +268,18 @@ void ovl_i_sparse_layers(ovl_bsmat A, int c, int *kl) {
   }
 }
 
+/* The float arrays of a float32 product (the panels' values, the sums) moved
+ * from C's spares into the accumulator (to_acc), or back into the spares C
+ * does not hold yet, so that C's next float32 product finds them mapped.
+ * LOCAL. */
+static void float_arrays(ovl_i_bsacc *acc, ovl_bsmat C, int to_acc) {
+  float **f[3] = {&acc->fa, &acc->fb, &acc->fpool};
+  int64_t *cap[3] = {&acc->cap_fa, &acc->cap_fb, &acc->cap_fpool};
+  for (int k = 0; k < 3; k++)
+    if (to_acc) *f[k] = C->fspare[k], *cap[k] = C->fspare_cap[k], C->fspare[k] = NULL, C->fspare_cap[k] = 0;
+    else if (!C->fspare[k]) C->fspare[k] = *f[k], C->fspare_cap[k] = *cap[k], *f[k] = NULL, *cap[k] = 0;
+}
+
 ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndup, int layer, int c,
                                    const int64_t *rowcnt, double eps_keep, MPI_Comm agree, ovl_bsmat C,
                                    ovl_bsmul_stats *stats) {
@@ -323,13 +335,8 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
   }
   if (rc == OVL_OK) rc = ovl_i_sparse_acc_init(&w.acc, nblk, A->bs, nr);
   w.acc.single = C->arith == OVL_BSMAT_FLOAT32;
-  w.acc.sym = C->sym && c == 1;       /* (a layer's share of a 2.5D product: every block, summed later) */
-  if (rc == OVL_OK && w.acc.single) { /* the float arrays of C's previous float32 product */
-    float **f[3] = {&w.acc.fa, &w.acc.fb, &w.acc.fpool};
-    int64_t *fc[3] = {&w.acc.cap_fa, &w.acc.cap_fb, &w.acc.cap_fpool};
-    for (int k = 0; k < 3; k++)
-      *f[k] = C->fspare[k], *fc[k] = C->fspare_cap[k], C->fspare[k] = NULL, C->fspare_cap[k] = 0;
-  }
+  w.acc.sym = C->sym && c == 1; /* (a layer's share of a 2.5D product: every block, summed later) */
+  if (rc == OVL_OK && w.acc.single) float_arrays(&w.acc, C, 1); /* C's previous float32 product's */
   if (rc == OVL_OK) /* the accumulator of C's previous product, already mapped */
     w.acc.pool = C->pool_spare, w.acc.cap_pool = C->pool_spare_cap, C->pool_spare = NULL, C->pool_spare_cap = 0;
   rc = ovl_err_agree(agree, rc);
@@ -345,12 +352,7 @@ ovl_err ovl_i_sparse_multiply_part(ovl_bsmat A, ovl_bsmat B, double eps, int ndu
   }
   if (C->pool_spare == NULL) /* kept for C's next product */
     C->pool_spare = w.acc.pool, C->pool_spare_cap = w.acc.cap_pool, w.acc.pool = NULL, w.acc.cap_pool = 0;
-  if (w.acc.single) {
-    float **f[3] = {&w.acc.fa, &w.acc.fb, &w.acc.fpool};
-    int64_t *fc[3] = {&w.acc.cap_fa, &w.acc.cap_fb, &w.acc.cap_fpool};
-    for (int k = 0; k < 3; k++)
-      if (C->fspare[k] == NULL) C->fspare[k] = *f[k], C->fspare_cap[k] = *fc[k], *f[k] = NULL, *fc[k] = 0;
-  }
+  if (w.acc.single) float_arrays(&w.acc, C, 0); /* kept for C's next one */
   w.st.products = w.acc.products, w.st.skipped = w.acc.skipped;
   if (stats) *stats = w.st;
   ws_free(&w);

@@ -7,6 +7,10 @@
 #include "ovl/bsmat.h"
 #include "sparse_impl.h"
 
+/* The arithmetic of the products after an error err of ||I - Z Y||_F: float32 (when Z's is) while err is above
+ * 1e-2, then float64 (the iteration corrects its own rounding: float64's last products give float64's Z). */
+static int ns_arith(int single, double err) { return single && !(err <= 1e-2) ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64; }
+
 ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_bsmat Z, ovl_bsmat_invsqrt_info *info) {
   OVL_TRY(ovl_check_handle(S, "ovl_bsmat_invsqrt", "S"));
   OVL_TRY(ovl_check_handle(Z, "ovl_bsmat_invsqrt", "Z"));
@@ -42,8 +46,6 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
     rc = ovl_bsmat_shift(Z, 1.0, 1.0);
   }
   rc = ovl_err_agree(parent, rc);
-  /* Z's arithmetic float32: the products in float32 while ||I - Z Y||_F is above 1e-2, then in float64 (the
-   * iteration corrects its own rounding: float64's last two products give float64's Z) */
   const int single = Z->arith == OVL_BSMAT_FLOAT32;
   /* (Z Y, Y T and T Z are polynomials in S only up to the filtering: their products are computed whole, for
    * the iteration corrects the asymmetry that forcing symmetry would fix in place: 10x D's error at 1e-7) */
@@ -51,8 +53,7 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
   double err = INFINITY, prev = INFINITY, floor = 1e-3;
   int64_t blocks = 0;
   while (rc == OVL_OK) {
-    const ovl_bsmat_arith ar = single && !(err <= 1e-2) ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64;
-    T->arith = W->arith = (int)ar;
+    T->arith = W->arith = ns_arith(single, err); /* (the last iteration's error) */
     /* T = Z Y (the first iteration's Z = I: T = Y, no product) */
     rc =
         st.iterations == 0 ? ovl_err_agree(parent, ovl_bsmat_copy(T, Y)) : ovl_bsmat_multiply(Z, Y, eps, ndup, T, NULL);
@@ -68,7 +69,7 @@ ovl_err ovl_bsmat_invsqrt(ovl_bsmat S, double eps, int ndup, int max_iter, ovl_b
     if (err <= 1e-14 * sqrt(n) || (err < floor && err > 0.5 * prev) || st.iterations >= max_iter) break;
     prev = err;
     /* T = (3 I - Z Y) / 2 = I + (I - Z Y) / 2 */
-    T->arith = W->arith = (int)(single && !(err <= 1e-2) ? OVL_BSMAT_FLOAT32 : OVL_BSMAT_FLOAT64);
+    T->arith = W->arith = ns_arith(single, err);
     rc = ovl_bsmat_shift(T, 0.5, 1.0);
     if (rc == OVL_OK) rc = ovl_bsmat_filter(T, eps);
     rc = ovl_err_agree(parent, rc);

@@ -16,6 +16,12 @@ typedef struct mrec {
   const double *v; /* its values, transposed already (bs[J] x bs[I]) */
 } mrec;
 
+/* The rank, in C's grid's communicator, of the process that holds block (row, col): process (i, j) is rank
+ * i q + j there (the grid's ranks in their parent's order). */
+static int owner_of(const struct ovl_bsmat_s *C, int row, int col) {
+  return ovl_i_sparse_prow(C, row) * C->q + ovl_i_sparse_pcol(C, col);
+}
+
 static int mrec_cmp(const void *x, const void *y) {
   const mrec *a = x, *b = y;
   if (a->lr != b->lr) return a->lr < b->lr ? -1 : 1;
@@ -23,21 +29,13 @@ static int mrec_cmp(const void *x, const void *y) {
 }
 
 ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm) {
-  int P = 0, me = 0;
+  int P = 0;
   OVL_MPI(MPI_Comm_size(comm, &P));
-  OVL_MPI(MPI_Comm_rank(comm, &me));
-  int *where = NULL, *cnt = NULL; /* where[i q + j]: the rank of process (i, j); counts and displacements */
+  int *cnt = NULL; /* counts and displacements, sent and received */
   double *sbuf = NULL, *rbuf = NULL;
   mrec *recs = NULL;
-  ovl_err rc = ovl_malloc(sizeof(int) * (size_t)(C->p * C->q), &where);
-  if (rc == OVL_OK) rc = ovl_calloc(sizeof(int) * (size_t)(4 * P), &cnt);
-  rc = ovl_err_agree(comm, rc);
+  ovl_err rc = ovl_err_agree(comm, ovl_calloc(sizeof(int) * (size_t)(4 * P), &cnt));
   if (rc != OVL_OK) goto done;
-  int mine = C->myrow * C->q + C->mycol, *all = cnt; /* (cnt as scratch for the places) */
-  OVL_MPI(MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, comm));
-  for (int r = 0; r < P; r++)
-    if (all[r] >= 0 && all[r] < C->p * C->q) where[all[r]] = r;
-  memset(cnt, 0, sizeof(int) * (size_t)P);
   const ovl_i_bsr *L = &C->loc;
   int64_t stot = 0, rtot = 0;
   int64_t *scount = NULL;
@@ -49,8 +47,7 @@ ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm) {
     for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++) {
       int gj = L->colidx[k];
       if (gj <= gi) continue;
-      int dest = where[ovl_i_sparse_prow(C, gj) * C->q + ovl_i_sparse_pcol(C, gi)];
-      scount[dest] += 3 + (int64_t)C->bs[gi] * C->bs[gj];
+      scount[owner_of(C, gj, gi)] += 3 + (int64_t)C->bs[gi] * C->bs[gj];
     }
   }
   for (int r = 0; r < P; r++) stot += scount[r];
@@ -58,7 +55,8 @@ ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm) {
     rc = ovl_err_set(OVL_ERR_SIZE, "block-sparse product: %" PRId64 " doubles to mirror exceed MPI's int counts", stot);
   for (int r = 0; r < P && rc == OVL_OK; r++) cnt[r] = (int)scount[r], cnt[P + r] = r ? cnt[P + r - 1] + cnt[r - 1] : 0;
   rc = ovl_err_agree(comm, rc);
-  if (rc == OVL_OK) OVL_MPI(MPI_Alltoall(cnt, 1, MPI_INT, cnt + 2 * P, 1, MPI_INT, comm));
+  if (rc == OVL_OK && MPI_Alltoall(cnt, 1, MPI_INT, cnt + 2 * P, 1, MPI_INT, comm) != MPI_SUCCESS)
+    ovl_fatal(comm, OVL_ERR_MPI, "MPI_Alltoall failed in the mirror of a symmetric product");
   for (int r = 0; r < P && rc == OVL_OK; r++) rtot += cnt[2 * P + r];
   if (rc == OVL_OK && rtot > INT32_MAX)
     rc =
@@ -78,7 +76,7 @@ ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm) {
     for (int64_t k = L->rowptr[r]; k < L->rowptr[r + 1]; k++) {
       int gj = L->colidx[k], nb = C->bs[gj];
       if (gj <= gi) continue;
-      int dest = where[ovl_i_sparse_prow(C, gj) * C->q + ovl_i_sparse_pcol(C, gi)];
+      const int dest = owner_of(C, gj, gi);
       double *o = sbuf + scount[dest];
       const double *v = L->val + L->valoff[k];
       o[0] = (double)gj, o[1] = (double)gi, o[2] = L->nrm[k];
@@ -88,7 +86,8 @@ ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm) {
     }
   }
   ovl_free(&scount);
-  OVL_MPI(MPI_Alltoallv(sbuf, cnt, cnt + P, MPI_DOUBLE, rbuf, cnt + 2 * P, cnt + 3 * P, MPI_DOUBLE, comm));
+  if (MPI_Alltoallv(sbuf, cnt, cnt + P, MPI_DOUBLE, rbuf, cnt + 2 * P, cnt + 3 * P, MPI_DOUBLE, comm) != MPI_SUCCESS)
+    ovl_fatal(comm, OVL_ERR_MPI, "MPI_Alltoallv failed in the mirror of a symmetric product");
   ovl_free(&sbuf);
   /* the received blocks (I < J: left of the diagonal in row J), by row and column */
   int64_t nrec = 0;
@@ -124,6 +123,6 @@ ovl_err ovl_i_sparse_mirror(ovl_bsmat C, MPI_Comm comm) {
   }
   rc = ovl_err_agree(comm, rc);
 done:
-  ovl_free(&where), ovl_free(&cnt), ovl_free(&sbuf), ovl_free(&rbuf), ovl_free(&recs);
+  ovl_free(&cnt), ovl_free(&sbuf), ovl_free(&rbuf), ovl_free(&recs);
   return rc;
 }
